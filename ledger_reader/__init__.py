@@ -1,0 +1,112 @@
+"""Read, index and follow run ledgers (LEDGER.md), whatever they hold.
+
+This package imports neither textual nor rich: it is the UI-free base the
+inspector and the command line stand on.
+"""
+
+from __future__ import annotations
+
+from ledger_reader.decode import decode_line, iter_events
+from ledger_reader.directory import (
+    DirectoryUpdate,
+    LedgerDirectory,
+    RunChange,
+    ScanResult,
+    find_ledgers,
+    scan_paths,
+)
+from ledger_reader.errors import LedgerError, LedgerGone, LedgerUnreadable, NoLedgers
+from ledger_reader.events import (
+    EVENT_TYPES,
+    MAX_LINE_BYTES,
+    PAYLOAD_CAP_BYTES,
+    ApprovalRequest,
+    ApprovalResponse,
+    CancelRequested,
+    DamagedLine,
+    ErrorEvent,
+    KnownEvent,
+    LedgerItem,
+    LlmCall,
+    LlmChunk,
+    NodeEnter,
+    NodeExit,
+    ReasoningChunk,
+    RunCompleted,
+    RunEvent,
+    RunStarted,
+    StructuredOutput,
+    ToolCall,
+    ToolResult,
+    UnknownEvent,
+    encode_event,
+    event_to_dict,
+    is_valid_run_id,
+    parse_time,
+)
+from ledger_reader.file import LedgerFile
+from ledger_reader.liveness import ledger_lock_held, writer_holds_lock
+from ledger_reader.summary import (
+    LedgerState,
+    PendingApproval,
+    RunStatus,
+    RunSummary,
+    SummaryBuilder,
+    read_ledger_state,
+    summarize_ledger,
+)
+from ledger_reader.tail import LedgerTail, LineAssembler, TailBatch
+
+__all__ = [
+    "EVENT_TYPES",
+    "MAX_LINE_BYTES",
+    "PAYLOAD_CAP_BYTES",
+    "ApprovalRequest",
+    "ApprovalResponse",
+    "CancelRequested",
+    "DamagedLine",
+    "DirectoryUpdate",
+    "ErrorEvent",
+    "KnownEvent",
+    "LedgerDirectory",
+    "LedgerError",
+    "LedgerFile",
+    "LedgerGone",
+    "LedgerItem",
+    "LedgerState",
+    "LedgerTail",
+    "LedgerUnreadable",
+    "LineAssembler",
+    "LlmCall",
+    "LlmChunk",
+    "NoLedgers",
+    "NodeEnter",
+    "NodeExit",
+    "PendingApproval",
+    "ReasoningChunk",
+    "RunChange",
+    "RunCompleted",
+    "RunEvent",
+    "RunStarted",
+    "RunStatus",
+    "RunSummary",
+    "ScanResult",
+    "StructuredOutput",
+    "SummaryBuilder",
+    "TailBatch",
+    "ToolCall",
+    "ToolResult",
+    "UnknownEvent",
+    "decode_line",
+    "encode_event",
+    "event_to_dict",
+    "find_ledgers",
+    "is_valid_run_id",
+    "iter_events",
+    "ledger_lock_held",
+    "parse_time",
+    "read_ledger_state",
+    "scan_paths",
+    "summarize_ledger",
+    "writer_holds_lock",
+]

@@ -1,0 +1,375 @@
+"""The ledger's event model: one typed event per line type, and the generic rest.
+
+Every type in LEDGER.md has its own struct, so a reader decodes a line in
+one pass (msgspec dispatches on ``type``) and the code that follows reads
+fields, not dictionary keys. A line whose type this version does not know
+becomes an :class:`UnknownEvent` with its payload kept as it was: a newer
+writer must never lose events to an older reader.
+
+Payload fields are all optional. Writers leave fields out, and a missing
+field is not damage; only a line that is not a JSON object with a ``type``
+is (see :mod:`ledger_reader.decode`).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from functools import lru_cache
+from typing import Any, ClassVar, Final
+
+import msgspec
+
+MAX_LINE_BYTES: Final = 4 * 1024 * 1024
+"""A line longer than this is reported as damaged and never held whole."""
+
+PAYLOAD_CAP_BYTES: Final = 64 * 1024
+"""User data (``input``, ``arguments``, ``output``) over this is cut by the writer."""
+
+RUN_ID_PATTERN: Final = re.compile(r"[A-Za-z0-9._:-]{1,128}")
+"""Any run id a reader accepts; anything else is refused before it touches a path."""
+
+
+def is_valid_run_id(run_id: str) -> bool:
+    """Say whether ``run_id`` is safe to join to a path and to show.
+
+    ``.`` and ``..`` match the character class but name directories, so they
+    are refused too.
+    """
+    return run_id not in {".", ".."} and RUN_ID_PATTERN.fullmatch(run_id) is not None
+
+
+@lru_cache(maxsize=65536)
+def parse_time(value: str) -> datetime | None:
+    """Parse an RFC 3339 time as written in ledgers, or return ``None``.
+
+    Writers use any number of fraction digits; :func:`datetime.fromisoformat`
+    takes up to six, so longer fractions are cut to microseconds first.
+    """
+    text = value.strip()
+    if not text:
+        return None
+    dot = text.find(".")
+    if dot != -1:
+        end = dot + 1
+        while end < len(text) and text[end].isdigit():
+            end += 1
+        digits = text[dot + 1 : end]
+        if len(digits) > 6:
+            text = text[: dot + 7] + text[end:]
+        elif not digits:
+            text = text[:dot] + text[end:]
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        return None
+    return parsed
+
+
+class Payload(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """Base of every typed payload: unknown fields are ignored, not errors."""
+
+
+class RunStartedPayload(Payload):
+    """What a run was asked to do, and by whom; the first line of a ledger."""
+
+    skill: str | None = None
+    input_digest: str | None = None
+    input: Any = None
+    parent_run_id: str | None = None
+    trace_id: str | None = None
+    flavor: str | None = None
+    agent: str | None = None
+    pid: int | None = None
+    host: str | None = None
+    resumed_from: str | None = None
+    writer: str | None = None
+    truncated: bool | None = None
+
+
+class RunCompletedPayload(Payload):
+    """How a run ended: ``ok``, ``error``, ``cancelled`` or ``suspended``."""
+
+    status: str | None = None
+    output: Any = None
+    error: str | None = None
+    truncated: bool | None = None
+    reason: str | None = None
+
+
+class NodeEnterPayload(Payload):
+    node_id: str | None = None
+    node_name: str | None = None
+    span_id: str | None = None
+
+
+class NodeExitPayload(Payload):
+    node_id: str | None = None
+    duration_micros: int | None = None
+    success: bool | None = None
+
+
+class ToolCallPayload(Payload):
+    call_id: str | None = None
+    node_id: str | None = None
+    name: str | None = None
+    arguments: Any = None
+    truncated: bool | None = None
+
+
+class ToolResultPayload(Payload):
+    call_id: str | None = None
+    node_id: str | None = None
+    output: Any = None
+    truncated: bool | None = None
+    is_error: bool | None = None
+
+
+class LlmCallPayload(Payload):
+    model: str | None = None
+    provider: str | None = None
+    prompt_tokens: int | None = None
+    output_tokens: int | None = None
+    cache_read_tokens: int | None = None
+    cache_write_tokens: int | None = None
+    cost_usd: float | None = None
+    node_id: str | None = None
+
+
+class ChunkPayload(Payload):
+    """A piece of streamed text (``llm_chunk``) or reasoning (``reasoning_chunk``)."""
+
+    index: int | None = None
+    delta: str | None = None
+    node_id: str | None = None
+
+
+class StructuredOutputPayload(Payload):
+    schema_digest: str | None = None
+    output: Any = None
+
+
+class ApprovalRequestPayload(Payload):
+    approval_id: str | None = None
+    prompt: str | None = None
+    timeout_seconds: float | None = None
+    warn_at_seconds: float | None = None
+
+
+class ApprovalResponsePayload(Payload):
+    approval_id: str | None = None
+    approved: bool | None = None
+    reason: str | None = None
+    source: str | None = None
+
+
+class ErrorPayload(Payload):
+    message: str | None = None
+    node_id: str | None = None
+
+
+class CancelRequestedPayload(Payload):
+    reason: str | None = None
+    source: str | None = None
+    requested_by: str | None = None
+
+
+class Envelope(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """The fields every line carries.
+
+    ``seq`` is 0 when a line left it out (real ``seq`` values start at 1).
+    """
+
+    run_id: str = ""
+    seq: int = 0
+    time: str = ""
+
+    @property
+    def timestamp(self) -> datetime | None:
+        """The event's time, parsed; ``None`` when absent or malformed."""
+        return parse_time(self.time)
+
+
+class TypedEvent(Envelope, tag_field="type"):
+    """An event of a type LEDGER.md defines."""
+
+    known: ClassVar[bool] = True
+
+    @property
+    def type(self) -> str:
+        """The line's ``type``, as written."""
+        tag = self.__struct_config__.tag
+        assert isinstance(tag, str)
+        return tag
+
+
+class RunStarted(TypedEvent, tag="run_started"):
+    payload: RunStartedPayload = msgspec.field(default_factory=RunStartedPayload)
+
+
+class RunCompleted(TypedEvent, tag="run_completed"):
+    payload: RunCompletedPayload = msgspec.field(default_factory=RunCompletedPayload)
+
+
+class NodeEnter(TypedEvent, tag="node_enter"):
+    payload: NodeEnterPayload = msgspec.field(default_factory=NodeEnterPayload)
+
+
+class NodeExit(TypedEvent, tag="node_exit"):
+    payload: NodeExitPayload = msgspec.field(default_factory=NodeExitPayload)
+
+
+class ToolCall(TypedEvent, tag="tool_call"):
+    payload: ToolCallPayload = msgspec.field(default_factory=ToolCallPayload)
+
+
+class ToolResult(TypedEvent, tag="tool_result"):
+    payload: ToolResultPayload = msgspec.field(default_factory=ToolResultPayload)
+
+
+class LlmCall(TypedEvent, tag="llm_call"):
+    payload: LlmCallPayload = msgspec.field(default_factory=LlmCallPayload)
+
+
+class LlmChunk(TypedEvent, tag="llm_chunk"):
+    payload: ChunkPayload = msgspec.field(default_factory=ChunkPayload)
+
+
+class ReasoningChunk(TypedEvent, tag="reasoning_chunk"):
+    payload: ChunkPayload = msgspec.field(default_factory=ChunkPayload)
+
+
+class StructuredOutput(TypedEvent, tag="structured_output"):
+    payload: StructuredOutputPayload = msgspec.field(default_factory=StructuredOutputPayload)
+
+
+class ApprovalRequest(TypedEvent, tag="approval_request"):
+    payload: ApprovalRequestPayload = msgspec.field(default_factory=ApprovalRequestPayload)
+
+
+class ApprovalResponse(TypedEvent, tag="approval_response"):
+    payload: ApprovalResponsePayload = msgspec.field(default_factory=ApprovalResponsePayload)
+
+
+class ErrorEvent(TypedEvent, tag="error"):
+    payload: ErrorPayload = msgspec.field(default_factory=ErrorPayload)
+
+
+class CancelRequested(TypedEvent, tag="cancel_requested"):
+    payload: CancelRequestedPayload = msgspec.field(default_factory=CancelRequestedPayload)
+
+
+class UnknownEvent(Envelope):
+    """A line whose type is unknown, or whose payload does not fit its type.
+
+    The payload is kept exactly as decoded so it can be shown raw.
+    """
+
+    known: ClassVar[bool] = False
+
+    type: str = ""
+    payload: Any = None
+
+
+KNOWN_EVENTS: Final[tuple[type[TypedEvent], ...]] = (
+    RunStarted,
+    RunCompleted,
+    NodeEnter,
+    NodeExit,
+    ToolCall,
+    ToolResult,
+    LlmCall,
+    LlmChunk,
+    ReasoningChunk,
+    StructuredOutput,
+    ApprovalRequest,
+    ApprovalResponse,
+    ErrorEvent,
+    CancelRequested,
+)
+
+EVENT_TYPES: Final[dict[str, type[TypedEvent]]] = {
+    cls.__struct_config__.tag: cls  # type: ignore[misc]
+    for cls in KNOWN_EVENTS
+}
+"""Each known ``type`` string and the struct that holds it."""
+
+KnownEvent = (
+    RunStarted
+    | RunCompleted
+    | NodeEnter
+    | NodeExit
+    | ToolCall
+    | ToolResult
+    | LlmCall
+    | LlmChunk
+    | ReasoningChunk
+    | StructuredOutput
+    | ApprovalRequest
+    | ApprovalResponse
+    | ErrorEvent
+    | CancelRequested
+)
+"""An event of a type LEDGER.md defines (msgspec decodes it in one pass)."""
+
+RunEvent = KnownEvent | UnknownEvent
+"""Any event a ledger can hold."""
+
+TERMINAL_STATUSES: Final = frozenset({"ok", "error", "cancelled", "suspended"})
+
+
+class DamagedLine(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """A line that is not an event, where it was and why.
+
+    ``recovered`` is the whole event a damaged line ended in, when a writer
+    appended straight after a torn line (LEDGER.md): the reader keeps it.
+    """
+
+    type: str = "damaged_line"
+    offset: int
+    length: int
+    reason: str
+    recovered: RunEvent | None = None
+
+
+LedgerItem = RunEvent | DamagedLine
+"""What a reader yields for one line, in file order."""
+
+
+def event_to_dict(event: RunEvent) -> dict[str, Any]:
+    """The event as the plain JSON object a ledger line holds."""
+    raw = msgspec.to_builtins(event)
+    assert isinstance(raw, dict)
+    return {
+        "run_id": event.run_id,
+        "seq": event.seq,
+        "time": event.time,
+        "type": event.type,
+        "payload": raw.get("payload"),
+    }
+
+
+_envelope_encoder = msgspec.json.Encoder()
+
+
+class _Line(msgspec.Struct):
+    """A ledger line with its keys in the documented order."""
+
+    run_id: str
+    seq: int
+    time: str
+    type: str
+    payload: msgspec.Raw
+
+
+def encode_event(event: RunEvent) -> bytes:
+    """Encode one event as a ledger line, ``\\n`` included.
+
+    Keys come in the order LEDGER.md shows (``run_id``, ``seq``, ``time``,
+    ``type``, ``payload``) so that ledgers read well in a pager.
+    """
+    payload = msgspec.Raw(_envelope_encoder.encode(event.payload))
+    line = _Line(event.run_id, event.seq, event.time, event.type, payload)
+    return _envelope_encoder.encode(line) + b"\n"

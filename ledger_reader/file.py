@@ -1,0 +1,472 @@
+"""One ledger file, opened without reading it whole.
+
+Opening reads a few kilobytes: the first and the last complete lines are
+there at once, and any event is found by ``seq`` with a binary search over
+byte offsets (``seq`` has no gaps, so it is a line number the file carries
+with it). Meanwhile a background thread builds the full newline index,
+after which any line is one ``pread`` away.
+
+The index is built with ``pread`` into a reused buffer scanned by numpy,
+not over an ``mmap``: a file truncated under a mapping kills the reader
+with ``SIGBUS`` on the next access, and ledgers do get truncated while
+read. The read costs little next to the scan (bench/ledger_file.py).
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import stat as stat_module
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+from ledger_reader.decode import decode_line, over_long_line
+from ledger_reader.errors import LedgerGone, LedgerUnreadable
+from ledger_reader.events import MAX_LINE_BYTES, DamagedLine, LedgerItem, RunEvent
+from ledger_reader.tail import LineAssembler, Reset, TailBatch
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+INDEX_CHUNK: Final = 16 * 1024 * 1024
+"""Bytes scanned per step of the index; big enough for numpy, small enough to stop quickly."""
+
+_PROBE: Final = 64 * 1024
+
+
+def open_ledger_fd(path: Path) -> tuple[int, os.stat_result]:
+    """Open a ledger for reading; raise a :class:`LedgerError` a user can read."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+    except FileNotFoundError as error:
+        raise LedgerGone(path) from error
+    except OSError as error:
+        raise LedgerUnreadable(path, error) from error
+    stat = os.fstat(fd)
+    if not stat_module.S_ISREG(stat.st_mode):
+        os.close(fd)
+        raise LedgerUnreadable(path, "not a regular file")
+    return fd, stat
+
+
+class LedgerFile:
+    """A ledger file: first and last events at once, any line by number once indexed.
+
+    Line numbers count every line, blank and damaged ones too, from 0, so a
+    view can show damage where it is. Lines appended after opening are
+    picked up by :meth:`poll`, which also notices truncation and replacement
+    and starts the file over.
+
+    Args:
+        path: the ledger.
+        max_line_bytes: longer lines are reported as damaged and never read whole.
+    """
+
+    def __init__(
+        self, path: str | os.PathLike[str], *, max_line_bytes: int = MAX_LINE_BYTES
+    ) -> None:
+        self.path = Path(path)
+        self.max_line_bytes = max_line_bytes
+        self._fd, stat = open_ledger_fd(self.path)
+        self._lock = threading.Lock()
+        self._closed = False
+        self._indexer: threading.Thread | None = None
+        self._stop_indexing = threading.Event()
+        self.generation = 0
+        """Bumped each time the file is started over (truncated or replaced)."""
+        self._reset_state(stat)
+
+    def _reset_state(self, stat: os.stat_result) -> None:
+        self._identity = (stat.st_dev, stat.st_ino)
+        self.size = stat.st_size
+        self._head_end = self._last_line_end(stat.st_size)
+        self._head_chunks: list[npt.NDArray[np.int64]] = []
+        self._head_counts: list[int] = []
+        self._head_scanned = 0
+        self._index_done = threading.Event()
+        if self._head_end == 0:
+            self._index_done.set()
+        self._ends: npt.NDArray[np.int64] | None = None
+        self._tail = LineAssembler(self._head_end, max_line_bytes=self.max_line_bytes)
+        self._tail_ends: list[int] = []
+
+    # -- opening and closing -------------------------------------------------
+
+    def close(self) -> None:
+        """Stop indexing and release the file."""
+        self._stop_indexing.set()
+        if self._indexer is not None:
+            self._indexer.join()
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                os.close(self._fd)
+
+    def __enter__(self) -> LedgerFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _pread(self, length: int, offset: int) -> bytes:
+        try:
+            return os.pread(self._fd, length, offset)
+        except OSError as error:
+            raise LedgerUnreadable(self.path, error) from error
+
+    def _last_line_end(self, size: int) -> int:
+        """The position just past the last ``\\n`` before ``size`` (0 if none)."""
+        end = size
+        while end > 0:
+            start = max(0, end - _PROBE)
+            at = self._pread(end - start, start).rfind(b"\n")
+            if at != -1:
+                return start + at + 1
+            end = start
+        return 0
+
+    # -- the first and last events, at once ----------------------------------
+
+    def _line_at(self, start: int, limit: int) -> tuple[int, LedgerItem | None] | None:
+        """Read the complete line starting at ``start``; return its end and item."""
+        end = start
+        while end < limit:
+            chunk = self._pread(min(_PROBE, limit - end), end)
+            if not chunk:
+                return None
+            at = chunk.find(b"\n")
+            if at != -1:
+                end += at
+                length = end - start
+                if length > self.max_line_bytes:
+                    return end, over_long_line(start, length, self.max_line_bytes)
+                return end, decode_line(self._pread(length, start), start)
+            end += len(chunk)
+            if end - start > self.max_line_bytes:
+                newline = self._skip_to_newline(end, limit)
+                if newline is None:
+                    return None
+                return newline, over_long_line(start, newline - start, self.max_line_bytes)
+        return None
+
+    def _skip_to_newline(self, position: int, limit: int) -> int | None:
+        while position < limit:
+            chunk = self._pread(min(INDEX_CHUNK, limit - position), position)
+            if not chunk:
+                return None
+            at = chunk.find(b"\n")
+            if at != -1:
+                return position + at
+            position += len(chunk)
+        return None
+
+    def _event_from(self, start: int, limit: int) -> tuple[int, RunEvent] | None:
+        """The first event in a complete line at or after ``start``, and that line's start."""
+        position = start
+        while position < limit:
+            found = self._line_at(position, limit)
+            if found is None:
+                return None
+            end, item = found
+            event = _event_of(item)
+            if event is not None:
+                return position, event
+            position = end + 1
+        return None
+
+    def first_event(self) -> RunEvent | None:
+        """The first event of the file (skipping blank and damaged lines)."""
+        found = self._event_from(0, self._complete_end())
+        return None if found is None else found[1]
+
+    def last_event(self) -> RunEvent | None:
+        """The last event of the file, from its last complete lines."""
+        end = self._complete_end()
+        while end > 0:
+            start = self._last_line_end(end - 1)
+            found = self._line_at(start, end)
+            if found is not None:
+                event = _event_of(found[1])
+                if event is not None:
+                    return event
+            end = start
+        return None
+
+    def _complete_end(self) -> int:
+        return max(self._head_end, self._tail.offset)
+
+    def find_seq(self, seq: int) -> RunEvent | None:
+        """The event whose ``seq`` is ``seq``, found without the index.
+
+        A binary search over byte offsets: each step decodes the first event
+        after a midpoint. Damage that breaks the order of ``seq`` can make it
+        miss; then it returns ``None`` and the caller falls back to the index.
+        """
+        start = self._line_start_of_seq(seq)
+        if start is None:
+            return None
+        found = self._event_from(start, self._complete_end())
+        if found is not None and found[1].seq == seq:
+            return found[1]
+        return None
+
+    def _line_start_of_seq(self, seq: int) -> int | None:
+        """The start of the line holding ``seq``, or of the first line after it."""
+        low, high = 0, self._complete_end()
+        best: int | None = None
+        while low < high:
+            middle = (low + high) // 2
+            start = 0 if middle == 0 else self._next_line_start(middle, high)
+            if start is None or start >= high:
+                high = middle
+                continue
+            found = self._event_from(start, high)
+            if found is None:
+                high = middle
+                continue
+            line_start, event = found
+            if event.seq >= seq:
+                best = line_start
+                high = middle
+            else:
+                low = line_start + 1
+        return best
+
+    def _next_line_start(self, position: int, limit: int) -> int | None:
+        at = self._skip_to_newline(position - 1, limit)
+        return None if at is None else at + 1
+
+    def events_from_seq(self, seq: int, count: int) -> list[RunEvent]:
+        """Up to ``count`` events starting at ``seq``, without the index."""
+        start = self._line_start_of_seq(seq)
+        if start is None:
+            return []
+        events: list[RunEvent] = []
+        limit = self._complete_end()
+        position = start
+        while len(events) < count and position < limit:
+            found = self._line_at(position, limit)
+            if found is None:
+                break
+            end, item = found
+            event = _event_of(item)
+            if event is not None:
+                events.append(event)
+            position = end + 1
+        return events
+
+    # -- the index -----------------------------------------------------------
+
+    @property
+    def index_complete(self) -> bool:
+        """Whether every line present at open (or at the last start-over) is indexed."""
+        return self._index_done.is_set()
+
+    @property
+    def indexed_bytes(self) -> int:
+        return self._head_scanned if not self.index_complete else self._complete_end()
+
+    def start_indexing(self) -> None:
+        """Build the index in a background thread; :meth:`wait_indexed` waits for it."""
+        if self._indexer is not None or self.index_complete:
+            return
+        self._indexer = threading.Thread(
+            target=self.build_index, name=f"index {self.path.name}", daemon=True
+        )
+        self._indexer.start()
+
+    def wait_indexed(self, timeout: float | None = None) -> bool:
+        """Wait for the index; return whether it is complete."""
+        return self._index_done.wait(timeout)
+
+    def build_index(self, progress: Callable[[int, int], None] | None = None) -> None:
+        """Index every line up to the end of the file at open, in this thread.
+
+        numpy compares 16 MiB at a time against ``\\n`` with the GIL released,
+        so a UI thread beside it stays responsive.
+        """
+        import numpy as np
+
+        buffer = bytearray(INDEX_CHUNK)
+        view = memoryview(buffer)
+        array = np.frombuffer(buffer, dtype=np.uint8)
+        generation = self.generation
+        limit = self._head_end
+        position = self._head_scanned
+        while position < limit and not self._stop_indexing.is_set():
+            want = min(INDEX_CHUNK, limit - position)
+            try:
+                got = os.preadv(self._fd, [view[:want]], position)
+            except OSError:
+                got = 0
+            if got <= 0:
+                break  # truncated under us: poll() will start over
+            ends = np.flatnonzero(array[:got] == 10).astype(np.int64)
+            ends += position
+            with self._lock:
+                if generation != self.generation:
+                    return
+                self._head_chunks.append(ends)
+                total = (self._head_counts[-1] if self._head_counts else 0) + len(ends)
+                self._head_counts.append(total)
+                position += got
+                self._head_scanned = position
+            if progress is not None:
+                progress(position, limit)
+        with self._lock:
+            if generation == self.generation and position >= limit:
+                self._ends = (
+                    np.concatenate(self._head_chunks)
+                    if self._head_chunks
+                    else np.empty(0, dtype=np.int64)
+                )
+                self._head_chunks = [self._ends]
+                self._head_counts = [len(self._ends)]
+                self._index_done.set()
+
+    @property
+    def line_count(self) -> int:
+        """Lines known so far: all of them once :attr:`index_complete`."""
+        with self._lock:
+            head = self._head_counts[-1] if self._head_counts else 0
+            if not self._index_done.is_set():
+                return head
+            return head + len(self._tail_ends)
+
+    def _line_span(self, number: int) -> tuple[int, int] | None:
+        """Start and end (the ``\\n``) of line ``number``; called with the lock held."""
+        head = self._head_counts[-1] if self._head_counts else 0
+        if number < head:
+            end = self._head_end_at(number)
+            start = 0 if number == 0 else self._head_end_at(number - 1) + 1
+            return start, end
+        if not self._index_done.is_set():
+            return None
+        tail_number = number - head
+        if tail_number >= len(self._tail_ends):
+            return None
+        end = self._tail_ends[tail_number]
+        if tail_number == 0:
+            start = self._head_end_at(head - 1) + 1 if head else 0
+        else:
+            start = self._tail_ends[tail_number - 1] + 1
+        return start, end
+
+    def _head_end_at(self, number: int) -> int:
+        if self._ends is not None:
+            return int(self._ends[number])
+        chunk = bisect.bisect_right(self._head_counts, number)
+        before = self._head_counts[chunk - 1] if chunk else 0
+        return int(self._head_chunks[chunk][number - before])
+
+    def line(self, number: int) -> LedgerItem | None:
+        """The item on line ``number`` (``None`` for a blank line or a line not indexed yet)."""
+        with self._lock:
+            span = self._line_span(number)
+        if span is None:
+            return None
+        start, end = span
+        if end - start > self.max_line_bytes:
+            return over_long_line(start, end - start, self.max_line_bytes)
+        return decode_line(self._pread(end - start, start), start)
+
+    def lines(self, start: int, stop: int) -> list[LedgerItem | None]:
+        """The items on lines ``start`` to ``stop`` (exclusive), read in one ``pread``."""
+        with self._lock:
+            first = self._line_span(start) if start < stop else None
+            spans = [self._line_span(n) for n in range(start, stop)] if first else []
+        spans_known = [span for span in spans if span is not None]
+        if not spans_known:
+            return []
+        begin, finish = spans_known[0][0], spans_known[-1][1]
+        if finish - begin > 4 * self.max_line_bytes:
+            return [self.line(n) for n in range(start, start + len(spans_known))]
+        block = self._pread(finish - begin, begin)
+        items: list[LedgerItem | None] = []
+        for line_start, line_end in spans_known:
+            if line_end - line_start > self.max_line_bytes:
+                items.append(over_long_line(line_start, line_end - line_start))
+            else:
+                raw = block[line_start - begin : line_end - begin]
+                items.append(decode_line(raw, line_start))
+        return items
+
+    def raw_line(self, number: int, limit: int = MAX_LINE_BYTES) -> bytes:
+        """The bytes of line ``number`` as written, cut at ``limit``."""
+        with self._lock:
+            span = self._line_span(number)
+        if span is None:
+            return b""
+        start, end = span
+        return self._pread(min(end - start, limit), start)
+
+    # -- following growth ----------------------------------------------------
+
+    def poll(self) -> TailBatch:
+        """Read lines appended since open or the last poll.
+
+        Also notices a file truncated (its size shrank) or replaced (another
+        inode under the same path): the state starts over and the batch says
+        so, with the new file's lines from the start.
+
+        Raises:
+            LedgerGone: the path no longer exists.
+        """
+        reset: Reset | None = None
+        try:
+            stat = os.stat(self.path)
+        except FileNotFoundError as error:
+            raise LedgerGone(self.path) from error
+        except OSError as error:
+            raise LedgerUnreadable(self.path, error) from error
+        if (stat.st_dev, stat.st_ino) != self._identity:
+            reset = "replaced"
+            self._reopen()
+        else:
+            size = os.fstat(self._fd).st_size
+            if size < self._tail.read_to or size < self._head_scanned:
+                reset = "truncated"
+        if reset is not None:
+            self._start_over()
+        batch = TailBatch(reset=reset)
+        while True:
+            data = self._pread(1024 * 1024, self._tail.read_to)
+            if not data:
+                break
+            lines = self._tail.feed(data)
+            with self._lock:
+                self._tail_ends.extend(line.end for line in lines)
+            batch.lines.extend(lines)
+        self.size = self._tail.read_to
+        return batch
+
+    def _reopen(self) -> None:
+        fd, _ = open_ledger_fd(self.path)
+        with self._lock:
+            os.close(self._fd)
+            self._fd = fd
+
+    def _start_over(self) -> None:
+        self._stop_indexing.set()
+        if self._indexer is not None and self._indexer is not threading.current_thread():
+            self._indexer.join()
+        self._indexer = None
+        self._stop_indexing = threading.Event()
+        with self._lock:
+            self.generation += 1
+            self._reset_state(os.fstat(self._fd))
+            # Everything in the file is new again: read it through the tail.
+            self._head_end = 0
+            self._index_done.set()
+            self._tail = LineAssembler(0, max_line_bytes=self.max_line_bytes)
+
+
+def _event_of(item: LedgerItem | None) -> RunEvent | None:
+    if item is None:
+        return None
+    if isinstance(item, DamagedLine):
+        return item.recovered
+    return item

@@ -1,0 +1,230 @@
+"""Following a ledger as it grows.
+
+:class:`LineAssembler` turns appended bytes into ledger items, holding at
+most one partial line (the torn tail a live writer leaves between two
+``write()`` calls) and never more than the line limit of it.
+:class:`LedgerTail` reads a file's new bytes into an assembler and notices
+when the file is truncated or replaced, so the reader starts over cleanly.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final, Literal
+
+import aiofiles
+
+from ledger_reader.decode import decode_line, over_long_line
+from ledger_reader.errors import LedgerGone, LedgerUnreadable
+from ledger_reader.events import MAX_LINE_BYTES, LedgerItem
+
+READ_CHUNK: Final = 1024 * 1024
+_SIGNATURE_BYTES: Final = 64
+
+Reset = Literal["truncated", "replaced"]
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    """One complete line: where it starts, where its ``\\n`` is, what it holds."""
+
+    start: int
+    end: int
+    item: LedgerItem | None
+
+
+class LineAssembler:
+    """Split appended bytes into complete lines and decode them.
+
+    ``offset`` is the file position of the first byte not yet part of a
+    complete line; everything before it has been delivered.
+    """
+
+    def __init__(self, offset: int = 0, *, max_line_bytes: int = MAX_LINE_BYTES) -> None:
+        self.offset = offset
+        self.max_line_bytes = max_line_bytes
+        self._pending = bytearray()
+        self._skipped = 0
+        """Bytes of an over-long line dropped so far (0 when not in one)."""
+
+    @property
+    def pending_bytes(self) -> int:
+        """Bytes of the unfinished last line seen so far."""
+        return len(self._pending) + self._skipped
+
+    @property
+    def read_to(self) -> int:
+        """The file position up to which bytes have been fed."""
+        return self.offset + self.pending_bytes
+
+    def feed(self, data: bytes) -> list[Line]:
+        """Take the bytes that follow :attr:`read_to`; return the lines they complete."""
+        lines: list[Line] = []
+        pos = 0
+        size = len(data)
+        while pos < size:
+            newline = data.find(b"\n", pos)
+            if newline == -1:
+                self._hold(data, pos, size)
+                break
+            start = self.offset
+            if self._skipped:
+                length = self._skipped + (newline - pos)
+                lines.append(Line(start, start + length, over_long_line(start, length)))
+                self._skipped = 0
+            elif self._pending:
+                length = len(self._pending) + (newline - pos)
+                if length > self.max_line_bytes:
+                    item: LedgerItem | None = over_long_line(start, length, self.max_line_bytes)
+                else:
+                    self._pending += data[pos:newline]
+                    item = decode_line(bytes(self._pending), start)
+                self._pending.clear()
+                lines.append(Line(start, start + length, item))
+            else:
+                length = newline - pos
+                if length > self.max_line_bytes:
+                    item = over_long_line(start, length, self.max_line_bytes)
+                else:
+                    item = decode_line(data[pos:newline], start)
+                lines.append(Line(start, start + length, item))
+            self.offset = start + length + 1
+            pos = newline + 1
+        return lines
+
+    def _hold(self, data: bytes, pos: int, size: int) -> None:
+        """Keep an unfinished line, or only count it once it is over the limit."""
+        if self._skipped:
+            self._skipped += size - pos
+        elif len(self._pending) + (size - pos) > self.max_line_bytes:
+            self._skipped = len(self._pending) + (size - pos)
+            self._pending.clear()
+        else:
+            self._pending += data[pos:size]
+
+
+@dataclass(slots=True)
+class TailBatch:
+    """What one poll of a ledger found."""
+
+    lines: list[Line] = field(default_factory=list)
+    reset: Reset | None = None
+    """Set when the file was truncated or replaced: drop what you had, these lines start over."""
+
+    @property
+    def items(self) -> list[LedgerItem]:
+        return [line.item for line in self.lines if line.item is not None]
+
+
+class LedgerTail:
+    """Follow one ledger file by path, opening it only while reading.
+
+    Holding no descriptor between polls lets a directory of thousands of
+    ledgers be followed without running out of them, and lets a replaced
+    file (a new inode under the same name) be noticed by its identity.
+
+    Args:
+        path: the ledger.
+        start: where to start reading; a line boundary (0, or just past a ``\\n``).
+        max_line_bytes: longer lines are reported as damaged and skipped.
+    """
+
+    def __init__(
+        self, path: str | os.PathLike[str], *, start: int = 0, max_line_bytes: int = MAX_LINE_BYTES
+    ) -> None:
+        self.path = Path(path)
+        self._assembler = LineAssembler(start, max_line_bytes=max_line_bytes)
+        self._identity: tuple[int, int] | None = None
+        self._signature = b""
+
+    @property
+    def offset(self) -> int:
+        """Where the next complete line will start."""
+        return self._assembler.offset
+
+    @property
+    def pending_bytes(self) -> int:
+        """Bytes of a torn last line waiting for its ``\\n``."""
+        return self._assembler.pending_bytes
+
+    def _start_over(self) -> None:
+        self._assembler = LineAssembler(0, max_line_bytes=self._assembler.max_line_bytes)
+        self._signature = b""
+
+    def _check(self, identity: tuple[int, int], size: int, head: bytes) -> Reset | None:
+        """Decide whether the file is still the one read so far."""
+        reset: Reset | None = None
+        if self._identity is not None and identity != self._identity:
+            reset = "replaced"
+        elif size < self._assembler.read_to:
+            reset = "truncated"
+        elif self._signature and not head.startswith(self._signature):
+            reset = "replaced"
+        self._identity = identity
+        if reset is not None:
+            self._start_over()
+        return reset
+
+    def _remember_head(self, head: bytes) -> None:
+        if len(self._signature) < _SIGNATURE_BYTES and self._assembler.read_to > 0:
+            self._signature = head[: min(_SIGNATURE_BYTES, self._assembler.read_to)]
+
+    def poll(self) -> TailBatch:
+        """Read what was appended since the last poll (blocking; use :meth:`apoll` in a loop).
+
+        Raises:
+            LedgerGone: the file no longer exists.
+            LedgerUnreadable: it exists but cannot be read.
+        """
+        try:
+            fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+        except FileNotFoundError as error:
+            raise LedgerGone(self.path) from error
+        except OSError as error:
+            raise LedgerUnreadable(self.path, error) from error
+        try:
+            stat = os.fstat(fd)
+            head = os.pread(fd, _SIGNATURE_BYTES, 0)
+            batch = TailBatch(reset=self._check((stat.st_dev, stat.st_ino), stat.st_size, head))
+            while True:
+                data = os.pread(fd, READ_CHUNK, self._assembler.read_to)
+                if not data:
+                    break
+                batch.lines.extend(self._assembler.feed(data))
+            if len(head) < _SIGNATURE_BYTES:
+                head = os.pread(fd, _SIGNATURE_BYTES, 0)
+            self._remember_head(head)
+            return batch
+        except OSError as error:
+            raise LedgerUnreadable(self.path, error) from error
+        finally:
+            os.close(fd)
+
+    async def apoll(self) -> TailBatch:
+        """Like :meth:`poll`, with every read off the event loop (aiofiles)."""
+        try:
+            async with aiofiles.open(self.path, "rb", buffering=0) as handle:
+                stat = os.fstat(handle.fileno())  # metadata of an open file: does not block
+                head = await handle.read(_SIGNATURE_BYTES)
+                identity = (stat.st_dev, stat.st_ino)
+                batch = TailBatch(reset=self._check(identity, stat.st_size, head))
+                await handle.seek(self._assembler.read_to)
+                while True:
+                    data = await handle.read(READ_CHUNK)
+                    if not data:
+                        break
+                    batch.lines.extend(self._assembler.feed(data))
+                if len(head) < _SIGNATURE_BYTES:
+                    await handle.seek(0)
+                    head = await handle.read(_SIGNATURE_BYTES)
+                self._remember_head(head)
+                return batch
+        except FileNotFoundError as error:
+            raise LedgerGone(self.path) from error
+        except OSError as error:
+            if error.errno == errno.ENOENT:
+                raise LedgerGone(self.path) from error
+            raise LedgerUnreadable(self.path, error) from error

@@ -1,0 +1,1 @@
+"""runtop's terminal interface: the command line and, later, the Textual app."""

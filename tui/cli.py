@@ -1,0 +1,377 @@
+"""The ``runtop`` command line.
+
+``runtop ls`` and ``runtop show`` answer without the TUI (and without
+importing Textual, so they start fast); ``--json`` gives scripts the
+same data. Every failure a user can cause (a missing path, an unreadable
+file, a bad run id) is one line on stderr and a non-zero exit, never a
+traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Final
+
+import msgspec
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ledger_reader import (
+    DamagedLine,
+    LedgerError,
+    LedgerGone,
+    LedgerTail,
+    LedgerUnreadable,
+    RunCompleted,
+    RunEvent,
+    RunStatus,
+    RunSummary,
+    find_ledgers,
+    is_valid_run_id,
+    parse_time,
+    scan_paths,
+)
+from ledger_reader.file import open_ledger_fd
+from ledger_reader.tail import Line, LineAssembler
+from tui.describe import describe, glyph
+from tui.text import inert, json_safe, shorten
+
+EXIT_OK: Final = 0
+EXIT_ERROR: Final = 1
+EXIT_USAGE: Final = 2
+EXIT_INTERRUPTED: Final = 130
+
+STATUS_STYLE: Final = {
+    RunStatus.RUNNING: ("●", "cyan"),
+    RunStatus.AWAITING_APPROVAL: ("◐", "yellow"),
+    RunStatus.SUCCEEDED: ("✔", "green"),
+    RunStatus.FAILED: ("✘", "red"),
+    RunStatus.CANCELED: ("⊘", "magenta"),
+    RunStatus.SUSPENDED: ("‖", "yellow"),
+    RunStatus.ABANDONED: ("✝", "red"),
+    RunStatus.STALE: ("?", "bright_black"),
+}
+
+
+def default_ledger_dir() -> Path:
+    """Where runs are looked for when no path is given."""
+    configured = os.environ.get("RUNTOP_LEDGER_DIR")
+    return Path(configured) if configured else Path.home() / ".runtop" / "runs"
+
+
+class CommandError(Exception):
+    """A failure to report as one line on stderr."""
+
+
+def _fail(console: Console, message: str) -> None:
+    console.print(Text(f"runtop: {inert(message, single_line=True)}"), highlight=False)
+
+
+def _summary_json(summary: RunSummary) -> dict[str, object]:
+    raw = msgspec.to_builtins(summary)
+    assert isinstance(raw, dict)
+    return raw
+
+
+def _duration(summary: RunSummary) -> str:
+    start = parse_time(summary.started_at or "")
+    end = parse_time(summary.completed_at or summary.last_event_at or "")
+    if start is None or end is None:
+        return ""
+    seconds = max(0.0, (end - start).total_seconds())
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    minutes, seconds = divmod(int(seconds), 60)
+    if minutes < 60:
+        return f"{minutes}m{seconds:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m"
+
+
+def _when(value: str | None) -> str:
+    parsed = parse_time(value or "")
+    if parsed is None:
+        return inert(value or "", single_line=True)
+    return parsed.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _note(summary: RunSummary) -> str:
+    parts: list[str] = []
+    if summary.pending_approval is not None:
+        prompt = summary.pending_approval.prompt or summary.pending_approval.approval_id
+        parts.append(f"awaiting approval: {prompt}")
+    if summary.cancel_requested:
+        parts.append("cancelling…")
+    if summary.error:
+        parts.append(summary.error)
+    if summary.warning_count:
+        plural = "s" if summary.warning_count != 1 else ""
+        parts.append(f"{summary.warning_count} warning{plural}")
+    return shorten(inert("; ".join(parts), single_line=True), 80)
+
+
+def runs_table(summaries: Sequence[RunSummary]) -> Table:
+    """The runs as a Rich table, newest first as given."""
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    for name, justify in (
+        ("STATUS", "left"),
+        ("RUN ID", "left"),
+        ("SKILL / AGENT", "left"),
+        ("STARTED (UTC)", "left"),
+        ("DURATION", "right"),
+        ("EVENTS", "right"),
+        ("DAMAGED", "right"),
+        ("NOTE", "left"),
+    ):
+        table.add_column(
+            name,
+            justify=justify,  # type: ignore[arg-type]
+            no_wrap=name != "NOTE",
+            min_width=max((len(s.run_id) for s in summaries), default=6)
+            if name == "RUN ID"
+            else None,
+        )
+    for summary in summaries:
+        mark, colour = STATUS_STYLE[summary.status]
+        who = " / ".join(part for part in (summary.skill, summary.agent) if part)
+        table.add_row(
+            Text(f"{mark} {summary.status.value}", style=colour),
+            Text(inert(summary.run_id, single_line=True)),
+            Text(shorten(inert(who, single_line=True), 32)),
+            Text(_when(summary.started_at)),
+            Text(_duration(summary)),
+            Text(str(summary.event_count)),
+            Text(str(summary.damaged_lines), style="red" if summary.damaged_lines else ""),
+            Text(_note(summary)),
+        )
+    return table
+
+
+def command_ls(args: argparse.Namespace, out: Console, err: Console) -> int:
+    paths = [Path(path) for path in args.paths] or [default_ledger_dir()]
+    result = scan_paths(paths)
+    for error in result.errors:
+        _fail(err, str(error))
+    summaries = result.summaries()
+    if args.json:
+        sys.stdout.write(msgspec.json.encode([_summary_json(s) for s in summaries]).decode())
+        sys.stdout.write("\n")
+    elif summaries:
+        out.print(runs_table(summaries))
+    return EXIT_ERROR if result.errors else EXIT_OK
+
+
+def resolve_ledger(target: str, search: Sequence[Path]) -> Path:
+    """The ledger a ``show`` argument names: a path, or a run id under ``search``.
+
+    Raises:
+        CommandError: nothing matches, in words a user understands.
+    """
+    path = Path(target)
+    if path.exists() or os.sep in target or target.endswith(".jsonl"):
+        if not path.exists():
+            raise CommandError(f"{target}: no such file")
+        if path.is_dir():
+            raise CommandError(f"{target}: is a directory; give one ledger file or a run id")
+        return path
+    if not is_valid_run_id(target):
+        raise CommandError(f"{target!r} is neither a ledger file nor a valid run id")
+    wanted = f"{target}.jsonl"
+    for root in search:
+        if not root.is_dir():
+            continue
+        for candidate in find_ledgers(root, []):
+            if candidate.name == wanted:
+                return candidate
+    places = ", ".join(str(root) for root in search)
+    raise CommandError(f"no ledger for run {target} under {places}")
+
+
+def _read_lines(path: Path) -> Iterator[tuple[Line, bytes]]:
+    """Every complete line of a ledger with its raw bytes, read in chunks."""
+    fd, _ = open_ledger_fd(path)
+    try:
+        assembler = LineAssembler()
+        position = 0
+        while True:
+            chunk = os.pread(fd, 1024 * 1024, position)
+            if not chunk:
+                return
+            position += len(chunk)
+            for line in assembler.feed(chunk):
+                raw = b""
+                if line.item is not None and not isinstance(line.item, DamagedLine):
+                    raw = os.pread(fd, line.end - line.start, line.start)
+                yield line, raw
+    except OSError as error:
+        raise LedgerUnreadable(path, error) from error
+    finally:
+        os.close(fd)
+
+
+class EventPrinter:
+    """Prints one run's lines, readable or as JSON Lines."""
+
+    def __init__(self, console: Console, *, as_json: bool) -> None:
+        self.console = console
+        self.as_json = as_json
+        self.started: datetime | None = None
+        self.finished = False
+
+    def line(self, line: Line, raw: bytes) -> None:
+        item = line.item
+        if item is None:
+            return
+        if isinstance(item, DamagedLine):
+            self._damaged(item)
+            if item.recovered is not None:
+                self._event(item.recovered, b"")
+        else:
+            self._event(item, raw)
+
+    def _damaged(self, item: DamagedLine) -> None:
+        if self.as_json:
+            record = {"type": "damaged_line", "offset": item.offset, "reason": item.reason}
+            self._write_json(msgspec.json.encode(record))
+        else:
+            self.console.print(Text(f"{'':>10}  {glyph(item)} {describe(item)}", style="red"))
+
+    def _event(self, event: RunEvent, raw: bytes) -> None:
+        if isinstance(event, RunCompleted):
+            self.finished = True
+        if self.as_json:
+            from ledger_reader import encode_event
+
+            self._write_json(raw or encode_event(event).rstrip(b"\n"))
+            return
+        moment = event.timestamp
+        if self.started is None and moment is not None:
+            self.started = moment
+        since = ""
+        if moment is not None and self.started is not None:
+            since = f"+{(moment - self.started).total_seconds():.3f}s"
+        style = "red" if event.type == "error" else ""
+        self.console.print(Text(f"{since:>10}  {glyph(event)} {describe(event)}", style=style))
+
+    def _write_json(self, data: bytes) -> None:
+        sys.stdout.write(json_safe(data.decode("utf-8", "replace")))
+        sys.stdout.write("\n")
+        sys.stdout.flush()
+
+
+def command_show(args: argparse.Namespace, out: Console, err: Console) -> int:
+    search = [Path(path) for path in args.dir] if args.dir else [default_ledger_dir()]
+    path = resolve_ledger(args.target, search)
+    printer = EventPrinter(out, as_json=args.json)
+    end = 0
+    for line, raw in _read_lines(path):
+        printer.line(line, raw)
+        end = line.end + 1
+    if args.follow and not printer.finished:
+        asyncio.run(_follow(path, end, printer, err))
+    return EXIT_OK
+
+
+async def _follow(path: Path, start: int, printer: EventPrinter, err: Console) -> None:
+    """Print lines as they land until the run completes (or Ctrl-C)."""
+    from watchfiles import awatch
+
+    tail = LedgerTail(path, start=start)
+    stop = asyncio.Event()
+    async for _ in awatch(
+        path, debounce=1, step=1, stop_event=stop, rust_timeout=1000, yield_on_timeout=True
+    ):
+        try:
+            batch = await tail.apoll()
+        except LedgerGone:
+            _fail(err, f"{path}: the ledger was removed")
+            return
+        if batch.reset is not None:
+            _fail(err, f"{path}: the ledger was {batch.reset}; reading it again from the start")
+            printer.started = None
+        for line in batch.lines:
+            raw = b""
+            if line.item is not None and not isinstance(line.item, DamagedLine):
+                raw = _raw_of(path, line)
+            printer.line(line, raw)
+        if printer.finished:
+            stop.set()
+            return
+
+
+def _raw_of(path: Path, line: Line) -> bytes:
+    with contextlib.suppress(OSError), path.open("rb") as handle:
+        handle.seek(line.start)
+        return handle.read(line.end - line.start)
+    return b""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="runtop",
+        description="See, stop and replay AI agent runs from the terminal.",
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    ls = commands.add_parser("ls", help="list the runs found under ledger files or directories")
+    ls.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="ledger files or directories (default: $RUNTOP_LEDGER_DIR or ~/.runtop/runs)",
+    )
+    ls.add_argument("--json", action="store_true", help="print a JSON array of run summaries")
+    show = commands.add_parser("show", help="print the events of one run")
+    show.add_argument("target", metavar="PATH_OR_RUN_ID", help="a ledger file or a run id")
+    show.add_argument("--json", action="store_true", help="print JSON Lines, one per ledger line")
+    show.add_argument(
+        "--follow",
+        "-f",
+        action="store_true",
+        help="keep printing as the ledger grows, until the run ends or Ctrl-C",
+    )
+    show.add_argument(
+        "--dir",
+        action="append",
+        metavar="DIR",
+        help="where to look for a run id (default: $RUNTOP_LEDGER_DIR or "
+        "~/.runtop/runs); may be repeated",
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    out = Console(highlight=False, markup=False, emoji=False, soft_wrap=args.command == "show")
+    if not out.is_terminal:
+        out.width = 240
+    err = Console(stderr=True, highlight=False, markup=False, emoji=False)
+    if args.command is None:
+        parser.print_help()
+        return EXIT_USAGE
+    handlers = {"ls": command_ls, "show": command_show}
+    try:
+        return handlers[args.command](args, out, err)
+    except (CommandError, LedgerError) as error:
+        _fail(err, str(error))
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # `runtop show ... | head`: the reader left; say nothing more.
+        with contextlib.suppress(OSError):
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115
+        return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

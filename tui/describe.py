@@ -1,0 +1,132 @@
+"""One readable line per event: the words ``runtop show`` prints for each type.
+
+Kept apart from the command line so the TUI's event stream can say the
+same things the same way. Every string that came from a ledger goes
+through :func:`tui.text.inert`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import msgspec
+
+from ledger_reader import (
+    ApprovalRequest,
+    ApprovalResponse,
+    CancelRequested,
+    DamagedLine,
+    ErrorEvent,
+    LlmCall,
+    LlmChunk,
+    NodeEnter,
+    NodeExit,
+    ReasoningChunk,
+    RunCompleted,
+    RunEvent,
+    RunStarted,
+    StructuredOutput,
+    ToolCall,
+    ToolResult,
+    UnknownEvent,
+)
+from tui.text import inert, shorten
+
+GLYPHS: Final = {
+    "run_started": "▶",
+    "run_completed": "■",
+    "node_enter": "→",
+    "node_exit": "←",
+    "tool_call": "⚙",
+    "tool_result": "↩",
+    "llm_call": "◆",
+    "llm_chunk": "¶",
+    "reasoning_chunk": "…",
+    "structured_output": "▤",
+    "approval_request": "?",
+    "approval_response": "✓",
+    "error": "✗",
+    "cancel_requested": "⊘",
+    "damaged_line": "!",
+}
+
+_DETAIL_LIMIT: Final = 160
+
+
+def compact_json(value: Any, limit: int = _DETAIL_LIMIT) -> str:
+    """A one-line, inert rendering of any JSON value, cut to ``limit``."""
+    if isinstance(value, str):
+        text = value
+    else:
+        try:
+            text = msgspec.json.encode(value).decode()
+        except (TypeError, ValueError, msgspec.EncodeError):
+            text = repr(value)
+    return shorten(inert(text, single_line=True), limit)
+
+
+def _text(value: str | None, limit: int = _DETAIL_LIMIT) -> str:
+    return shorten(inert(value or "", single_line=True), limit)
+
+
+def describe(item: RunEvent | DamagedLine) -> str:
+    """What happened, in a few words (no time, no glyph)."""
+    match item:
+        case DamagedLine():
+            return f"damaged line at byte {item.offset} ({item.length} bytes): {item.reason}"
+        case RunStarted(payload=p):
+            who = " / ".join(_text(part, 40) for part in (p.skill, p.agent) if part)
+            extra = f" resumed from {_text(p.resumed_from, 64)}" if p.resumed_from else ""
+            parent = f" parent {_text(p.parent_run_id, 64)}" if p.parent_run_id else ""
+            return f"started {who or '(no skill)'}{parent}{extra} input {compact_json(p.input)}"
+        case RunCompleted(payload=p):
+            status = _text(p.status or "?", 20)
+            if p.error:
+                return f"completed {status}: {_text(p.error)}"
+            if p.output is not None:
+                return f"completed {status}: {compact_json(p.output)}"
+            return f"completed {status}"
+        case NodeEnter(payload=p):
+            return f"enter {_text(p.node_id, 80)}"
+        case NodeExit(payload=p):
+            took = f" in {p.duration_micros / 1000:.0f} ms" if p.duration_micros is not None else ""
+            outcome = "ok" if p.success is not False else "failed"
+            return f"exit {_text(p.node_id, 80)} {outcome}{took}"
+        case ToolCall(payload=p):
+            return f"call {_text(p.name or '?', 60)}({compact_json(p.arguments)})"
+        case ToolResult(payload=p):
+            kind = "error" if p.is_error else "result"
+            cut = " (truncated)" if p.truncated else ""
+            return f"{kind} {compact_json(p.output)}{cut}"
+        case LlmCall(payload=p):
+            tokens = f"{p.prompt_tokens or 0} in / {p.output_tokens or 0} out"
+            cost = f" ${p.cost_usd:.4f}" if p.cost_usd is not None else ""
+            return f"model {_text(p.model or '?', 40)} {tokens}{cost}"
+        case LlmChunk(payload=p):
+            return f"text {_text(p.delta)!s}"
+        case ReasoningChunk(payload=p):
+            return f"reasoning {_text(p.delta)}"
+        case StructuredOutput(payload=p):
+            return f"structured output {compact_json(p.output)}"
+        case ApprovalRequest(payload=p):
+            return f"approval {_text(p.approval_id, 40)} asked: {_text(p.prompt)}"
+        case ApprovalResponse(payload=p):
+            verdict = "approved" if p.approved else "denied"
+            by = f" by {_text(p.source, 20)}" if p.source else ""
+            why = f": {_text(p.reason)}" if p.reason else ""
+            return f"approval {_text(p.approval_id, 40)} {verdict}{by}{why}"
+        case ErrorEvent(payload=p):
+            return f"error {_text(p.message)}"
+        case CancelRequested(payload=p):
+            by = f" by {_text(p.source, 20)}" if p.source else ""
+            who = f" ({_text(p.requested_by, 40)})" if p.requested_by else ""
+            why = f": {_text(p.reason)}" if p.reason else ""
+            return f"cancel requested{by}{who}{why}"
+        case UnknownEvent():
+            return f"{_text(item.type, 40)} {compact_json(item.payload)}"
+    return _text(str(item))
+
+
+def glyph(item: RunEvent | DamagedLine) -> str:
+    """A one-character mark of the event's type."""
+    return GLYPHS.get(item.type, "·")

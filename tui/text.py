@@ -1,0 +1,60 @@
+"""Untrusted text made safe to show.
+
+Ledgers carry prompts, tool arguments and outputs: anything at all,
+escape sequences included. Every string shown passes through here first,
+so that an ESC or a CSI byte appears as visible text and can never move
+the cursor, retitle the window or change colours. Markup is a separate
+matter: strings are always handed to Rich as :class:`rich.text.Text`,
+never parsed as markup.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+_CONTROL: Final = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
+)
+"""C0 (bar tab and newline), DEL, C1, and the bidirectional overrides that reorder a line."""
+
+_NAMED: Final = {"\x1b": "␛", "\r": "␍", "\x00": "␀", "\x07": "␇", "\x08": "␈"}
+
+_JSON_UNSAFE: Final = re.compile(
+    "[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
+)
+
+
+def _visible(match: re.Match[str]) -> str:
+    char = match.group()
+    if char in _NAMED:
+        return _NAMED[char]
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def inert(text: str, *, single_line: bool = False) -> str:
+    """``text`` with every control character replaced by a visible stand-in.
+
+    Args:
+        text: untrusted text.
+        single_line: also show newlines and tabs as ``⏎`` and ``⇥``, for a table cell.
+    """
+    cleaned = _CONTROL.sub(_visible, text)
+    if single_line:
+        cleaned = cleaned.replace("\n", "⏎").replace("\t", "⇥")
+    return cleaned
+
+
+def json_safe(line: str) -> str:
+    """A JSON text with raw C1 and bidi controls written as ``\\uXXXX`` escapes.
+
+    JSON allows those characters raw inside strings, and a terminal would act
+    on them; escaped, the JSON means the same and shows inert.
+    """
+    return _JSON_UNSAFE.sub(lambda match: f"\\u{ord(match.group()):04x}", line)
+
+
+def shorten(text: str, limit: int) -> str:
+    """Cut ``text`` to ``limit`` characters, marking the cut with an ellipsis."""
+    return text if len(text) <= limit else text[: max(0, limit - 1)] + "…"
