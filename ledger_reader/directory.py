@@ -313,10 +313,10 @@ class LedgerDirectory:
                 if time.monotonic() - last_probe >= self.liveness_interval:
                     last_probe = time.monotonic()
                     await asyncio.to_thread(self._probe_live, update)
-                if not await asyncio.to_thread(self._usable):
-                    return
                 if update.changes or update.removed or update.errors:
                     yield update
+                if not await asyncio.to_thread(self._usable):
+                    return
         except (FileNotFoundError, PermissionError, RuntimeError, OSError):
             # The watcher could not start or lost its root: the caller rescans.
             return
@@ -344,8 +344,10 @@ class LedgerDirectory:
             try:
                 batch = await followed.tail.apoll()
             except LedgerGone:
-                del self._followed[path]
-                update.removed.append(path)
+                if await asyncio.to_thread(self._usable):
+                    del self._followed[path]
+                    update.removed.append(path)
+                # else the whole directory went: keep its runs until it is back
                 continue
             except LedgerError as error:
                 update.errors.append(error)

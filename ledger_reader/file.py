@@ -215,15 +215,16 @@ class LedgerFile:
 
     def _line_start_of_seq(self, seq: int) -> int | None:
         """The start of the line holding ``seq``, or of the first line after it."""
-        low, high = 0, self._complete_end()
+        end = self._complete_end()
+        low, high = 0, end
         best: int | None = None
         while low < high:
             middle = (low + high) // 2
-            start = 0 if middle == 0 else self._next_line_start(middle, high)
+            start = 0 if middle == 0 else self._next_line_start(middle, end)
             if start is None or start >= high:
                 high = middle
                 continue
-            found = self._event_from(start, high)
+            found = self._event_from(start, end)
             if found is None:
                 high = middle
                 continue

@@ -298,9 +298,8 @@ def summarize_ledger(
     Raises:
         LedgerGone, LedgerUnreadable: the file vanished or cannot be read.
     """
-    return read_ledger_state(
-        path, now=now, stale_after=stale_after, max_line_bytes=max_line_bytes
-    ).summary()
+    state = read_ledger_state(path, stale_after=stale_after, max_line_bytes=max_line_bytes)
+    return state.summary(now)
 
 
 class LedgerState:
@@ -348,7 +347,6 @@ class LedgerState:
 def read_ledger_state(
     path: str | os.PathLike[str],
     *,
-    now: float | None = None,
     stale_after: float = DEFAULT_STALE_AFTER,
     max_line_bytes: int = MAX_LINE_BYTES,
 ) -> LedgerState:

@@ -72,7 +72,9 @@ class CommandError(Exception):
 
 
 def _fail(console: Console, message: str) -> None:
-    console.print(Text(f"runtop: {inert(message, single_line=True)}"), highlight=False)
+    """One line on stderr, never wrapped: scripts and people both read it."""
+    console.file.write(f"runtop: {inert(message, single_line=True)}\n")
+    console.file.flush()
 
 
 def _summary_json(summary: RunSummary) -> dict[str, object]:

@@ -1,0 +1,108 @@
+"""Shared helpers: sample ledgers copied into tmp_path, and lines written as a writer would."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = REPO.parent / "shared" / "fixtures" / "ledgers"
+
+RUN_ID = "run_20261129T064500123_9f2c4e1a0b3d5e7f"
+
+
+def line(
+    seq: int,
+    kind: str,
+    payload: dict[str, Any] | None = None,
+    *,
+    run_id: str = RUN_ID,
+    time: str | None = None,
+) -> bytes:
+    """One ledger line as an independent writer (the stdlib) would write it."""
+    record: dict[str, Any] = {
+        "run_id": run_id,
+        "seq": seq,
+        "time": time or f"2026-11-29T06:45:{seq % 60:02d}.{seq:06d}Z",
+        "type": kind,
+    }
+    if payload is not None:
+        record["payload"] = payload
+    return json.dumps(record, separators=(",", ":")).encode() + b"\n"
+
+
+def started(seq: int = 1, **payload: Any) -> bytes:
+    return line(seq, "run_started", {"skill": "research", "input": {"q": "x"}, **payload})
+
+
+def completed(seq: int, status: str = "ok", **payload: Any) -> bytes:
+    return line(seq, "run_completed", {"status": status, **payload})
+
+
+@pytest.fixture
+def fixtures(tmp_path: Path) -> Path:
+    """The sample ledgers, copied so a test may change them."""
+    assert FIXTURES.is_dir(), f"sample ledgers missing at {FIXTURES}"
+    target = tmp_path / "fixtures"
+    shutil.copytree(FIXTURES, target)
+    for path in target.iterdir():
+        path.chmod(0o600)
+    target.chmod(0o700)
+    return target
+
+
+@pytest.fixture
+def write_ledger(tmp_path: Path) -> Callable[..., Path]:
+    """Write a ledger file from lines; return its path."""
+
+    def write(*lines: bytes, name: str = f"{RUN_ID}.jsonl", directory: Path | None = None) -> Path:
+        path = (directory or tmp_path) / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"".join(lines))
+        return path
+
+    return write
+
+
+HOLDER = textwrap.dedent(
+    """
+    import fcntl, json, os, sys, time
+    path = sys.argv[1]
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    record = {"run_id": "r", "seq": 1, "time": "2026-11-29T00:00:00Z", "type": "run_started",
+              "payload": {"writer": "runtop", "pid": os.getpid(), "host": os.uname().nodename}}
+    os.write(fd, (json.dumps(record) + "\\n").encode())
+    print("ready", flush=True)
+    time.sleep(60)
+    """
+)
+"""A runtop-like writer in another process: holds the ledger's flock and sleeps."""
+
+
+@pytest.fixture
+def held_ledger(tmp_path: Path) -> Iterator[tuple[Path, subprocess.Popen[str]]]:
+    """A ledger whose writer process is alive (until the test kills it)."""
+    path = tmp_path / "held" / "r.jsonl"
+    path.parent.mkdir()
+    writer = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(path)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert writer.stdout is not None
+        assert writer.stdout.readline().strip() == "ready"
+        yield path, writer
+    finally:
+        if writer.poll() is None:
+            writer.kill()
+        writer.wait()
+        if writer.stdout is not None:
+            writer.stdout.close()

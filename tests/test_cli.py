@@ -1,0 +1,176 @@
+"""`runtop ls` and `runtop show`, on the sample ledgers and on hostile ones."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import FIXTURES, REPO, completed, line, started
+from tui.cli import main
+
+REQUIRED_FIELDS = {
+    "run_id",
+    "path",
+    "status",
+    "skill",
+    "agent",
+    "started_at",
+    "completed_at",
+    "last_event_at",
+    "event_count",
+    "damaged_lines",
+    "warnings",
+    "parent_run_id",
+    "pending_approval",
+    "error",
+}
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_ls_table_lists_every_sample_run_newest_first(
+    capsys: pytest.CaptureFixture[str], fixtures: Path
+) -> None:
+    code, out, err = run(capsys, "ls", str(fixtures))
+    assert (code, err) == (0, "")
+    ids = [row.split()[2] for row in out.splitlines()[1:]]
+    assert ids == sorted((p.stem for p in FIXTURES.glob("*.jsonl")), reverse=True)
+    assert "failed" in out
+    assert "awaiting approval: Apply migration v42 to production?" in out
+
+
+def test_ls_json_has_the_documented_fields(
+    capsys: pytest.CaptureFixture[str], fixtures: Path
+) -> None:
+    code, out, _ = run(capsys, "ls", "--json", str(fixtures))
+    assert code == 0
+    runs = json.loads(out)
+    assert len(runs) == 6
+    for summary in runs:
+        assert summary.keys() >= REQUIRED_FIELDS
+    by_id = {summary["run_id"][:29]: summary for summary in runs}
+    damaged = by_id["run_20261128T143000063_c5b4a3"]
+    assert (damaged["damaged_lines"], damaged["event_count"], damaged["status"]) == (
+        1,
+        3,
+        "succeeded",
+    )
+    assert by_id["run_20261128T143000052_a0b1c2"]["pending_approval"]["approval_id"] == (
+        "ap_7e6d5c4b3a291807"
+    )
+    assert [s["started_at"] for s in runs] == sorted((s["started_at"] for s in runs), reverse=True)
+
+
+@pytest.mark.parametrize("ledger", sorted(FIXTURES.glob("*.jsonl")), ids=lambda p: p.name[:29])
+def test_show_json_is_the_ledger_line_for_line(
+    capsys: pytest.CaptureFixture[str], ledger: Path
+) -> None:
+    code, out, err = run(capsys, "show", "--json", str(ledger))
+    assert (code, err) == (0, "")
+    expected: list[object] = []
+    offset = 0
+    for raw in ledger.read_bytes().split(b"\n"):
+        if raw.strip() and raw == ledger.read_bytes()[offset : offset + len(raw)]:
+            try:
+                expected.append(json.loads(raw))
+            except ValueError:
+                if ledger.read_bytes()[offset + len(raw) : offset + len(raw) + 1] == b"\n":
+                    expected.append(
+                        {"type": "damaged_line", "offset": offset, "reason": "not valid JSON"}
+                    )
+        offset += len(raw) + 1
+    assert [json.loads(row) for row in out.splitlines()] == expected
+
+
+def test_show_readable_and_by_run_id(
+    capsys: pytest.CaptureFixture[str], fixtures: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RUNTOP_LEDGER_DIR", str(fixtures))
+    code, out, _ = run(capsys, "show", "run_20261128T143000031_9c8b7a6f5e4d3c2b")
+    assert code == 0
+    assert "call shell(" in out
+    assert "error tool shell failed: timed out waiting for the condition" in out
+    assert "+30.230s" in out
+    code, out, _ = run(capsys, "show", str(fixtures / sorted(os.listdir(fixtures))[-1]))
+    assert "damaged line at byte 347" in out
+
+
+def test_hostile_strings_reach_the_terminal_inert(
+    capsys: pytest.CaptureFixture[str], write_ledger: Callable[..., Path]
+) -> None:
+    evil = "\x1b]0;pwned\x07\x1b[2J\x9b31m\u202e[bold red]boom[/]"
+    path = write_ledger(
+        started(skill=evil), line(2, "tool_call", {"name": evil, "arguments": {evil: evil}})
+    )
+    for args in (("show", str(path)), ("show", "--json", str(path)), ("ls", str(path))):
+        code, out, _ = run(capsys, *args)
+        assert code == 0
+        for byte in ("\x1b", "\x07", "\x9b", "\u202e"):
+            assert byte not in out, (args, byte)
+    _, out, _ = run(capsys, "show", str(path))
+    assert "␛]0;pwned" in out
+    assert "[bold red]boom[/]" in out  # markup shown as text
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("ls", "/no/such/dir"), "runtop: /no/such/dir: no such file or directory"),
+        (("show", "/no/such.jsonl"), "runtop: /no/such.jsonl: no such file"),
+        (("show", "../run_x"), "runtop: ../run_x: no such file"),
+        (("show", "run with spaces"), "neither a ledger file nor a valid run id"),
+    ],
+)
+def test_errors_are_one_line_and_non_zero(
+    capsys: pytest.CaptureFixture[str], args: tuple[str, ...], message: str
+) -> None:
+    code, out, err = run(capsys, *args)
+    assert code != 0
+    assert out == ""
+    assert len(err.splitlines()) == 1
+    assert message in err
+
+
+def test_ls_of_an_empty_directory(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, _, err = run(capsys, "ls", str(tmp_path))
+    assert code == 1
+    assert err == f"runtop: {tmp_path}: no ledgers (*.jsonl) found\n"
+
+
+@pytest.mark.timeout(30)
+def test_show_follow_prints_until_the_run_ends(tmp_path: Path) -> None:
+    path = tmp_path / "run_live.jsonl"
+    path.write_bytes(started() + line(2, "llm_chunk", {"delta": "x"})[:12])
+    follower = subprocess.Popen(
+        [sys.executable, "-m", "tui.cli", "show", "--json", "--follow", str(path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+    )
+    try:
+        assert follower.stdout is not None
+        assert json.loads(follower.stdout.readline())["seq"] == 1
+        time.sleep(0.3)
+        with path.open("ab") as handle:
+            handle.write(line(2, "llm_chunk", {"delta": "x"})[12:])
+        assert json.loads(follower.stdout.readline())["seq"] == 2
+        with path.open("ab") as handle:
+            handle.write(completed(3))
+        assert json.loads(follower.stdout.readline())["type"] == "run_completed"
+        assert follower.wait(timeout=10) == 0
+    finally:
+        if follower.poll() is None:
+            follower.kill()
+        follower.communicate()

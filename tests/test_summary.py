@@ -1,0 +1,141 @@
+"""Run summaries and status, as LEDGER.md's table derives them, on real files."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from ledger_reader import RunStatus, summarize_ledger
+from ledger_reader.summary import HEAD_BYTES, WHOLE_FILE_BYTES
+from tests.conftest import RUN_ID, completed, line, started
+
+
+def test_sample_ledgers(fixtures: Path) -> None:
+    old = time.time() - 3600
+    for path in fixtures.iterdir():
+        os.utime(path, (old, old))
+    by_prefix = {
+        path.name[:29]: summarize_ledger(path) for path in sorted(fixtures.glob("*.jsonl"))
+    }
+    research = by_prefix["run_20261128T143000012_4f1a9c"]
+    assert (research.status, research.event_count, research.skill) == (
+        RunStatus.SUCCEEDED,
+        22,
+        "research",
+    )
+    deploy = by_prefix["run_20261128T143000031_9c8b7a"]
+    assert deploy.status == RunStatus.FAILED
+    assert deploy.error == "tool shell failed: timed out waiting for the condition"
+    cancelled = by_prefix["run_20261128T143000045_1f2e3d"]
+    assert (cancelled.status, cancelled.agent) == (RunStatus.CANCELED, "summarizer")
+    assert not cancelled.cancel_requested  # asked for, and the run did stop
+    waiting = by_prefix["run_20261128T143000052_a0b1c2"]
+    assert waiting.status == RunStatus.AWAITING_APPROVAL  # within its 24 h approval timeout
+    assert waiting.pending_approval is not None
+    assert waiting.pending_approval.approval_id == "ap_7e6d5c4b3a291807"
+    torn = by_prefix["run_20261128T143000058_5e6f70"]
+    assert torn.status == RunStatus.STALE  # another writer, quiet for an hour
+    assert (torn.event_count, torn.damaged_lines) == (3, 0)  # the torn line is not damage
+    damaged = by_prefix["run_20261128T143000063_c5b4a3"]
+    assert (damaged.status, damaged.damaged_lines, damaged.event_count) == (
+        RunStatus.SUCCEEDED,
+        1,
+        3,
+    )
+
+
+def test_fresh_unfinished_run_of_another_writer_is_running(
+    write_ledger: Callable[..., Path],
+) -> None:
+    path = write_ledger(started(), line(2, "node_enter", {"node_id": "tool:search#1"}))
+    summary = summarize_ledger(path, stale_after=300)
+    assert summary.status == RunStatus.RUNNING
+    assert summary.current_node == "tool:search#1"
+    assert summarize_ledger(path, now=time.time() + 301, stale_after=300).status == RunStatus.STALE
+
+
+def test_gap_repeat_and_foreign_run_id_are_flagged_and_kept(
+    write_ledger: Callable[..., Path],
+) -> None:
+    path = write_ledger(
+        started(),
+        line(2, "llm_chunk", {"delta": "a"}),
+        line(5, "llm_chunk", {"delta": "b"}),
+        line(5, "llm_chunk", {"delta": "c"}),
+        line(6, "llm_chunk", {"delta": "d"}, run_id="run_someone_else"),
+        completed(7),
+    )
+    summary = summarize_ledger(path)
+    assert summary.event_count == 7
+    assert summary.status == RunStatus.SUCCEEDED
+    assert summary.warnings == [
+        "seq gap: 2 then 5",
+        "seq repeat: 5 then 5",
+        "seq 6: run_id 'run_someone_else' differs from the file's",
+    ]
+
+
+def test_cancel_in_progress_and_pending_approval(write_ledger: Callable[..., Path]) -> None:
+    path = write_ledger(
+        started(),
+        line(2, "approval_request", {"approval_id": "ap_1", "prompt": "ok?"}),
+        line(3, "approval_response", {"approval_id": "ap_1", "approved": True}),
+        line(4, "cancel_requested", {"reason": "slow", "source": "tui"}),
+    )
+    summary = summarize_ledger(path)
+    assert summary.status == RunStatus.RUNNING
+    assert summary.pending_approval is None
+    assert summary.cancel_requested
+
+
+def test_large_ledger_is_summarised_from_head_and_tail(tmp_path: Path) -> None:
+    path = tmp_path / f"{RUN_ID}.jsonl"
+    count = 0
+    with path.open("wb") as handle:
+        handle.write(started(parent_run_id="run_parent"))
+        seq = 1
+        while handle.tell() < WHOLE_FILE_BYTES + 4 * HEAD_BYTES:
+            seq += 1
+            handle.write(line(seq, "llm_chunk", {"delta": "x" * 200}))
+        middle = handle.tell()
+        handle.write(b"damage in the middle\n")
+        for _ in range(1000):
+            seq += 1
+            handle.write(line(seq, "llm_chunk", {"delta": "y" * 100}))
+        seq += 1
+        handle.write(completed(seq, status="error", error="boom"))
+        count = seq
+    assert middle > HEAD_BYTES
+    summary = summarize_ledger(path)
+    assert summary.partial
+    assert summary.event_count == count
+    assert summary.status == RunStatus.FAILED
+    assert summary.error == "boom"
+    assert summary.parent_run_id == "run_parent"
+    assert summary.warnings == []
+
+
+def test_killed_runtop_writer_is_abandoned(
+    held_ledger: tuple[Path, subprocess.Popen[str]],
+) -> None:
+    path, writer = held_ledger
+    assert summarize_ledger(path).status == RunStatus.RUNNING
+    os.kill(writer.pid, signal.SIGKILL)
+    writer.wait(timeout=10)
+    assert summarize_ledger(path).status == RunStatus.ABANDONED
+
+
+def test_lock_probe_never_holds_the_writer_up(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    path.write_bytes(line(1, "run_started", {"writer": "runtop"}))
+    summarize_ledger(path)
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # the probe let go
+    finally:
+        os.close(fd)
