@@ -19,6 +19,7 @@ import os
 import stat as stat_module
 import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
@@ -31,13 +32,16 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-INDEX_CHUNK: Final = 16 * 1024 * 1024
-"""Bytes scanned per step of the index; big enough for numpy, small enough to stop quickly."""
+INDEX_CHUNK: Final = 1024 * 1024
+"""Bytes scanned per step of the index: big enough for numpy, small enough to stay in cache."""
+
+INDEX_WORKERS: Final = min(2, os.cpu_count() or 1)
+"""Threads scanning chunks at once (bench/ledger_file.py: 1 MiB chunks, 2 threads, ~5 GB/s)."""
 
 _PROBE: Final = 64 * 1024
 
 
-def open_ledger_fd(path: Path) -> tuple[int, os.stat_result]:
+def open_ledger_fd(path: str | os.PathLike[str]) -> tuple[int, os.stat_result]:
     """Open a ledger for reading; raise a :class:`LedgerError` a user can read."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
@@ -153,14 +157,17 @@ class LedgerFile:
         return None
 
     def _skip_to_newline(self, position: int, limit: int) -> int | None:
+        """The position of the next ``\\n`` at or after ``position``, reading small then larger."""
+        step = 4096
         while position < limit:
-            chunk = self._pread(min(INDEX_CHUNK, limit - position), position)
+            chunk = self._pread(min(step, limit - position), position)
             if not chunk:
                 return None
             at = chunk.find(b"\n")
             if at != -1:
                 return position + at
             position += len(chunk)
+            step = min(step * 4, INDEX_CHUNK)
         return None
 
     def _event_from(self, start: int, limit: int) -> tuple[int, RunEvent] | None:
@@ -284,49 +291,45 @@ class LedgerFile:
         return self._index_done.wait(timeout)
 
     def build_index(self, progress: Callable[[int, int], None] | None = None) -> None:
-        """Index every line up to the end of the file at open, in this thread.
+        """Index every line up to the end of the file at open, from this thread.
 
-        numpy compares 16 MiB at a time against ``\\n`` with the GIL released,
-        so a UI thread beside it stays responsive.
+        Chunks of 1 MiB (they stay in cache) are read and scanned by two
+        worker threads; numpy compares them against ``\\n`` with the GIL
+        released, so a UI thread beside them stays responsive.
         """
+        limit = self._head_end
+        start = self._head_scanned
+        generation = self.generation
+        spans = [(at, min(INDEX_CHUNK, limit - at)) for at in range(start, limit, INDEX_CHUNK)]
+        scanner = _ChunkScanner(self._fd, self._stop_indexing)
+        with ThreadPoolExecutor(max_workers=INDEX_WORKERS, thread_name_prefix="index") as pool:
+            for (at, length), ends in zip(spans, pool.map(scanner.scan, spans), strict=True):
+                if ends is None:
+                    pool.shutdown(wait=False, cancel_futures=True)
+                    break  # stopped, or truncated under us: poll() starts over
+                with self._lock:
+                    if generation != self.generation:
+                        return
+                    self._head_chunks.append(ends)
+                    total = (self._head_counts[-1] if self._head_counts else 0) + len(ends)
+                    self._head_counts.append(total)
+                    self._head_scanned = at + length
+                if progress is not None:
+                    progress(at + length, limit)
+        self._finish_index(generation, limit)
+
+    def _finish_index(self, generation: int, limit: int) -> None:
         import numpy as np
 
-        buffer = bytearray(INDEX_CHUNK)
-        view = memoryview(buffer)
-        array = np.frombuffer(buffer, dtype=np.uint8)
-        generation = self.generation
-        limit = self._head_end
-        position = self._head_scanned
-        while position < limit and not self._stop_indexing.is_set():
-            want = min(INDEX_CHUNK, limit - position)
-            try:
-                got = os.preadv(self._fd, [view[:want]], position)
-            except OSError:
-                got = 0
-            if got <= 0:
-                break  # truncated under us: poll() will start over
-            ends = np.flatnonzero(array[:got] == 10).astype(np.int64)
-            ends += position
-            with self._lock:
-                if generation != self.generation:
-                    return
-                self._head_chunks.append(ends)
-                total = (self._head_counts[-1] if self._head_counts else 0) + len(ends)
-                self._head_counts.append(total)
-                position += got
-                self._head_scanned = position
-            if progress is not None:
-                progress(position, limit)
         with self._lock:
-            if generation == self.generation and position >= limit:
-                self._ends = (
-                    np.concatenate(self._head_chunks)
-                    if self._head_chunks
-                    else np.empty(0, dtype=np.int64)
-                )
-                self._head_chunks = [self._ends]
-                self._head_counts = [len(self._ends)]
-                self._index_done.set()
+            if generation != self.generation or self._head_scanned < limit:
+                return
+            self._ends = (
+                np.concatenate(self._head_chunks) if self._head_chunks else np.empty(0, np.int64)
+            )
+            self._head_chunks = [self._ends]
+            self._head_counts = [len(self._ends)]
+            self._index_done.set()
 
     @property
     def line_count(self) -> int:
@@ -463,6 +466,40 @@ class LedgerFile:
             self._head_end = 0
             self._index_done.set()
             self._tail = LineAssembler(0, max_line_bytes=self.max_line_bytes)
+
+
+class _ChunkScanner:
+    """Finds the newlines of one chunk; one reusable buffer per worker thread."""
+
+    def __init__(self, fd: int, stop: threading.Event) -> None:
+        self._fd = fd
+        self._stop = stop
+        self._local = threading.local()
+
+    def scan(self, span: tuple[int, int]) -> npt.NDArray[np.int64] | None:
+        """Newline positions in ``span`` (offset, length); ``None`` if stopped or cut short."""
+        import numpy as np
+
+        if self._stop.is_set():
+            return None
+        at, length = span
+        buffers = getattr(self._local, "buffers", None)
+        if buffers is None or len(buffers[0]) < length:
+            raw = bytearray(max(length, INDEX_CHUNK))
+            buffers = (raw, np.frombuffer(raw, dtype=np.uint8), np.empty(len(raw), dtype=bool))
+            self._local.buffers = buffers
+        raw, data, matches = buffers
+        try:
+            got = os.preadv(self._fd, [memoryview(raw)[:length]], at)
+        except OSError:
+            return None
+        if got < length:
+            return None
+        found = matches[:length]
+        np.equal(data[:length], 10, out=found)
+        ends: npt.NDArray[np.int64] = np.flatnonzero(found).astype(np.int64, copy=False)
+        ends += at
+        return ends
 
 
 def _event_of(item: LedgerItem | None) -> RunEvent | None:

@@ -12,12 +12,13 @@ from __future__ import annotations
 import os
 import socket
 import time as time_module
+from collections.abc import Callable
 from enum import StrEnum
-from pathlib import Path
 from typing import Any, Final
 
 import msgspec
 
+from ledger_reader.decode import decode_line
 from ledger_reader.errors import LedgerUnreadable
 from ledger_reader.events import (
     MAX_LINE_BYTES,
@@ -145,6 +146,11 @@ class SummaryBuilder:
         self._open_nodes: list[str] = []
         self.terminal = False
 
+    @property
+    def writer(self) -> str | None:
+        """The ``writer`` its ``run_started`` named (``"runtop"`` for runtop's own)."""
+        return self._summary.writer
+
     def warn(self, message: str) -> None:
         summary = self._summary
         summary.warning_count += 1
@@ -168,75 +174,129 @@ class SummaryBuilder:
         else:
             self.add(item)
 
+    def note(self, seq: int, run_id: str) -> None:
+        """Count an event whose type does not change the summary, by its envelope alone."""
+        self._counted += 1
+        if run_id != self.run_id:
+            if not self.run_id and run_id:
+                self.run_id = self._summary.run_id = run_id
+            else:
+                self.warn(f"seq {seq}: run_id {run_id!r} differs from the file's")
+        if seq:
+            last = self._last_seq
+            if last is not None and seq != last + 1:
+                kind = "gap" if seq > last + 1 else "repeat"
+                self.warn(f"seq {kind}: {last} then {seq}")
+            self._last_seq = seq
+            if seq > self._summary.last_seq:
+                self._summary.last_seq = seq
+
+    def note_block(self, count: int, first_seq: int, run_id: str) -> bool:
+        """Count ``count`` events with consecutive ``seq`` from ``first_seq``, all of ``run_id``.
+
+        The bulk form of :meth:`note` for a block already known to be in order;
+        returns ``False`` (counting nothing) when the block does not follow on.
+        """
+        if run_id != self.run_id and self.run_id:
+            return False
+        if first_seq <= 0 or (self._last_seq is not None and first_seq != self._last_seq + 1):
+            return False
+        if not self.run_id:
+            self.run_id = self._summary.run_id = run_id
+        self._counted += count
+        self._last_seq = first_seq + count - 1
+        self._summary.last_seq = max(self._summary.last_seq, self._last_seq)
+        return True
+
+    def apply(self, event: RunEvent) -> None:
+        """What ``event`` changes beyond the count (it has been counted already)."""
+        if event.time:
+            self._summary.last_event_at = event.time
+        apply = self._APPLY.get(type(event))
+        if apply is not None:
+            apply(self, event)
+
     def add(self, event: RunEvent) -> None:
         """Add one event."""
-        summary = self._summary
-        self._counted += 1
-        if not self.run_id and event.run_id:
-            self.run_id = summary.run_id = event.run_id
-        elif event.run_id != self.run_id:
-            self.warn(f"seq {event.seq}: run_id {event.run_id!r} differs from the file's")
-        if event.seq:
-            if self._last_seq is not None and event.seq != self._last_seq + 1:
-                kind = "gap" if event.seq > self._last_seq + 1 else "repeat"
-                self.warn(f"seq {kind}: {self._last_seq} then {event.seq}")
-            self._last_seq = event.seq
-            summary.last_seq = max(summary.last_seq, event.seq)
+        self.note(event.seq, event.run_id)
         if event.time:
-            summary.last_event_at = event.time
-        match event:
-            case RunStarted(payload=payload):
-                summary.started_at = event.time or summary.started_at
-                summary.skill = payload.skill
-                summary.agent = payload.agent
-                summary.flavor = payload.flavor
-                summary.parent_run_id = payload.parent_run_id
-                summary.resumed_from = payload.resumed_from
-                summary.trace_id = payload.trace_id
-                summary.writer = payload.writer
-                summary.host = payload.host
-                summary.pid = payload.pid
-                summary.input = payload.input
-            case RunCompleted(payload=payload):
-                self.terminal = True
-                summary.completed_at = event.time
-                raw = payload.status or ""
-                status = _COMPLETED_STATUS.get(raw)
-                if status is None:
-                    self.warn(f"run_completed with unknown status {raw!r}")
-                    status = RunStatus.FAILED
-                summary.status = status
-                if payload.error:
-                    summary.error = payload.error
-                self._pending.clear()
-                self._open_nodes.clear()
-                summary.cancel_requested = False
-            case ErrorEvent(payload=payload):
-                summary.error = payload.message or summary.error
-            case ApprovalRequest(payload=payload):
-                approval_id = payload.approval_id or f"seq-{event.seq}"
-                self._pending[approval_id] = PendingApproval(
-                    approval_id=approval_id,
-                    prompt=payload.prompt,
-                    requested_at=event.time,
-                    timeout_seconds=payload.timeout_seconds,
-                )
-            case ApprovalResponse(payload=payload):
-                if payload.approval_id is None:
-                    self._pending.clear()
-                else:
-                    self._pending.pop(payload.approval_id, None)
-            case CancelRequested():
-                if not self.terminal:
-                    summary.cancel_requested = True
-            case NodeEnter(payload=payload):
-                if payload.node_id:
-                    self._open_nodes.append(payload.node_id)
-            case NodeExit(payload=payload):
-                if payload.node_id in self._open_nodes:
-                    self._open_nodes.remove(payload.node_id)
-            case _:
-                pass
+            self._summary.last_event_at = event.time
+        apply = self._APPLY.get(type(event))
+        if apply is not None:
+            apply(self, event)
+
+    def _run_started(self, event: RunStarted) -> None:
+        summary, payload = self._summary, event.payload
+        summary.started_at = event.time or summary.started_at
+        summary.skill = payload.skill
+        summary.agent = payload.agent
+        summary.flavor = payload.flavor
+        summary.parent_run_id = payload.parent_run_id
+        summary.resumed_from = payload.resumed_from
+        summary.trace_id = payload.trace_id
+        summary.writer = payload.writer
+        summary.host = payload.host
+        summary.pid = payload.pid
+        summary.input = payload.input
+
+    def _run_completed(self, event: RunCompleted) -> None:
+        summary, payload = self._summary, event.payload
+        self.terminal = True
+        summary.completed_at = event.time
+        raw = payload.status or ""
+        status = _COMPLETED_STATUS.get(raw)
+        if status is None:
+            self.warn(f"run_completed with unknown status {raw!r}")
+            status = RunStatus.FAILED
+        summary.status = status
+        if payload.error:
+            summary.error = payload.error
+        self._pending.clear()
+        self._open_nodes.clear()
+        summary.cancel_requested = False
+
+    def _error(self, event: ErrorEvent) -> None:
+        self._summary.error = event.payload.message or self._summary.error
+
+    def _approval_request(self, event: ApprovalRequest) -> None:
+        payload = event.payload
+        approval_id = payload.approval_id or f"seq-{event.seq}"
+        self._pending[approval_id] = PendingApproval(
+            approval_id=approval_id,
+            prompt=payload.prompt,
+            requested_at=event.time,
+            timeout_seconds=payload.timeout_seconds,
+        )
+
+    def _approval_response(self, event: ApprovalResponse) -> None:
+        if event.payload.approval_id is None:
+            self._pending.clear()
+        else:
+            self._pending.pop(event.payload.approval_id, None)
+
+    def _cancel_requested(self, event: CancelRequested) -> None:
+        if not self.terminal:
+            self._summary.cancel_requested = True
+
+    def _node_enter(self, event: NodeEnter) -> None:
+        if event.payload.node_id:
+            self._open_nodes.append(event.payload.node_id)
+
+    def _node_exit(self, event: NodeExit) -> None:
+        if event.payload.node_id in self._open_nodes:
+            self._open_nodes.remove(event.payload.node_id)
+
+    _APPLY: Final[dict[type, Callable[[SummaryBuilder, Any], None]]] = {
+        RunStarted: _run_started,
+        RunCompleted: _run_completed,
+        ErrorEvent: _error,
+        ApprovalRequest: _approval_request,
+        ApprovalResponse: _approval_response,
+        CancelRequested: _cancel_requested,
+        NodeEnter: _node_enter,
+        NodeExit: _node_exit,
+    }
+    """What each type of event changes; the other types only count."""
 
     def summary(self) -> RunSummary:
         """The summary so far (a copy: later events do not change it)."""
@@ -280,9 +340,10 @@ def judge_liveness(
     return RunStatus.STALE if quiet > limit else summary.status
 
 
-def run_id_from_path(path: Path) -> str:
+def run_id_from_path(path: str | os.PathLike[str]) -> str:
     """The run id a ledger's name gives (``<run_id>.jsonl``), or ``""``."""
-    stem = path.name[: -len(".jsonl")] if path.name.endswith(".jsonl") else path.stem
+    name = os.path.basename(path)
+    stem = name[: -len(".jsonl")] if name.endswith(".jsonl") else os.path.splitext(name)[0]
     return stem if is_valid_run_id(stem) else ""
 
 
@@ -335,8 +396,7 @@ class LedgerState:
 
     def probe(self, fd: int | None = None) -> None:
         """Probe the writer's lock again (only runtop writers hold one)."""
-        summary = self.builder.summary()
-        if summary.writer != "runtop" or not summary.status.is_live:
+        if self.builder.writer != "runtop" or self.builder.terminal:
             self.lock_held = None
         elif fd is not None:
             self.lock_held = writer_holds_lock(fd)
@@ -355,10 +415,10 @@ def read_ledger_state(
     Raises:
         LedgerGone, LedgerUnreadable: the file vanished or cannot be read.
     """
-    path = Path(path)
+    path = os.fspath(path)  # plain strings: pathlib costs more than the read here
     fd, stat = open_ledger_fd(path)
     try:
-        builder = SummaryBuilder(run_id_from_path(path), str(path))
+        builder = SummaryBuilder(run_id_from_path(path), path)
         complete_end = _fold_head_and_tail(fd, stat.st_size, builder, max_line_bytes)
         state = LedgerState(
             builder, complete_end=complete_end, mtime=stat.st_mtime, stale_after=stale_after
@@ -371,13 +431,155 @@ def read_ledger_state(
         os.close(fd)
 
 
+class _Probe(msgspec.Struct, gc=False):
+    """Just enough of a line to count it and decide whether to decode it whole.
+
+    Decoding into this validates the whole line (it is damaged exactly when
+    this fails) while building almost nothing, so msgspec's ``decode_lines``
+    checks a whole small ledger at C speed.
+    """
+
+    type: str
+    seq: int = 0
+    run_id: str = ""
+
+
+_probe = msgspec.json.Decoder(_Probe)
+
+_SUMMARY_TYPES: Final = (
+    "run_started",
+    "run_completed",
+    "error",
+    "approval_request",
+    "approval_response",
+    "cancel_requested",
+)
+"""Types whose payload a summary needs; node types too while the run is unfinished."""
+
+_SLICED_FROM_END: Final = 8
+"""Lines this close to the end are sliced out directly, without splitting the block."""
+
+
+def fold_block(data: bytes, start: int, builder: SummaryBuilder) -> None:
+    """Fold the complete lines of ``data`` (which starts at file offset ``start``).
+
+    Every line is validated, counted and checked for ``seq`` order; only the
+    lines whose type a summary needs are decoded whole. Where any line is
+    damaged the block is folded line by line, so the damage is counted with
+    its offset and an event glued to a torn line is recovered.
+    """
+    try:
+        probes = _probe.decode_lines(data)
+    except (msgspec.DecodeError, RecursionError, ValueError, OverflowError):
+        _fold_line_by_line(data, start, builder)
+        return
+    count = len(probes)
+    if not count:
+        return
+    types = [probe.type for probe in probes]
+    needed = [number for kind in _SUMMARY_TYPES for number in _positions(types, kind)]
+    if "run_completed" not in types:
+        node = _innermost_open_node(types)
+        if node is not None:
+            needed.append(node)
+    needed.sort()
+    if not needed or needed[-1] != count - 1:
+        needed.append(count - 1)
+    lines = _pick_lines(data, count, needed)
+    if lines is None:
+        _fold_line_by_line(data, start, builder)
+        return
+    seqs = [probe.seq for probe in probes]
+    run_ids = {probe.run_id for probe in probes}
+    first = seqs[0]
+    if (
+        len(run_ids) == 1
+        and seqs == list(range(first, first + count))
+        and builder.note_block(count, first, run_ids.pop())
+    ):
+        # The usual case: one run, in order. Count it at once; decode only what matters.
+        for number in needed:
+            event = decode_line(lines[number])
+            if event is not None and not isinstance(event, DamagedLine):
+                builder.apply(event)
+        return
+    for number, probe in enumerate(probes):
+        if number in lines:
+            builder.add_item(decode_line(lines[number]))
+        else:
+            builder.note(probe.seq, probe.run_id)
+
+
+def _positions(items: list[str], wanted: str) -> list[int]:
+    """Where ``wanted`` occurs in ``items`` (``list.index`` scans in C: most kinds are absent)."""
+    found: list[int] = []
+    at = -1
+    try:
+        while True:
+            at = items.index(wanted, at + 1)
+            found.append(at)
+    except ValueError:
+        return found
+
+
+def _innermost_open_node(types: list[str]) -> int | None:
+    """The line of the node still open at the end (nodes nest: enter A, enter B, exit B, exit A)."""
+    depth = 0
+    for number in range(len(types) - 1, -1, -1):
+        kind = types[number]
+        if kind == "node_exit":
+            depth += 1
+        elif kind == "node_enter":
+            if depth == 0:
+                return number
+            depth -= 1
+    return None
+
+
+def _pick_lines(data: bytes, count: int, needed: list[int]) -> dict[int, bytes] | None:
+    """The bytes of the ``needed`` non-blank lines of ``data`` (which holds ``count`` of them).
+
+    The first and the last line are sliced out directly; only a block whose
+    summary needs a line in the middle is split whole. ``None`` if the lines
+    do not match the count (the caller then goes line by line).
+    """
+    lowest = needed[1] if needed[0] == 0 and len(needed) > 1 else needed[0]
+    if lowest >= count - _SLICED_FROM_END and data[:1] == b"{" and data[-2:] == b"}\n":
+        picked: dict[int, bytes] = {}
+        end = len(data) - 1
+        for number in range(count - 1, lowest - 1, -1):
+            start = data.rfind(b"\n", 0, end) + 1
+            if data[start : start + 1] != b"{":
+                break  # a blank line: the slow way below
+            picked[number] = data[start:end]
+            end = start - 1
+        else:
+            if needed[0] == 0:
+                picked[0] = data[: data.find(b"\n")]
+            return picked
+    lines = data.split(b"\n")
+    if lines and not lines[-1]:
+        lines.pop()
+    if len(lines) != count:  # blank lines: decode_lines skipped them
+        lines = [raw for raw in lines if raw.strip()]
+    if len(lines) != count:
+        return None
+    return {number: lines[number] for number in needed}
+
+
+def _fold_line_by_line(data: bytes, start: int, builder: SummaryBuilder) -> None:
+    assembler = LineAssembler(start)
+    for line in assembler.feed(data):
+        builder.add_item(line.item)
+
+
 def _fold_head_and_tail(fd: int, size: int, builder: SummaryBuilder, max_line_bytes: int) -> int:
     """Feed a ledger's lines (all, or head and tail) to ``builder``; return the complete end."""
     if size <= WHOLE_FILE_BYTES:
-        assembler = LineAssembler(0, max_line_bytes=max_line_bytes)
-        for line in assembler.feed(os.pread(fd, size, 0)):
-            builder.add_item(line.item)
-        return assembler.offset
+        data = os.pread(fd, size, 0)
+        complete_end = data.rfind(b"\n") + 1
+        fold_block(data[:complete_end] if complete_end < len(data) else data, 0, builder)
+        return complete_end
     head = LineAssembler(0, max_line_bytes=max_line_bytes)
     lines = head.feed(os.pread(fd, HEAD_BYTES, 0))
     position = HEAD_BYTES
@@ -390,12 +592,9 @@ def _fold_head_and_tail(fd: int, size: int, builder: SummaryBuilder, max_line_by
     tail_start = max(position, size - TAIL_BYTES)
     chunk = os.pread(fd, size - tail_start, tail_start)
     first_newline = chunk.find(b"\n")
-    if first_newline == -1:
+    last_newline = chunk.rfind(b"\n")
+    if first_newline == -1 or first_newline == last_newline:
         return head.offset
-    tail = LineAssembler(tail_start + first_newline + 1, max_line_bytes=max_line_bytes)
-    tail_lines = tail.feed(chunk[first_newline + 1 :])
-    if tail_lines:
-        builder.skip_gap()
-    for line in tail_lines:
-        builder.add_item(line.item)
-    return tail.offset
+    builder.skip_gap()
+    fold_block(chunk[first_newline + 1 : last_newline + 1], tail_start + first_newline + 1, builder)
+    return tail_start + last_newline + 1

@@ -10,8 +10,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from ledger_reader import RunStatus, summarize_ledger
-from ledger_reader.summary import HEAD_BYTES, WHOLE_FILE_BYTES
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ledger_reader import LineAssembler, RunStatus, RunSummary, SummaryBuilder, summarize_ledger
+from ledger_reader.summary import HEAD_BYTES, WHOLE_FILE_BYTES, fold_block
 from tests.conftest import RUN_ID, completed, line, started
 
 
@@ -139,3 +142,61 @@ def test_lock_probe_never_holds_the_writer_up(tmp_path: Path) -> None:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # the probe let go
     finally:
         os.close(fd)
+
+
+def _fold_every_line(data: bytes) -> RunSummary:
+    builder = SummaryBuilder(RUN_ID)
+    for found in LineAssembler().feed(data):
+        builder.add_item(found.item)
+    return builder.summary()
+
+
+def _fold_fast(data: bytes) -> RunSummary:
+    builder = SummaryBuilder(RUN_ID)
+    fold_block(data, 0, builder)
+    return builder.summary()
+
+
+_STEPS = st.sampled_from(
+    ["tool", "chunk", "error", "ask", "answer", "cancel", "blank", "damage", "gap", "open"]
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_STEPS, max_size=30), st.sampled_from([None, "ok", "error", "cancelled"]))
+def test_fast_fold_agrees_with_folding_every_line(steps: list[str], ending: str | None) -> None:
+    """The summary path that decodes only what it needs says what decoding everything says."""
+    out = [started()]
+    seq = 1
+    for number, step in enumerate(steps):
+        seq += 1
+        if step == "tool":
+            node = f"tool:t#{number}"
+            out += [line(seq, "node_enter", {"node_id": node}), line(seq + 1, "tool_call", {})]
+            out += [line(seq + 2, "node_exit", {"node_id": node})]
+            seq += 2
+        elif step == "chunk":
+            out.append(line(seq, "llm_chunk", {"delta": "x"}))
+        elif step == "error":
+            out.append(line(seq, "error", {"message": f"failure {number}"}))
+        elif step == "ask":
+            out.append(line(seq, "approval_request", {"approval_id": f"ap_{number}"}))
+        elif step == "answer":
+            out.append(line(seq, "approval_response", {"approval_id": f"ap_{number - 1}"}))
+        elif step == "cancel":
+            out.append(line(seq, "cancel_requested", {"reason": "r"}))
+        elif step == "blank":
+            out.append(b"\n")
+            seq -= 1
+        elif step == "damage":
+            out.append(b"{not json\n")
+            seq -= 1
+        elif step == "gap":
+            seq += 3
+            out.append(line(seq, "llm_chunk", {"delta": "after a gap"}))
+        else:
+            out.append(line(seq, "node_enter", {"node_id": f"llm:m#{number}"}))
+    if ending is not None:
+        out.append(completed(seq + 1, status=ending))
+    data = b"".join(out)
+    assert _fold_fast(data) == _fold_every_line(data)

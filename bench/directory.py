@@ -1,0 +1,79 @@
+"""Summaries of a directory of 10,000 ledgers, each from a cold process.
+
+Every run starts a fresh interpreter that imports ledger_reader, scans the
+tree and summarises every ledger (head and tail, lock probes for unfinished
+runtop runs). The time is measured from before the process is spawned to
+its exit; peak memory is the child's maximum resident set. The page cache is
+warm: the files were just written or read.
+
+    .venv/bin/python bench/directory.py [--runs 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.generate import ledger_directory
+
+CHILD = """
+import json, sys, time
+started = time.perf_counter()
+from ledger_reader import scan_paths
+from pathlib import Path
+result = scan_paths([Path(sys.argv[1])])
+summaries = result.summaries()
+statuses = {}
+for summary in summaries:
+    statuses[summary.status.value] = statuses.get(summary.status.value, 0) + 1
+print(json.dumps({"runs": len(summaries), "errors": len(result.errors), "statuses": statuses,
+                  "inside_s": time.perf_counter() - started}))
+"""
+
+
+def one_run(root: Path) -> tuple[float, float, dict[str, object]]:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, str(root)], capture_output=True, text=True, check=True
+    )
+    elapsed = time.perf_counter() - started
+    peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    report = json.loads(done.stdout)
+    # ru_maxrss of children is the largest of any child so far; each run is alike.
+    return elapsed, max(peak_kib, before) / 1024, report
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    root = ledger_directory()
+    files = sum(1 for _ in root.rglob("*.jsonl"))
+    print(f"directory: {root.name}, {files} ledgers in 100 subdirectories, warm page cache")
+    times: list[float] = []
+    peaks: list[float] = []
+    for _ in range(args.runs):
+        elapsed, peak, report = one_run(root)
+        times.append(elapsed)
+        peaks.append(peak)
+    assert report["runs"] == files, report
+    print(
+        f"summaries of all ledgers, cold process: {statistics.median(times):.3f} s "
+        f"(median of {args.runs}: {', '.join(f'{t:.3f}' for t in times)}; target < 1.5 s)"
+    )
+    print(f"  of which inside the process after start-up: {report['inside_s']:.3f} s (last run)")
+    print(f"peak resident memory: {max(peaks):.0f} MB (target < 150 MB)")
+    print(f"statuses: {report['statuses']}")
+
+
+if __name__ == "__main__":
+    main()
