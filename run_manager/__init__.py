@@ -1,1 +1,85 @@
-"""Give every agent run an id, a handle, a cancel switch and a ledger (issue 3)."""
+"""Give every agent run an id, a handle, a cancel switch and a ledger.
+
+    async with Manager(ledger_dir="~/.runtop/runs") as manager:
+        handle = manager.start(my_agent, "summarise the logs", timeout=60)
+        print(handle.run_id, await handle.result())
+
+This package imports neither textual nor rich.
+"""
+
+from __future__ import annotations
+
+from run_manager.agents import (
+    Agent,
+    AgentError,
+    AgentEvent,
+    Canceled,
+    CancelToken,
+    Complete,
+    Content,
+    FunctionAgent,
+    StreamingAgent,
+    Thinking,
+    ToolCallEvent,
+    ToolResultEvent,
+)
+from run_manager.bindings import (
+    approval,
+    cancel_requested,
+    model_call,
+    tool,
+    tool_call,
+    wait_for_approval,
+)
+from run_manager.hub import Hub, Lagged, Subscription
+from run_manager.ids import current_run_id, new_run_id
+from run_manager.ledger import LedgerBusy, LedgerWriter
+from run_manager.manager import (
+    Handle,
+    Info,
+    Manager,
+    RunCanceled,
+    RunFailed,
+    RunNotFound,
+    RunNotResumable,
+)
+from run_manager.run import Approval, ApprovalNotFound, CancelKind, Status
+
+__all__ = [
+    "Agent",
+    "AgentError",
+    "AgentEvent",
+    "Approval",
+    "ApprovalNotFound",
+    "CancelKind",
+    "CancelToken",
+    "Canceled",
+    "Complete",
+    "Content",
+    "FunctionAgent",
+    "Handle",
+    "Hub",
+    "Info",
+    "Lagged",
+    "LedgerBusy",
+    "LedgerWriter",
+    "Manager",
+    "RunCanceled",
+    "RunFailed",
+    "RunNotFound",
+    "RunNotResumable",
+    "Status",
+    "StreamingAgent",
+    "Subscription",
+    "Thinking",
+    "ToolCallEvent",
+    "ToolResultEvent",
+    "approval",
+    "cancel_requested",
+    "current_run_id",
+    "model_call",
+    "new_run_id",
+    "tool",
+    "tool_call",
+    "wait_for_approval",
+]

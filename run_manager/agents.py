@@ -1,0 +1,172 @@
+"""What the manager runs: agents, streaming agents, and plain functions.
+
+An :class:`Agent` has a ``name`` and ``async run(input) -> str``. A
+:class:`StreamingAgent` also has ``run_stream(input)``, an async iterator
+of :data:`AgentEvent`: text, reasoning, tool calls and results, errors,
+and a closing ``complete`` with usage. A plain synchronous callable is
+accepted too: it runs in a thread of its own and gets a
+:class:`CancelToken` it can check. **A thread cannot be killed**: a
+cancelled synchronous agent stops only when it next checks its token,
+and until then its run shows as cancelling, not canceled.
+"""
+
+from __future__ import annotations
+
+import inspect
+import threading
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """Anything with a name that turns an input into an output, asynchronously."""
+
+    name: str
+
+    async def run(self, input: str) -> str: ...
+
+
+@runtime_checkable
+class StreamingAgent(Agent, Protocol):
+    """An agent that can also report what it does as it does it."""
+
+    def run_stream(self, input: str) -> AsyncIterator[AgentEvent]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Content:
+    """A piece of the answer's text."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Thinking:
+    """A piece of the model's reasoning."""
+
+    text: str
+
+
+ToolStatus = Literal["starting", "executing", "completed", "error"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallEvent:
+    """A tool call changing state; ``result`` is set once it is ``completed`` or ``error``."""
+
+    id: str
+    name: str
+    arguments: Any = None
+    status: ToolStatus = "starting"
+    result: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResultEvent:
+    """A tool call's outcome, reported on its own."""
+
+    id: str
+    name: str = ""
+    result: Any = None
+    status: ToolStatus = "completed"
+
+
+@dataclass(frozen=True, slots=True)
+class AgentError:
+    """The agent failed: the run fails with this message."""
+
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Complete:
+    """The model call finished, with its usage."""
+
+    model: str | None = None
+    provider: str | None = None
+    prompt_tokens: int | None = None
+    output_tokens: int | None = None
+    cost_usd: float | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+AgentEvent = Content | Thinking | ToolCallEvent | ToolResultEvent | AgentError | Complete
+
+
+class Canceled(Exception):
+    """Raised by :meth:`CancelToken.raise_if_cancelled` inside a cancelled synchronous agent."""
+
+
+class CancelToken:
+    """Lets a synchronous agent in a thread notice that its run was cancelled."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self.reason: str | None = None
+
+    @property
+    def cancelled(self) -> bool:
+        return self._event.is_set()
+
+    def cancel(self, reason: str | None = None) -> None:
+        if not self._event.is_set():
+            self.reason = reason
+            self._event.set()
+
+    def raise_if_cancelled(self) -> None:
+        """Stop here if the run was cancelled."""
+        if self._event.is_set():
+            raise Canceled(self.reason or "canceled")
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Sleep up to ``timeout`` seconds, waking early on cancel; return whether cancelled."""
+        return self._event.wait(timeout)
+
+
+SyncAgentFunction = Callable[..., str]
+"""``fn(input)`` or ``fn(input, token)``: a blocking agent."""
+
+
+class FunctionAgent:
+    """A synchronous callable, run in its own thread, with a cancel token."""
+
+    def __init__(self, function: SyncAgentFunction, name: str | None = None) -> None:
+        self.function = function
+        self.name = name or getattr(function, "__name__", "function")
+        try:
+            parameters = inspect.signature(function).parameters
+        except (TypeError, ValueError):
+            parameters = {}  # type: ignore[assignment]
+        self.takes_token = len(parameters) >= 2
+
+    def call(self, input: str, token: CancelToken) -> str:
+        """Run the function in the calling thread."""
+        if self.takes_token:
+            return str(self.function(input, token))
+        return str(self.function(input))
+
+    async def run(self, input: str) -> str:  # pragma: no cover - the manager calls `call`
+        raise TypeError("FunctionAgent runs in a thread; start it through a Manager")
+
+
+def agent_name(agent: object) -> str:
+    """The name an agent goes by in ledgers and listings."""
+    name = getattr(agent, "name", None)
+    return name if isinstance(name, str) and name else type(agent).__name__
+
+
+def as_runnable(agent: object) -> Agent | FunctionAgent:
+    """Accept an agent or a plain callable; refuse anything else with a clear error."""
+    if isinstance(agent, FunctionAgent):
+        return agent
+    run = getattr(agent, "run", None)
+    if run is not None and inspect.iscoroutinefunction(run):
+        return agent  # type: ignore[return-value]
+    if callable(agent) and not inspect.iscoroutinefunction(agent):
+        return FunctionAgent(agent)
+    raise TypeError(
+        f"{agent!r} is not an agent: give an object with `name` and `async run(input)`, "
+        "or a plain function fn(input) -> str"
+    )

@@ -1,0 +1,253 @@
+"""Recording what a non-streaming agent does: tool calls, model calls, approval gates.
+
+Agent code wraps its calls in these, and the run it is part of records the
+same ledger events a streamed run would. Outside a run they do nothing,
+so the same agent code runs with or without a manager::
+
+    async def run(self, input: str) -> str:
+        async with tool_call("search", {"q": input}) as call:
+            call.output = await search(input)
+        async with model_call("claude-sonnet", provider="anthropic") as model:
+            text = await ask(call.output)
+            model.usage(prompt_tokens=812, output_tokens=41, cost_usd=0.003)
+        if not (await approval("Send the answer?", timeout_seconds=600)).approved:
+            return "not sent"
+        return text
+
+Both ``with`` and ``async with`` work, so a synchronous agent in its thread
+records the same way; :func:`wait_for_approval` is the blocking gate.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
+
+from ledger_reader.events import LlmCallPayload
+
+if TYPE_CHECKING:
+    from run_manager.run import Approval, Run
+
+_current_run: ContextVar[Run | None] = ContextVar("runtop_run", default=None)
+"""The run on this context. Private: code inside a run gets only its id (current_run_id)."""
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+class ToolCallRecord:
+    """A tool call in progress: set ``output`` (or ``error``) before the block ends.
+
+    An exception escaping the block is recorded as the call's error and raised on.
+    """
+
+    def __init__(self, name: str, arguments: Any) -> None:
+        self.name = name
+        self.arguments = arguments
+        self.output: Any = None
+        self.error: str | None = None
+        self.call_id: str | None = None
+        self._run = _current_run.get()
+
+    def _begin(self) -> ToolCallRecord:
+        if self._run is not None:
+            self.call_id = self._run.tool_started(self.name, self.arguments)
+        return self
+
+    def _end(self, error: BaseException | None) -> None:
+        if self._run is None or self.call_id is None:
+            return
+        if error is not None:
+            message = str(error) or type(error).__name__
+            self._run.tool_finished(self.call_id, message, is_error=True)
+        elif self.error is not None:
+            self._run.tool_finished(self.call_id, self.error, is_error=True)
+        else:
+            self._run.tool_finished(self.call_id, self.output, is_error=False)
+
+    def __enter__(self) -> ToolCallRecord:
+        return self._begin()
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._end(error)
+
+    async def __aenter__(self) -> ToolCallRecord:
+        return self._begin()
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._end(error)
+
+
+def tool_call(name: str, arguments: Any = None) -> ToolCallRecord:
+    """Record a tool call around a block (``with`` or ``async with``)."""
+    return ToolCallRecord(name, arguments)
+
+
+class ModelCallRecord:
+    """A model call in progress: stream text with :meth:`chunk`, report :meth:`usage`."""
+
+    def __init__(self, model: str | None, provider: str | None) -> None:
+        self.model = model
+        self.provider = provider
+        self._usage = LlmCallPayload(model=model, provider=provider)
+        self._run = _current_run.get()
+
+    def chunk(self, text: str, *, reasoning: bool = False) -> None:
+        """Record a piece of streamed text (or reasoning)."""
+        if self._run is not None:
+            self._run.llm_chunk(text, reasoning=reasoning, name=self.model or "default")
+
+    def usage(
+        self,
+        *,
+        prompt_tokens: int | None = None,
+        output_tokens: int | None = None,
+        cache_read_tokens: int | None = None,
+        cache_write_tokens: int | None = None,
+        cost_usd: float | None = None,
+    ) -> None:
+        """Record the call's token counts and cost."""
+        usage = self._usage
+        usage.prompt_tokens = prompt_tokens
+        usage.output_tokens = output_tokens
+        usage.cache_read_tokens = cache_read_tokens
+        usage.cache_write_tokens = cache_write_tokens
+        usage.cost_usd = cost_usd
+
+    def _begin(self) -> ModelCallRecord:
+        if self._run is not None:
+            self._run.llm_node(self.model or "default")
+        return self
+
+    def _end(self, error: BaseException | None) -> None:
+        if self._run is None:
+            return
+        if error is not None and not isinstance(error, asyncio.CancelledError):
+            self._run.record_error(str(error) or type(error).__name__, self._run.llm_node())
+        self._run.llm_finished(self._usage, success=error is None)
+
+    def __enter__(self) -> ModelCallRecord:
+        return self._begin()
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._end(error)
+
+    async def __aenter__(self) -> ModelCallRecord:
+        return self._begin()
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._end(error)
+
+
+def model_call(model: str | None = None, *, provider: str | None = None) -> ModelCallRecord:
+    """Record a model call around a block (``with`` or ``async with``)."""
+    return ModelCallRecord(model, provider)
+
+
+async def approval(
+    prompt: str, *, name: str = "approval", timeout_seconds: float | None = None
+) -> Approval:
+    """Wait until someone approves or denies (``Manager.approve``), or the timeout passes.
+
+    Outside a run there is nobody to ask: it approves at once.
+    """
+    from run_manager.run import Approval
+
+    run = _current_run.get()
+    if run is None:
+        return Approval(approved=True, reason="no run to ask", source="auto")
+    future = run.request_approval(prompt, name=name, timeout=timeout_seconds)
+    return await asyncio.wrap_future(future)
+
+
+def wait_for_approval(
+    prompt: str, *, name: str = "approval", timeout_seconds: float | None = None
+) -> Approval:
+    """:func:`approval` for a synchronous agent in its thread (blocks it)."""
+    from run_manager.agents import Canceled
+    from run_manager.run import Approval
+
+    run = _current_run.get()
+    if run is None:
+        return Approval(approved=True, reason="no run to ask", source="auto")
+    future = run.request_approval(prompt, name=name, timeout=timeout_seconds)
+    try:
+        return future.result()
+    except Exception as error:  # cancelled with the run
+        raise Canceled(run.token.reason or "canceled") from error
+
+
+def tool(function: Callable[P, R] | None = None, *, name: str | None = None) -> Any:
+    """Decorate a tool function (sync or async) so that every call is recorded."""
+
+    def decorate(inner: Callable[P, Any]) -> Callable[P, Any]:
+        label = str(name or getattr(inner, "__name__", "tool"))
+        if inspect.iscoroutinefunction(inner):
+
+            @functools.wraps(inner)
+            async def recorded_async(*args: P.args, **kwargs: P.kwargs) -> Any:
+                async with tool_call(label, _arguments(args, kwargs)) as call:
+                    call.output = await inner(*args, **kwargs)
+                    return call.output
+
+            return recorded_async
+
+        @functools.wraps(inner)
+        def recorded(*args: P.args, **kwargs: P.kwargs) -> Any:
+            with tool_call(label, _arguments(args, kwargs)) as call:
+                call.output = inner(*args, **kwargs)
+                return call.output
+
+        return recorded
+
+    return decorate(function) if function is not None else decorate
+
+
+def _arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    if args and kwargs:
+        return {"args": list(args), **kwargs}
+    return dict(kwargs) if kwargs else list(args)
+
+
+def cancel_requested() -> bool:
+    """Whether the run this code is part of was asked to stop (for polling loops)."""
+    run = _current_run.get()
+    return run is not None and run.token.cancelled
+
+
+__all__ = [
+    "Awaitable",
+    "ModelCallRecord",
+    "ToolCallRecord",
+    "approval",
+    "cancel_requested",
+    "model_call",
+    "tool",
+    "tool_call",
+    "wait_for_approval",
+]

@@ -1,0 +1,209 @@
+"""The live fan-out of run events to any number of subscribers.
+
+Publishing never blocks a run: each subscriber has a bounded queue, and
+one that falls behind loses events and is told so with a :class:`Lagged`
+marker at the place of the gap (it can re-read the ledger). A subscriber
+that joins mid-run first receives a replay of what it missed, bounded in
+count and in bytes, and a :class:`Lagged` marker first if the replay could
+not reach back to the run's start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Final
+
+from ledger_reader import RunEvent
+
+DEFAULT_QUEUE: Final = 10_000
+"""Events a subscriber may have pending before it starts losing them."""
+REPLAY_EVENTS: Final = 1_000
+REPLAY_BYTES: Final = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Lagged:
+    """``missed`` events of ``run_id`` (or of any run, for ``None``) were not delivered here."""
+
+    run_id: str | None
+    missed: int
+
+
+HubItem = RunEvent | Lagged
+
+
+class Subscription:
+    """One subscriber's view: an async iterator of events and lag markers.
+
+    Iteration ends after :meth:`close`, or once a per-run subscription has
+    delivered its run's terminal event.
+    """
+
+    def __init__(self, hub: Hub, run_id: str | None, max_pending: int) -> None:
+        self.run_id = run_id
+        self._hub = hub
+        self._max_pending = max_pending
+        self._items: deque[HubItem] = deque()
+        self._pending = 0
+        self._waiter: asyncio.Future[None] | None = None
+        self._closed = False
+        self.missed = 0
+        """Events this subscriber has lost in all."""
+
+    def _offer(self, item: HubItem) -> None:
+        """Called by the hub: queue ``item`` or count it lost; never blocks."""
+        if self._closed:
+            return
+        if (
+            self._pending >= self._max_pending
+            and not isinstance(item, Lagged)
+            and item.type != "run_completed"  # always delivered: it ends the run's stream
+        ):
+            self.missed += 1
+            last = self._items[-1] if self._items else None
+            run_id = self.run_id
+            if isinstance(last, Lagged) and last.run_id == run_id:
+                self._items[-1] = Lagged(run_id, last.missed + 1)
+            else:
+                self._items.append(Lagged(run_id, 1))
+        else:
+            self._items.append(item)
+            if not isinstance(item, Lagged):
+                self._pending += 1
+        self._wake()
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def close(self) -> None:
+        """Stop receiving; a pending ``__anext__`` ends the iteration."""
+        if not self._closed:
+            self._closed = True
+            self._hub._remove(self)
+            self._wake()
+
+    def __aiter__(self) -> AsyncIterator[HubItem]:
+        return self
+
+    async def __anext__(self) -> HubItem:
+        while not self._items:
+            if self._closed:
+                raise StopAsyncIteration
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+        item = self._items.popleft()
+        if not isinstance(item, Lagged):
+            self._pending -= 1
+            if self.run_id is not None and item.type == "run_completed":
+                self.close()
+        return item
+
+    def drain(self) -> list[HubItem]:
+        """Everything queued now, without waiting."""
+        items = list(self._items)
+        self._items.clear()
+        self._pending = 0
+        return items
+
+
+class _Replay:
+    """A run's recent events, bounded in count and bytes."""
+
+    __slots__ = ("bytes", "dropped", "events")
+
+    def __init__(self) -> None:
+        self.events: deque[tuple[RunEvent, int]] = deque()
+        self.bytes = 0
+        self.dropped = 0
+
+    def add(self, event: RunEvent, size: int, max_events: int, max_bytes: int) -> None:
+        self.events.append((event, size))
+        self.bytes += size
+        while self.events and (len(self.events) > max_events or self.bytes > max_bytes):
+            _, old = self.events.popleft()
+            self.bytes -= old
+            self.dropped += 1
+
+
+class Hub:
+    """Fans each run's events out to subscribers of that run and of all runs.
+
+    Args:
+        replay_events, replay_bytes: how much of each run a late subscriber
+            is replayed.
+    """
+
+    def __init__(
+        self, *, replay_events: int = REPLAY_EVENTS, replay_bytes: int = REPLAY_BYTES
+    ) -> None:
+        self.replay_events = replay_events
+        self.replay_bytes = replay_bytes
+        self._by_run: dict[str, set[Subscription]] = {}
+        self._everyone: set[Subscription] = set()
+        self._replays: dict[str, _Replay] = {}
+
+    def subscribe(
+        self, run_id: str | None = None, *, replay: bool = True, max_pending: int = DEFAULT_QUEUE
+    ) -> Subscription:
+        """Follow one run (``run_id``) or every run (``None``).
+
+        With ``replay``, the run's recent events (every retained run's, for
+        ``None``) are queued first.
+        """
+        subscription = Subscription(self, run_id, max_pending)
+        if replay:
+            for replayed_id, events in self._replays.items():
+                if run_id is not None and replayed_id != run_id:
+                    continue
+                if events.dropped:
+                    subscription._offer(Lagged(replayed_id, events.dropped))
+                for event, _ in events.events:
+                    subscription._offer(event)
+        if run_id is None:
+            self._everyone.add(subscription)
+        else:
+            self._by_run.setdefault(run_id, set()).add(subscription)
+        return subscription
+
+    def publish(self, event: RunEvent, size: int) -> None:
+        """Hand ``event`` (its ledger line is ``size`` bytes) to every subscriber; never blocks."""
+        run_id = event.run_id
+        replay = self._replays.get(run_id)
+        if replay is None:
+            replay = self._replays[run_id] = _Replay()
+        replay.add(event, size, self.replay_events, self.replay_bytes)
+        for subscription in self._by_run.get(run_id, ()):
+            subscription._offer(event)
+        for subscription in self._everyone:
+            subscription._offer(event)
+
+    def replay(self, run_id: str) -> list[RunEvent]:
+        """The recent events of ``run_id`` kept for late subscribers."""
+        events = self._replays.get(run_id)
+        return [event for event, _ in events.events] if events is not None else []
+
+    def forget(self, run_id: str) -> None:
+        """Drop a run's replay (it was evicted from the manager)."""
+        self._replays.pop(run_id, None)
+
+    def _remove(self, subscription: Subscription) -> None:
+        if subscription.run_id is None:
+            self._everyone.discard(subscription)
+            return
+        subscribers = self._by_run.get(subscription.run_id)
+        if subscribers is not None:
+            subscribers.discard(subscription)
+            if not subscribers:
+                del self._by_run[subscription.run_id]
+
+    @property
+    def subscriber_count(self) -> int:
+        return len(self._everyone) + sum(len(s) for s in self._by_run.values())

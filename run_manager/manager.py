@@ -1,0 +1,572 @@
+"""The run manager: start runs, find them, watch them, stop them, re-issue them.
+
+Every run gets an id and a :class:`Handle`. The :class:`Manager` lists the
+runs it retains (the live ones and a bounded number of finished ones,
+oldest evicted first, so a service that stays up for months does not
+grow), cancels one by id or all of them, resolves approval gates, and
+resumes a finished run from its recorded input. With a ledger directory
+every run writes its ledger (LEDGER.md) and the directory's ``.control``
+files can cancel or resume runs from outside the process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import contextlib
+import contextvars
+import functools
+import threading
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Final
+
+import msgspec
+
+from ledger_reader import LedgerError, LedgerFile, RunStarted, is_valid_run_id
+from run_manager.agents import (
+    AgentError,
+    AgentEvent,
+    Canceled,
+    FunctionAgent,
+    agent_name,
+    as_runnable,
+)
+from run_manager.bindings import _current_run
+from run_manager.hub import Hub
+from run_manager.ids import _current_run_id, new_run_id
+from run_manager.ledger import LedgerWriter
+from run_manager.run import Approval, ApprovalNotFound, CancelKind, Run, Status
+
+DEFAULT_RETAINED: Final = 100
+
+
+class RunNotFound(LookupError):
+    """No run with that id is live or retained."""
+
+    def __init__(self, run_id: str) -> None:
+        self.run_id = run_id
+        super().__init__(f"no run {run_id!r}")
+
+
+class RunFailed(Exception):
+    """:meth:`Handle.result` of a run that failed."""
+
+
+class RunCanceled(Exception):
+    """:meth:`Handle.result` of a run that was cancelled."""
+
+
+class RunNotResumable(Exception):
+    """A run cannot be re-issued: still live, agent unknown, or input not recorded whole."""
+
+
+@dataclass(frozen=True, slots=True)
+class Info:
+    """A snapshot of one run."""
+
+    run_id: str
+    agent: str
+    input: Any
+    status: Status
+    started_at: datetime
+    ended_at: datetime | None
+    error: str | None
+    cancel_requested: bool
+    """A cancel was asked for; the run may still be stopping."""
+    cancel_reason: str | None
+    streamed: bool
+    parent_run_id: str | None
+    resumed_from: str | None
+    ledger_path: Path | None
+    pending_approvals: tuple[str, ...] = ()
+
+
+def _info(run: Run) -> Info:
+    return Info(
+        run_id=run.id,
+        agent=run.agent_name,
+        input=run.input,
+        status=run.status,
+        started_at=datetime.fromtimestamp(run.started_at, UTC),
+        ended_at=datetime.fromtimestamp(run.ended_at, UTC) if run.ended_at else None,
+        error=run.error,
+        cancel_requested=run.cancel_kind is not None,
+        cancel_reason=run.cancel_reason,
+        streamed=run.stream is not None,
+        parent_run_id=run.parent_run_id,
+        resumed_from=run.resumed_from,
+        ledger_path=run.writer.path if run.writer is not None else None,
+        pending_approvals=tuple(run.pending_approvals),
+    )
+
+
+class Handle:
+    """What a caller holds for one run: await it, watch it, cancel it."""
+
+    __slots__ = ("_run",)
+
+    def __init__(self, run: Run) -> None:
+        self._run = run
+
+    @property
+    def run_id(self) -> str:
+        return self._run.id
+
+    @property
+    def status(self) -> Status:
+        return self._run.status
+
+    def info(self) -> Info:
+        return _info(self._run)
+
+    def cancel(self, reason: str | None = None, *, source: str = "api") -> bool:
+        """Ask the run to stop; safe twice and after the end (then ``False``)."""
+        return self._run.request_cancel(reason, source=source)
+
+    async def wait(self) -> Info:
+        """Wait for the run to end, however it ends; its final snapshot."""
+        await asyncio.shield(self._run.done)
+        return self.info()
+
+    async def result(self) -> str:
+        """Wait for the run's output.
+
+        Raises:
+            RunFailed: the run failed (the message says why).
+            RunCanceled: the run was cancelled (by a user, a timeout, shutdown).
+        """
+        await asyncio.shield(self._run.done)
+        run = self._run
+        if run.status is Status.SUCCEEDED:
+            return run.output or ""
+        if run.status is Status.CANCELED:
+            raise RunCanceled(run.error or "canceled")
+        raise RunFailed(run.error or "failed")
+
+    def events(self) -> AsyncIterator[AgentEvent] | None:
+        """The streamed agent events from the start (``None`` for a run not streamed)."""
+        stream = self._run.stream
+        return stream.read() if stream is not None else None
+
+    def __await__(self) -> Any:
+        return self.result().__await__()
+
+    def __repr__(self) -> str:
+        return f"<Handle {self.run_id} {self.status.value}>"
+
+
+class Manager:
+    """Starts agent runs and keeps track of them.
+
+    Args:
+        retained_runs: finished runs kept listable (0 forgets them at once).
+        ledger_dir: where runs write their ledgers; ``None`` writes none.
+        agents: agents registered by name, for :meth:`resume` from a ledger
+            and for control-file resumes.
+        hub: the live fan-out (one is made if not given).
+        watch_control: follow ``<ledger_dir>/.control`` for cancel and resume
+            requests.
+    """
+
+    def __init__(
+        self,
+        *,
+        retained_runs: int = DEFAULT_RETAINED,
+        ledger_dir: str | Path | None = None,
+        agents: Iterable[object] = (),
+        hub: Hub | None = None,
+        watch_control: bool = True,
+        writer_name: str = "runtop",
+    ) -> None:
+        if retained_runs < 0:
+            raise ValueError("retained_runs must be 0 or more")
+        self.retained_runs = retained_runs
+        self.ledger_dir = Path(ledger_dir) if ledger_dir is not None else None
+        self.hub = hub or Hub()
+        self.writer_name = writer_name
+        self.watch_control = watch_control and self.ledger_dir is not None
+        self._live: dict[str, Run] = {}
+        self._finished: OrderedDict[str, Run] = OrderedDict()
+        self._agents: dict[str, object] = {}
+        for agent in agents:
+            self.register(agent)
+        self._control: asyncio.Task[None] | None = None
+        self._control_stop: asyncio.Event | None = None
+        self._closed = False
+
+    # -- agents ----------------------------------------------------------------
+
+    def register(self, agent: object, name: str | None = None) -> None:
+        """Make ``agent`` known by name, so runs of it can be resumed from their ledgers."""
+        runnable = as_runnable(agent)
+        self._agents[name or agent_name(runnable)] = agent
+
+    @property
+    def agents(self) -> dict[str, object]:
+        """The registered agents by name."""
+        return dict(self._agents)
+
+    # -- starting --------------------------------------------------------------
+
+    def start(
+        self,
+        agent: object,
+        input: Any,
+        *,
+        timeout: float | None = None,
+        detached: bool = False,
+        parent_run_id: str | None = None,
+        resumed_from: str | None = None,
+    ) -> Handle:
+        """Start a run of ``agent`` on ``input``; ``run_started`` is written before it returns."""
+        return self._start(agent, input, False, timeout, detached, parent_run_id, resumed_from)
+
+    def stream(
+        self,
+        agent: object,
+        input: Any,
+        *,
+        timeout: float | None = None,
+        detached: bool = False,
+        parent_run_id: str | None = None,
+        resumed_from: str | None = None,
+    ) -> Handle:
+        """Start a streamed run: ``handle.events()`` yields what the agent reports as it goes.
+
+        An agent without ``run_stream`` fails the run at once with a clear error.
+        """
+        return self._start(agent, input, True, timeout, detached, parent_run_id, resumed_from)
+
+    def _start(
+        self,
+        agent: object,
+        input: Any,
+        streamed: bool,
+        timeout: float | None,
+        detached: bool,
+        parent_run_id: str | None,
+        resumed_from: str | None,
+    ) -> Handle:
+        if self._closed:
+            raise RuntimeError("the manager is closed")
+        loop = asyncio.get_running_loop()
+        runnable = as_runnable(agent)
+        run_id = new_run_id()
+        writer = LedgerWriter(self.ledger_dir, run_id) if self.ledger_dir is not None else None
+        parent = parent_run_id or _current_run_id.get()
+        run = Run(
+            run_id=run_id,
+            agent_name=agent_name(runnable),
+            agent=agent,
+            input=input,
+            loop=loop,
+            hub=self.hub,
+            writer=writer,
+            streamed=streamed,
+            writer_name=self.writer_name,
+            parent_run_id=parent,
+            resumed_from=resumed_from,
+        )
+        run.in_thread = isinstance(runnable, FunctionAgent)
+        self._live[run_id] = run
+        run.record_started()
+        context = contextvars.copy_context()
+        context.run(_current_run_id.set, run_id)
+        context.run(_current_run.set, run)
+        run.task = loop.create_task(self._drive(run, runnable, streamed), context=context)
+        run.task.add_done_callback(functools.partial(self._retire, run))
+        if timeout is not None:
+            run.timeout_handle = loop.call_later(
+                timeout,
+                functools.partial(
+                    run.request_cancel, "timeout", source="timeout", kind=CancelKind.TIMEOUT
+                ),
+            )
+        if not detached:
+            caller = asyncio.current_task()
+            if caller is not None:
+                run.caller = caller
+                run.caller_callback = functools.partial(_caller_done, run=run)
+                caller.add_done_callback(run.caller_callback)
+        if self.watch_control and self._control is None:
+            self._start_control_watch()
+        return Handle(run)
+
+    async def _drive(self, run: Run, runnable: Any, streamed: bool) -> None:
+        """The run's task: call the agent, record how it ended."""
+        try:
+            if isinstance(runnable, FunctionAgent):
+                output = await self._in_thread(run, runnable)
+            elif streamed:
+                output = await self._stream(run, runnable)
+            else:
+                output = str(await runnable.run(_as_agent_input(run.input)))
+        except asyncio.CancelledError:
+            if run.cancel_kind is None:  # cancelled from outside: the loop is going away
+                run.cancel_kind = CancelKind.SHUTDOWN
+            run.finish(Status.CANCELED)
+        except Canceled:
+            run.finish(Status.CANCELED)
+        except _StreamFailed as failure:
+            run.finish(Status.FAILED, error=str(failure))
+        except Exception as error:
+            message = str(error) or type(error).__name__
+            run.record_error(message)
+            run.finish(Status.FAILED, error=message)
+        else:
+            if run.cancel_kind is not None:
+                run.finish(Status.CANCELED)  # asked to stop; it ended without noticing
+            else:
+                run.finish(Status.SUCCEEDED, output=output)
+
+    async def _stream(self, run: Run, runnable: Any) -> str:
+        run_stream = getattr(runnable, "run_stream", None)
+        if run_stream is None:
+            message = f"agent {run.agent_name!r} cannot stream (it has no run_stream method)"
+            run.record_error(message)
+            raise _StreamFailed(message)
+        async for event in run_stream(_as_agent_input(run.input)):
+            run.on_agent_event(event)
+            if isinstance(event, AgentError):
+                raise _StreamFailed(event.message)
+        return run.streamed_output
+
+    async def _in_thread(self, run: Run, runnable: FunctionAgent) -> str:
+        """Run a synchronous agent in a thread of its own; only its token can stop it."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[str] = loop.create_future()
+        context = contextvars.copy_context()
+
+        def work() -> None:
+            try:
+                output = context.run(runnable.call, _as_agent_input(run.input), run.token)
+            except BaseException as error:
+                failure = error
+                loop.call_soon_threadsafe(_settle, future, None, failure)
+            else:
+                loop.call_soon_threadsafe(_settle, future, output, None)
+
+        threading.Thread(target=work, name=f"run {run.id}", daemon=True).start()
+        # Cancelling this task must not abandon the thread: wait for it to stop.
+        while True:
+            try:
+                return await asyncio.shield(future)
+            except asyncio.CancelledError:
+                if future.done():
+                    raise
+                task = asyncio.current_task()
+                if task is not None:
+                    task.uncancel()
+                run.request_cancel("canceled", kind=CancelKind.PARENT)
+
+    def _retire(self, run: Run, task: asyncio.Task[None]) -> None:
+        """A run's task ended: move it to the retained runs, evicting the oldest."""
+        if run.status is Status.RUNNING:
+            if task.cancelled():  # cancelled before its first step: the agent never ran
+                run.finish(Status.CANCELED)
+            else:
+                run.finish(Status.FAILED, error="the run's task ended unexpectedly")
+        self._live.pop(run.id, None)
+        if run.caller is not None and run.caller_callback is not None:
+            run.caller.remove_done_callback(run.caller_callback)
+        run.caller = None
+        run.caller_callback = None
+        run.task = None
+        if self.retained_runs == 0:
+            self.hub.forget(run.id)
+            return
+        self._finished[run.id] = run
+        while len(self._finished) > self.retained_runs:
+            old_id, _ = self._finished.popitem(last=False)
+            self.hub.forget(old_id)
+
+    # -- finding ----------------------------------------------------------------
+
+    def get(self, run_id: str) -> Handle:
+        """The handle of a live or retained run.
+
+        Raises:
+            RunNotFound: no such run.
+        """
+        run = self._live.get(run_id) or self._finished.get(run_id)
+        if run is None:
+            raise RunNotFound(run_id)
+        return Handle(run)
+
+    def list(self) -> list[Info]:
+        """Every live and retained run, newest first."""
+        runs = [*self._live.values(), *self._finished.values()]
+        runs.sort(key=lambda run: (run.started_at, run.id), reverse=True)
+        return [_info(run) for run in runs]
+
+    def active(self) -> builtins.list[Info]:
+        """The live runs, newest first."""
+        runs = sorted(self._live.values(), key=lambda run: (run.started_at, run.id), reverse=True)
+        return [_info(run) for run in runs]
+
+    # -- acting -------------------------------------------------------------------
+
+    def cancel(self, run_id: str, reason: str | None = None, *, source: str = "api") -> bool:
+        """Ask a run to stop; ``False`` if it already ended or was already asked.
+
+        Raises:
+            RunNotFound: no such run.
+        """
+        run = self._live.get(run_id)
+        if run is None:
+            if run_id in self._finished:
+                return False
+            raise RunNotFound(run_id)
+        return run.request_cancel(reason, source=source)
+
+    def cancel_all(self, reason: str | None = None, *, source: str = "api") -> int:
+        """Ask every live run to stop; how many were signalled."""
+        return sum(run.request_cancel(reason, source=source) for run in list(self._live.values()))
+
+    def approve(
+        self,
+        run_id: str,
+        approval_id: str | None,
+        approved: bool,
+        reason: str | None = None,
+        source: str = "api",
+    ) -> Approval:
+        """Decide a pending approval gate of a live run.
+
+        Raises:
+            RunNotFound: no such live run.
+            ApprovalNotFound: no such pending approval.
+        """
+        run = self._live.get(run_id)
+        if run is None:
+            raise RunNotFound(run_id)
+        return run.resolve_approval(approval_id, approved, reason, source)
+
+    def resume(self, run_id: str, *, detached: bool = True) -> Handle:
+        """Re-issue a finished run: a new run of the same agent with the recorded input.
+
+        Works for a retained run and, with a ledger directory, for any run
+        whose ledger is there and whose agent is registered by name.
+
+        Raises:
+            RunNotFound: neither retained nor in the ledger directory.
+            RunNotResumable: still live, agent unknown, or input cut by the cap.
+        """
+        if run_id in self._live:
+            raise RunNotResumable(f"run {run_id} is still running")
+        retained = self._finished.get(run_id)
+        if retained is not None:
+            return self.start(
+                retained.agent, retained.input, detached=detached, resumed_from=run_id
+            )
+        started = self._recorded_start(run_id)
+        payload = started.payload
+        name = payload.agent or payload.skill
+        agent = self._agents.get(name or "")
+        if agent is None:
+            raise RunNotResumable(
+                f"run {run_id} was made by agent {name!r}, which is not registered here"
+            )
+        if payload.truncated:
+            raise RunNotResumable(
+                f"run {run_id}'s input was cut at 64 KiB in its ledger; it cannot be re-issued"
+            )
+        return self.start(agent, payload.input, detached=detached, resumed_from=run_id)
+
+    def _recorded_start(self, run_id: str) -> RunStarted:
+        if self.ledger_dir is None or not is_valid_run_id(run_id):
+            raise RunNotFound(run_id)
+        path = self.ledger_dir / f"{run_id}.jsonl"
+        try:
+            with LedgerFile(path) as ledger:
+                first = ledger.first_event()
+        except LedgerError as error:
+            raise RunNotFound(run_id) from error
+        if not isinstance(first, RunStarted):
+            raise RunNotResumable(f"run {run_id}'s ledger does not start with run_started")
+        return first
+
+    # -- control files ------------------------------------------------------------
+
+    def _start_control_watch(self) -> None:
+        from run_manager.control import watch_control_dir
+
+        assert self.ledger_dir is not None
+        self._control_stop = asyncio.Event()
+        self._control = asyncio.get_running_loop().create_task(
+            watch_control_dir(self, self.ledger_dir, self._control_stop),
+            context=contextvars.Context(),
+        )
+
+    # -- closing ------------------------------------------------------------------
+
+    async def close(self, *, cancel_running: bool = True, grace: float = 10.0) -> None:
+        """Stop taking runs; cancel the live ones (or let them finish) and wait for them."""
+        self._closed = True
+        if cancel_running:
+            for run in list(self._live.values()):
+                run.request_cancel("the manager is shutting down", kind=CancelKind.SHUTDOWN)
+        waiting = [run.done for run in self._live.values()]
+        if waiting:
+            await asyncio.wait(waiting, timeout=grace)
+        if self._control is not None and self._control_stop is not None:
+            self._control_stop.set()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await asyncio.wait_for(self._control, 5)
+            self._control = None
+
+    async def __aenter__(self) -> Manager:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+
+class _StreamFailed(Exception):
+    """A streamed run reported an error (already recorded)."""
+
+
+def _settle(future: asyncio.Future[str], output: str | None, error: BaseException | None) -> None:
+    if future.done():
+        return
+    if error is not None:
+        future.set_exception(error)
+    else:
+        future.set_result(output or "")
+
+
+def _caller_done(task: asyncio.Task[Any], run: Run) -> None:
+    """The task that started a run ended: if it was cancelled, so is the run."""
+    if task.cancelled():
+        run.request_cancel("the caller was cancelled", kind=CancelKind.PARENT)
+
+
+def _as_agent_input(value: Any) -> str:
+    """Agents take a string; an input recorded as a JSON object is passed as its JSON text."""
+    if isinstance(value, str):
+        return value
+    return msgspec.json.encode(value).decode()
+
+
+__all__ = [
+    "Approval",
+    "ApprovalNotFound",
+    "Handle",
+    "Info",
+    "Manager",
+    "RunCanceled",
+    "RunFailed",
+    "RunNotFound",
+    "RunNotResumable",
+    "Status",
+]

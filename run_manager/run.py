@@ -1,0 +1,527 @@
+"""One run's life: its events, its ledger, its cancel switch and its approvals.
+
+:class:`Run` is internal to the manager. Everything a run records goes
+through :meth:`Run.emit`, which numbers the event, writes its line and
+publishes it, from the event loop or from a synchronous agent's thread.
+The mapping from what an agent does to ledger events lives here too: a
+streamed :data:`~run_manager.agents.AgentEvent`, or a call made through the
+bindings (:mod:`run_manager.bindings`), becomes the same ``node_enter``,
+``tool_call``, ``tool_result``, ``node_exit`` sequence.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import hashlib
+import os
+import secrets
+import socket
+import threading
+import time
+from collections import deque
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, Final
+
+import msgspec
+
+from ledger_reader import RunEvent, encode_event
+from ledger_reader.events import (
+    ApprovalRequest,
+    ApprovalRequestPayload,
+    ApprovalResponse,
+    ApprovalResponsePayload,
+    CancelRequested,
+    CancelRequestedPayload,
+    ChunkPayload,
+    ErrorEvent,
+    ErrorPayload,
+    LlmCall,
+    LlmCallPayload,
+    LlmChunk,
+    NodeEnter,
+    NodeEnterPayload,
+    NodeExit,
+    NodeExitPayload,
+    ReasoningChunk,
+    RunCompleted,
+    RunCompletedPayload,
+    RunStarted,
+    RunStartedPayload,
+    ToolCall,
+    ToolCallPayload,
+    ToolResult,
+    ToolResultPayload,
+)
+from run_manager.agents import (
+    AgentError,
+    AgentEvent,
+    CancelToken,
+    Complete,
+    Content,
+    Thinking,
+    ToolCallEvent,
+    ToolResultEvent,
+)
+from run_manager.ids import utc_now
+from run_manager.ledger import LedgerWriter, cap_payload_value
+
+if TYPE_CHECKING:
+    from run_manager.hub import Hub
+
+STREAM_BUFFER: Final = 10_000
+"""Agent events a streamed run keeps for :meth:`Handle.events` readers."""
+
+_encoder = msgspec.json.Encoder()
+
+
+class Status(StrEnum):
+    """Where a run stands."""
+
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CANCELED = "canceled"
+
+
+class CancelKind(StrEnum):
+    """Why a run was cancelled, as ``run_completed.reason`` records it."""
+
+    USER = "user"
+    TIMEOUT = "timeout"
+    SHUTDOWN = "shutdown"
+    PARENT = "parent"
+
+
+@dataclass(frozen=True, slots=True)
+class Approval:
+    """A decision on an approval gate."""
+
+    approved: bool
+    reason: str | None = None
+    source: str | None = None
+
+
+class ApprovalNotFound(LookupError):
+    """No such approval is pending on the run."""
+
+
+class _Stream:
+    """A streamed run's agent events, for any number of :meth:`Handle.events` readers."""
+
+    def __init__(self, limit: int = STREAM_BUFFER) -> None:
+        self.events: deque[AgentEvent] = deque(maxlen=limit)
+        self.first = 0
+        """The number of the oldest event still kept (earlier ones were dropped)."""
+        self.total = 0
+        self.closed = False
+        self._changed = asyncio.Event()
+
+    def add(self, event: AgentEvent) -> None:
+        if len(self.events) == self.events.maxlen:
+            self.first += 1
+        self.events.append(event)
+        self.total += 1
+        self._changed.set()
+
+    def close(self) -> None:
+        self.closed = True
+        self._changed.set()
+
+    async def read(self) -> AsyncIterator[AgentEvent]:
+        position = self.first
+        while True:
+            position = max(position, self.first)
+            while position < self.total:
+                yield self.events[position - self.first]
+                position += 1
+            if self.closed:
+                return
+            self._changed.clear()
+            await self._changed.wait()
+
+
+class _PendingApproval:
+    __slots__ = ("future", "node_id", "started", "timer")
+
+    def __init__(self, node_id: str, future: concurrent.futures.Future[Approval]) -> None:
+        self.node_id = node_id
+        self.future = future
+        self.started = time.monotonic()
+        self.timer: asyncio.TimerHandle | None = None
+
+
+class Run:
+    """The manager's record of one run (callers hold a :class:`Handle`, never this)."""
+
+    def __init__(
+        self,
+        *,
+        run_id: str,
+        agent_name: str,
+        agent: object,
+        input: Any,
+        loop: asyncio.AbstractEventLoop,
+        hub: Hub,
+        writer: LedgerWriter | None,
+        streamed: bool,
+        writer_name: str,
+        parent_run_id: str | None = None,
+        resumed_from: str | None = None,
+    ) -> None:
+        self.id = run_id
+        self.agent_name = agent_name
+        self.agent = agent
+        self.input = input
+        self.loop = loop
+        self.hub = hub
+        self.writer = writer
+        self.writer_name = writer_name
+        self.parent_run_id = parent_run_id
+        self.resumed_from = resumed_from
+        self.status = Status.RUNNING
+        self.started_at = time.time()
+        self.ended_at: float | None = None
+        self.error: str | None = None
+        self.output: str | None = None
+        self.cancel_kind: CancelKind | None = None
+        self.cancel_reason: str | None = None
+        self.token = CancelToken()
+        self.task: asyncio.Task[None] | None = None
+        self.done: asyncio.Future[None] = loop.create_future()
+        self.stream = _Stream() if streamed else None
+        self._seq = writer.last_seq if writer is not None else 0
+        self._emit_lock = threading.Lock()
+        self._node_counts: dict[str, int] = {}
+        self._approvals: dict[str, _PendingApproval] = {}
+        self._tool_nodes: dict[str, tuple[str, float]] = {}
+        self._llm_node: tuple[str, float] | None = None
+        self._content: list[str] = []
+        self._chunk_index = 0
+        self.timeout_handle: asyncio.TimerHandle | None = None
+        self.caller: asyncio.Task[Any] | None = None
+        self.caller_callback: Callable[[asyncio.Task[Any]], None] | None = None
+        self.in_thread = False
+        """A synchronous agent: cancelling the task would not stop its thread, the token does."""
+
+    # -- recording -----------------------------------------------------------
+
+    def emit(self, event_type: type[Any], payload: Any) -> RunEvent:
+        """Number, write and publish one event; safe from any thread."""
+        with self._emit_lock:
+            self._seq += 1
+            event: RunEvent = event_type(
+                run_id=self.id, seq=self._seq, time=utc_now(), payload=payload
+            )
+            line = encode_event(event)
+            if self.writer is not None:
+                self.writer.write(line)
+        if _on_loop(self.loop):
+            self.hub.publish(event, len(line))
+        else:
+            self.loop.call_soon_threadsafe(self.hub.publish, event, len(line))
+        return event
+
+    def record_started(self) -> None:
+        value, truncated = cap_payload_value(self.input)
+        digest = hashlib.sha256(_encoder.encode(self.input)).hexdigest()
+        self.emit(
+            RunStarted,
+            RunStartedPayload(
+                skill=self.agent_name,
+                agent=self.agent_name,
+                input=value,
+                input_digest=digest,
+                truncated=True if truncated else None,
+                parent_run_id=self.parent_run_id,
+                resumed_from=self.resumed_from,
+                pid=os.getpid(),
+                host=_HOST,
+                writer=self.writer_name,
+                flavor="py",
+            ),
+        )
+
+    def next_node(self, kind: str, name: str) -> str:
+        """A node id ``kind:name#n``, counted per run."""
+        key = f"{kind}:{name}"
+        count = self._node_counts.get(key, 0) + 1
+        self._node_counts[key] = count
+        return f"{key}#{count}"
+
+    # -- tool and model calls (bindings and streams share these) -------------
+
+    def tool_started(self, name: str, arguments: Any, call_id: str | None = None) -> str:
+        """Record a tool call's start; return its call id."""
+        self._close_llm_node(success=True)
+        call_id = call_id or f"call_{secrets.token_hex(8)}"
+        node_id = self.next_node("tool", name)
+        self._tool_nodes[call_id] = (node_id, time.monotonic())
+        self.emit(NodeEnter, NodeEnterPayload(node_id=node_id, node_name=name))
+        value, truncated = cap_payload_value(arguments)
+        self.emit(
+            ToolCall,
+            ToolCallPayload(
+                call_id=call_id,
+                node_id=node_id,
+                name=name,
+                arguments=value,
+                truncated=True if truncated else None,
+            ),
+        )
+        return call_id
+
+    def tool_finished(self, call_id: str, output: Any, *, is_error: bool) -> None:
+        """Record a tool call's outcome (starting it first if it was never seen)."""
+        node = self._tool_nodes.pop(call_id, None)
+        if node is None:
+            self.tool_started("tool", None, call_id)
+            node = self._tool_nodes.pop(call_id)
+        node_id, began = node
+        text = output if isinstance(output, str) or output is None else _as_text(output)
+        value, truncated = cap_payload_value(text)
+        self.emit(
+            ToolResult,
+            ToolResultPayload(
+                call_id=call_id,
+                node_id=node_id,
+                output=value,
+                truncated=True if truncated else None,
+                is_error=is_error,
+            ),
+        )
+        self.emit(
+            NodeExit,
+            NodeExitPayload(
+                node_id=node_id,
+                duration_micros=int((time.monotonic() - began) * 1_000_000),
+                success=not is_error,
+            ),
+        )
+
+    def llm_node(self, name: str = "default") -> str:
+        """The open model-call node, opening one if none is."""
+        if self._llm_node is None:
+            node_id = self.next_node("llm", name)
+            self._llm_node = (node_id, time.monotonic())
+            self.emit(NodeEnter, NodeEnterPayload(node_id=node_id, node_name=name))
+        return self._llm_node[0]
+
+    def llm_chunk(self, text: str, *, reasoning: bool = False, name: str = "default") -> None:
+        node_id = self.llm_node(name)
+        payload = ChunkPayload(index=self._chunk_index, delta=text, node_id=node_id)
+        self._chunk_index += 1
+        self.emit(ReasoningChunk if reasoning else LlmChunk, payload)
+
+    def llm_finished(self, usage: LlmCallPayload, *, success: bool = True) -> None:
+        node_id = self.llm_node(usage.model or "default")
+        usage.node_id = node_id
+        self.emit(LlmCall, usage)
+        self._close_llm_node(success=success)
+
+    def _close_llm_node(self, *, success: bool) -> None:
+        if self._llm_node is None:
+            return
+        node_id, began = self._llm_node
+        self._llm_node = None
+        self.emit(
+            NodeExit,
+            NodeExitPayload(
+                node_id=node_id,
+                duration_micros=int((time.monotonic() - began) * 1_000_000),
+                success=success,
+            ),
+        )
+
+    def record_error(self, message: str, node_id: str | None = None) -> None:
+        self.emit(ErrorEvent, ErrorPayload(message=message, node_id=node_id))
+
+    def on_agent_event(self, event: AgentEvent) -> None:
+        """Turn one streamed agent event into ledger events."""
+        if self.stream is not None:
+            self.stream.add(event)
+        match event:
+            case Content(text=text):
+                self._content.append(text)
+                self.llm_chunk(text)
+            case Thinking(text=text):
+                self.llm_chunk(text, reasoning=True)
+            case ToolCallEvent(status="starting" | "executing"):
+                if event.id not in self._tool_nodes:
+                    self.tool_started(event.name, event.arguments, event.id)
+            case ToolCallEvent() | ToolResultEvent():
+                if event.id not in self._tool_nodes:
+                    arguments = event.arguments if isinstance(event, ToolCallEvent) else None
+                    self.tool_started(event.name or "tool", arguments, event.id)
+                self.tool_finished(event.id, event.result, is_error=event.status == "error")
+            case Complete():
+                self.llm_finished(
+                    LlmCallPayload(
+                        model=event.model,
+                        provider=event.provider,
+                        prompt_tokens=event.prompt_tokens,
+                        output_tokens=event.output_tokens,
+                        cost_usd=event.cost_usd,
+                    )
+                )
+            case AgentError(message=message):
+                node = self._llm_node[0] if self._llm_node is not None else None
+                self.record_error(message, node)
+                self._close_llm_node(success=False)
+
+    @property
+    def streamed_output(self) -> str:
+        return "".join(self._content)
+
+    # -- approvals -----------------------------------------------------------
+
+    def request_approval(
+        self, prompt: str, *, name: str = "approval", timeout: float | None = None
+    ) -> concurrent.futures.Future[Approval]:
+        """Open an approval gate; the future resolves when someone decides (or it times out)."""
+        approval_id = f"ap_{secrets.token_hex(8)}"
+        node_id = self.next_node("approval", name)
+        future: concurrent.futures.Future[Approval] = concurrent.futures.Future()
+        pending = _PendingApproval(node_id, future)
+        self._approvals[approval_id] = pending
+        self.emit(NodeEnter, NodeEnterPayload(node_id=node_id, node_name=name))
+        self.emit(
+            ApprovalRequest,
+            ApprovalRequestPayload(approval_id=approval_id, prompt=prompt, timeout_seconds=timeout),
+        )
+        if timeout is not None:
+
+            def expire() -> None:
+                if approval_id in self._approvals:
+                    self.resolve_approval(approval_id, False, "timed out", "timeout")
+
+            def arm() -> None:
+                pending.timer = self.loop.call_later(timeout, expire)
+
+            if _on_loop(self.loop):
+                arm()
+            else:
+                self.loop.call_soon_threadsafe(arm)
+        return future
+
+    def resolve_approval(
+        self, approval_id: str | None, approved: bool, reason: str | None, source: str | None
+    ) -> Approval:
+        """Decide a pending approval (the only one, when ``approval_id`` is ``None``)."""
+        if approval_id is None:
+            if len(self._approvals) != 1:
+                raise ApprovalNotFound(
+                    f"run {self.id} has {len(self._approvals)} pending approvals; name one"
+                )
+            approval_id = next(iter(self._approvals))
+        pending = self._approvals.pop(approval_id, None)
+        if pending is None:
+            raise ApprovalNotFound(f"no pending approval {approval_id} on run {self.id}")
+        if pending.timer is not None:
+            pending.timer.cancel()
+        decision = Approval(approved=approved, reason=reason, source=source)
+        self.emit(
+            ApprovalResponse,
+            ApprovalResponsePayload(
+                approval_id=approval_id, approved=approved, reason=reason, source=source
+            ),
+        )
+        self.emit(
+            NodeExit,
+            NodeExitPayload(
+                node_id=pending.node_id,
+                duration_micros=int((time.monotonic() - pending.started) * 1_000_000),
+                success=approved,
+            ),
+        )
+        if not pending.future.done():
+            pending.future.set_result(decision)
+        return decision
+
+    @property
+    def pending_approvals(self) -> list[str]:
+        return list(self._approvals)
+
+    # -- cancelling and ending -----------------------------------------------
+
+    def request_cancel(
+        self,
+        reason: str | None = None,
+        *,
+        source: str = "api",
+        kind: CancelKind = CancelKind.USER,
+        requested_by: str | None = None,
+    ) -> bool:
+        """Ask the run to stop; ``False`` if it already ended or was already asked."""
+        if self.status is not Status.RUNNING or self.cancel_kind is not None:
+            return False
+        self.cancel_kind = kind
+        self.cancel_reason = reason
+        self.emit(
+            CancelRequested,
+            CancelRequestedPayload(
+                reason=reason or kind.value, source=source, requested_by=requested_by
+            ),
+        )
+        self.token.cancel(reason or kind.value)
+        for approval_id in list(self._approvals):
+            pending = self._approvals.pop(approval_id)
+            if pending.timer is not None:
+                pending.timer.cancel()
+            pending.future.cancel()
+        if self.task is not None and not self.in_thread:
+            self.task.cancel(kind.value)
+        return True
+
+    def finish(
+        self, status: Status, *, output: str | None = None, error: str | None = None
+    ) -> None:
+        """Record the end, release the ledger, wake everyone waiting."""
+        if self.status is not Status.RUNNING:
+            return
+        self._close_llm_node(success=status is Status.SUCCEEDED)
+        for call_id in list(self._tool_nodes):
+            self.tool_finished(call_id, "interrupted", is_error=True)
+        if status is Status.CANCELED:
+            kind = self.cancel_kind or CancelKind.USER
+            error = f"canceled: {self.cancel_reason or kind.value}"
+            payload = RunCompletedPayload(status="cancelled", error=error, reason=kind.value)
+        elif status is Status.FAILED:
+            payload = RunCompletedPayload(status="error", error=error)
+        else:
+            value, truncated = cap_payload_value(output)
+            payload = RunCompletedPayload(
+                status="ok", output=value, truncated=True if truncated else None
+            )
+        self.emit(RunCompleted, payload)
+        self.status = status
+        self.output = output
+        self.error = error
+        self.ended_at = time.time()
+        if self.writer is not None:
+            self.writer.close()
+        if self.timeout_handle is not None:
+            self.timeout_handle.cancel()
+        if self.stream is not None:
+            self.stream.close()
+        if not self.done.done():
+            self.done.set_result(None)
+
+
+def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:
+        return False
+
+
+def _as_text(value: Any) -> str:
+    try:
+        return _encoder.encode(value).decode()
+    except (TypeError, ValueError, msgspec.EncodeError):
+        return repr(value)
+
+
+_HOST: Final = socket.gethostname()

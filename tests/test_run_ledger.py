@@ -1,0 +1,154 @@
+"""The ledger a run writes: crashes, reopening, the cap, control files."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from ledger_reader import RunStatus, summarize_ledger
+from ledger_reader.events import PAYLOAD_CAP_BYTES
+from run_manager import LedgerBusy, LedgerWriter, Manager, Status
+from run_manager.control import request_cancel_file
+from run_manager.ledger import cap_payload_value
+from tests.agents import Echo, Sleeper
+from tests.conftest import REPO, line
+
+pytestmark = pytest.mark.timeout(30)
+
+CRASHING_SERVICE = textwrap.dedent(
+    """
+    import asyncio, sys
+    from run_manager import Manager
+    from tests.agents import Sleeper
+
+    async def main():
+        manager = Manager(ledger_dir=sys.argv[1])
+        handle = manager.start(Sleeper(), "60")
+        print(handle.run_id, flush=True)
+        await handle.wait()
+
+    asyncio.run(main())
+    """
+)
+
+
+def test_a_writer_killed_mid_run_leaves_an_abandoned_ledger(tmp_path: Path) -> None:
+    service = subprocess.Popen(
+        [sys.executable, "-c", CRASHING_SERVICE, str(tmp_path)],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+    )
+    try:
+        assert service.stdout is not None
+        run_id = service.stdout.readline().strip()
+        path = tmp_path / f"{run_id}.jsonl"
+        assert summarize_ledger(path).status == RunStatus.RUNNING
+        os.kill(service.pid, signal.SIGKILL)
+        service.wait(timeout=10)
+        assert summarize_ledger(path).status == RunStatus.ABANDONED
+    finally:
+        if service.poll() is None:
+            service.kill()
+            service.wait()
+        if service.stdout is not None:
+            service.stdout.close()
+
+
+def test_reopening_after_a_crash_continues_seq_on_a_fresh_line(tmp_path: Path) -> None:
+    run_id = "run_crashed"
+    path = tmp_path / f"{run_id}.jsonl"
+    path.write_bytes(
+        line(1, "run_started", run_id=run_id)
+        + line(2, "llm_chunk", {"delta": "a"}, run_id=run_id)
+        + line(3, "llm_chunk", run_id=run_id)[:20]
+    )
+    writer = LedgerWriter(tmp_path, run_id)
+    assert writer.last_seq == 2
+    writer.write(line(3, "run_completed", {"status": "error"}, run_id=run_id))
+    writer.close()
+    lines = path.read_bytes().split(b"\n")
+    assert json.loads(lines[3])["seq"] == 3
+    summary = summarize_ledger(path)
+    assert (summary.damaged_lines, summary.event_count, summary.status) == (
+        1,
+        3,
+        RunStatus.FAILED,
+    )
+
+
+def test_one_writer_per_run(tmp_path: Path) -> None:
+    first = LedgerWriter(tmp_path, "run_one")
+    try:
+        with pytest.raises(LedgerBusy):
+            LedgerWriter(tmp_path, "run_one")
+    finally:
+        first.close()
+    with pytest.raises(ValueError, match="invalid run id"):
+        LedgerWriter(tmp_path, "../escape")
+
+
+def test_payload_cap() -> None:
+    small, cut = cap_payload_value({"q": "x"})
+    assert (small, cut) == ({"q": "x"}, False)
+    big, cut = cap_payload_value({"blob": "é" * PAYLOAD_CAP_BYTES})
+    assert cut
+    assert isinstance(big, str)
+    assert len(big.encode()) <= PAYLOAD_CAP_BYTES
+    assert big.startswith('{"blob":"éé')
+
+
+async def test_capped_input_is_marked_and_refused_for_resume(tmp_path: Path) -> None:
+    async with Manager(ledger_dir=tmp_path) as manager:
+        handle = manager.start(Echo(), "x" * (PAYLOAD_CAP_BYTES + 10))
+        await handle.wait()
+    started = json.loads(Path(str(handle.info().ledger_path)).read_text().splitlines()[0])
+    assert started["payload"]["truncated"] is True
+    assert len(started["payload"]["input"].encode()) <= PAYLOAD_CAP_BYTES
+    async with Manager(ledger_dir=tmp_path, agents=[Echo()]) as later:
+        with pytest.raises(Exception, match="cut at 64 KiB"):
+            later.resume(handle.run_id)
+
+
+async def test_a_control_file_cancels_a_run(tmp_path: Path) -> None:
+    async with Manager(ledger_dir=tmp_path) as manager:
+        agent = Sleeper()
+        handle = manager.start(agent, "30")
+        await agent.started.wait()
+        control = request_cancel_file(tmp_path, handle.run_id, reason="from a script")
+        info = await asyncio.wait_for(handle.wait(), 10)
+        assert info.status is Status.CANCELED
+        assert info.cancel_reason == "from a script"
+        for _ in range(100):
+            if not control.exists():
+                break
+            await asyncio.sleep(0.01)
+        assert not control.exists()
+    cancel = next(
+        json.loads(raw)
+        for raw in Path(str(info.ledger_path)).read_text().splitlines()
+        if '"cancel_requested"' in raw
+    )
+    assert cancel["payload"]["source"] == "control-file"
+
+
+async def test_a_control_file_resumes_a_run_once(tmp_path: Path) -> None:
+    async with Manager(ledger_dir=tmp_path, agents=[Echo()]) as manager:
+        first = manager.start(Echo(), "hey")
+        await first.wait()
+        (tmp_path / ".control" / f"{first.run_id}.resume").write_text("{}")
+        for _ in range(500):
+            resumed = [i for i in manager.list() if i.resumed_from == first.run_id]
+            if resumed:
+                break
+            await asyncio.sleep(0.01)
+        assert len(resumed) == 1
+        assert not list((tmp_path / ".control").glob(f"{first.run_id}.resume*"))
