@@ -99,30 +99,52 @@ class Canceled(Exception):
     """Raised by :meth:`CancelToken.raise_if_cancelled` inside a cancelled synchronous agent."""
 
 
+_token_lock = threading.Lock()
+
+
 class CancelToken:
-    """Lets a synchronous agent in a thread notice that its run was cancelled."""
+    """Lets a synchronous agent in a thread notice that its run was cancelled.
+
+    The :class:`threading.Event` behind :meth:`wait` is made only when
+    someone waits: most runs never do, and an Event costs more to make than
+    the rest of starting a run.
+    """
+
+    __slots__ = ("_cancelled", "_event", "reason")
 
     def __init__(self) -> None:
-        self._event = threading.Event()
+        self._cancelled = False
+        self._event: threading.Event | None = None
         self.reason: str | None = None
 
     @property
     def cancelled(self) -> bool:
-        return self._event.is_set()
+        return self._cancelled
 
     def cancel(self, reason: str | None = None) -> None:
-        if not self._event.is_set():
+        with _token_lock:
+            if self._cancelled:
+                return
             self.reason = reason
-            self._event.set()
+            self._cancelled = True
+            event = self._event
+        if event is not None:
+            event.set()
 
     def raise_if_cancelled(self) -> None:
         """Stop here if the run was cancelled."""
-        if self._event.is_set():
+        if self._cancelled:
             raise Canceled(self.reason or "canceled")
 
     def wait(self, timeout: float | None = None) -> bool:
         """Sleep up to ``timeout`` seconds, waking early on cancel; return whether cancelled."""
-        return self._event.wait(timeout)
+        with _token_lock:
+            if self._event is None:
+                self._event = threading.Event()
+                if self._cancelled:
+                    self._event.set()
+            event = self._event
+        return event.wait(timeout)
 
 
 SyncAgentFunction = Callable[..., str]
@@ -157,12 +179,22 @@ def agent_name(agent: object) -> str:
     return name if isinstance(name, str) and name else type(agent).__name__
 
 
+_ASYNC_RUN: dict[type, bool] = {}
+
+
+def _runs_async(kind: type) -> bool:
+    """Whether a class's ``run`` is a coroutine function (cached: asked once per run start)."""
+    known = _ASYNC_RUN.get(kind)
+    if known is None:
+        known = _ASYNC_RUN[kind] = inspect.iscoroutinefunction(getattr(kind, "run", None))
+    return known
+
+
 def as_runnable(agent: object) -> Agent | FunctionAgent:
     """Accept an agent or a plain callable; refuse anything else with a clear error."""
     if isinstance(agent, FunctionAgent):
         return agent
-    run = getattr(agent, "run", None)
-    if run is not None and inspect.iscoroutinefunction(run):
+    if _runs_async(type(agent)) or inspect.iscoroutinefunction(getattr(agent, "run", None)):
         return agent  # type: ignore[return-value]
     if callable(agent) and not inspect.iscoroutinefunction(agent):
         return FunctionAgent(agent)

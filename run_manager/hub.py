@@ -125,12 +125,14 @@ class _Replay:
         self.dropped = 0
 
     def add(self, event: RunEvent, size: int, max_events: int, max_bytes: int) -> None:
-        self.events.append((event, size))
+        events = self.events
+        events.append((event, size))
         self.bytes += size
-        while self.events and (len(self.events) > max_events or self.bytes > max_bytes):
-            _, old = self.events.popleft()
-            self.bytes -= old
-            self.dropped += 1
+        if len(events) > max_events or self.bytes > max_bytes:
+            while events and (len(events) > max_events or self.bytes > max_bytes):
+                _, old = events.popleft()
+                self.bytes -= old
+                self.dropped += 1
 
 
 class Hub:

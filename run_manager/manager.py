@@ -195,6 +195,7 @@ class Manager:
         self._agents: dict[str, object] = {}
         for agent in agents:
             self.register(agent)
+        self._attached: dict[asyncio.Task[Any], set[Run]] = {}
         self._control: asyncio.Task[None] | None = None
         self._control_stop: asyncio.Event | None = None
         self._closed = False
@@ -290,9 +291,7 @@ class Manager:
         if not detached:
             caller = asyncio.current_task()
             if caller is not None:
-                run.caller = caller
-                run.caller_callback = functools.partial(_caller_done, run=run)
-                caller.add_done_callback(run.caller_callback)
+                self._attach(caller, run)
         if self.watch_control and self._control is None:
             self._start_control_watch()
         return Handle(run)
@@ -372,10 +371,8 @@ class Manager:
             else:
                 run.finish(Status.FAILED, error="the run's task ended unexpectedly")
         self._live.pop(run.id, None)
-        if run.caller is not None and run.caller_callback is not None:
-            run.caller.remove_done_callback(run.caller_callback)
-        run.caller = None
-        run.caller_callback = None
+        if run.caller is not None:
+            self._detach(run.caller, run)
         run.task = None
         if self.retained_runs == 0:
             self.hub.forget(run.id)
@@ -384,6 +381,37 @@ class Manager:
         while len(self._finished) > self.retained_runs:
             old_id, _ = self._finished.popitem(last=False)
             self.hub.forget(old_id)
+
+    def _attach(self, caller: asyncio.Task[Any], run: Run) -> None:
+        """Tie ``run`` to the task that started it: one callback per caller, however many runs.
+
+        A callback per run would make a long-lived caller (a server's task
+        starting thousands of runs) pay a linear ``remove_done_callback`` for
+        each run that ends.
+        """
+        run.caller = caller
+        runs = self._attached.get(caller)
+        if runs is None:
+            runs = self._attached[caller] = set()
+            caller.add_done_callback(self._caller_done)
+        runs.add(run)
+
+    def _detach(self, caller: asyncio.Task[Any], run: Run) -> None:
+        run.caller = None
+        runs = self._attached.get(caller)
+        if runs is None:
+            return
+        runs.discard(run)
+        if not runs:
+            del self._attached[caller]
+            caller.remove_done_callback(self._caller_done)
+
+    def _caller_done(self, caller: asyncio.Task[Any]) -> None:
+        """The task that started runs ended: if it was cancelled, so are they."""
+        runs = self._attached.pop(caller, set())
+        if caller.cancelled():
+            for run in list(runs):
+                run.request_cancel("the caller was cancelled", kind=CancelKind.PARENT)
 
     # -- finding ----------------------------------------------------------------
 
@@ -543,12 +571,6 @@ def _settle(future: asyncio.Future[str], output: str | None, error: BaseExceptio
         future.set_exception(error)
     else:
         future.set_result(output or "")
-
-
-def _caller_done(task: asyncio.Task[Any], run: Run) -> None:
-    """The task that started a run ended: if it was cancelled, so is the run."""
-    if task.cancelled():
-        run.request_cancel("the caller was cancelled", kind=CancelKind.PARENT)
 
 
 def _as_agent_input(value: Any) -> str:

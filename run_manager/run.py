@@ -20,14 +20,14 @@ import socket
 import threading
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
-from ledger_reader import RunEvent, encode_event
+from ledger_reader import RunEvent
 from ledger_reader.events import (
     ApprovalRequest,
     ApprovalRequestPayload,
@@ -38,6 +38,7 @@ from ledger_reader.events import (
     ChunkPayload,
     ErrorEvent,
     ErrorPayload,
+    LineEncoder,
     LlmCall,
     LlmCallPayload,
     LlmChunk,
@@ -193,6 +194,9 @@ class Run:
         self.done: asyncio.Future[None] = loop.create_future()
         self.stream = _Stream() if streamed else None
         self._seq = writer.last_seq if writer is not None else 0
+        self._encoder = LineEncoder(run_id)
+        self._loop_thread = threading.get_ident()
+        """Runs are started on the loop's thread; emits from elsewhere hop over to publish."""
         self._emit_lock = threading.Lock()
         self._node_counts: dict[str, int] = {}
         self._approvals: dict[str, _PendingApproval] = {}
@@ -202,7 +206,6 @@ class Run:
         self._chunk_index = 0
         self.timeout_handle: asyncio.TimerHandle | None = None
         self.caller: asyncio.Task[Any] | None = None
-        self.caller_callback: Callable[[asyncio.Task[Any]], None] | None = None
         self.in_thread = False
         """A synchronous agent: cancelling the task would not stop its thread, the token does."""
 
@@ -212,13 +215,13 @@ class Run:
         """Number, write and publish one event; safe from any thread."""
         with self._emit_lock:
             self._seq += 1
-            event: RunEvent = event_type(
-                run_id=self.id, seq=self._seq, time=utc_now(), payload=payload
-            )
-            line = encode_event(event)
+            seq = self._seq
+            moment = utc_now()
+            line = self._encoder.encode(seq, moment, event_type, payload)
             if self.writer is not None:
                 self.writer.write(line)
-        if _on_loop(self.loop):
+        event: RunEvent = event_type(run_id=self.id, seq=seq, time=moment, payload=payload)
+        if threading.get_ident() == self._loop_thread:
             self.hub.publish(event, len(line))
         else:
             self.loop.call_soon_threadsafe(self.hub.publish, event, len(line))
@@ -511,6 +514,7 @@ class Run:
 
 
 def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:
+    """Whether the calling thread is running ``loop``."""
     try:
         return asyncio.get_running_loop() is loop
     except RuntimeError:

@@ -170,3 +170,16 @@ def test_every_valid_line_comes_out(
         key = (record["seq"], record["type"])
         assert key in got[position:], f"lost {key}"
         position = got.index(key, position) + 1
+
+
+def test_line_encoder_writes_what_encode_event_writes() -> None:
+    from ledger_reader import RunCompleted
+    from ledger_reader.events import LineEncoder, RunCompletedPayload
+
+    payload = RunCompletedPayload(status="ok", output={"a": ["é", 1]}, truncated=True)
+    event = RunCompleted(
+        run_id='run_"quoted"', seq=12, time="2026-11-29T00:00:00.5Z", payload=payload
+    )
+    fast = LineEncoder(event.run_id).encode(event.seq, event.time, RunCompleted, payload)
+    assert fast == encode_event(event)
+    assert decode_line(fast.rstrip(b"\n")) == event
