@@ -194,6 +194,15 @@ class LedgerDirectory:
         self.max_line_bytes = max_line_bytes
         self._followed: dict[Path, _Followed] = {}
 
+    def history_end(self, path: Path) -> int | None:
+        """Where the lines of a followed ledger that came only as a summary end.
+
+        Lines before it were summarised, not delivered as items; a reader
+        wanting every event reads them from the file.
+        """
+        followed = self._followed.get(path)
+        return followed.state.complete_end if followed is not None else None
+
     def scan(self) -> ScanResult:
         """Summarise every ledger under the directory now (blocking)."""
         return scan_paths([self.root], stale_after=self.stale_after)
@@ -260,11 +269,15 @@ class LedgerDirectory:
         self._followed[path] = _Followed(state, tail)
         return RunChange(path, state.summary())
 
-    def _poll_into(self, path: Path, update: DirectoryUpdate) -> None:
+    def _poll_into(
+        self, path: Path, update: DirectoryUpdate, *, keep_if_root_gone: bool = False
+    ) -> None:
         followed = self._followed[path]
         try:
             batch = followed.tail.poll()
         except LedgerGone:
+            if keep_if_root_gone and not self._usable():
+                return  # the whole directory went: keep its runs until it is back
             del self._followed[path]
             update.removed.append(path)
             return
@@ -336,24 +349,18 @@ class LedgerDirectory:
         for directory in new_dirs:
             # A directory moved in whole brings ledgers no event named.
             touched.update(await asyncio.to_thread(_ledgers_in_new_dir, directory))
-        for path in sorted(touched):
-            followed = self._followed.get(path)
-            if followed is None:
-                await asyncio.to_thread(self._start_new, path, update)
-                continue
-            try:
-                batch = await followed.tail.apoll()
-            except LedgerGone:
-                if await asyncio.to_thread(self._usable):
-                    del self._followed[path]
-                    update.removed.append(path)
-                # else the whole directory went: keep its runs until it is back
-                continue
-            except LedgerError as error:
-                update.errors.append(error)
-                continue
-            self._apply(path, followed, batch.reset is not None, batch.items, update)
+        if touched:
+            # One hop to a thread for the whole batch: under load a batch names many files,
+            # and a hop per read would cost more than the reads.
+            await asyncio.to_thread(self._poll_many, sorted(touched), update)
         return update
+
+    def _poll_many(self, paths: list[Path], update: DirectoryUpdate) -> None:
+        for path in paths:
+            if path in self._followed:
+                self._poll_into(path, update, keep_if_root_gone=True)
+            else:
+                self._start_new(path, update)
 
     def _start_new(self, path: Path, update: DirectoryUpdate) -> None:
         """A ledger that appeared while watching: its lines are all new, deliver them."""

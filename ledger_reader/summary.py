@@ -157,6 +157,28 @@ class SummaryBuilder:
         if len(summary.warnings) < MAX_WARNINGS:
             summary.warnings.append(message)
 
+    @property
+    def last_seq(self) -> int:
+        """The highest ``seq`` folded so far."""
+        return self._summary.last_seq
+
+    def resume_from(self, summary: RunSummary) -> None:
+        """Continue from a summary read earlier, as if its events had been folded here."""
+        self._summary = msgspec.structs.replace(summary, warnings=list(summary.warnings))
+        if not self.run_id:
+            self.run_id = summary.run_id
+        self._last_seq = summary.last_seq or None
+        self._counted = summary.event_count
+        self._pending = (
+            {summary.pending_approval.approval_id: summary.pending_approval}
+            if summary.pending_approval is not None
+            else {}
+        )
+        self._open_nodes = [summary.current_node] if summary.current_node else []
+        self.terminal = summary.completed_at is not None
+        if summary.partial:
+            self._summary.partial = True
+
     def skip_gap(self) -> None:
         """Say that events were skipped (head and tail reads): do not flag the jump in ``seq``."""
         self._last_seq = None

@@ -1,0 +1,310 @@
+"""Runs from ledger directories, followed as files grow, and from ledger files replayed."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import ClassVar, Final
+
+from inspector.model import TrackedRun
+from inspector.source import ActionRefused, RunSource, RunUpdate, SourceError, SourceUpdate
+from ledger_reader import (
+    LedgerDirectory,
+    LedgerError,
+    LedgerFile,
+    LedgerItem,
+    RunSummary,
+    is_valid_run_id,
+)
+from ledger_reader.directory import CONTROL_DIR
+from ledger_reader.summary import run_id_from_path
+from ledger_reader.tail import LineAssembler
+
+_OPEN_FILES: Final = 8
+"""Ledger files kept open (with their index) for range reads: the runs being looked at."""
+
+
+class LedgerFiles:
+    """Opened ledgers for range reads, the most recently used kept open."""
+
+    def __init__(self, limit: int = _OPEN_FILES) -> None:
+        self.limit = limit
+        self._open: dict[str, LedgerFile] = {}
+
+    def get(self, path: str) -> LedgerFile:
+        ledger = self._open.pop(path, None)
+        if ledger is None:
+            ledger = LedgerFile(path)
+            ledger.start_indexing()
+        self._open[path] = ledger
+        while len(self._open) > self.limit:
+            oldest = next(iter(self._open))
+            self._open.pop(oldest).close()
+        return ledger
+
+    def forget(self, path: str) -> None:
+        ledger = self._open.pop(path, None)
+        if ledger is not None:
+            ledger.close()
+
+    def close(self) -> None:
+        for ledger in self._open.values():
+            ledger.close()
+        self._open.clear()
+
+
+def read_range(files: LedgerFiles, path: str, start: int, stop: int) -> list[LedgerItem]:
+    """Items ``start``..``stop`` of a ledger, by line, blank lines left out (blocking)."""
+    ledger = files.get(path)
+    ledger.poll()
+    if not ledger.index_complete:
+        ledger.wait_indexed()
+    return [item for item in ledger.lines(start, stop) if item is not None]
+
+
+class LedgerDirectorySource(RunSource):
+    """Every ledger under a directory tree, followed live.
+
+    Cancel and resume work through control files (LEDGER.md), and only for
+    runs whose ``run_started`` names runtop's writer, which honours them.
+    """
+
+    live: ClassVar[bool] = True
+    can_cancel: ClassVar[bool] = True
+    can_resume: ClassVar[bool] = True
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        name: str | None = None,
+        stale_after: float = 300.0,
+        liveness_interval: float = 1.0,
+    ) -> None:
+        self.root = Path(root)
+        super().__init__(name or self.root.name or str(self.root))
+        self._directory = LedgerDirectory(
+            self.root, stale_after=stale_after, liveness_interval=liveness_interval
+        )
+        self._paths: dict[str, str] = {}
+        self._files = LedgerFiles()
+        self._stop = asyncio.Event()
+
+    def describe(self) -> str:
+        return f"the ledger directory {self.root}"
+
+    async def updates(self) -> AsyncIterator[SourceUpdate]:
+        async for change in self._directory.watch(self._stop):
+            update = SourceUpdate(initial=change.initial, available=change.available)
+            if change.errors:
+                update.error = SourceError("; ".join(str(error) for error in change.errors))
+            for run in change.changes:
+                run_id = run.summary.run_id or run_id_from_path(run.path)
+                path = str(run.path)
+                if run.reset:
+                    self._files.forget(path)
+                history = None
+                if run_id not in self._paths:  # new here: its earlier lines came as a summary
+                    history = self._directory.history_end(run.path)
+                self._paths[run_id] = path
+                update.runs.append(
+                    RunUpdate(run_id, run.summary, run.items, run.reset, history_end=history)
+                )
+            for removed in change.removed:
+                run_id = run_id_from_path(removed)
+                self._paths.pop(run_id, None)
+                self._files.forget(str(removed))
+                update.removed.append(run_id)
+            yield update
+
+    def path_of(self, run_id: str) -> str:
+        path = self._paths.get(run_id)
+        if path is None:
+            raise SourceError(f"no ledger for run {run_id} in {self.root}")
+        return path
+
+    async def events(self, run_id: str, start: int, stop: int) -> list[LedgerItem]:
+        path = self.path_of(run_id)
+        try:
+            return await asyncio.to_thread(read_range, self._files, path, start, stop)
+        except LedgerError as error:
+            raise SourceError(str(error)) from error
+
+    async def event_count(self, run_id: str) -> int:
+        path = self.path_of(run_id)
+
+        def count() -> int:
+            ledger = self._files.get(path)
+            ledger.poll()
+            ledger.wait_indexed()
+            return ledger.line_count
+
+        return await asyncio.to_thread(count)
+
+    def refusal(self, action: str, summary: RunSummary) -> str | None:
+        if action == "approve":
+            return "approvals cannot be given through a ledger directory"
+        if summary.writer != "runtop":
+            return "its writer does not take control files (only runtop's does)"
+        if action == "cancel" and not summary.status.is_live:
+            return f"the run already ended ({summary.status.value})"
+        return None
+
+    async def cancel(self, run_id: str, reason: str | None) -> None:
+        from run_manager.control import request_cancel_file
+
+        if not is_valid_run_id(run_id):
+            raise ActionRefused(f"invalid run id {run_id!r}")
+        await asyncio.to_thread(
+            request_cancel_file, self._control_root(run_id), run_id, reason=reason, source="tui"
+        )
+
+    async def resume(self, run_id: str) -> str:
+        from run_manager.ledger import make_private_dir
+
+        if not is_valid_run_id(run_id):
+            raise ActionRefused(f"invalid run id {run_id!r}")
+        control = self._control_root(run_id) / CONTROL_DIR
+
+        def request() -> None:
+            make_private_dir(control)
+            (control / f"{run_id}.resume").write_text("{}")
+
+        await asyncio.to_thread(request)
+        return ""  # the new run appears in the directory when a manager takes the request
+
+    def _control_root(self, run_id: str) -> Path:
+        """The directory the run's writer watches: the one its ledger is in."""
+        return Path(self.path_of(run_id)).parent
+
+    async def close(self) -> None:
+        self._stop.set()
+        self._files.close()
+
+
+SPEEDS: Final = {"1": 1.0, "2": 2.0, "10": 10.0, "max": 0.0}
+"""Replay speeds by name: recorded speed, faster, or at once."""
+
+MAX_PAUSE: Final = 5.0
+"""Longest wait between two replayed events at recorded speed (a night's gap is not replayed)."""
+
+
+class ReplaySource(RunSource):
+    """Ledger files played back as they happened: at recorded speed, faster, at once, or by step.
+
+    Args:
+        paths: ledger files.
+        speed: 1.0 is recorded speed, 10.0 ten times faster, 0 all at once.
+        step: start paused; :meth:`step` plays one event at a time.
+    """
+
+    def __init__(
+        self,
+        paths: list[str | os.PathLike[str]],
+        *,
+        speed: float = 1.0,
+        step: bool = False,
+        name: str = "replay",
+    ) -> None:
+        super().__init__(name)
+        self.paths = [Path(path) for path in paths]
+        self.speed = speed
+        self._played: dict[str, TrackedRun] = {}
+        """Every replayed event is kept: a replay is of files given by hand, not of a fleet."""
+        self._stepping = step
+        self._step = asyncio.Semaphore(0)
+        self._resume = asyncio.Event()
+        if not step:
+            self._resume.set()
+        self._stop = asyncio.Event()
+        self.finished = asyncio.Event()
+        """Set once every event has been played."""
+
+    def describe(self) -> str:
+        return "a replay"
+
+    def pause(self) -> None:
+        self._resume.clear()
+
+    def play(self, speed: float | None = None) -> None:
+        if speed is not None:
+            self.speed = speed
+        self._stepping = False
+        self._resume.set()
+
+    def step(self, count: int = 1) -> None:
+        """Play the next ``count`` events (switches to stepping)."""
+        self._stepping = True
+        self._resume.clear()
+        for _ in range(count):
+            self._step.release()
+
+    def _load(self) -> tuple[list[tuple[float, int, str, LedgerItem]], list[SourceError]]:
+        timeline: list[tuple[float, int, str, LedgerItem]] = []
+        errors: list[SourceError] = []
+        order = 0
+        for path in self.paths:
+            try:
+                data = path.read_bytes()
+            except OSError as error:
+                errors.append(SourceError(f"{path}: cannot read: {error.strerror or error}"))
+                continue
+            run_id = run_id_from_path(path)
+            last = 0.0
+            for line in LineAssembler().feed(data):
+                item = line.item
+                if item is None:
+                    continue
+                event = item.recovered if hasattr(item, "recovered") else item
+                moment = getattr(event, "timestamp", None) if event is not None else None
+                when = moment.timestamp() if moment is not None else last
+                last = when
+                timeline.append((when, order, run_id or str(path), item))
+                order += 1
+        timeline.sort(key=lambda entry: (entry[0], entry[1]))
+        return timeline, errors
+
+    async def updates(self) -> AsyncIterator[SourceUpdate]:
+        timeline, errors = await asyncio.to_thread(self._load)
+        first = SourceUpdate(initial=True)
+        if errors:
+            first.error = SourceError("; ".join(str(error) for error in errors))
+        yield first
+        previous: float | None = None
+        for when, _, run_id, item in timeline:
+            if self._stop.is_set():
+                return
+            await self._wait_turn(when, previous)
+            previous = when
+            played = self._played.get(run_id)
+            if played is None:
+                played = self._played[run_id] = TrackedRun(run_id, None, None)
+            played.add(item)
+            yield SourceUpdate(runs=[RunUpdate(run_id, played.builder.summary(), [item])])
+        self.finished.set()
+
+    async def _wait_turn(self, when: float, previous: float | None) -> None:
+        if self._stepping:
+            await self._step.acquire()
+            return
+        await self._resume.wait()
+        if self.speed > 0 and previous is not None:
+            pause = min(max(0.0, when - previous), MAX_PAUSE) / self.speed
+            if pause > 0:
+                started = time.monotonic()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._stop.wait(), pause)
+                del started
+
+    async def events(self, run_id: str, start: int, stop: int) -> list[LedgerItem]:
+        played = self._played.get(run_id)
+        return played.window(start, stop) if played is not None else []
+
+    async def close(self) -> None:
+        self._stop.set()
+        self._resume.set()
+        self._step.release()

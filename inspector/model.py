@@ -1,0 +1,257 @@
+"""What the UI shows of runs: immutable views, and the fold that keeps them current.
+
+A :class:`RunFold` takes a run's events one by one (or starts from a
+ledger summary) and derives what a user wants at a glance: status,
+duration, the node or tool in flight, tokens and cost, tool calls and
+errors, a cancel in progress. :meth:`RunFold.view` freezes that into a
+:class:`RunView`, which the store hands out: snapshots share views and
+never change under the reader.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from ledger_reader import (
+    ErrorEvent,
+    LedgerItem,
+    LlmCall,
+    RunCompleted,
+    RunEvent,
+    RunStatus,
+    RunSummary,
+    SummaryBuilder,
+    ToolCall,
+    ToolResult,
+    parse_time,
+)
+from ledger_reader.summary import PendingApproval
+
+
+class RunKey(NamedTuple):
+    """A run, by the source it comes from and its id (two sources may share an id)."""
+
+    source: str
+    run_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallView:
+    """A ``tool_call`` paired with its ``tool_result``."""
+
+    run: RunKey
+    call_id: str
+    name: str
+    node_id: str | None
+    arguments: Any
+    arguments_truncated: bool
+    started_at: float | None
+    seq: int
+    output: Any = None
+    output_truncated: bool = False
+    is_error: bool = False
+    ended_at: float | None = None
+    result_seq: int | None = None
+
+    @property
+    def done(self) -> bool:
+        return self.result_seq is not None
+
+    @property
+    def duration(self) -> float | None:
+        """Seconds from call to result (``None`` while in flight or when times are missing)."""
+        if self.started_at is None or self.ended_at is None:
+            return None
+        return max(0.0, self.ended_at - self.started_at)
+
+
+@dataclass(frozen=True, slots=True)
+class RunView:
+    """One run at a glance, as the table shows it. Immutable: the store makes a new one."""
+
+    key: RunKey
+    status: RunStatus
+    skill: str | None = None
+    agent: str | None = None
+    started_at: float | None = None
+    ended_at: float | None = None
+    last_event_at: float | None = None
+    event_count: int = 0
+    damaged_lines: int = 0
+    warnings: tuple[str, ...] = ()
+    parent_run_id: str | None = None
+    resumed_from: str | None = None
+    pending_approval: PendingApproval | None = None
+    cancel_requested: bool = False
+    current_node: str | None = None
+    current_tool: str | None = None
+    error: str | None = None
+    error_count: int = 0
+    tool_calls: int = 0
+    tool_errors: int = 0
+    prompt_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    input: Any = None
+    writer: str | None = None
+    path: str | None = None
+    detailed: bool = True
+    """Tokens, cost and tool counts come from every event (not only a head-and-tail summary)."""
+
+    @property
+    def run_id(self) -> str:
+        return self.key.run_id
+
+    @property
+    def source(self) -> str:
+        return self.key.source
+
+    @property
+    def live(self) -> bool:
+        return self.status.is_live
+
+    def duration(self, now: float | None = None) -> float | None:
+        """Seconds from start to end, or to ``now`` while live."""
+        if self.started_at is None:
+            return None
+        if self.ended_at is not None:
+            end = self.ended_at
+        elif self.live:
+            end = now if now is not None else time.time()
+        else:
+            end = self.last_event_at or self.started_at
+        return max(0.0, end - self.started_at)
+
+    @property
+    def doing(self) -> str:
+        """What the run is doing now, in a few words."""
+        if self.cancel_requested and self.live:
+            return "cancelling…"
+        if self.pending_approval is not None:
+            return "awaiting approval"
+        if self.current_tool:
+            return f"tool {self.current_tool}"
+        if self.current_node:
+            return self.current_node
+        return ""
+
+
+def _epoch(value: str | None) -> float | None:
+    parsed = parse_time(value or "")
+    return parsed.timestamp() if parsed is not None else None
+
+
+@dataclass(slots=True)
+class RunExtras:
+    """What a summary does not count: tool calls, tokens, cost, errors, tools in flight.
+
+    Only adds up, so events may be folded in any order: live ones as they
+    land, and the ledger's earlier ones later, when the run is detailed.
+    """
+
+    error_count: int = 0
+    tool_calls: int = 0
+    tool_errors: int = 0
+    prompt_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    open_tools: dict[str, str] = field(default_factory=dict)
+    closed_tools: set[str] = field(default_factory=set)
+    """Calls whose result came before their call was folded (history folded after live events)."""
+
+    def add(self, event: RunEvent) -> None:
+        match event:
+            case ToolCall(payload=payload):
+                self.tool_calls += 1
+                call_id = payload.call_id or f"seq-{event.seq}"
+                if call_id in self.closed_tools:
+                    self.closed_tools.discard(call_id)
+                else:
+                    self.open_tools[call_id] = payload.name or "tool"
+            case ToolResult(payload=payload):
+                call_id = payload.call_id or ""
+                if self.open_tools.pop(call_id, None) is None and call_id:
+                    self.closed_tools.add(call_id)
+                if payload.is_error:
+                    self.tool_errors += 1
+            case LlmCall(payload=payload):
+                self.prompt_tokens += payload.prompt_tokens or 0
+                self.output_tokens += payload.output_tokens or 0
+                self.cost_usd += payload.cost_usd or 0.0
+            case ErrorEvent():
+                self.error_count += 1
+            case RunCompleted():
+                self.open_tools.clear()
+            case _:
+                pass
+
+
+def make_view(key: RunKey, summary: RunSummary, extras: RunExtras, *, detailed: bool) -> RunView:
+    """Freeze a run's summary and extras into the view the UI draws."""
+    current_tool = None
+    if extras.open_tools and summary.status.is_live:
+        current_tool = next(reversed(extras.open_tools.values()))
+    return RunView(
+        key=key,
+        status=summary.status,
+        skill=summary.skill,
+        agent=summary.agent,
+        started_at=_epoch(summary.started_at),
+        ended_at=_epoch(summary.completed_at),
+        last_event_at=_epoch(summary.last_event_at),
+        event_count=summary.event_count,
+        damaged_lines=summary.damaged_lines,
+        warnings=tuple(summary.warnings),
+        parent_run_id=summary.parent_run_id,
+        resumed_from=summary.resumed_from,
+        pending_approval=summary.pending_approval,
+        cancel_requested=summary.cancel_requested and summary.status.is_live,
+        current_node=summary.current_node if summary.status.is_live else None,
+        current_tool=current_tool,
+        error=summary.error,
+        error_count=extras.error_count,
+        tool_calls=extras.tool_calls,
+        tool_errors=extras.tool_errors,
+        prompt_tokens=extras.prompt_tokens,
+        output_tokens=extras.output_tokens,
+        cost_usd=extras.cost_usd,
+        input=summary.input,
+        writer=summary.writer,
+        path=summary.path,
+        detailed=detailed,
+    )
+
+
+class TrackedRun:
+    """A run's summary in the making and its most recent events (bounded)."""
+
+    __slots__ = ("builder", "dropped", "recent")
+
+    def __init__(self, run_id: str, path: str | None, keep: int | None) -> None:
+        self.builder = SummaryBuilder(run_id, path)
+        self.recent: deque[LedgerItem] = deque(maxlen=keep)
+        self.dropped = 0
+
+    def add(self, item: LedgerItem) -> None:
+        if len(self.recent) == self.recent.maxlen:
+            self.dropped += 1
+        self.recent.append(item)
+        self.builder.add_item(item)
+
+    def window(self, start: int, stop: int) -> list[LedgerItem]:
+        """Items by position; those older than the kept window are gone (no ledger to ask)."""
+        begin = max(start - self.dropped, 0)
+        end = max(stop - self.dropped, 0)
+        return list(itertools.islice(self.recent, begin, end))
+
+
+def summary_of(items: list[LedgerItem], run_id: str = "", path: str | None = None) -> RunSummary:
+    """Fold ``items`` into a summary (for sources that hold events, not files)."""
+    builder = SummaryBuilder(run_id, path)
+    for item in items:
+        builder.add_item(item)
+    return builder.summary()

@@ -1,0 +1,112 @@
+"""Where runs come from: the one interface every source implements.
+
+A :class:`RunSource` is small: it yields :class:`SourceUpdate` batches
+(runs that appeared or changed, with the events that landed, and runs
+that went away) and serves a run's events by range. What else it can do
+is optional and flagged (``live``, ``can_cancel``, ``can_resume``,
+``can_approve``), so the UI greys out a key instead of failing when it is
+pressed; a per-run check says why an action is refused for one run.
+Failures are typed (:class:`SourceError`) and never take other sources
+down.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from ledger_reader import LedgerItem, RunSummary
+
+
+class SourceError(Exception):
+    """A source failed (a directory deleted, permission lost, a server gone): say what, in words."""
+
+
+class ActionRefused(Exception):
+    """An action the source cannot honour for this run, with the reason to show."""
+
+
+@dataclass(slots=True)
+class RunUpdate:
+    """One run that appeared or changed: its summary now and the items that landed."""
+
+    run_id: str
+    summary: RunSummary
+    items: list[LedgerItem] = field(default_factory=list)
+    reset: bool = False
+    """Earlier events of this run are void (its ledger was truncated or replaced)."""
+    history_end: int | None = None
+    """For a ledger: where the lines not delivered as items end (a detail pass reads up to it)."""
+
+
+@dataclass(slots=True)
+class SourceUpdate:
+    """A batch of changes from one source."""
+
+    runs: list[RunUpdate] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    error: SourceError | None = None
+    available: bool = True
+    initial: bool = False
+
+
+class RunSource(abc.ABC):
+    """Runs from one place: a ledger directory, ledger files replayed, a manager, a server.
+
+    Subclasses set the capability flags and implement :meth:`updates` and
+    :meth:`events`; the actions default to refusing.
+    """
+
+    live: ClassVar[bool] = False
+    """Runs may change while watched."""
+    can_cancel: ClassVar[bool] = False
+    can_resume: ClassVar[bool] = False
+    can_approve: ClassVar[bool] = False
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        """Short, unique among open sources: shown in the table's source column."""
+
+    @abc.abstractmethod
+    def updates(self) -> AsyncIterator[SourceUpdate]:
+        """Every change, starting with the runs there are now (``initial``), until :meth:`close`."""
+
+    @abc.abstractmethod
+    async def events(self, run_id: str, start: int, stop: int) -> list[LedgerItem]:
+        """Items ``start`` to ``stop`` (exclusive, by position from 0) of one run."""
+
+    async def event_count(self, run_id: str) -> int:
+        """How many items :meth:`events` can serve for the run now."""
+        return len(await self.events(run_id, 0, 1 << 62))
+
+    @abc.abstractmethod
+    async def close(self) -> None:
+        """Stop producing updates and release what the source holds."""
+
+    # -- actions: refused unless a source says otherwise --------------------------
+
+    def refusal(self, action: str, summary: RunSummary) -> str | None:
+        """Why ``action`` cannot be done to this run here, or ``None`` if it can."""
+        allowed = {"cancel": self.can_cancel, "resume": self.can_resume}
+        allowed["approve"] = self.can_approve
+        if not allowed.get(action, False):
+            return f"{self.describe()} cannot {action} runs"
+        return None
+
+    async def cancel(self, run_id: str, reason: str | None) -> None:
+        raise ActionRefused(f"{self.describe()} cannot cancel runs")
+
+    async def resume(self, run_id: str) -> str:
+        """Re-issue the run; the new run's id."""
+        raise ActionRefused(f"{self.describe()} cannot resume runs")
+
+    async def approve(
+        self, run_id: str, approval_id: str | None, approved: bool, reason: str | None
+    ) -> None:
+        raise ActionRefused(f"{self.describe()} cannot approve runs")
+
+    def describe(self) -> str:
+        """The source in a few words, for messages."""
+        return f"source {self.name}"
