@@ -1,1 +1,41 @@
-"""The UI-free model of runs the TUI draws, whatever source they come from (issue 4)."""
+"""The UI-free model of runs the TUI draws, whatever source they come from.
+
+Sources (:class:`RunSource`: a ledger directory, a replay of ledger files,
+a run manager in this process) feed one :class:`RunStore`, which keeps a
+view of every run current, batches change notifications in time, serves a
+run's events by range, pairs tool calls, keeps per-tool statistics, filters
+runs, and routes cancel, resume and approve to each run's source.
+
+This package imports neither textual nor rich.
+"""
+
+from __future__ import annotations
+
+from inspector.filters import FilterError, RunFilter
+from inspector.ledger_source import SPEEDS, LedgerDirectorySource, ReplaySource
+from inspector.manager_source import ManagerSource
+from inspector.model import RunKey, RunView, ToolCallView
+from inspector.source import ActionRefused, RunSource, RunUpdate, SourceError, SourceUpdate
+from inspector.store import RunStore, Snapshot, SourceState, StoreChange, ToolStats
+
+__all__ = [
+    "SPEEDS",
+    "ActionRefused",
+    "FilterError",
+    "LedgerDirectorySource",
+    "ManagerSource",
+    "ReplaySource",
+    "RunFilter",
+    "RunKey",
+    "RunSource",
+    "RunStore",
+    "RunUpdate",
+    "RunView",
+    "Snapshot",
+    "SourceError",
+    "SourceState",
+    "SourceUpdate",
+    "StoreChange",
+    "ToolCallView",
+    "ToolStats",
+]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import ClassVar, Final
@@ -215,11 +214,9 @@ class ReplaySource(RunSource):
         self.speed = speed
         self._played: dict[str, TrackedRun] = {}
         """Every replayed event is kept: a replay is of files given by hand, not of a fleet."""
-        self._stepping = step
-        self._step = asyncio.Semaphore(0)
-        self._resume = asyncio.Event()
-        if not step:
-            self._resume.set()
+        self._budget: int | None = 0 if step else None
+        """Events still allowed before pausing; ``None`` while playing freely."""
+        self._changed = asyncio.Event()
         self._stop = asyncio.Event()
         self.finished = asyncio.Event()
         """Set once every event has been played."""
@@ -228,20 +225,20 @@ class ReplaySource(RunSource):
         return "a replay"
 
     def pause(self) -> None:
-        self._resume.clear()
+        self._budget = 0
+        self._changed.set()
 
     def play(self, speed: float | None = None) -> None:
+        """Play freely from here, at ``speed`` (0: at once)."""
         if speed is not None:
             self.speed = speed
-        self._stepping = False
-        self._resume.set()
+        self._budget = None
+        self._changed.set()
 
     def step(self, count: int = 1) -> None:
-        """Play the next ``count`` events (switches to stepping)."""
-        self._stepping = True
-        self._resume.clear()
-        for _ in range(count):
-            self._step.release()
+        """Play the next ``count`` events, then pause."""
+        self._budget = (self._budget or 0) + count
+        self._changed.set()
 
     def _load(self) -> tuple[list[tuple[float, int, str, LedgerItem]], list[SourceError]]:
         timeline: list[tuple[float, int, str, LedgerItem]] = []
@@ -288,17 +285,22 @@ class ReplaySource(RunSource):
         self.finished.set()
 
     async def _wait_turn(self, when: float, previous: float | None) -> None:
-        if self._stepping:
-            await self._step.acquire()
-            return
-        await self._resume.wait()
+        """Wait until the next event may be played: stepping, paused, or at speed."""
+        while not self._stop.is_set():
+            budget = self._budget
+            if budget is None:
+                break
+            if budget > 0:
+                self._budget = budget - 1
+                return
+            self._changed.clear()
+            await self._changed.wait()
         if self.speed > 0 and previous is not None:
             pause = min(max(0.0, when - previous), MAX_PAUSE) / self.speed
             if pause > 0:
-                started = time.monotonic()
+                self._changed.clear()
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._stop.wait(), pause)
-                del started
+                    await asyncio.wait_for(self._changed.wait(), pause)
 
     async def events(self, run_id: str, start: int, stop: int) -> list[LedgerItem]:
         played = self._played.get(run_id)
@@ -306,5 +308,4 @@ class ReplaySource(RunSource):
 
     async def close(self) -> None:
         self._stop.set()
-        self._resume.set()
-        self._step.release()
+        self._changed.set()

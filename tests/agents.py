@@ -119,3 +119,29 @@ class Chatty:
             for number in range(int(input)):
                 model.chunk(f"chunk {number} ")
         return "done"
+
+
+class Stepper:
+    """A run the test drives step by step: a tool call, then a model call, each behind a gate."""
+
+    name = "stepper"
+
+    def __init__(self, *, fail: bool = False) -> None:
+        self.gate: asyncio.Queue[None] = asyncio.Queue()
+        self.fail = fail
+
+    def open_all(self) -> None:
+        for _ in range(4):
+            self.gate.put_nowait(None)
+
+    async def run(self, input: str) -> str:
+        async with tool_call("fetch", {"url": input}) as call:
+            await self.gate.get()
+            call.output = "<html>page</html>"
+        async with model_call("m-1", provider="p") as model:
+            model.chunk("reading the page")
+            await self.gate.get()
+            model.usage(prompt_tokens=100, output_tokens=20, cost_usd=0.25)
+        if self.fail:
+            raise RuntimeError("the page made no sense")
+        return "summary"

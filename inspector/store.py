@@ -1,0 +1,640 @@
+"""The store: every open source's runs in one model, kept current, handed out as snapshots.
+
+Sources push batches; the store folds them into per-run state and, at
+most every ``flush_interval`` (50 ms by default), rebuilds the views of
+the runs that changed and tells its subscribers once, with the set of
+what changed. So a UI is woken twenty times a second however many events
+arrive, and a snapshot is a tuple of immutable views that costs nothing
+to take.
+
+Memory stays bounded however long a run grows: the store keeps a short
+window of each run's recent events and the paired tool calls of the
+runs being followed; anything else is read by range from the source (a
+ledger's index, for ledger sources).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import statistics
+from collections import deque
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Final, Literal
+
+from inspector.filters import RunFilter
+from inspector.model import RunExtras, RunKey, RunView, ToolCallView, make_view
+from inspector.source import ActionRefused, RunSource, RunUpdate, SourceError, SourceUpdate
+from ledger_reader import (
+    DamagedLine,
+    LedgerItem,
+    RunEvent,
+    RunSummary,
+    ToolCall,
+    ToolResult,
+    parse_time,
+)
+from ledger_reader.tail import LineAssembler
+
+log = logging.getLogger(__name__)
+
+FLUSH_INTERVAL: Final = 0.05
+RECENT_EVENTS: Final = 200
+RECENT_TOOL_CALLS: Final = 500
+LATENCY_SAMPLES: Final = 2048
+
+Action = Literal["cancel", "resume", "approve"]
+
+
+@dataclass(frozen=True, slots=True)
+class StoreChange:
+    """What changed since the last notification."""
+
+    runs: frozenset[RunKey] = frozenset()
+    """Runs whose view changed (new ones included)."""
+    events: frozenset[RunKey] = frozenset()
+    """Runs with new events."""
+    removed: frozenset[RunKey] = frozenset()
+    sources: frozenset[str] = frozenset()
+    """Sources whose state (error, availability) changed."""
+    reset: bool = False
+    """Everything changed: redraw from a fresh snapshot."""
+
+    def merge(self, other: StoreChange) -> StoreChange:
+        return StoreChange(
+            self.runs | other.runs,
+            self.events | other.events,
+            self.removed | other.removed,
+            self.sources | other.sources,
+            self.reset or other.reset,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class SourceState:
+    """A source as the UI shows it: what it can do and whether it is healthy."""
+
+    name: str
+    description: str
+    live: bool
+    can_cancel: bool
+    can_resume: bool
+    can_approve: bool
+    available: bool = True
+    error: str | None = None
+    run_count: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ToolStats:
+    """One tool across every run: how often, how often it failed, how long it took."""
+
+    name: str
+    count: int
+    errors: int
+    in_flight: int
+    median: float | None
+    p95: float | None
+
+
+@dataclass(slots=True)
+class _ToolTally:
+    count: int = 0
+    errors: int = 0
+    latencies: deque[float] = field(default_factory=lambda: deque(maxlen=LATENCY_SAMPLES))
+    in_flight: set[tuple[RunKey, str]] = field(default_factory=set)
+
+
+@dataclass(slots=True)
+class _RunState:
+    key: RunKey
+    summary: RunSummary
+    extras: RunExtras = field(default_factory=RunExtras)
+    recent: deque[LedgerItem] = field(default_factory=lambda: deque(maxlen=RECENT_EVENTS))
+    calls: dict[str, ToolCallView] = field(default_factory=dict)
+    detailed: bool = True
+    history_end: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """The runs at one moment, newest first, with the sources' states."""
+
+    runs: tuple[RunView, ...]
+    sources: tuple[SourceState, ...]
+    version: int
+
+    def filtered(self, run_filter: RunFilter | None) -> list[RunView]:
+        if run_filter is None:
+            return list(self.runs)
+        return [run for run in self.runs if run_filter.matches(run)]
+
+
+class RunStore:
+    """All runs of all open sources, with actions routed to the source of each run.
+
+    Args:
+        flush_interval: the longest a change waits before subscribers hear of it.
+        detail: read the earlier events of ledger runs in the background, for
+            tokens, cost and tool statistics a head-and-tail summary lacks.
+    """
+
+    def __init__(self, *, flush_interval: float = FLUSH_INTERVAL, detail: bool = True) -> None:
+        self.flush_interval = flush_interval
+        self.detail = detail
+        self._sources: dict[str, RunSource] = {}
+        self._source_states: dict[str, SourceState] = {}
+        self._pumps: dict[str, asyncio.Task[None]] = {}
+        self._runs: dict[RunKey, _RunState] = {}
+        self._views: dict[RunKey, RunView] = {}
+        self._ordered: tuple[RunView, ...] | None = ()
+        self._dirty: set[RunKey] = set()
+        self._pending = StoreChange()
+        self._wake = asyncio.Event()
+        self._subscribers: list[_Subscriber] = []
+        self._flusher: asyncio.Task[None] | None = None
+        self._detailer: asyncio.Task[None] | None = None
+        self._detail_queue: deque[RunKey] = deque()
+        self._detail_wake = asyncio.Event()
+        self._tools: dict[str, _ToolTally] = {}
+        self._version = 0
+        self._closed = False
+        self.applied = 0
+        """Items folded so far (for benchmarks and tests)."""
+
+    # -- sources -------------------------------------------------------------------
+
+    def add_source(self, source: RunSource) -> None:
+        """Open a source: its runs join the store as its updates arrive."""
+        if source.name in self._sources:
+            raise ValueError(f"a source named {source.name!r} is open already")
+        self._sources[source.name] = source
+        self._source_states[source.name] = SourceState(
+            name=source.name,
+            description=source.describe(),
+            live=source.live,
+            can_cancel=source.can_cancel,
+            can_resume=source.can_resume,
+            can_approve=source.can_approve,
+        )
+        self._ensure_tasks()
+        self._pumps[source.name] = asyncio.get_running_loop().create_task(
+            self._pump(source), name=f"source {source.name}"
+        )
+
+    async def remove_source(self, name: str) -> None:
+        source = self._sources.pop(name, None)
+        if source is None:
+            return
+        pump = self._pumps.pop(name, None)
+        if pump is not None:
+            pump.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await pump
+        await source.close()
+        removed = {key for key in self._runs if key.source == name}
+        for key in removed:
+            self._drop(key)
+        self._source_states.pop(name, None)
+        self._note(StoreChange(removed=frozenset(removed), sources=frozenset({name})))
+
+    def _ensure_tasks(self) -> None:
+        loop = asyncio.get_running_loop()
+        if self._flusher is None:
+            self._flusher = loop.create_task(self._flush_loop(), name="store flush")
+        if self._detailer is None and self.detail:
+            self._detailer = loop.create_task(self._detail_loop(), name="store detail")
+
+    async def _pump(self, source: RunSource) -> None:
+        """Feed one source's updates into the store; its failure stays its own."""
+        try:
+            async for update in source.updates():
+                self.apply(source.name, update)
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:
+            log.warning("source %s failed: %s", source.name, error, exc_info=True)
+            message = str(error) or type(error).__name__
+            self._set_source(source.name, available=False, error=f"stopped: {message}")
+
+    def _set_source(self, name: str, *, available: bool, error: str | None) -> None:
+        state = self._source_states.get(name)
+        if state is None:
+            return
+        if state.available == available and state.error == error:
+            return
+        self._source_states[name] = _replace_state(state, available=available, error=error)
+        self._note(StoreChange(sources=frozenset({name})))
+
+    # -- folding updates -----------------------------------------------------------
+
+    def apply(self, source: str, update: SourceUpdate) -> None:
+        """Fold one batch from ``source`` (the pump calls this; tests may too)."""
+        error = str(update.error) if update.error is not None else None
+        if update.error is not None or not update.available or update.initial:
+            self._set_source(source, available=update.available, error=error)
+        elif self._source_states.get(source, None) is not None:
+            state = self._source_states[source]
+            if not state.available or state.error:
+                self._set_source(source, available=True, error=None)
+        events: set[RunKey] = set()
+        for run in update.runs:
+            key = RunKey(source, run.run_id)
+            self._fold(key, run)
+            if run.items:
+                events.add(key)
+        removed = set()
+        for run_id in update.removed:
+            key = RunKey(source, run_id)
+            if key in self._runs:
+                self._drop(key)
+                removed.add(key)
+        if events or removed or update.initial:
+            self._note(
+                StoreChange(
+                    events=frozenset(events), removed=frozenset(removed), reset=update.initial
+                )
+            )
+
+    def _fold(self, key: RunKey, run: RunUpdate) -> None:
+        state = self._runs.get(key)
+        if state is None or run.reset:
+            if state is not None:
+                self._forget_calls(state)
+            state = _RunState(key, run.summary)
+            self._runs[key] = state
+            if run.history_end:
+                state.detailed = False
+                state.history_end = run.history_end
+                if self.detail:
+                    self._detail_queue.append(key)
+                    self._detail_wake.set()
+        state.summary = run.summary
+        for item in run.items:
+            self.applied += 1
+            state.recent.append(item)
+            event = item.recovered if isinstance(item, DamagedLine) else item
+            if event is None:
+                continue
+            state.extras.add(event)
+            if isinstance(event, ToolCall | ToolResult):
+                self._pair(state, event)
+        self._dirty.add(key)
+        self._wake.set()
+
+    def _pair(self, state: _RunState, event: ToolCall | ToolResult) -> None:
+        """Pair calls with results, for the run's list and the per-tool statistics."""
+        key = state.key
+        moment = parse_time(event.time)
+        when = moment.timestamp() if moment is not None else None
+        if isinstance(event, ToolCall):
+            payload = event.payload
+            call_id = payload.call_id or f"seq-{event.seq}"
+            name = payload.name or "tool"
+            state.calls[call_id] = ToolCallView(
+                run=key,
+                call_id=call_id,
+                name=name,
+                node_id=payload.node_id,
+                arguments=payload.arguments,
+                arguments_truncated=bool(payload.truncated),
+                started_at=when,
+                seq=event.seq,
+            )
+            while len(state.calls) > RECENT_TOOL_CALLS:
+                state.calls.pop(next(iter(state.calls)))
+            tally = self._tools.setdefault(name, _ToolTally())
+            tally.count += 1
+            tally.in_flight.add((key, call_id))
+            return
+        result = event.payload
+        call_id = result.call_id or ""
+        call = state.calls.get(call_id)
+        if call is None:
+            return
+        finished = ToolCallView(
+            run=call.run,
+            call_id=call.call_id,
+            name=call.name,
+            node_id=call.node_id,
+            arguments=call.arguments,
+            arguments_truncated=call.arguments_truncated,
+            started_at=call.started_at,
+            seq=call.seq,
+            output=result.output,
+            output_truncated=bool(result.truncated),
+            is_error=bool(result.is_error),
+            ended_at=when,
+            result_seq=event.seq,
+        )
+        state.calls[call_id] = finished
+        tally = self._tools.setdefault(call.name, _ToolTally())
+        tally.in_flight.discard((key, call_id))
+        if finished.is_error:
+            tally.errors += 1
+        if finished.duration is not None:
+            tally.latencies.append(finished.duration)
+
+    def _forget_calls(self, state: _RunState) -> None:
+        for call in state.calls.values():
+            if not call.done:
+                tally = self._tools.get(call.name)
+                if tally is not None:
+                    tally.in_flight.discard((state.key, call.call_id))
+
+    def _drop(self, key: RunKey) -> None:
+        state = self._runs.pop(key, None)
+        if state is not None:
+            self._forget_calls(state)
+        if self._views.pop(key, None) is not None:
+            self._ordered = None
+        self._dirty.discard(key)
+
+    # -- notifying -------------------------------------------------------------------
+
+    def _note(self, change: StoreChange) -> None:
+        self._pending = self._pending.merge(change)
+        self._wake.set()
+
+    async def _flush_loop(self) -> None:
+        while True:
+            await self._wake.wait()
+            await asyncio.sleep(self.flush_interval)
+            self._wake.clear()
+            self.flush()
+
+    def flush(self) -> None:
+        """Rebuild the views of changed runs and tell subscribers (the flush loop calls this)."""
+        changed = self._dirty
+        self._dirty = set()
+        for key in changed:
+            state = self._runs.get(key)
+            if state is None:
+                continue
+            view = make_view(key, state.summary, state.extras, detailed=state.detailed)
+            if key not in self._views:
+                self._ordered = None
+            elif self._ordered is not None:
+                old = self._views[key]
+                if old.started_at != view.started_at:
+                    self._ordered = None
+            self._views[key] = view
+        change = self._pending.merge(StoreChange(runs=frozenset(changed)))
+        self._pending = StoreChange()
+        if self._ordered is not None and changed:
+            self._ordered = tuple(self._views[view.key] for view in self._ordered)
+        self._version += 1
+        if change.runs or change.events or change.removed or change.sources or change.reset:
+            for subscriber in self._subscribers:
+                subscriber.offer(change)
+
+    def changes(self) -> AsyncIterator[StoreChange]:
+        """Change notifications, batched in time; a slow reader gets them merged."""
+        subscriber = _Subscriber(self)
+        self._subscribers.append(subscriber)
+        return subscriber.read()
+
+    # -- reading -----------------------------------------------------------------------
+
+    def snapshot(self) -> Snapshot:
+        """Every run, newest first, as immutable views (cheap: nothing is copied)."""
+        if self._ordered is None:
+            self._ordered = tuple(
+                sorted(
+                    self._views.values(), key=lambda v: (v.started_at or 0.0, v.key), reverse=True
+                )
+            )
+        sources = tuple(
+            _replace_state(state, run_count=sum(1 for key in self._views if key.source == name))
+            for name, state in self._source_states.items()
+        )
+        return Snapshot(self._ordered, sources, self._version)
+
+    def get(self, key: RunKey) -> RunView | None:
+        return self._views.get(key)
+
+    def find(self, run_id: str) -> RunView | None:
+        """A run by id in any source (the first found)."""
+        for key, view in self._views.items():
+            if key.run_id == run_id:
+                return view
+        return None
+
+    def recent(self, key: RunKey) -> list[LedgerItem]:
+        """The run's latest events the store holds (a short window)."""
+        state = self._runs.get(key)
+        return list(state.recent) if state is not None else []
+
+    async def events(self, key: RunKey, start: int, stop: int) -> list[LedgerItem]:
+        """Items ``start``..``stop`` of a run, read from its source (a ledger's index)."""
+        source = self._sources.get(key.source)
+        if source is None:
+            raise SourceError(f"source {key.source} is not open")
+        return await source.events(key.run_id, start, stop)
+
+    async def event_count(self, key: RunKey) -> int:
+        source = self._sources.get(key.source)
+        if source is None:
+            raise SourceError(f"source {key.source} is not open")
+        return await source.event_count(key.run_id)
+
+    def tool_calls(self, key: RunKey) -> list[ToolCallView]:
+        """The run's paired tool calls the store has seen, oldest first."""
+        state = self._runs.get(key)
+        return list(state.calls.values()) if state is not None else []
+
+    def tool_stats(self) -> list[ToolStats]:
+        """Per tool across all runs, busiest first."""
+        stats = []
+        for name, tally in self._tools.items():
+            latencies = sorted(tally.latencies)
+            median = statistics.median(latencies) if latencies else None
+            p95 = (
+                latencies[min(len(latencies) - 1, int(len(latencies) * 0.95))]
+                if latencies
+                else None
+            )
+            stats.append(
+                ToolStats(name, tally.count, tally.errors, len(tally.in_flight), median, p95)
+            )
+        stats.sort(key=lambda s: (-s.count, s.name))
+        return stats
+
+    def children(self, key: RunKey) -> list[RunView]:
+        """Runs whose parent is this run (in the same source)."""
+        return [
+            view
+            for view in self._views.values()
+            if view.key.source == key.source and view.parent_run_id == key.run_id
+        ]
+
+    def sources(self) -> list[SourceState]:
+        return list(self.snapshot().sources)
+
+    # -- actions -----------------------------------------------------------------------
+
+    def refusal(self, key: RunKey, action: Action) -> str | None:
+        """Why ``action`` cannot be done to this run now, or ``None`` if it can."""
+        state = self._runs.get(key)
+        source = self._sources.get(key.source)
+        if state is None or source is None:
+            return "the run is no longer here"
+        summary = state.summary
+        if action == "cancel":
+            if not summary.status.is_live:
+                return f"the run already ended ({summary.status.value})"
+            if summary.cancel_requested:
+                return "a cancel is already in progress"
+        if action == "approve" and summary.pending_approval is None:
+            return "the run is not waiting on an approval"
+        if action == "resume" and summary.status.is_live:
+            return "the run is still running"
+        return source.refusal(action, summary)
+
+    async def cancel(self, key: RunKey, reason: str | None = None) -> None:
+        """Ask the run's source to cancel it; the outcome arrives as events.
+
+        Raises:
+            ActionRefused: with the reason to show.
+        """
+        source = self._checked(key, "cancel")
+        await source.cancel(key.run_id, reason)
+
+    async def resume(self, key: RunKey) -> str:
+        """Re-issue the run; the new run's id (``""`` when it will appear later)."""
+        source = self._checked(key, "resume")
+        return await source.resume(key.run_id)
+
+    async def approve(
+        self, key: RunKey, approved: bool, reason: str | None = None, approval_id: str | None = None
+    ) -> None:
+        """Approve or deny the run's pending approval."""
+        source = self._checked(key, "approve")
+        state = self._runs[key]
+        pending = state.summary.pending_approval
+        chosen = approval_id or (pending.approval_id if pending is not None else None)
+        await source.approve(key.run_id, chosen, approved, reason)
+
+    def _checked(self, key: RunKey, action: Action) -> RunSource:
+        reason = self.refusal(key, action)
+        if reason is not None:
+            raise ActionRefused(f"cannot {action} {key.run_id}: {reason}")
+        return self._sources[key.source]
+
+    # -- detail: earlier events of ledger runs, in the background ------------------
+
+    def focus(self, key: RunKey) -> None:
+        """Detail this run next (the user is looking at it)."""
+        state = self._runs.get(key)
+        if state is not None and not state.detailed:
+            with contextlib.suppress(ValueError):
+                self._detail_queue.remove(key)
+            self._detail_queue.appendleft(key)
+            self._detail_wake.set()
+
+    async def _detail_loop(self) -> None:
+        while True:
+            while not self._detail_queue:
+                self._detail_wake.clear()
+                await self._detail_wake.wait()
+            key = self._detail_queue.popleft()
+            state = self._runs.get(key)
+            if state is None or state.detailed or state.summary.path is None:
+                continue
+            path, end = state.summary.path, state.history_end or 0
+            try:
+                history = await asyncio.to_thread(_read_history, path, end)
+            except OSError:
+                continue
+            state = self._runs.get(key)
+            if state is None or state.detailed or state.summary.path != path:
+                continue  # reset or removed meanwhile
+            for event in history:
+                state.extras.add(event)
+                if isinstance(event, ToolCall | ToolResult):
+                    self._pair(state, event)
+            state.detailed = True
+            self._dirty.add(key)
+            self._wake.set()
+
+    # -- closing ------------------------------------------------------------------------
+
+    async def close(self) -> None:
+        self._closed = True
+        for name in list(self._sources):
+            await self.remove_source(name)
+        for task in (self._flusher, self._detailer):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        self._flusher = self._detailer = None
+        for subscriber in self._subscribers:
+            subscriber.close()
+
+    async def __aenter__(self) -> RunStore:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+
+def _read_history(path: str, end: int) -> list[RunEvent]:
+    """The events of a ledger before ``end`` that extras count (blocking; runs in a thread)."""
+    from ledger_reader import ErrorEvent, LlmCall, RunCompleted
+
+    wanted = (ToolCall, ToolResult, LlmCall, ErrorEvent, RunCompleted)
+    found: list[RunEvent] = []
+    assembler = LineAssembler()
+    with open(path, "rb") as handle:
+        position = 0
+        while position < end:
+            chunk = handle.read(min(1 << 20, end - position))
+            if not chunk:
+                break
+            position += len(chunk)
+            for line in assembler.feed(chunk):
+                item = line.item
+                event = item.recovered if isinstance(item, DamagedLine) else item
+                if isinstance(event, wanted):
+                    found.append(event)
+    return found
+
+
+def _replace_state(state: SourceState, **changes: object) -> SourceState:
+    import dataclasses
+
+    return dataclasses.replace(state, **changes)  # type: ignore[arg-type]
+
+
+class _Subscriber:
+    def __init__(self, store: RunStore) -> None:
+        self._store = store
+        self._pending: StoreChange | None = None
+        self._event = asyncio.Event()
+        self._closed = False
+
+    def offer(self, change: StoreChange) -> None:
+        self._pending = change if self._pending is None else self._pending.merge(change)
+        self._event.set()
+
+    def close(self) -> None:
+        self._closed = True
+        self._event.set()
+
+    async def read(self) -> AsyncIterator[StoreChange]:
+        try:
+            while not self._closed:
+                await self._event.wait()
+                self._event.clear()
+                if self._pending is not None:
+                    change, self._pending = self._pending, None
+                    yield change
+        finally:
+            with contextlib.suppress(ValueError):
+                self._store._subscribers.remove(self)
+
+
+__all__ = ["ActionRefused", "RunStore", "Snapshot", "SourceState", "StoreChange", "ToolStats"]
