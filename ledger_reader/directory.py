@@ -35,6 +35,8 @@ from ledger_reader.summary import (
 from ledger_reader.tail import LedgerTail
 
 LEDGER_SUFFIX: Final = ".jsonl"
+QUIET_TICK: Final = 0.2
+"""Seconds of quiet after which unfinished ledgers are read again, watched or not."""
 CONTROL_DIR: Final = ".control"
 
 
@@ -309,30 +311,41 @@ class LedgerDirectory:
 
     async def _follow(self, stop: asyncio.Event) -> AsyncIterator[DirectoryUpdate]:
         """Follow changes until the directory goes away or ``stop`` is set."""
-        interval_ms = max(1, int(self.liveness_interval * 1000))
+        tick_ms = max(1, int(min(self.liveness_interval, QUIET_TICK) * 1000))
         try:
             watcher = awatch(
                 self.root,
                 stop_event=stop,
                 debounce=1,
                 step=1,
-                rust_timeout=interval_ms,
+                rust_timeout=tick_ms,
                 yield_on_timeout=True,
                 ignore_permission_denied=True,
             )
             last_probe = time.monotonic()
             async for changes in watcher:
                 update = await self._handle(changes)
+                if not changes:
+                    # A quiet tick: read unfinished ledgers once more, for what was written
+                    # between the scan and the watcher's start (it saw none of that).
+                    await asyncio.to_thread(self._catch_up, update)
                 if time.monotonic() - last_probe >= self.liveness_interval:
                     last_probe = time.monotonic()
                     await asyncio.to_thread(self._probe_live, update)
                 if update.changes or update.removed or update.errors:
                     yield update
-                if not await asyncio.to_thread(self._usable):
+                gone = not changes or any(change == Change.deleted for change, _ in changes)
+                if gone and not await asyncio.to_thread(self._usable):
                     return
         except (FileNotFoundError, PermissionError, RuntimeError, OSError):
             # The watcher could not start or lost its root: the caller rescans.
             return
+
+    def _catch_up(self, update: DirectoryUpdate) -> None:
+        changed = {change.path for change in update.changes}
+        for path, followed in list(self._followed.items()):
+            if not followed.state.builder.terminal and path not in changed:
+                self._poll_into(path, update, keep_if_root_gone=True)
 
     async def _handle(self, changes: set[tuple[Change, str]]) -> DirectoryUpdate:
         update = DirectoryUpdate()
