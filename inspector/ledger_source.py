@@ -35,10 +35,10 @@ class LedgerFiles:
         self._open: dict[str, LedgerFile] = {}
 
     def get(self, path: str) -> LedgerFile:
+        """The open ledger (opened now if need be; its index is started by the caller)."""
         ledger = self._open.pop(path, None)
         if ledger is None:
             ledger = LedgerFile(path)
-            ledger.start_indexing()
         self._open[path] = ledger
         while len(self._open) > self.limit:
             oldest = next(iter(self._open))
@@ -61,6 +61,12 @@ def read_range(files: LedgerFiles, path: str, start: int, stop: int) -> list[Led
     ledger = files.get(path)
     ledger.poll()
     if not ledger.index_complete:
+        # Before the index is done, find the lines by seq (position n holds seq n + 1 in an
+        # undamaged ledger): a first screen of a huge run does not wait for the whole index.
+        found = ledger.events_from_seq(start + 1, stop - start)
+        ledger.start_indexing()  # after the search: the index's threads would slow it down
+        if len(found) == stop - start and found[0].seq == start + 1:
+            return list(found)
         ledger.wait_indexed()
     return [item for item in ledger.lines(start, stop) if item is not None]
 
@@ -139,6 +145,7 @@ class LedgerDirectorySource(RunSource):
         def count() -> int:
             ledger = self._files.get(path)
             ledger.poll()
+            ledger.start_indexing()
             ledger.wait_indexed()
             return ledger.line_count
 

@@ -35,6 +35,8 @@ from ledger_reader.summary import (
 from ledger_reader.tail import LedgerTail
 
 LEDGER_SUFFIX: Final = ".jsonl"
+MAX_HELD_OPEN: Final = 256
+"""Unfinished ledgers kept open between polls; opening costs more than reading here."""
 QUIET_TICK: Final = 0.2
 """Seconds of quiet after which unfinished ledgers are read again, watched or not."""
 CONTROL_DIR: Final = ".control"
@@ -87,6 +89,11 @@ def find_ledgers(root: Path, errors: list[LedgerError]) -> list[Path]:
         except OSError as error:
             errors.append(_error_for(directory, error))
     return found
+
+
+def _worth_a_look(change: Change, name: str) -> bool:
+    """Ledgers, and anything added (it may be a directory of ledgers moved in whole)."""
+    return name.endswith(LEDGER_SUFFIX) or change == Change.added
 
 
 def _ledgers_in_new_dir(path: Path) -> list[Path]:
@@ -195,6 +202,9 @@ class LedgerDirectory:
         self.liveness_interval = liveness_interval
         self.max_line_bytes = max_line_bytes
         self._followed: dict[Path, _Followed] = {}
+        self._names: dict[str, Path] = {}
+        self._held = 0
+        """Ledgers held open between polls (unfinished runs, up to MAX_HELD_OPEN)."""
 
     def history_end(self, path: Path) -> int | None:
         """Where the lines of a followed ledger that came only as a summary end.
@@ -217,6 +227,13 @@ class LedgerDirectory:
         watching resumes (with a rescan) once the directory is back.
         """
         stop = stop or asyncio.Event()
+        try:
+            async for update in self._watch(stop):
+                yield update
+        finally:
+            self.close()
+
+    async def _watch(self, stop: asyncio.Event) -> AsyncIterator[DirectoryUpdate]:
         first = True
         while not stop.is_set():
             update = await asyncio.to_thread(self._rescan)
@@ -251,7 +268,7 @@ class LedgerDirectory:
             if change is not None:
                 update.changes.append(change)
         for path in sorted(self._followed.keys() - files):
-            del self._followed[path]
+            self._unfollow(path)
             update.removed.append(path)
         for path in sorted(files & self._followed.keys()):
             self._poll_into(path, update)
@@ -271,21 +288,46 @@ class LedgerDirectory:
         self._followed[path] = _Followed(state, tail)
         return RunChange(path, state.summary())
 
+    def _unfollow(self, path: Path) -> None:
+        followed = self._followed.pop(path, None)
+        if followed is not None and followed.tail.holding:
+            followed.tail.release()
+            self._held -= 1
+
+    def close(self) -> None:
+        """Release the ledgers held open (watch() does this when it stops)."""
+        for followed in self._followed.values():
+            if followed.tail.holding:
+                followed.tail.release()
+        self._held = 0
+
     def _poll_into(
-        self, path: Path, update: DirectoryUpdate, *, keep_if_root_gone: bool = False
+        self,
+        path: Path,
+        update: DirectoryUpdate,
+        *,
+        keep_if_root_gone: bool = False,
+        verify_head: bool = True,
     ) -> None:
         followed = self._followed[path]
+        tail = followed.tail
+        hold = not followed.state.builder.terminal and (tail.holding or self._held < MAX_HELD_OPEN)
+        was_holding = tail.holding
         try:
-            batch = followed.tail.poll()
+            batch = tail.poll(hold_open=hold, verify_head=verify_head)
         except LedgerGone:
+            tail.release()
+            self._held -= was_holding
             if keep_if_root_gone and not self._usable():
                 return  # the whole directory went: keep its runs until it is back
-            del self._followed[path]
+            self._unfollow(path)
             update.removed.append(path)
             return
         except LedgerError as error:
+            self._held += tail.holding - was_holding
             update.errors.append(error)
             return
+        self._held += tail.holding - was_holding
         self._apply(path, followed, batch.reset is not None, batch.items, update)
 
     def _apply(
@@ -303,6 +345,9 @@ class LedgerDirectory:
             state.builder = SummaryBuilder(run_id_from_path(path), str(path))
         for item in items:
             state.builder.add_item(item)
+        if state.builder.terminal and followed.tail.holding:
+            followed.tail.release()  # a finished run rarely changes again: free the descriptor
+            self._held -= 1
         state.mtime = time.time()
         state.probe()
         summary = state.summary()
@@ -321,6 +366,7 @@ class LedgerDirectory:
                 rust_timeout=tick_ms,
                 yield_on_timeout=True,
                 ignore_permission_denied=True,
+                watch_filter=_worth_a_look,
             )
             last_probe = time.monotonic()
             async for changes in watcher:
@@ -349,29 +395,41 @@ class LedgerDirectory:
 
     async def _handle(self, changes: set[tuple[Change, str]]) -> DirectoryUpdate:
         update = DirectoryUpdate()
-        touched: set[Path] = set()
-        new_dirs: list[Path] = []
+        touched: set[str] = set()
+        new_dirs: list[str] = []
+        control = os.sep + CONTROL_DIR + os.sep
         for change, name in changes:
-            path = Path(name)
-            if CONTROL_DIR in path.relative_to(self.root).parts[:-1]:
+            if control in name:
                 continue
             if name.endswith(LEDGER_SUFFIX):
-                touched.add(path)
+                touched.add(name)
             elif change == Change.added:
-                new_dirs.append(path)
+                new_dirs.append(name)
+        paths = [self._path(name) for name in sorted(touched)]
         for directory in new_dirs:
             # A directory moved in whole brings ledgers no event named.
-            touched.update(await asyncio.to_thread(_ledgers_in_new_dir, directory))
-        if touched:
+            paths.extend(await asyncio.to_thread(_ledgers_in_new_dir, Path(directory)))
+        if paths:
             # One hop to a thread for the whole batch: under load a batch names many files,
             # and a hop per read would cost more than the reads.
-            await asyncio.to_thread(self._poll_many, sorted(touched), update)
+            await asyncio.to_thread(self._poll_many, paths, update)
         return update
+
+    def _path(self, name: str) -> Path:
+        """The Path of a file name the watcher reported (parsed once: pathlib is slow)."""
+        path = self._names.get(name)
+        if path is None:
+            path = Path(name)
+            if len(self._names) > 4 * len(self._followed) + 1024:
+                self._names.clear()
+            self._names[name] = path
+        return path
 
     def _poll_many(self, paths: list[Path], update: DirectoryUpdate) -> None:
         for path in paths:
             if path in self._followed:
-                self._poll_into(path, update, keep_if_root_gone=True)
+                # Under load, skip re-reading the head on every change; quiet ticks do it.
+                self._poll_into(path, update, keep_if_root_gone=True, verify_head=False)
             else:
                 self._start_new(path, update)
 

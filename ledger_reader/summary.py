@@ -48,6 +48,8 @@ TAIL_BYTES: Final = 64 * 1024
 MAX_WARNINGS: Final = 20
 """Warnings kept per run; the rest are only counted, so a damaged file cannot grow memory."""
 
+_HOST: Final = socket.gethostname()
+
 DEFAULT_STALE_AFTER: Final = 300.0
 """Seconds without a write after which another writer's unfinished run is ``stale``."""
 
@@ -351,7 +353,7 @@ def judge_liveness(
     """
     if not summary.status.is_live:
         return summary.status
-    local = summary.host is None or summary.host == (host or socket.gethostname())
+    local = summary.host is None or summary.host == (host or _HOST)
     if summary.writer == "runtop" and local and lock_held is not None:
         return summary.status if lock_held else RunStatus.ABANDONED
     quiet = (now if now is not None else time_module.time()) - mtime

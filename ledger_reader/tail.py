@@ -139,6 +139,7 @@ class LedgerTail:
         self._assembler = LineAssembler(start, max_line_bytes=max_line_bytes)
         self._identity: tuple[int, int] | None = None
         self._signature = b""
+        self._held: int | None = None
 
     @property
     def offset(self) -> int:
@@ -172,36 +173,72 @@ class LedgerTail:
         if len(self._signature) < _SIGNATURE_BYTES and self._assembler.read_to > 0:
             self._signature = head[: min(_SIGNATURE_BYTES, self._assembler.read_to)]
 
-    def poll(self) -> TailBatch:
+    def poll(self, *, hold_open: bool = False, verify_head: bool = True) -> TailBatch:
         """Read what was appended since the last poll (blocking; use :meth:`apoll` in a loop).
+
+        Args:
+            hold_open: keep the file open until :meth:`release`, for a ledger
+                polled often: opening a file costs more than reading it. A
+                held file that was replaced or deleted has no links left,
+                which the next poll notices and reopens by name.
+            verify_head: compare the file's first bytes with those read before, to
+                notice a file rewritten in place (one more read).
 
         Raises:
             LedgerGone: the file no longer exists.
             LedgerUnreadable: it exists but cannot be read.
         """
-        try:
-            fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
-        except FileNotFoundError as error:
-            raise LedgerGone(self.path) from error
-        except OSError as error:
-            raise LedgerUnreadable(self.path, error) from error
-        try:
+        fd = self._held
+        stat: os.stat_result | None = None
+        if fd is not None:
             stat = os.fstat(fd)
-            head = os.pread(fd, _SIGNATURE_BYTES, 0)
+            if stat.st_nlink == 0:
+                self.release()  # replaced or deleted under us: look at what the name holds now
+                fd = stat = None
+        if fd is None:
+            try:
+                fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+            except FileNotFoundError as error:
+                raise LedgerGone(self.path) from error
+            except OSError as error:
+                raise LedgerUnreadable(self.path, error) from error
+        try:
+            if stat is None:
+                stat = os.fstat(fd)
+            # A file held open is the same file (a replaced one has no links left); only a
+            # rewrite in place could change its head, and verify_head catches that.
+            head = os.pread(fd, _SIGNATURE_BYTES, 0) if verify_head or not self._signature else b""
+            if not head and self._signature:
+                head = self._signature
             batch = TailBatch(reset=self._check((stat.st_dev, stat.st_ino), stat.st_size, head))
             while True:
                 data = os.pread(fd, READ_CHUNK, self._assembler.read_to)
-                if not data:
-                    break
                 batch.lines.extend(self._assembler.feed(data))
+                if len(data) < READ_CHUNK:
+                    break  # a short read of a regular file: its end
             if len(head) < _SIGNATURE_BYTES:
                 head = os.pread(fd, _SIGNATURE_BYTES, 0)
             self._remember_head(head)
             return batch
         except OSError as error:
+            hold_open = False
             raise LedgerUnreadable(self.path, error) from error
         finally:
-            os.close(fd)
+            if hold_open:
+                self._held = fd
+            else:
+                self._held = None
+                os.close(fd)
+
+    def release(self) -> None:
+        """Close a file held open by ``poll(hold_open=True)``."""
+        if self._held is not None:
+            os.close(self._held)
+            self._held = None
+
+    @property
+    def holding(self) -> bool:
+        return self._held is not None
 
     async def apoll(self) -> TailBatch:
         """Like :meth:`poll`, with every read off the event loop (aiofiles)."""

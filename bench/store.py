@@ -1,0 +1,203 @@
+"""The inspector's store: keeping up with live runs, snapshots of many runs, ranges of a huge run.
+
+    .venv/bin/python bench/store.py [--seconds 60] [--runs 5]
+
+1. 100 live runs in a ledger directory, written by another process at
+   10,000 events/s in all: every second, the events written and the events
+   the store has folded, and the store process's CPU use.
+2. A snapshot of 10,000 runs for the UI: the cached case and the case
+   where a new run forces a re-sort.
+3. Events 1,000,000 to 1,000,100 of the 1 GB ledger (bench/generate.py)
+   through the store, before the index is built and after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.generate import big_ledger
+from inspector import LedgerDirectorySource, RunKey, RunStore, RunUpdate, SourceUpdate
+from ledger_reader import RunStatus, RunSummary
+
+WRITER = textwrap.dedent(
+    """
+    import json, os, sys, time
+    root, runs, rate = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    seconds = float(sys.argv[4])
+    fds = []
+    for number in range(runs):
+        run_id = f"run_20261129T060000000_{number:016x}"
+        path = os.path.join(root, run_id + ".jsonl")
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        line = {"run_id": run_id, "seq": 1, "time": "2026-11-29T06:00:00.000000Z",
+                "type": "run_started",
+                "payload": {"skill": "load", "agent": "bench", "input": {"n": number}}}
+        os.write(fd, (json.dumps(line) + "\\n").encode())
+        fds.append((fd, run_id))
+    seqs = [1] * runs
+    written = runs
+    started = time.monotonic()
+    tick = 0.01
+    per_tick = int(rate * tick)
+    next_report = started + 1
+    chunk = {"index": 0, "delta": "streamed text of a model answer, forty bytes",
+             "node_id": "llm:m#1"}
+    while time.monotonic() - started < seconds:
+        for i in range(per_tick):
+            number = (written + i) % runs
+            fd, run_id = fds[number]
+            seqs[number] += 1
+            line = {"run_id": run_id, "seq": seqs[number], "time": "2026-11-29T06:00:01.000000Z",
+                    "type": "llm_chunk", "payload": chunk}
+            os.write(fd, (json.dumps(line, separators=(",", ":")) + "\\n").encode())
+        written += per_tick
+        now = time.monotonic()
+        if now >= next_report:
+            print(written, flush=True)
+            next_report += 1
+        target = started + (written - runs) / rate
+        if target > now:
+            time.sleep(target - now)
+    print(written, flush=True)
+    """
+)
+
+
+async def keep_up(seconds: float) -> None:
+    with tempfile.TemporaryDirectory(dir=Path(__file__).parent) as tmp:
+        root = Path(tmp)
+        store = RunStore()
+        store.add_source(LedgerDirectorySource(root, name="load"))
+        await asyncio.sleep(0.5)
+        writer = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-c",
+            WRITER,
+            str(root),
+            "100",
+            "10000",
+            str(seconds),
+            stdout=subprocess.PIPE,
+        )
+        assert writer.stdout is not None
+        cpu_before = time.process_time()
+        wall_before = time.monotonic()
+        rows = []
+        while True:
+            raw = await writer.stdout.readline()
+            if not raw:
+                break
+            written = int(raw)
+            cpu = time.process_time()
+            wall = time.monotonic()
+            applied = store.applied
+            rows.append((written, applied, (cpu - cpu_before) / (wall - wall_before)))
+            cpu_before, wall_before = cpu, wall
+        await writer.wait()
+        await asyncio.sleep(1.0)
+        final = store.applied
+        backlogs = [written - applied for written, applied, _ in rows]
+        cpus = [load for _, _, load in rows[1:]]
+        print(f"100 live runs, 10,000 events/s for {seconds:.0f} s:")
+        print(
+            f"  backlog (written - folded) each second: first {backlogs[:3]}, "
+            f"last {backlogs[-3:]}, max {max(backlogs)}"
+        )
+        print(f"  after the writer stopped: {rows[-1][0]} written, {final} folded")
+        print(
+            f"  store process CPU: median {statistics.median(cpus):.0%} of a core, "
+            f"max {max(cpus):.0%} (target < 100%)"
+        )
+        await store.close()
+
+
+def snapshot_times(runs: int, repeats: int) -> tuple[float, float]:
+    async def measure() -> tuple[float, float]:
+        store = RunStore(detail=False)
+        base = time.time() - 86_400
+        updates = SourceUpdate(initial=True)
+        for number in range(runs):
+            summary = RunSummary(
+                run_id=f"run_{number:08d}",
+                status=RunStatus.SUCCEEDED,
+                skill="s",
+                started_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(base + number)),
+            )
+            updates.runs.append(RunUpdate(summary.run_id, summary))
+        store.apply("bench", updates)
+        store.flush()
+        cached: list[float] = []
+        resorted: list[float] = []
+        for number in range(repeats):
+            started = time.perf_counter()
+            snapshot = store.snapshot()
+            cached.append((time.perf_counter() - started) * 1000)
+            assert len(snapshot.runs) == runs + number
+            fresh = RunSummary(run_id=f"run_new_{number}", status=RunStatus.RUNNING)
+            store.apply("bench", SourceUpdate(runs=[RunUpdate(fresh.run_id, fresh)]))
+            store.flush()
+            started = time.perf_counter()
+            snapshot = store.snapshot()
+            resorted.append((time.perf_counter() - started) * 1000)
+        return statistics.median(cached), statistics.median(resorted)
+
+    return asyncio.run(measure())
+
+
+async def huge_range() -> tuple[float, float]:
+    path = big_ledger()
+    with tempfile.TemporaryDirectory(dir=Path(__file__).parent) as tmp:
+        os.symlink(path, Path(tmp) / "run_20261129T064500123_b16b16b16b16b16b.jsonl")
+        store = RunStore(detail=False, flush_interval=0.001)
+        store.add_source(LedgerDirectorySource(tmp, name="big"))
+        key = RunKey("big", "run_20261129T064500123_b16b16b16b16b16b")
+        changes = store.changes()
+        while store.get(key) is None:
+            await anext(changes)
+        started = time.perf_counter()
+        items = await store.events(key, 1_000_000, 1_000_100)
+        cold = (time.perf_counter() - started) * 1000
+        assert [item.seq for item in items] == list(range(1_000_001, 1_000_101))  # type: ignore[union-attr]
+        await store.event_count(key)  # waits for the index
+        started = time.perf_counter()
+        items = await store.events(key, 1_000_000, 1_000_100)
+        warm = (time.perf_counter() - started) * 1000
+        assert len(items) == 100
+        await store.close()
+        return cold, warm
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--skip-load", action="store_true")
+    args = parser.parse_args()
+    if not args.skip_load:
+        asyncio.run(keep_up(args.seconds))
+    cached, resorted = snapshot_times(10_000, args.runs * 4)
+    print(
+        f"snapshot of 10,000 runs: {cached:.3f} ms cached, {resorted:.2f} ms after a new run "
+        f"(medians; target < 20 ms)"
+    )
+    results = [asyncio.run(huge_range()) for _ in range(args.runs)]
+    print(
+        f"events 1,000,000-1,000,100 of a 1 GB ledger: "
+        f"{statistics.median(r[0] for r in results):.2f} ms before the index, "
+        f"{statistics.median(r[1] for r in results):.2f} ms after (medians; target < 20 ms)"
+    )
+
+
+if __name__ == "__main__":
+    main()
