@@ -232,6 +232,8 @@ class RunStore:
 
     def apply(self, source: str, update: SourceUpdate) -> None:
         """Fold one batch from ``source`` (the pump calls this; tests may too)."""
+        if self._flusher is None:
+            self._ensure_tasks()
         error = str(update.error) if update.error is not None else None
         if update.error is not None or not update.available or update.initial:
             self._set_source(source, available=update.available, error=error)

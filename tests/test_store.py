@@ -263,3 +263,31 @@ async def test_a_failing_source_beside_a_healthy_one(tmp_path: Path) -> None:
         broken_run = next(v for v in store.snapshot().runs if v.source == "broken")
         with pytest.raises(ActionRefused, match="source broken cannot resume runs"):
             await store.resume(broken_run.key)
+
+
+async def test_notifications_are_batched_in_time() -> None:
+    """Ten thousand events in a burst wake a subscriber a handful of times, not per event."""
+    from ledger_reader import RunSummary
+    from ledger_reader.events import ChunkPayload, LlmChunk
+
+    async with RunStore(flush_interval=0.05, detail=False) as store:
+        changes = store.changes()
+        woken = 0
+
+        async def count() -> None:
+            nonlocal woken
+            async for _ in changes:
+                woken += 1
+
+        counter = asyncio.create_task(count())
+        summary = RunSummary(run_id="run_burst", status=RunStatus.RUNNING)
+        for seq in range(1, 10_001):
+            item = LlmChunk(run_id="run_burst", seq=seq, payload=ChunkPayload(delta="x"))
+            store.apply("burst", SourceUpdate(runs=[RunUpdate("run_burst", summary, [item])]))
+            if seq % 1000 == 0:
+                await asyncio.sleep(0)  # the source yields to the loop now and then
+        await asyncio.sleep(0.2)
+        counter.cancel()
+        assert store.applied == 10_000
+        assert 1 <= woken <= 5
+        assert len(store.recent(RunKey("burst", "run_burst"))) == 200  # a bounded window
