@@ -9,7 +9,6 @@ them, so thousands of ledgers cost no descriptors between changes.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import stat as stat_module
@@ -17,9 +16,7 @@ import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final
-
-from watchfiles import Change, awatch
+from typing import TYPE_CHECKING, Final
 
 from ledger_reader.errors import LedgerError, LedgerGone, LedgerUnreadable, NoLedgers
 from ledger_reader.events import MAX_LINE_BYTES, LedgerItem
@@ -33,6 +30,11 @@ from ledger_reader.summary import (
     run_id_from_path,
 )
 from ledger_reader.tail import LedgerTail
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from watchfiles import Change
 
 LEDGER_SUFFIX: Final = ".jsonl"
 MAX_HELD_OPEN: Final = 256
@@ -93,6 +95,8 @@ def find_ledgers(root: Path, errors: list[LedgerError]) -> list[Path]:
 
 def _worth_a_look(change: Change, name: str) -> bool:
     """Ledgers, and anything added (it may be a directory of ledgers moved in whole)."""
+    from watchfiles import Change
+
     return name.endswith(LEDGER_SUFFIX) or change == Change.added
 
 
@@ -226,6 +230,8 @@ class LedgerDirectory:
         ``available=False`` and its error; the runs already seen are kept, and
         watching resumes (with a rescan) once the directory is back.
         """
+        import asyncio  # here, not at the top: a scan (runtop ls) needs no event loop
+
         stop = stop or asyncio.Event()
         try:
             async for update in self._watch(stop):
@@ -234,6 +240,8 @@ class LedgerDirectory:
             self.close()
 
     async def _watch(self, stop: asyncio.Event) -> AsyncIterator[DirectoryUpdate]:
+        import asyncio
+
         first = True
         while not stop.is_set():
             update = await asyncio.to_thread(self._rescan)
@@ -356,6 +364,10 @@ class LedgerDirectory:
 
     async def _follow(self, stop: asyncio.Event) -> AsyncIterator[DirectoryUpdate]:
         """Follow changes until the directory goes away or ``stop`` is set."""
+        import asyncio
+
+        from watchfiles import Change, awatch
+
         tick_ms = max(1, int(min(self.liveness_interval, QUIET_TICK) * 1000))
         try:
             watcher = awatch(
@@ -394,6 +406,10 @@ class LedgerDirectory:
                 self._poll_into(path, update, keep_if_root_gone=True)
 
     async def _handle(self, changes: set[tuple[Change, str]]) -> DirectoryUpdate:
+        import asyncio
+
+        from watchfiles import Change
+
         update = DirectoryUpdate()
         touched: set[str] = set()
         new_dirs: list[str] = []

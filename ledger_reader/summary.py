@@ -9,6 +9,7 @@ head and tail (``seq`` has no gaps, so the last ``seq`` is the count).
 
 from __future__ import annotations
 
+import operator
 import os
 import socket
 import time as time_module
@@ -469,6 +470,9 @@ class _Probe(msgspec.Struct, gc=False):
 
 
 _probe = msgspec.json.Decoder(_Probe)
+_TYPE_OF: Final = operator.attrgetter("type")
+_SEQ_OF: Final = operator.attrgetter("seq")
+_RUN_ID_OF: Final = operator.attrgetter("run_id")
 
 _SUMMARY_TYPES: Final = (
     "run_started",
@@ -500,8 +504,10 @@ def fold_block(data: bytes, start: int, builder: SummaryBuilder) -> None:
     count = len(probes)
     if not count:
         return
-    types = [probe.type for probe in probes]
-    needed = [number for kind in _SUMMARY_TYPES for number in _positions(types, kind)]
+    types = list(map(_TYPE_OF, probes))
+    needed = [
+        number for kind in _SUMMARY_TYPES if kind in types for number in _positions(types, kind)
+    ]
     if "run_completed" not in types:
         node = _innermost_open_node(types)
         if node is not None:
@@ -513,8 +519,8 @@ def fold_block(data: bytes, start: int, builder: SummaryBuilder) -> None:
     if lines is None:
         _fold_line_by_line(data, start, builder)
         return
-    seqs = [probe.seq for probe in probes]
-    run_ids = {probe.run_id for probe in probes}
+    seqs = list(map(_SEQ_OF, probes))
+    run_ids = set(map(_RUN_ID_OF, probes))
     first = seqs[0]
     if (
         len(run_ids) == 1

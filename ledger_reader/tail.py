@@ -15,8 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, Literal
 
-import aiofiles
-
 from ledger_reader.decode import decode_line, over_long_line
 from ledger_reader.errors import LedgerGone, LedgerUnreadable
 from ledger_reader.events import MAX_LINE_BYTES, LedgerItem
@@ -242,6 +240,8 @@ class LedgerTail:
 
     async def apoll(self) -> TailBatch:
         """Like :meth:`poll`, with every read off the event loop (aiofiles)."""
+        import aiofiles  # imported here: `runtop ls` never follows a file and starts faster
+
         try:
             async with aiofiles.open(self.path, "rb", buffering=0) as handle:
                 stat = os.fstat(handle.fileno())  # metadata of an open file: does not block
