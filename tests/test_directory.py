@@ -38,7 +38,7 @@ def test_scan_is_recursive_and_survives_a_symlink_loop(tmp_path: Path) -> None:
     (root / "a" / "self").symlink_to(root / "a", target_is_directory=True)
     result = scan_paths([root])
     assert result.errors == []
-    assert sorted(path.name for path in result.states) == ["run_one.jsonl", "run_two.jsonl"]
+    assert sorted(Path(path).name for path in result.states) == ["run_one.jsonl", "run_two.jsonl"]
 
 
 def test_scan_reports_missing_empty_and_unreadable(tmp_path: Path) -> None:
