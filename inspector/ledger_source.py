@@ -24,6 +24,8 @@ from ledger_reader.summary import run_id_from_path
 from ledger_reader.tail import LineAssembler
 
 _OPEN_FILES: Final = 8
+SEQ_SEARCH_LIMIT: Final = 10_000
+"""Ranges up to this many events are found by seq before the index is built."""
 """Ledger files kept open (with their index) for range reads: the runs being looked at."""
 
 
@@ -60,7 +62,7 @@ def read_range(files: LedgerFiles, path: str, start: int, stop: int) -> list[Led
     """Items ``start``..``stop`` of a ledger, by line, blank lines left out (blocking)."""
     ledger = files.get(path)
     ledger.poll()
-    if not ledger.index_complete:
+    if not ledger.index_complete and stop - start <= SEQ_SEARCH_LIMIT:
         # Before the index is done, find the lines by seq (position n holds seq n + 1 in an
         # undamaged ledger): a first screen of a huge run does not wait for the whole index.
         found = ledger.events_from_seq(start + 1, stop - start)
@@ -68,7 +70,18 @@ def read_range(files: LedgerFiles, path: str, start: int, stop: int) -> list[Led
         if len(found) == stop - start and found[0].seq == start + 1:
             return list(found)
         ledger.wait_indexed()
+    ledger.start_indexing()
+    ledger.wait_indexed()
     return [item for item in ledger.lines(start, stop) if item is not None]
+
+
+def count_lines(files: LedgerFiles, path: str) -> int:
+    """How many lines a ledger has now (blocking: builds its index if need be)."""
+    ledger = files.get(path)
+    ledger.poll()
+    ledger.start_indexing()
+    ledger.wait_indexed()
+    return ledger.line_count
 
 
 class LedgerDirectorySource(RunSource):
@@ -141,15 +154,10 @@ class LedgerDirectorySource(RunSource):
 
     async def event_count(self, run_id: str) -> int:
         path = self.path_of(run_id)
-
-        def count() -> int:
-            ledger = self._files.get(path)
-            ledger.poll()
-            ledger.start_indexing()
-            ledger.wait_indexed()
-            return ledger.line_count
-
-        return await asyncio.to_thread(count)
+        try:
+            return await asyncio.to_thread(count_lines, self._files, path)
+        except LedgerError as error:
+            raise SourceError(str(error)) from error
 
     def refusal(self, action: str, summary: RunSummary) -> str | None:
         if action == "approve":

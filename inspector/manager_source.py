@@ -7,7 +7,7 @@ import os
 from collections.abc import AsyncIterator
 from typing import ClassVar
 
-from inspector.ledger_source import LedgerFiles, read_range
+from inspector.ledger_source import LedgerFiles, count_lines, read_range
 from inspector.model import TrackedRun
 from inspector.source import ActionRefused, RunSource, RunUpdate, SourceError, SourceUpdate
 from ledger_reader import LedgerError, LedgerItem, RunSummary, SummaryBuilder, read_ledger_state
@@ -128,6 +128,16 @@ class ManagerSource(RunSource):
                 raise SourceError(str(error)) from error
         tracked = self._runs.get(run_id)
         return tracked.window(start, stop) if tracked is not None else []
+
+    async def event_count(self, run_id: str) -> int:
+        path = self._paths.get(run_id)
+        if path is not None:
+            try:
+                return await asyncio.to_thread(count_lines, self._files, path)
+            except LedgerError as error:
+                raise SourceError(str(error)) from error
+        tracked = self._runs.get(run_id)
+        return tracked.dropped + len(tracked.recent) if tracked is not None else 0
 
     def refusal(self, action: str, summary: RunSummary) -> str | None:
         if action in {"cancel", "approve"} and not summary.status.is_live:

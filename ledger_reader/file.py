@@ -379,6 +379,7 @@ class LedgerFile:
 
     def lines(self, start: int, stop: int) -> list[LedgerItem | None]:
         """The items on lines ``start`` to ``stop`` (exclusive), read in one ``pread``."""
+        stop = min(stop, self.line_count)
         with self._lock:
             first = self._line_span(start) if start < stop else None
             spans = [self._line_span(n) for n in range(start, stop)] if first else []

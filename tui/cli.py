@@ -14,10 +14,10 @@ import asyncio
 import contextlib
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import msgspec
 from rich.console import Console
@@ -346,20 +346,35 @@ def build_parser() -> argparse.ArgumentParser:
         help="where to look for a run id (default: $RUNTOP_LEDGER_DIR or "
         "~/.runtop/runs); may be repeated",
     )
+    demo = commands.add_parser("demo", help="watch simulated agents run (ledgers are kept)")
+    demo.add_argument("--pace", type=float, default=1.0, help="slower (>1) or faster (<1)")
+    replay = commands.add_parser("replay", help="play past runs back as they happened")
+    replay.add_argument("files", nargs="+", metavar="FILE", help="ledger files")
+    replay.add_argument("--speed", choices=["1", "2", "10", "max"], default="1")
+    for sub in (demo, replay):
+        sub.add_argument("--theme", help="a Textual theme (also from the command palette)")
+        sub.add_argument("--read-only", action="store_true", help="turn every action off")
     return parser
+
+
+COMMANDS: Final = {"ls", "show", "demo", "replay", "-h", "--help"}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    err = Console(stderr=True, highlight=False, markup=False, emoji=False)
+    if not arguments or arguments[0] not in COMMANDS:
+        return _launch(lambda launch: launch.run_tui(arguments), err)
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(arguments)
+    if args.command == "demo":
+        return _launch(lambda launch: launch.run_demo(args), err)
+    if args.command == "replay":
+        return _launch(lambda launch: launch.run_replay(args), err)
     out = Console(highlight=False, markup=False, emoji=False, soft_wrap=args.command == "show")
     if not out.is_terminal:
         out.width = 240
-    err = Console(stderr=True, highlight=False, markup=False, emoji=False)
-    if args.command is None:
-        parser.print_help()
-        return EXIT_USAGE
     handlers = {"ls": command_ls, "show": command_show}
     try:
         return handlers[args.command](args, out, err)
@@ -373,6 +388,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         with contextlib.suppress(OSError):
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115
         return EXIT_OK
+
+
+def _launch(start: Callable[[Any], int], err: Console) -> int:
+    """Start the TUI (imported only now: ls and show never load Textual)."""
+    from tui import launch
+
+    try:
+        return start(launch)
+    except (launch.LaunchError, LedgerError) as error:
+        _fail(err, str(error))
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":

@@ -1,0 +1,196 @@
+"""The runtop app: one store of runs, the runs screen, and the one-key actions.
+
+:func:`make_app` builds it from :class:`~tui.settings.Settings` and the
+sources to open; tests use the same factory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable
+from typing import ClassVar
+
+from textual import work
+from textual.app import App
+from textual.binding import Binding, BindingType
+from textual.events import Key
+
+from inspector import ActionRefused, RunKey, RunSource, RunStore, RunView
+from tui.screens.cancel import CancelScreen
+from tui.screens.run import RunScreen
+from tui.screens.runs import RunsScreen
+from tui.settings import Settings
+from tui.widgets.run_table import RunTable
+
+ACTION_KEYS = {"c": "cancel", "r": "resume", "a": "approve", "d": "approve"}
+
+
+class RuntopApp(App[None]):
+    """Watch agent runs, open one, and cancel, resume or approve with one key."""
+
+    TITLE = "runtop"
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("q", "quit", "Quit"),
+        Binding("c", "cancel", "Cancel run"),
+        Binding("r", "resume", "Resume"),
+        Binding("a", "approve", "Approve"),
+        Binding("d", "deny", "Deny"),
+        Binding("y", "copy", "Copy"),
+        Binding("question_mark", "help", "Keys"),
+    ]
+
+    def __init__(
+        self,
+        store: RunStore,
+        settings: Settings,
+        *,
+        sources: Iterable[RunSource] = (),
+        on_exit: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
+        super().__init__()
+        self.store = store
+        self.settings = settings
+        self.pending_sources = list(sources)
+        self.on_exit_hook = on_exit
+        self.last_filter = ""
+        self.theme = settings.theme
+
+    def on_mount(self) -> None:
+        for source in self.pending_sources:
+            self.store.add_source(source)
+        self.push_screen(RunsScreen(self.store, clock=self.settings.clock))
+        self.follow_store()
+
+    @work(exclusive=True, group="store")
+    async def follow_store(self) -> None:
+        """Forward each batch of store changes to the screen on top."""
+        async for change in self.store.changes():
+            screen = self.screen
+            handler = getattr(screen, "on_store_change", None)
+            if handler is not None:
+                handler(change)
+
+    async def on_unmount(self) -> None:
+        await self.store.close()
+        if self.on_exit_hook is not None:
+            await self.on_exit_hook()
+
+    # -- which run the keys act on ----------------------------------------------------
+
+    def current_run(self) -> RunView | None:
+        screen = self.screen
+        if isinstance(screen, RunScreen):
+            return self.store.get(screen.key)
+        if isinstance(screen, RunsScreen):
+            return screen.query_one(RunTable).selected
+        return None
+
+    def refusal(self, action: str) -> str | None:
+        """Why ``action`` cannot be done to the current run, or ``None``."""
+        if self.settings.read_only:
+            return "runtop was started with --read-only"
+        run = self.current_run()
+        if run is None:
+            return "no run is selected"
+        return self.store.refusal(run.key, action)  # type: ignore[arg-type]
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        kind = {"cancel": "cancel", "resume": "resume", "approve": "approve", "deny": "approve"}
+        if action in kind and not isinstance(self.screen, CancelScreen):
+            return None if self.refusal(kind[action]) else True
+        return True
+
+    def on_key(self, event: Key) -> None:
+        """A greyed action's key says why it is greyed instead of doing nothing."""
+        action = ACTION_KEYS.get(event.key)
+        if action is None or isinstance(self.screen, CancelScreen):
+            return
+        focused = self.focused
+        if focused is not None and focused.__class__.__name__ == "Input":
+            return
+        reason = self.refusal(action)
+        if reason is not None:
+            self.notify(f"cannot {action}: {reason}", severity="warning")
+
+    # -- actions --------------------------------------------------------------------------
+
+    def action_cancel(self) -> None:
+        run = self.current_run()
+        if run is None or self.refusal("cancel"):
+            return
+
+        def confirmed(reason: str | None) -> None:
+            if reason is not None:
+                self._act(
+                    self.store.cancel(run.key, reason or None), f"cancel requested for {run.run_id}"
+                )
+
+        self.push_screen(CancelScreen(run), confirmed)
+
+    def action_resume(self) -> None:
+        run = self.current_run()
+        if run is not None and not self.refusal("resume"):
+            self._resume(run.key)
+
+    @work(group="actions")
+    async def _resume(self, key: RunKey) -> None:
+        try:
+            new_id = await self.store.resume(key)
+        except ActionRefused as error:
+            self.notify(str(error), severity="error")
+            return
+        self.notify(f"resumed as {new_id}" if new_id else "resume requested")
+
+    def action_approve(self) -> None:
+        run = self.current_run()
+        if run is not None and not self.refusal("approve"):
+            self._act(self.store.approve(run.key, True, "approved in runtop"), "approved")
+
+    def action_deny(self) -> None:
+        run = self.current_run()
+        if run is not None and not self.refusal("approve"):
+            self._act(self.store.approve(run.key, False, "denied in runtop"), "denied")
+
+    def _act(self, action: Awaitable[None], done: str) -> None:
+        async def run_it() -> None:
+            try:
+                await action
+            except ActionRefused as error:
+                self.notify(str(error), severity="error")
+                return
+            self.notify(done)
+
+        self.run_worker(run_it(), group="actions")
+
+    def action_copy(self) -> None:
+        screen = self.screen
+        if isinstance(screen, RunScreen):
+            from tui.widgets.detail import EventDetail
+
+            text = screen.query_one(EventDetail).text or screen.key.run_id
+        else:
+            run = self.current_run()
+            text = run.run_id if run is not None else ""
+        if text:
+            self.copy_to_clipboard(text)
+            self.notify("copied to the clipboard", timeout=1.5)
+
+    def action_help(self) -> None:
+        if self.screen.query("HelpPanel"):
+            self.action_hide_help_panel()
+        else:
+            self.action_show_help_panel()
+
+    def on_run_table_opened(self, message: RunTable.Opened) -> None:
+        self.push_screen(RunScreen(self.store, message.run.key, clock=self.settings.clock))
+
+
+def make_app(
+    settings: Settings,
+    sources: Iterable[RunSource],
+    *,
+    on_exit: Callable[[], Awaitable[None]] | None = None,
+) -> RuntopApp:
+    """The app over ``sources``, as the command line and the tests build it."""
+    store = RunStore(flush_interval=settings.flush_interval)
+    return RuntopApp(store, settings, sources=sources, on_exit=on_exit)

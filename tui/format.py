@@ -1,0 +1,81 @@
+"""How runs and events are written on screen: cells, glyphs, times, numbers.
+
+Every string that came from a run passes through :func:`tui.text.inert`
+here, and everything is returned as :class:`rich.text.Text`, never markup.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Final
+
+from rich.text import Text
+
+from inspector import RunView
+from ledger_reader import RunStatus
+from tui.text import inert, shorten
+
+STATUS: Final = {
+    RunStatus.RUNNING: ("●", "running", "$accent"),
+    RunStatus.AWAITING_APPROVAL: ("◐", "approval", "$warning"),
+    RunStatus.SUCCEEDED: ("✔", "succeeded", "$success"),
+    RunStatus.FAILED: ("✘", "failed", "$error"),
+    RunStatus.CANCELED: ("⊘", "canceled", "$secondary"),
+    RunStatus.SUSPENDED: ("‖", "suspended", "$warning"),
+    RunStatus.ABANDONED: ("✝", "abandoned", "$error"),
+    RunStatus.STALE: ("?", "stale", "$text-muted"),
+}
+"""Glyph, word and theme colour of each status (colours are resolved by the widget)."""
+
+
+def relative(moment: float | None, now: float) -> str:
+    """``5s ago``, ``3m ago``, ``2h ago``, ``4d ago``."""
+    if moment is None:
+        return ""
+    seconds = max(0.0, now - moment)
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{int(seconds // size)}{unit} ago"
+    return f"{int(seconds)}s ago"
+
+
+def duration(seconds: float | None) -> str:
+    if seconds is None:
+        return ""
+    if seconds < 10:
+        return f"{seconds:.1f}s"
+    if seconds < 60:
+        return f"{int(seconds)}s"
+    minutes, secs = divmod(int(seconds), 60)
+    if minutes < 60:
+        return f"{minutes}m{secs:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m"
+
+
+def tokens_and_cost(run: RunView) -> str:
+    total = run.prompt_tokens + run.output_tokens
+    if not total and not run.cost_usd:
+        return "" if run.detailed else "…"
+    count = f"{total / 1000:.1f}k" if total >= 1000 else str(total)
+    return f"{count} ${run.cost_usd:.3f}" if run.cost_usd else count
+
+
+def short_id(run_id: str) -> str:
+    """The distinctive end of a run id (the start is the date, shown elsewhere)."""
+    clean = inert(run_id, single_line=True)
+    if clean.startswith("run_") and len(clean) > 14:
+        return "…" + clean[-12:]
+    return shorten(clean, 14)
+
+
+def cell(text: str | None, width: int) -> str:
+    return shorten(inert(text or "", single_line=True), width)
+
+
+def now_or(clock: float | None) -> float:
+    return clock if clock is not None else time.time()
+
+
+def plain(text: str) -> Text:
+    return Text(text, no_wrap=True, overflow="ellipsis")

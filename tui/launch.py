@@ -1,0 +1,117 @@
+"""The commands that open the TUI: ``runtop [PATH...]``, ``runtop demo``, ``runtop replay``.
+
+Kept apart from :mod:`tui.cli` so that ``runtop ls`` never imports Textual.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from inspector import SPEEDS, LedgerDirectorySource, ManagerSource, ReplaySource, RunSource
+from run_manager import Manager
+from tui.app import make_app
+from tui.demo import start_demo
+from tui.settings import Settings
+
+
+class LaunchError(Exception):
+    """A path or option the TUI cannot open; said in one line."""
+
+
+def add_app_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--theme", help="a Textual theme (also from the command palette)")
+    parser.add_argument("--read-only", action="store_true", help="turn every action off")
+
+
+def tui_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="runtop",
+        description="Watch agent runs live in ledger directories or files. Other commands: "
+        "runtop ls | show | demo | replay (each with --help).",
+    )
+    parser.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="ledger directories or files (default: $RUNTOP_LEDGER_DIR or ~/.runtop/runs)",
+    )
+    add_app_options(parser)
+    return parser
+
+
+def settings_from(args: argparse.Namespace) -> Settings:
+    values: dict[str, Any] = {}
+    if getattr(args, "theme", None):
+        values["theme"] = args.theme
+    if getattr(args, "read_only", False):
+        values["read_only"] = True
+    return Settings(**values)
+
+
+def sources_for(paths: list[Path], *, default: bool) -> list[RunSource]:
+    """Directories become followed sources; files are replayed at once, together."""
+    sources: list[RunSource] = []
+    files: list[Path] = []
+    names: set[str] = set()
+    for path in paths:
+        if path.is_dir() or (default and not path.exists()):
+            name = path.name or str(path)
+            unique, number = name, 2
+            while unique in names:
+                unique, number = f"{name}-{number}", number + 1
+            names.add(unique)
+            sources.append(LedgerDirectorySource(path, name=unique))
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise LaunchError(f"{path}: no such file or directory")
+    if files:
+        sources.append(ReplaySource(list(files), speed=0, name="files"))
+    return sources
+
+
+def run_tui(arguments: list[str]) -> int:
+    args = tui_parser().parse_args(arguments)
+    settings = settings_from(args)
+    paths = [Path(path) for path in args.paths]
+    sources = sources_for(paths or [settings.ledger_dir], default=not paths)
+    make_app(settings, sources).run()
+    return 0
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    ledger_dir = Path(tempfile.mkdtemp(prefix="runtop-demo-"))
+    manager = Manager(ledger_dir=ledger_dir, retained_runs=200)
+    tasks: list[asyncio.Task[None]] = []
+
+    async def stop() -> None:
+        for task in tasks:
+            task.cancel()
+        await manager.close(grace=2.0)
+
+    app = make_app(settings_from(args), [ManagerSource(manager, name="demo")], on_exit=stop)
+
+    async def begin() -> None:
+        tasks.append(asyncio.create_task(start_demo(manager, pace=args.pace)))
+
+    app.call_later(lambda: app.run_worker(begin()))
+    app.run()
+    sys.stdout.write(
+        f"The demo's ledgers are in {ledger_dir}\nWatch them again with: runtop {ledger_dir}\n"
+    )
+    return 0
+
+
+def run_replay(args: argparse.Namespace) -> int:
+    files = [Path(path) for path in args.files]
+    for path in files:
+        if not path.is_file():
+            raise LaunchError(f"{path}: no such file")
+    source = ReplaySource(list(files), speed=SPEEDS[args.speed], name="replay")
+    make_app(settings_from(args), [source]).run()
+    return 0

@@ -1,0 +1,76 @@
+"""Confirm a cancel, with a reason."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label
+
+from inspector import RunView
+from tui.format import cell
+
+
+class CancelScreen(ModalScreen[str | None]):
+    """Asks "cancel this run?" and why; dismisses with the reason, or ``None`` to keep it."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "keep", "Keep running")]
+
+    DEFAULT_CSS = """
+    CancelScreen {
+        align: center middle;
+    }
+    CancelScreen > Vertical {
+        width: 64;
+        height: auto;
+        border: thick $error 60%;
+        background: $panel;
+        padding: 1 2;
+    }
+    CancelScreen Label {
+        width: 100%;
+        margin-bottom: 1;
+    }
+    CancelScreen Horizontal {
+        height: auto;
+        align-horizontal: right;
+        margin-top: 1;
+    }
+    CancelScreen Button {
+        margin-left: 2;
+    }
+    """
+
+    def __init__(self, run: RunView) -> None:
+        super().__init__()
+        self.run = run
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(f"Cancel run {cell(self.run.run_id, 48)}?", markup=False)
+            yield Label(
+                f"{cell(self.run.agent or self.run.skill, 40)}, {self.run.doing or 'running'}",
+                markup=False,
+            )
+            yield Input(placeholder="reason (optional)", id="reason")
+            with Horizontal():
+                yield Button("Keep running", id="keep")
+                yield Button("Cancel run", id="cancel", variant="error")
+
+    def on_mount(self) -> None:
+        self.query_one("#reason", Input).focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value.strip())
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "cancel":
+            self.dismiss(self.query_one("#reason", Input).value.strip())
+        else:
+            self.dismiss(None)
+
+    def action_keep(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,142 @@
+"""One run: its header, its event stream and the detail of the selected event."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from inspector import RunKey, RunStore, StoreChange, ToolCallView
+from ledger_reader import DamagedLine, LedgerItem, ToolCall, ToolResult
+from tui.describe import compact_json
+from tui.format import STATUS, cell, duration, now_or, tokens_and_cost
+from tui.widgets.detail import EventDetail
+from tui.widgets.event_list import EventList
+
+
+class RunScreen(Screen[None]):
+    """The event stream of one run."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "back", "Back"),
+        Binding("f", "follow", "Follow"),
+        Binding("o", "show_all", "All output", show=False),
+        Binding("p", "parent", "Parent"),
+    ]
+
+    DEFAULT_CSS = """
+    RunScreen #run-header {
+        height: auto;
+        max-height: 5;
+        padding: 0 1;
+        background: $panel;
+    }
+    RunScreen EventList {
+        width: 3fr;
+    }
+    RunScreen EventDetail {
+        width: 2fr;
+    }
+    """
+
+    def __init__(self, store: RunStore, key: RunKey, *, clock: float | None = None) -> None:
+        super().__init__()
+        self.store = store
+        self.key = key
+        self.clock = clock
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="run-header")
+        with Horizontal():
+            yield EventList(self.store, self.key, id="events")
+            yield EventDetail(id="detail")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.store.focus(self.key)
+        self._header()
+        self.query_one(EventList).focus()
+
+    def on_store_change(self, change: StoreChange) -> None:
+        if self.key in change.events or change.reset:
+            self.query_one(EventList).reload()
+        if self.key in change.runs or self.key in change.removed:
+            self._header()
+            self.app.refresh_bindings()
+
+    def _header(self) -> None:
+        run = self.store.get(self.key)
+        header = self.query_one("#run-header", Static)
+        if run is None:
+            header.update(Text(f"{self.key.run_id}: no longer in {self.key.source}", style="bold"))
+            return
+        glyph, word, _ = STATUS[run.status]
+        if run.cancel_requested and run.live:
+            word = "cancelling…"
+        text = Text(no_wrap=True, overflow="ellipsis")
+        text.append(f"{glyph} {word}  ", style="bold")
+        text.append(cell(run.run_id, 60), style="bold")
+        text.append(f"  {cell(run.agent or run.skill, 30)}  {run.source}\n")
+        took = duration(run.duration(now_or(self.clock)))
+        text.append(f"{run.event_count} events  {took}  {tokens_and_cost(run) or 'no tokens'}")
+        text.append(f"  {run.tool_calls} tool calls ({run.tool_errors} failed)")
+        if run.damaged_lines:
+            text.append(f"  {run.damaged_lines} damaged lines", style="bold red")
+        text.append("\n")
+        links = []
+        if run.parent_run_id:
+            links.append(f"parent {cell(run.parent_run_id, 40)} (p)")
+        if run.resumed_from:
+            links.append(f"resumed from {cell(run.resumed_from, 40)}")
+        text.append(f"input {compact_json(run.input, 100)}  " + "  ".join(links))
+        if run.error:
+            text.append(f"\n{cell(run.error, 200)}", style="red")
+        header.update(text)
+
+    def on_event_list_selected(self, message: EventList.Selected) -> None:
+        self.query_one(EventDetail).show(message.item, self._call_of(message.item), None)
+
+    def _call_of(self, item: LedgerItem | None) -> ToolCallView | None:
+        if isinstance(item, DamagedLine) or not isinstance(item, ToolCall | ToolResult):
+            return None
+        call_id = item.payload.call_id
+        for call in self.store.tool_calls(self.key):
+            if call.call_id == call_id:
+                return call
+        return None
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
+
+    def action_follow(self) -> None:
+        events = self.query_one(EventList)
+        events.follow = not events.follow
+        if events.follow and events.count:
+            events.cursor = events.count - 1
+        self.notify("following new events" if events.follow else "follow paused", timeout=1.5)
+
+    def action_show_all(self) -> None:
+        detail = self.query_one(EventDetail)
+        detail.show_all = not detail.show_all
+        events = self.query_one(EventList)
+        item = events.item(events.cursor)
+        detail.show(item, self._call_of(item), None)
+
+    def action_parent(self) -> None:
+        run = self.store.get(self.key)
+        if run is None or not run.parent_run_id:
+            self.notify("this run has no parent", severity="warning")
+            return
+        parent = RunKey(self.key.source, run.parent_run_id)
+        if self.store.get(parent) is None:
+            self.notify(
+                f"the parent run {run.parent_run_id} is not in {self.key.source}",
+                severity="warning",
+            )
+            return
+        self.app.switch_screen(RunScreen(self.store, parent, clock=self.clock))

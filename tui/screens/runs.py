@@ -1,0 +1,211 @@
+"""The home screen: every run, live, with a preview of the selected one."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, Input, Static
+
+from inspector import FilterError, RunFilter, RunStore, RunView, SourceState, StoreChange
+from tui.describe import describe, glyph
+from tui.format import now_or
+from tui.text import inert
+from tui.widgets.run_table import SORT_KEYS, RunTable, header_text, sort_runs
+
+
+class RunsScreen(Screen[None]):
+    """The live table of runs."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("/", "filter", "Filter"),
+        Binding("escape", "clear_filter", "Clear filter", show=False),
+        Binding("s", "sort", "Sort"),
+        Binding("S", "reverse", "Reverse", show=False),
+    ]
+
+    DEFAULT_CSS = """
+    RunsScreen #sources {
+        height: 1;
+        padding: 0 1;
+        background: $panel;
+    }
+    RunsScreen #header {
+        height: 1;
+        padding: 0 0;
+        background: $boost;
+        text-style: bold;
+    }
+    RunsScreen #filter {
+        display: none;
+        height: 3;
+    }
+    RunsScreen #filter.open {
+        display: block;
+    }
+    RunsScreen #preview {
+        height: 9;
+        border-top: solid $panel;
+        padding: 0 1;
+    }
+    RunsScreen #empty {
+        display: none;
+        padding: 1 2;
+        color: $text-muted;
+    }
+    RunsScreen #empty.shown {
+        display: block;
+    }
+    """
+
+    def __init__(
+        self, store: RunStore, *, clock: float | None = None, filter_text: str = ""
+    ) -> None:
+        super().__init__()
+        self.store = store
+        self.clock = clock
+        self.sort = "started"
+        self.reverse = True
+        self.run_filter: RunFilter | None = None
+        self.filter_text = filter_text
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="sources")
+        yield Input(
+            placeholder="filter: text, status:running, skill:deploy, since:1h, -status:ok",
+            id="filter",
+            value=self.filter_text,
+        )
+        with Vertical():
+            yield Static(id="header")
+            yield RunTable(clock=self.clock, id="runs")
+            yield Static(id="empty")
+        yield Static(id="preview")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        if self.filter_text:
+            self._apply_filter(self.filter_text)
+        self.refresh_runs()
+        self.query_one(RunTable).focus()
+        if not self.clock:
+            self.set_interval(1.0, self._tick)
+
+    def _tick(self) -> None:
+        table = self.query_one(RunTable)
+        if any(run.live for run in table.rows[:200]):
+            table.refresh()
+
+    # -- data ----------------------------------------------------------------------------
+
+    def on_store_change(self, change: StoreChange) -> None:
+        """Called by the app for each batch of store changes."""
+        self.refresh_runs()
+        self.app.refresh_bindings()
+        selected = self.query_one(RunTable).selected
+        if selected is not None and selected.key in change.events:
+            self._preview(selected)
+
+    def refresh_runs(self) -> None:
+        snapshot = self.store.snapshot()
+        runs = snapshot.filtered(self.run_filter)
+        if self.sort != "started" or not self.reverse:
+            runs = sort_runs(runs, self.sort, self.reverse, now_or(self.clock))
+        table = self.query_one(RunTable)
+        table.set_rows(runs)
+        self.query_one("#header", Static).update(
+            header_text(max(self.size.width, 80), self.sort, self.reverse)
+        )
+        self._show_sources(snapshot.sources, len(snapshot.runs), len(runs))
+        empty = self.query_one("#empty", Static)
+        if not runs:
+            if snapshot.runs:
+                message = f"No run matches the filter {self.filter_text!r}. Escape clears it."
+            else:
+                where = ", ".join(source.description for source in snapshot.sources)
+                message = f"No runs yet in {where or 'any source'}. New runs appear here live."
+            empty.update(Text(message))
+            empty.add_class("shown")
+        else:
+            empty.remove_class("shown")
+        self._preview(table.selected)
+
+    def _show_sources(self, sources: tuple[SourceState, ...], total: int, shown: int) -> None:
+        parts = Text(no_wrap=True, overflow="ellipsis")
+        for source in sources:
+            if source.error:
+                error = inert(source.error, single_line=True)
+                parts.append(f" {source.name}: {error} ", style="bold red")
+            elif not source.available:
+                parts.append(f" {source.name}: unavailable ", style="bold red")
+            else:
+                live = "live" if source.live else "replay"
+                parts.append(f" {source.name} ({live}) ", style="bold")
+        counted = f"{shown} of {total} runs" if shown != total else f"{total} runs"
+        parts.append(f"  {counted}")
+        if self.filter_text:
+            parts.append(f"  filter: {self.filter_text}", style="italic")
+        self.query_one("#sources", Static).update(parts)
+
+    def _preview(self, run: RunView | None) -> None:
+        preview = self.query_one("#preview", Static)
+        if run is None:
+            preview.update("")
+            return
+        lines = Text(no_wrap=True, overflow="ellipsis")
+        title = f"{run.run_id}  {run.status.value}"
+        if run.error:
+            title += f"  {run.error}"
+        lines.append(title[:400] + "\n", style="bold")
+        for item in self.store.recent(run.key)[-7:]:
+            lines.append(f"{glyph(item)} {describe(item)}\n")
+        preview.update(lines)
+
+    # -- events -------------------------------------------------------------------------------
+
+    def on_run_table_selected(self, message: RunTable.Selected) -> None:
+        self._preview(message.run)
+        self.app.refresh_bindings()  # what c, r, a and d can do depends on the run
+
+    def action_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.add_class("open")
+        box.focus()
+
+    def action_clear_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.value = ""
+        box.remove_class("open")
+        self._apply_filter("")
+        self.query_one(RunTable).focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id == "filter" and self._apply_filter(event.value):
+            event.input.remove_class("open")
+            self.query_one(RunTable).focus()
+
+    def _apply_filter(self, text: str) -> bool:
+        try:
+            self.run_filter = RunFilter.parse(text, now=self.clock) if text.strip() else None
+        except FilterError as error:
+            self.notify(str(error), title="Filter", severity="error")
+            return False
+        self.filter_text = text.strip()
+        self.app.last_filter = self.filter_text  # type: ignore[attr-defined]
+        self.refresh_runs()
+        return True
+
+    def action_sort(self) -> None:
+        index = SORT_KEYS.index(self.sort) if self.sort in SORT_KEYS else 0
+        self.sort = SORT_KEYS[(index + 1) % len(SORT_KEYS)]
+        self.reverse = self.sort in {"started", "duration", "events", "tokens"}
+        self.refresh_runs()
+        self.notify(f"sorted by {self.sort}", timeout=1.5)
+
+    def action_reverse(self) -> None:
+        self.reverse = not self.reverse
+        self.refresh_runs()

@@ -1,0 +1,112 @@
+"""The detail of one event: a tool call's arguments and output, timing, the raw line."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Final
+
+import msgspec
+from rich.console import Group, RenderableType
+from rich.syntax import Syntax
+from rich.text import Text
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from inspector import ToolCallView
+from ledger_reader import DamagedLine, LedgerItem
+from tui.text import inert
+
+OUTPUT_PREVIEW: Final = 4000
+"""Characters of a long output shown before "press o for all"."""
+
+
+def pretty_json(value: Any) -> str:
+    """Indented JSON of any value; strings that hold JSON are shown parsed."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return str(value)
+    try:
+        return json.dumps(value, indent=2, ensure_ascii=False, default=repr)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def _json_block(value: Any, limit: int | None) -> RenderableType:
+    text = inert(pretty_json(value))
+    cut = ""
+    if limit is not None and len(text) > limit:
+        cut = f"\n… {len(text) - limit:,} more characters (press o to show all)"
+        text = text[:limit]
+    return Group(
+        Syntax(text, "json", word_wrap=True, background_color="default", theme="ansi_dark"),
+        Text(cut, style="dim"),
+    )
+
+
+class EventDetail(VerticalScroll):
+    """Shows the selected event; for a tool call, the call and its result together."""
+
+    DEFAULT_CSS = """
+    EventDetail {
+        height: 1fr;
+        border-left: solid $panel;
+        padding: 0 1;
+    }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._body = Static(Text("Select an event to see its detail.", style="dim"))
+        self.show_all = False
+        self.text = ""
+        """The detail as plain text, for the clipboard."""
+
+    def compose(self):  # type: ignore[no-untyped-def]
+        yield self._body
+
+    def show(self, item: LedgerItem | None, call: ToolCallView | None, raw: bytes | None) -> None:
+        """Show an event (and the tool call it belongs to, if any)."""
+        parts: list[RenderableType] = []
+        limit = None if self.show_all else OUTPUT_PREVIEW
+        if call is not None:
+            state = "error" if call.is_error else ("done" if call.done else "in flight")
+            took = f"{call.duration * 1000:.0f} ms" if call.duration is not None else "…"
+            parts.append(Text(inert(f"tool {call.name}  ·  {state}  ·  {took}"), style="bold"))
+            parts.append(
+                Text(inert(f"call {call.call_id}  node {call.node_id or '-'}"), style="dim")
+            )
+            parts.append(
+                Text(
+                    "arguments" + (" (truncated)" if call.arguments_truncated else ""),
+                    style="underline",
+                )
+            )
+            parts.append(_json_block(call.arguments, limit))
+            if call.done:
+                label = "error" if call.is_error else "output"
+                parts.append(
+                    Text(
+                        label + (" (truncated)" if call.output_truncated else ""),
+                        style="underline red" if call.is_error else "underline",
+                    )
+                )
+                parts.append(_json_block(call.output, limit))
+        elif isinstance(item, DamagedLine):
+            parts.append(
+                Text(f"damaged line at byte {item.offset} ({item.length} bytes)", style="bold red")
+            )
+            parts.append(Text(inert(item.reason)))
+        elif item is not None:
+            parts.append(
+                Text(inert(f"{item.type}  ·  seq {item.seq}  ·  {item.time}"), style="bold")
+            )
+            parts.append(_json_block(msgspec.to_builtins(item.payload), limit))
+        if raw:
+            parts.append(Text("raw ledger line", style="underline"))
+            parts.append(Text(inert(raw.decode("utf-8", "replace")), style="dim"))
+        if not parts:
+            parts.append(Text("Select an event to see its detail.", style="dim"))
+        self.text = "\n".join(part.plain if isinstance(part, Text) else "" for part in parts)
+        self._body.update(Group(*parts))

@@ -1,0 +1,276 @@
+"""The live table of runs, drawn line by line.
+
+Textual's DataTable took 1.1 s here to show 10,000 rows (MEASURED.md), so
+the table draws only the rows on screen (the line API): showing 10,000
+runs costs what showing 40 does. The selection follows its run, not its
+row, as rows update and move.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar, Final
+
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Text
+from textual import events
+from textual.binding import Binding, BindingType
+from textual.geometry import Size
+from textual.message import Message
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from inspector import RunKey, RunView
+from tui.format import STATUS, cell, duration, now_or, relative, short_id, tokens_and_cost
+
+COLUMNS: Final = (
+    ("status", "STATUS", 12),
+    ("run", "RUN", 14),
+    ("agent", "AGENT / SKILL", 18),
+    ("started", "STARTED", 9),
+    ("duration", "TIME", 8),
+    ("events", "EVENTS", 7),
+    ("doing", "DOING NOW", 0),
+    ("tokens", "TOKENS / COST", 14),
+    ("source", "SOURCE", 10),
+)
+"""Key, title and width of each column (0: takes the room left)."""
+
+SORT_KEYS: Final = ("started", "status", "agent", "duration", "events", "tokens", "source")
+
+
+def column_widths(total: int) -> list[int]:
+    """The columns' widths for a table ``total`` cells wide (one space between columns)."""
+    fixed = sum(width for _, _, width in COLUMNS) + len(COLUMNS) - 1
+    flexible = max(8, total - fixed)
+    return [width or flexible for _, _, width in COLUMNS]
+
+
+def header_text(total: int, sort: str, reverse: bool) -> Text:
+    """The header line, with the sort column marked."""
+    text = Text(no_wrap=True)
+    for (key, title, _), width in zip(COLUMNS, column_widths(total), strict=True):
+        if key == sort:
+            title = f"{title} {'▼' if reverse else '▲'}"
+        text.append(title[:width].ljust(width) + " ")
+    return text
+
+
+def sort_runs(runs: Sequence[RunView], key: str, reverse: bool, now: float) -> list[RunView]:
+    def value(run: RunView) -> tuple[object, ...]:
+        match key:
+            case "status":
+                return (run.status.value, run.started_at or 0.0)
+            case "agent":
+                return (run.agent or run.skill or "", run.started_at or 0.0)
+            case "duration":
+                return (run.duration(now) or 0.0,)
+            case "events":
+                return (run.event_count,)
+            case "tokens":
+                return (run.prompt_tokens + run.output_tokens, run.cost_usd)
+            case "source":
+                return (run.source, run.started_at or 0.0)
+            case _:
+                return (run.started_at or 0.0, run.run_id)
+
+    return sorted(runs, key=value, reverse=reverse)
+
+
+class RunTable(ScrollView, can_focus=True):
+    """Every run, one line each; Enter opens the selected one."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up,k", "cursor(-1)", "Up", show=False),
+        Binding("down,j", "cursor(1)", "Down", show=False),
+        Binding("pageup", "page(-1)", "Page up", show=False),
+        Binding("pagedown", "page(1)", "Page down", show=False),
+        Binding("home,g", "jump(0)", "First", show=False),
+        Binding("end,G", "jump(-1)", "Last", show=False),
+        Binding("enter", "open", "Open"),
+    ]
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"runtable--cursor"}
+
+    DEFAULT_CSS = """
+    RunTable {
+        height: 1fr;
+        background: $surface;
+    }
+    RunTable > .runtable--cursor {
+        background: $accent 30%;
+        text-style: bold;
+    }
+    """
+
+    cursor: reactive[int] = reactive(0, always_update=True)
+    """The selected row."""
+
+    class Selected(Message):
+        """The selection moved to another run."""
+
+        def __init__(self, run: RunView | None) -> None:
+            self.run = run
+            super().__init__()
+
+    class Opened(Message):
+        """The user asked to open a run."""
+
+        def __init__(self, run: RunView) -> None:
+            self.run = run
+            super().__init__()
+
+    def __init__(self, *, clock: float | None = None, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.clock = clock
+        self.rows: list[RunView] = []
+        self._selected_key: RunKey | None = None
+        self._colours: dict[str, Style] = {}
+
+    # -- data -----------------------------------------------------------------------
+
+    def set_rows(self, rows: list[RunView]) -> None:
+        """Show ``rows`` (already filtered and sorted), keeping the selected run selected."""
+        self.rows = rows
+        self.virtual_size = Size(self.size.width, len(rows))
+        if self._selected_key is not None:
+            for index, run in enumerate(rows):
+                if run.key == self._selected_key:
+                    if index != self.cursor:
+                        self.cursor = index
+                    break
+            else:
+                self.cursor = min(self.cursor, max(0, len(rows) - 1))
+        else:
+            self.cursor = min(self.cursor, max(0, len(rows) - 1))
+        self.refresh()
+
+    @property
+    def selected(self) -> RunView | None:
+        if 0 <= self.cursor < len(self.rows):
+            return self.rows[self.cursor]
+        return None
+
+    def select_key(self, key: RunKey) -> bool:
+        for index, run in enumerate(self.rows):
+            if run.key == key:
+                self.cursor = index
+                return True
+        return False
+
+    def watch_cursor(self, old: int, new: int) -> None:
+        run = self.selected
+        key = run.key if run is not None else None
+        self.scroll_to_region_row(new)
+        if key != self._selected_key or old != new:
+            self._selected_key = key
+            self.post_message(self.Selected(run))
+        self.refresh()
+
+    def scroll_to_region_row(self, row: int) -> None:
+        height = max(1, self.scrollable_content_region.height)
+        top = self.scroll_offset.y
+        if row < top:
+            self.scroll_to(y=row, animate=False)
+        elif row >= top + height:
+            self.scroll_to(y=row - height + 1, animate=False)
+
+    # -- drawing ----------------------------------------------------------------------
+
+    def on_mount(self) -> None:
+        self._colours = {}
+
+    def _colour(self, name: str) -> Style:
+        style = self._colours.get(name)
+        if style is None:
+            variables = self.app.get_css_variables()
+            value = variables.get(name.lstrip("$"), "")
+            try:
+                style = Style(color=value) if value.startswith("#") else Style(dim=True)
+            except Exception:
+                style = Style(dim=True)
+            self._colours[name] = style
+        return style
+
+    def notify_style_update(self) -> None:
+        self._colours = {}
+        super().notify_style_update()
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        row = self.scroll_offset.y + y
+        base = self.rich_style
+        if row >= len(self.rows):
+            return Strip.blank(width, base)
+        run = self.rows[row]
+        segments = self._cells(run, width, base)
+        strip = Strip(segments).crop_extend(0, width, base)
+        if row == self.cursor:
+            highlight = self.get_component_rich_style("runtable--cursor", partial=True)
+            if not self.has_focus:
+                highlight = Style(reverse=False, bgcolor=highlight.bgcolor, dim=False)
+            strip = strip.apply_style(highlight)
+        return strip
+
+    def _cells(self, run: RunView, width: int, base: Style) -> list[Segment]:
+        now = now_or(self.clock)
+        glyph, word, colour = STATUS[run.status]
+        if run.cancel_requested and run.live:
+            word = "cancelling"
+        widths = column_widths(width)
+        values = [
+            (f"{glyph} {word}", self._colour(colour)),
+            (short_id(run.run_id), base),
+            (cell(run.agent or run.skill, widths[2]), base),
+            (relative(run.started_at, now), base),
+            (duration(run.duration(now)), base),
+            (str(run.event_count), base),
+            (
+                cell(run.doing or (run.error if run.status.name == "FAILED" else ""), widths[6]),
+                base,
+            ),
+            (tokens_and_cost(run), base),
+            (cell(run.source, widths[8]), base),
+        ]
+        segments: list[Segment] = []
+        for (text, style), size, (key, _, _) in zip(values, widths, COLUMNS, strict=True):
+            text = text[:size]
+            text = text.rjust(size) if key in {"events", "duration", "tokens"} else text.ljust(size)
+            segments.append(Segment(text + " ", style))
+        return segments
+
+    # -- input --------------------------------------------------------------------------
+
+    def action_cursor(self, delta: int) -> None:
+        if self.rows:
+            self.cursor = max(0, min(len(self.rows) - 1, self.cursor + delta))
+
+    def action_page(self, direction: int) -> None:
+        self.action_cursor(direction * max(1, self.scrollable_content_region.height - 1))
+
+    def action_jump(self, where: int) -> None:
+        if self.rows:
+            self.cursor = len(self.rows) - 1 if where < 0 else 0
+
+    def action_open(self) -> None:
+        run = self.selected
+        if run is not None:
+            self.post_message(self.Opened(run))
+
+    def on_click(self, event: events.Click) -> None:
+        row = self.scroll_offset.y + event.y
+        if 0 <= row < len(self.rows):
+            self.cursor = row
+            if event.chain >= 2:
+                self.action_open()
+
+    def on_resize(self) -> None:
+        self.virtual_size = Size(self.size.width, len(self.rows))
+
+    def show_text(self) -> str:
+        """The table as plain text (for tests and the clipboard)."""
+        return "\n".join(
+            "".join(segment.text for segment in self._cells(run, 120, Style())) for run in self.rows
+        )
