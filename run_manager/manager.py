@@ -489,9 +489,8 @@ class Manager:
             raise RunNotResumable(f"run {run_id} is still running")
         retained = self._finished.get(run_id)
         if retained is not None:
-            return self.start(
-                retained.agent, retained.input, detached=detached, resumed_from=run_id
-            )
+            reissue = self.stream if retained.stream is not None else self.start
+            return reissue(retained.agent, retained.input, detached=detached, resumed_from=run_id)
         started = self._recorded_start(run_id)
         payload = started.payload
         name = payload.agent or payload.skill
@@ -504,7 +503,9 @@ class Manager:
             raise RunNotResumable(
                 f"run {run_id}'s input was cut at 64 KiB in its ledger; it cannot be re-issued"
             )
-        return self.start(agent, payload.input, detached=detached, resumed_from=run_id)
+        # A ledger does not say whether the run was streamed: stream whatever can stream.
+        reissue = self.stream if callable(getattr(agent, "run_stream", None)) else self.start
+        return reissue(agent, payload.input, detached=detached, resumed_from=run_id)
 
     def _recorded_start(self, run_id: str) -> RunStarted:
         if self.ledger_dir is None or not is_valid_run_id(run_id):

@@ -330,3 +330,13 @@ async def test_resume_a_retained_run_and_one_from_disk(tmp_path: Path) -> None:
     async with Manager(ledger_dir=tmp_path) as stranger:
         with pytest.raises(RunNotResumable, match="not registered"):
             stranger.resume(first.run_id)
+
+
+async def test_a_streamed_run_resumes_streamed(tmp_path: Path) -> None:
+    async with Manager(ledger_dir=tmp_path, agents=[Streamer()]) as manager:
+        first = manager.stream(Streamer(), "q")
+        await first.wait()
+        again = manager.resume(first.run_id)
+        assert again.events() is not None
+        assert await again.result() == "Hello, world"
+        assert "llm_chunk" in types_of(again.info().ledger_path)

@@ -160,7 +160,7 @@ class RunsScreen(Screen[None]):
         title = f"{run.run_id}  {run.status.value}"
         if run.error:
             title += f"  {run.error}"
-        lines.append(title[:400] + "\n", style="bold")
+        lines.append(inert(title[:400], single_line=True) + "\n", style="bold")
         for item in self.store.recent(run.key)[-7:]:
             lines.append(f"{glyph(item)} {describe(item)}\n")
         preview.update(lines)
@@ -175,6 +175,7 @@ class RunsScreen(Screen[None]):
         box = self.query_one("#filter", Input)
         box.add_class("open")
         box.focus()
+        box.action_select_all()  # the last filter is there to edit; typing replaces it
 
     def action_clear_filter(self) -> None:
         box = self.query_one("#filter", Input)

@@ -33,16 +33,20 @@ def pretty_json(value: Any) -> str:
         return repr(value)
 
 
-def _json_block(value: Any, limit: int | None) -> RenderableType:
-    text = inert(pretty_json(value))
-    cut = ""
-    if limit is not None and len(text) > limit:
-        cut = f"\n… {len(text) - limit:,} more characters (press o to show all)"
-        text = text[:limit]
-    return Group(
-        Syntax(text, "json", word_wrap=True, background_color="default", theme="ansi_dark"),
-        Text(cut, style="dim"),
-    )
+class _JsonBlock:
+    """Highlighted JSON, cut at ``limit`` characters; ``plain`` is what it shows, as text."""
+
+    def __init__(self, value: Any, limit: int | None) -> None:
+        text = inert(pretty_json(value))
+        cut = ""
+        if limit is not None and len(text) > limit:
+            cut = f"… {len(text) - limit:,} more characters (press o to show all)"
+            text = text[:limit]
+        self.plain = text + ("\n" + cut if cut else "")
+        self.renderable = Group(
+            Syntax(text, "json", word_wrap=True, background_color="default", theme="ansi_dark"),
+            Text(cut, style="dim"),
+        )
 
 
 class EventDetail(VerticalScroll):
@@ -68,7 +72,7 @@ class EventDetail(VerticalScroll):
 
     def show(self, item: LedgerItem | None, call: ToolCallView | None, raw: bytes | None) -> None:
         """Show an event (and the tool call it belongs to, if any)."""
-        parts: list[RenderableType] = []
+        parts: list[Text | _JsonBlock] = []
         limit = None if self.show_all else OUTPUT_PREVIEW
         if call is not None:
             state = "error" if call.is_error else ("done" if call.done else "in flight")
@@ -83,7 +87,7 @@ class EventDetail(VerticalScroll):
                     style="underline",
                 )
             )
-            parts.append(_json_block(call.arguments, limit))
+            parts.append(_JsonBlock(call.arguments, limit))
             if call.done:
                 label = "error" if call.is_error else "output"
                 parts.append(
@@ -92,7 +96,7 @@ class EventDetail(VerticalScroll):
                         style="underline red" if call.is_error else "underline",
                     )
                 )
-                parts.append(_json_block(call.output, limit))
+                parts.append(_JsonBlock(call.output, limit))
         elif isinstance(item, DamagedLine):
             parts.append(
                 Text(f"damaged line at byte {item.offset} ({item.length} bytes)", style="bold red")
@@ -102,11 +106,14 @@ class EventDetail(VerticalScroll):
             parts.append(
                 Text(inert(f"{item.type}  ·  seq {item.seq}  ·  {item.time}"), style="bold")
             )
-            parts.append(_json_block(msgspec.to_builtins(item.payload), limit))
+            parts.append(_JsonBlock(msgspec.to_builtins(item.payload), limit))
         if raw:
             parts.append(Text("raw ledger line", style="underline"))
             parts.append(Text(inert(raw.decode("utf-8", "replace")), style="dim"))
         if not parts:
             parts.append(Text("Select an event to see its detail.", style="dim"))
-        self.text = "\n".join(part.plain if isinstance(part, Text) else "" for part in parts)
-        self._body.update(Group(*parts))
+        self.text = "\n".join(part.plain for part in parts)
+        renderables: list[RenderableType] = [
+            part if isinstance(part, Text) else part.renderable for part in parts
+        ]
+        self._body.update(Group(*renderables))

@@ -1,0 +1,268 @@
+"""The TUI driven as a user drives it: keys, mouse, states, actions."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+from textual.widgets import Input, Static
+
+from inspector import ManagerSource
+from ledger_reader import RunStatus
+from run_manager import Manager
+from tests.agents import Gatekeeper, stubborn_worker
+from tests.conftest import line
+from tests.tui_support import loaded, sample_app, settle
+from tui.screens.cancel import CancelScreen
+from tui.screens.run import RunScreen
+from tui.screens.runs import RunsScreen
+from tui.widgets.event_list import EventList
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def texts(app: object) -> str:
+    """Everything the current screen's Static widgets say."""
+    from tui.widgets.detail import EventDetail
+
+    screen = app.screen  # type: ignore[attr-defined]
+    shown = [str(static.render()) for static in screen.query(Static)]
+    shown += [detail.text for detail in screen.query(EventDetail)]
+    return "\n".join(shown)
+
+
+async def test_runs_table_shows_the_samples(fixtures: Path) -> None:
+    app = sample_app(fixtures)
+    async with app.run_test(size=(160, 48)) as pilot:
+        rows = await loaded(pilot)
+        assert [run.run_id[:29] for run in rows.rows] == [
+            "run_20261128T143000063_c5b4a3",
+            "run_20261128T143000058_5e6f70",
+            "run_20261128T143000052_a0b1c2",
+            "run_20261128T143000045_1f2e3d",
+            "run_20261128T143000031_9c8b7a",
+            "run_20261128T143000012_4f1a9c",
+        ]
+        shown = rows.show_text()
+        assert "✘ failed" in shown
+        assert "◐ approval" in shown
+        assert "awaiting approval" in shown
+        assert "? stale" in shown
+        assert "2.9k $0.010" in shown  # tokens and cost of the research run
+        assert "samples (live)   6 runs" in texts(app)
+
+
+async def test_keys_move_open_and_go_back(fixtures: Path) -> None:
+    app = sample_app(fixtures)
+    async with app.run_test(size=(160, 48)) as pilot:
+        rows = await loaded(pilot)
+        await pilot.press("end")
+        assert rows.selected is not None
+        assert rows.selected.run_id.startswith("run_20261128T143000012")
+        assert "run_20261128T143000012_4f1a9c2e7b3d8a60  succeeded" in texts(app)
+        await pilot.press("enter")
+        assert isinstance(app.screen, RunScreen)
+        events = app.screen.query_one(EventList)
+        await settle(pilot, lambda: events.count == 22, "22 events")
+        await settle(pilot, lambda: events.item(21) is not None, "the last event")
+        assert "22 events" in texts(app)
+        assert "2 tool calls (0 failed)" in texts(app)
+        await pilot.press("home")
+        assert events.cursor == 0
+        assert not events.follow
+        await pilot.press("escape")
+        assert isinstance(app.screen, RunsScreen)
+
+
+async def test_mouse_selects_and_double_click_opens(fixtures: Path) -> None:
+    app = sample_app(fixtures)
+    async with app.run_test(size=(160, 48)) as pilot:
+        rows = await loaded(pilot)
+        await pilot.click("#runs", offset=(5, 4))
+        assert rows.cursor == 4
+        await pilot.click("#runs", offset=(5, 4), times=2)
+        assert isinstance(app.screen, RunScreen)
+        assert app.screen.key.run_id.startswith("run_20261128T143000031")
+
+
+async def test_tool_call_detail(fixtures: Path) -> None:
+    app = sample_app(fixtures)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot)
+        await pilot.press("end", "enter")
+        events = app.screen.query_one(EventList)
+        await settle(pilot, lambda: events.item(8) is not None, "the events")
+        await pilot.press("home", *["down"] * 8)  # the web_search tool_call
+        assert "tool web_search  ·  done  ·  1440 ms" in texts(app)
+        assert '"query": "python tui framework mouse support"' in texts(app)
+        await pilot.press("y")
+        assert "tool web_search" in (app.clipboard or "")
+
+
+async def test_filter_hides_rows_and_is_remembered(fixtures: Path) -> None:
+    app = sample_app(fixtures)
+    async with app.run_test(size=(160, 48)) as pilot:
+        rows = await loaded(pilot)
+        await pilot.press("slash")
+        assert isinstance(app.focused, Input)
+        await pilot.press(*"status:failed,canceled", "enter")
+        assert [run.status for run in rows.rows] == [RunStatus.CANCELED, RunStatus.FAILED]
+        assert app.last_filter == "status:failed,canceled"
+        assert "2 of 6 runs" in texts(app)
+        await pilot.press("slash", *"skill:/(/", "enter")
+        assert len(rows.rows) == 2  # a bad filter is refused, the last good one stays
+        await pilot.press("escape", "escape")
+        assert len(rows.rows) == 6
+
+
+async def test_an_action_the_source_cannot_do_says_why(fixtures: Path) -> None:
+    app = sample_app(fixtures)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot)
+        await pilot.press("c")
+        assert not isinstance(app.screen, CancelScreen)
+        messages = [n.message for n in app._notifications]
+        assert any("cannot cancel" in m and "already ended" in m for m in messages)
+        assert app.check_action("cancel", ()) is None  # greyed in the footer
+
+
+async def test_cancel_with_a_reason_shows_cancelling_then_canceled(fixtures: Path) -> None:
+    async with Manager() as manager:
+        app = sample_app(fixtures, ManagerSource(manager, name="local"))
+        async with app.run_test(size=(160, 48)) as pilot:
+            handle = manager.start(stubborn_worker, "1.5")
+            rows = await loaded(pilot, 7)
+            rows.select_key(next(r.key for r in rows.rows if r.run_id == handle.run_id))
+            await pilot.press("c")
+            assert isinstance(app.screen, CancelScreen)
+            await pilot.press(*"runaway loop", "enter")
+            await settle(pilot, lambda: "cancelling" in rows.show_text(), "cancelling")
+            assert handle.status.value == "running"  # the thread has not stopped yet
+            await settle(pilot, lambda: "⊘ canceled" in rows.show_text(), "canceled")
+            assert handle.info().cancel_reason == "runaway loop"
+
+
+async def test_escape_keeps_the_run(fixtures: Path) -> None:
+    async with Manager() as manager:
+        app = sample_app(fixtures, ManagerSource(manager, name="local"))
+        async with app.run_test(size=(160, 48)) as pilot:
+            handle = manager.start(stubborn_worker, "0.2")
+            rows = await loaded(pilot, 7)
+            rows.select_key(next(r.key for r in rows.rows if r.run_id == handle.run_id))
+            await pilot.press("c", "escape")
+            assert isinstance(app.screen, RunsScreen)
+            assert not handle.info().cancel_requested
+            handle.cancel()
+
+
+async def test_approve_and_deny(fixtures: Path) -> None:
+    async with Manager() as manager:
+        app = sample_app(fixtures, ManagerSource(manager, name="local"))
+        async with app.run_test(size=(160, 48)) as pilot:
+            yes = manager.start(Gatekeeper(), "ship")
+            no = manager.start(Gatekeeper(), "drop")
+            rows = await loaded(pilot, 8)
+            await settle(
+                pilot,
+                lambda: sum(r.pending_approval is not None for r in rows.rows) == 3,
+                "two approvals",
+            )
+            rows.select_key(next(r.key for r in rows.rows if r.run_id == yes.run_id))
+            await pilot.press("a")
+            assert await asyncio.wait_for(yes.result(), 5) == "approved"
+            rows.select_key(next(r.key for r in rows.rows if r.run_id == no.run_id))
+            await pilot.press("d")
+            assert (await asyncio.wait_for(no.result(), 5)).startswith("denied")
+
+
+async def test_read_only_turns_every_action_off(fixtures: Path) -> None:
+    async with Manager() as manager:
+        app = sample_app(fixtures, ManagerSource(manager, name="local"), read_only=True)
+        async with app.run_test(size=(160, 48)) as pilot:
+            handle = manager.start(Gatekeeper(), "x")
+            rows = await loaded(pilot, 7)
+            rows.select_key(next(r.key for r in rows.rows if r.run_id == handle.run_id))
+            await pilot.press("c", "a")
+            assert not isinstance(app.screen, CancelScreen)
+            assert any("--read-only" in n.message for n in app._notifications)
+            assert handle.status.value == "running"
+            handle.cancel()
+
+
+async def test_hostile_strings_are_shown_inert(tmp_path: Path) -> None:
+    evil = "\x1b]0;pwned\x07\x1b[2J[bold red]boom[/]\u202e"
+    (tmp_path / "run_evil.jsonl").write_bytes(
+        line(
+            1,
+            "run_started",
+            {"skill": evil, "agent": evil, "input": {evil: evil}},
+            run_id="run_evil",
+        )
+        + line(2, "error", {"message": evil}, run_id="run_evil")
+    )
+    app = sample_app(tmp_path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        rows = await loaded(pilot, 1)
+        shown = rows.show_text() + texts(app)
+        for byte in ("\x1b", "\x07", "\u202e"):
+            assert byte not in shown
+        assert "␛]0;pwned" in shown
+        await pilot.press("enter")
+        events = app.screen.query_one(EventList)
+        await settle(pilot, lambda: events.item(1) is not None, "the events")
+        assert "\x1b" not in texts(app)
+        assert "[bold red]boom[/]" in texts(app)
+
+
+async def test_nothing_to_show_and_a_failed_source(tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    app = sample_app(empty)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, lambda: "No runs yet" in texts(app), "the empty state")
+        empty.rmdir()
+        await settle(pilot, lambda: "no such file or directory" in texts(app), "the failure")
+
+
+async def test_damaged_lines_are_counted_and_visible(fixtures: Path) -> None:
+    app = sample_app(fixtures)
+    async with app.run_test(size=(160, 48)) as pilot:
+        rows = await loaded(pilot)
+        await pilot.press("home", "enter")  # the run with a damaged line
+        events = app.screen.query_one(EventList)
+        await settle(pilot, lambda: events.item(2) is not None, "the events")
+        assert "1 damaged lines" in texts(app)
+        await pilot.press("home", "down", "down")
+        assert "damaged line at byte 347" in texts(app)
+        del rows
+
+
+async def test_small_terminal_and_help(fixtures: Path) -> None:
+    app = sample_app(fixtures)
+    async with app.run_test(size=(80, 24)) as pilot:
+        rows = await loaded(pilot)
+        assert len(rows.rows) == 6
+        await pilot.press("question_mark")
+        assert app.screen.query("HelpPanel")
+        await pilot.press("question_mark")
+        assert not app.screen.query("HelpPanel")
+        await pilot.press("q")
+    assert app.return_code == 0
+
+
+def test_runtop_ls_json_still_needs_no_textual(fixtures: Path) -> None:
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys, io, contextlib; from tui.cli import main; "
+        f"buf = io.StringIO(); code = main(['ls', '--json', {str(fixtures)!r}]); "
+        "print('textual' in sys.modules, file=sys.stderr)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=30, check=True
+    )
+    assert result.stderr.strip() == "False"
+    assert len(json.loads(result.stdout)) == 6

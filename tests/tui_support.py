@@ -1,0 +1,60 @@
+"""Building the app the way the command line does, on sample ledgers, for pilot tests."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from textual.pilot import Pilot
+
+from inspector import LedgerDirectorySource, RunSource
+from tui.app import RuntopApp, make_app
+from tui.settings import Settings
+from tui.widgets.run_table import RunTable
+
+FROZEN = 1795876500.0
+"""2026-11-28T14:35:00Z: five minutes after the sample runs; relative times stay put."""
+
+
+def age(directory: Path) -> None:
+    """Make the sample ledgers look an hour old, so liveness is judged the same every run."""
+    old = time.time() - 3600
+    for path in directory.iterdir():
+        os.utime(path, (old, old))
+
+
+def sample_app(fixtures: Path, *extra: RunSource, **settings: Any) -> RuntopApp:
+    age(fixtures)
+    options: dict[str, Any] = {"clock": FROZEN, "flush_interval": 0.01}
+    options.update(settings)
+    sources: list[RunSource] = [LedgerDirectorySource(fixtures, name="samples"), *extra]
+    return make_app(Settings(**options), sources)
+
+
+async def settle(pilot: Pilot[Any], check: Callable[[], object], what: str) -> None:
+    """Let the app run until ``check()`` is truthy (5 s at most)."""
+    for _ in range(250):
+        if check():
+            return
+        await pilot.pause(0.02)
+    raise AssertionError(f"the app never showed {what}")
+
+
+def table(app: RuntopApp) -> RunTable:
+    return app.screen.query_one(RunTable)
+
+
+async def loaded(pilot: Pilot[Any], count: int = 6) -> RunTable:
+    """Wait for the runs table to list ``count`` runs, every one detailed."""
+    app = pilot.app
+    assert isinstance(app, RuntopApp)
+    await settle(
+        pilot,
+        lambda: len(table(app).rows) == count and all(run.detailed for run in table(app).rows),
+        f"{count} runs",
+    )
+    await pilot.pause()
+    return table(app)
