@@ -266,3 +266,43 @@ def test_runtop_ls_json_still_needs_no_textual(fixtures: Path) -> None:
     )
     assert result.stderr.strip() == "False"
     assert len(json.loads(result.stdout)) == 6
+
+
+async def test_tool_calls_screen(fixtures: Path) -> None:
+    from textual.widgets import DataTable
+
+    from tui.screens.tools import ToolsScreen
+
+    app = sample_app(fixtures)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot)
+        await pilot.press("t")
+        assert isinstance(app.screen, ToolsScreen)
+        table = app.screen.query_one(DataTable)
+        rows = {table.get_row_at(n)[0]: table.get_row_at(n) for n in range(table.row_count)}
+        assert rows["shell"][1:4] == ["1", "1", "100%"]
+        assert rows["web_search"][4] == "1440 ms"
+        await pilot.press("escape")
+        assert isinstance(app.screen, RunsScreen)
+
+
+async def test_command_palette_reaches_the_actions(fixtures: Path) -> None:
+    app = sample_app(fixtures)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot)
+        titles = [command.title for command in app.get_system_commands(app.screen)]
+        for wanted in (
+            "Cancel the run",
+            "Resume the run",
+            "Approve",
+            "Deny",
+            "Tool calls",
+            "Filter runs",
+            "Copy",
+        ):
+            assert wanted in titles
+        await pilot.press("ctrl+p")
+        await pilot.press(*"tool calls")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await settle(pilot, lambda: type(app.screen).__name__ == "ToolsScreen", "tool calls")

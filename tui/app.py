@@ -7,17 +7,19 @@ sources to open; tests use the same factory.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from textual import work
-from textual.app import App
+from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.events import Key
+from textual.screen import Screen
 
 from inspector import ActionRefused, RunKey, RunSource, RunStore, RunView
 from tui.screens.cancel import CancelScreen
 from tui.screens.run import RunScreen
 from tui.screens.runs import RunsScreen
+from tui.screens.tools import ToolsScreen
 from tui.settings import Settings
 from tui.widgets.run_table import RunTable
 
@@ -36,6 +38,7 @@ class RuntopApp(App[None]):
         Binding("a", "approve", "Approve"),
         Binding("d", "deny", "Deny"),
         Binding("y", "copy", "Copy"),
+        Binding("t", "tools", "Tool calls"),
         Binding("question_mark", "help", "Keys"),
     ]
 
@@ -180,6 +183,62 @@ class RuntopApp(App[None]):
             self.action_hide_help_panel()
         else:
             self.action_show_help_panel()
+
+    def action_tools(self) -> None:
+        if isinstance(self.screen, ToolsScreen):
+            self.pop_screen()
+        else:
+            self.push_screen(ToolsScreen(self.store))
+
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        """The command palette reaches every action (greyed ones say why when chosen)."""
+        yield from super().get_system_commands(screen)
+        yield SystemCommand(
+            "Cancel the run", "Cancel the selected run, with a reason", self.action_cancel_or_say
+        )
+        yield SystemCommand(
+            "Resume the run",
+            "Re-issue the selected run with its input",
+            lambda: self._or_say("resume", self.action_resume),
+        )
+        yield SystemCommand(
+            "Approve",
+            "Approve the selected run's pending approval",
+            lambda: self._or_say("approve", self.action_approve),
+        )
+        yield SystemCommand(
+            "Deny",
+            "Deny the selected run's pending approval",
+            lambda: self._or_say("approve", self.action_deny),
+        )
+        yield SystemCommand(
+            "Tool calls", "Per-tool counts, errors and latencies", self.action_tools
+        )
+        yield SystemCommand(
+            "Copy", "Copy the run id, or the selected event's detail", self.action_copy
+        )
+        if isinstance(screen, RunsScreen):
+            yield SystemCommand(
+                "Filter runs", "status:, skill:, agent:, since:, text", screen.action_filter
+            )
+            yield SystemCommand(
+                "Sort runs", "Cycle the column the table is sorted by", screen.action_sort
+            )
+        if isinstance(screen, RunScreen):
+            yield SystemCommand("Follow", "Keep the newest event in view", screen.action_follow)
+            yield SystemCommand(
+                "Parent run", "Open the run that started this one", screen.action_parent
+            )
+
+    def action_cancel_or_say(self) -> None:
+        self._or_say("cancel", self.action_cancel)
+
+    def _or_say(self, kind: str, action: Callable[[], None]) -> None:
+        reason = self.refusal(kind)
+        if reason is not None:
+            self.notify(f"cannot {kind}: {reason}", severity="warning")
+        else:
+            action()
 
     def on_run_table_opened(self, message: RunTable.Opened) -> None:
         self.push_screen(RunScreen(self.store, message.run.key, clock=self.settings.clock))

@@ -5,13 +5,23 @@ from __future__ import annotations
 from typing import ClassVar
 
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
-from inspector import FilterError, RunFilter, RunStore, RunView, SourceState, StoreChange
+from inspector import (
+    FilterError,
+    RunFilter,
+    RunStore,
+    RunView,
+    SourceError,
+    SourceState,
+    StoreChange,
+)
+from ledger_reader import LedgerItem
 from tui.describe import describe, glyph
 from tui.format import now_or
 from tui.text import inert
@@ -156,14 +166,21 @@ class RunsScreen(Screen[None]):
         if run is None:
             preview.update("")
             return
-        lines = Text(no_wrap=True, overflow="ellipsis")
-        title = f"{run.run_id}  {run.status.value}"
-        if run.error:
-            title += f"  {run.error}"
-        lines.append(inert(title[:400], single_line=True) + "\n", style="bold")
-        for item in self.store.recent(run.key)[-7:]:
-            lines.append(f"{glyph(item)} {describe(item)}\n")
-        preview.update(lines)
+        recent = self.store.recent(run.key)[-PREVIEW_LINES:]
+        if len(recent) < min(PREVIEW_LINES, run.event_count):
+            self._load_preview(run)  # came as a summary: read its last lines from the source
+        preview.update(_preview_text(run, recent))
+
+    @work(exclusive=True, group="preview")
+    async def _load_preview(self, run: RunView) -> None:
+        try:
+            count = await self.store.event_count(run.key)
+            items = await self.store.events(run.key, max(0, count - PREVIEW_LINES), count)
+        except SourceError:
+            return
+        table = self.query_one(RunTable)
+        if table.selected is not None and table.selected.key == run.key:
+            self.query_one("#preview", Static).update(_preview_text(run, items))
 
     # -- events -------------------------------------------------------------------------------
 
@@ -210,3 +227,17 @@ class RunsScreen(Screen[None]):
     def action_reverse(self) -> None:
         self.reverse = not self.reverse
         self.refresh_runs()
+
+
+PREVIEW_LINES = 7
+
+
+def _preview_text(run: RunView, items: list[LedgerItem]) -> Text:
+    lines = Text(no_wrap=True, overflow="ellipsis")
+    title = f"{run.run_id}  {run.status.value}"
+    if run.error:
+        title += f"  {run.error}"
+    lines.append(inert(title[:400], single_line=True) + "\n", style="bold")
+    for item in items[-PREVIEW_LINES:]:
+        lines.append(f"{glyph(item)} {describe(item)}\n")
+    return lines

@@ -37,16 +37,27 @@ class _JsonBlock:
     """Highlighted JSON, cut at ``limit`` characters; ``plain`` is what it shows, as text."""
 
     def __init__(self, value: Any, limit: int | None) -> None:
+        is_json = not isinstance(value, str) or _parses(value)
         text = inert(pretty_json(value))
         cut = ""
         if limit is not None and len(text) > limit:
             cut = f"… {len(text) - limit:,} more characters (press o to show all)"
             text = text[:limit]
         self.plain = text + ("\n" + cut if cut else "")
-        self.renderable = Group(
-            Syntax(text, "json", word_wrap=True, background_color="default", theme="ansi_dark"),
-            Text(cut, style="dim"),
+        body: RenderableType = (
+            Syntax(text, "json", word_wrap=True, background_color="default", theme="ansi_dark")
+            if is_json
+            else Text(text)
         )
+        self.renderable = Group(body, Text(cut, style="dim"))
+
+
+def _parses(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
 
 
 class EventDetail(VerticalScroll):

@@ -24,6 +24,7 @@ from textual.strip import Strip
 from inspector import RunKey, RunStore, SourceError
 from ledger_reader import DamagedLine, LedgerItem, RunEvent
 from tui.describe import describe, glyph
+from tui.widgets.lines import highlighted
 
 PAGE: Final = 256
 PAGES_KEPT: Final = 64
@@ -157,7 +158,7 @@ class EventList(ScrollView, can_focus=True):
             strip = Strip(self._segments(item, base))
         strip = strip.crop_extend(0, width, base)
         if index == self.cursor:
-            strip = strip.apply_style(self.get_component_rich_style("eventlist--cursor"))
+            strip = highlighted(strip, self.get_component_rich_style("eventlist--cursor"))
         return strip
 
     def _segments(self, item: LedgerItem, base: Style) -> list[Segment]:

@@ -24,6 +24,7 @@ from textual.strip import Strip
 
 from inspector import RunKey, RunView
 from tui.format import STATUS, cell, duration, now_or, relative, short_id, tokens_and_cost
+from tui.widgets.lines import highlighted
 
 COLUMNS: Final = (
     ("status", "STATUS", 12),
@@ -41,17 +42,33 @@ COLUMNS: Final = (
 SORT_KEYS: Final = ("started", "status", "agent", "duration", "events", "tokens", "source")
 
 
-def column_widths(total: int) -> list[int]:
-    """The columns' widths for a table ``total`` cells wide (one space between columns)."""
-    fixed = sum(width for _, _, width in COLUMNS) + len(COLUMNS) - 1
+DROP_FIRST: Final = ("source", "tokens", "started", "events")
+"""Columns left out, in this order, when the terminal is too narrow for all."""
+
+MIN_DOING: Final = 16
+
+
+def visible_columns(total: int) -> list[tuple[str, str, int]]:
+    """The columns that fit ``total`` cells, with their widths (one space between them)."""
+    shown = list(COLUMNS)
+    for key in DROP_FIRST:
+        fixed = sum(width for _, _, width in shown) + len(shown) - 1
+        if total - fixed >= MIN_DOING:
+            break
+        shown = [column for column in shown if column[0] != key]
+    fixed = sum(width for _, _, width in shown) + len(shown) - 1
     flexible = max(8, total - fixed)
-    return [width or flexible for _, _, width in COLUMNS]
+    return [(key, title, width or flexible) for key, title, width in shown]
+
+
+def column_widths(total: int) -> list[int]:
+    return [width for _, _, width in visible_columns(total)]
 
 
 def header_text(total: int, sort: str, reverse: bool) -> Text:
     """The header line, with the sort column marked."""
     text = Text(no_wrap=True)
-    for (key, title, _), width in zip(COLUMNS, column_widths(total), strict=True):
+    for key, title, width in visible_columns(total):
         if key == sort:
             title = f"{title} {'▼' if reverse else '▲'}"
         text.append(title[:width].ljust(width) + " ")
@@ -210,8 +227,8 @@ class RunTable(ScrollView, can_focus=True):
         if row == self.cursor:
             highlight = self.get_component_rich_style("runtable--cursor", partial=True)
             if not self.has_focus:
-                highlight = Style(reverse=False, bgcolor=highlight.bgcolor, dim=False)
-            strip = strip.apply_style(highlight)
+                highlight = Style(bgcolor=highlight.bgcolor)
+            strip = highlighted(strip, highlight)
         return strip
 
     def _cells(self, run: RunView, width: int, base: Style) -> list[Segment]:
@@ -219,23 +236,23 @@ class RunTable(ScrollView, can_focus=True):
         glyph, word, colour = STATUS[run.status]
         if run.cancel_requested and run.live:
             word = "cancelling"
-        widths = column_widths(width)
-        values = [
-            (f"{glyph} {word}", self._colour(colour)),
-            (short_id(run.run_id), base),
-            (cell(run.agent or run.skill, widths[2]), base),
-            (relative(run.started_at, now), base),
-            (duration(run.duration(now)), base),
-            (str(run.event_count), base),
-            (
-                cell(run.doing or (run.error if run.status.name == "FAILED" else ""), widths[6]),
-                base,
-            ),
-            (tokens_and_cost(run), base),
-            (cell(run.source, widths[8]), base),
-        ]
+        columns = visible_columns(width)
+        widths = {key: size for key, _, size in columns}
+        doing = run.doing or (run.error if run.status.name == "FAILED" else "")
+        values = {
+            "status": (f"{glyph} {word}", base + self._colour(colour)),
+            "run": (short_id(run.run_id), base),
+            "agent": (cell(run.agent or run.skill, widths.get("agent", 18)), base),
+            "started": (relative(run.started_at, now), base),
+            "duration": (duration(run.duration(now)), base),
+            "events": (str(run.event_count), base),
+            "doing": (cell(doing, widths.get("doing", 16)), base),
+            "tokens": (tokens_and_cost(run), base),
+            "source": (cell(run.source, widths.get("source", 10)), base),
+        }
         segments: list[Segment] = []
-        for (text, style), size, (key, _, _) in zip(values, widths, COLUMNS, strict=True):
+        for key, _, size in columns:
+            text, style = values[key]
             text = text[:size]
             text = text.rjust(size) if key in {"events", "duration", "tokens"} else text.ljust(size)
             segments.append(Segment(text + " ", style))

@@ -1,0 +1,86 @@
+"""What the screens look like, at 80x24 and 160x48, dark and light, on the sample ledgers.
+
+The clock is frozen (``Settings.clock``) and the samples aged alike every run,
+so a snapshot changes only when what the app draws changes. Update them
+with ``make snapshots`` after looking at the report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import Static
+
+from tests.tui_support import loaded, sample_app, settle
+from tui.screens.cancel import CancelScreen
+from tui.screens.runs import RunsScreen
+from tui.widgets.event_list import EventList
+from tui.widgets.run_table import RunTable
+
+pytestmark = pytest.mark.timeout(60)
+
+SMALL = (80, 24)
+LARGE = (160, 48)
+
+
+def before(*keys: str, extra: Callable[[Pilot[Any]], Awaitable[None]] | None = None) -> Any:
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await loaded(pilot)
+        if keys:
+            await pilot.press(*keys)
+        if extra is not None:
+            await extra(pilot)
+        if isinstance(pilot.app.screen, RunsScreen) and pilot.app.screen.query_one(RunTable).rows:
+            preview = pilot.app.screen.query_one("#preview", Static)
+            await settle(pilot, lambda: str(preview.render()).count("\n") >= 3, "the preview")
+        await pilot.pause(0.1)
+
+    return run_before
+
+
+async def events_read(pilot: Pilot[Any]) -> None:
+    events = pilot.app.screen.query_one(EventList)
+    await settle(
+        pilot, lambda: events.count and events.item(events.count - 1) is not None, "the events"
+    )
+    await pilot.pause(0.1)
+
+
+async def select_tool_call(pilot: Pilot[Any]) -> None:
+    await events_read(pilot)
+    await pilot.press("home", *["down"] * 8)
+
+
+async def confirm_cancel(pilot: Pilot[Any]) -> None:
+    app = pilot.app
+    run = app.screen.query_one("RunTable").rows[2]  # type: ignore[attr-defined]
+    app.push_screen(CancelScreen(run))
+    await pilot.pause(0.1)
+    for box in app.screen.query("Input"):
+        box.cursor_blink = False  # type: ignore[attr-defined]
+
+
+CASES = {
+    "runs": before(),
+    "runs_filtered": before("slash", *"status:failed,canceled,stale", "enter"),
+    "run_tool_call": before("end", "enter", extra=select_tool_call),
+    "run_damaged": before("home", "enter", extra=events_read),
+    "cancel_confirm": before(extra=confirm_cancel),
+    "tool_calls": before("t"),
+}
+
+
+@pytest.mark.parametrize("theme", ["textual-dark", "textual-light"])
+@pytest.mark.parametrize("size", [SMALL, LARGE], ids=["80x24", "160x48"])
+@pytest.mark.parametrize("case", list(CASES))
+def test_screens(
+    snap_compare: Any, fixtures: Path, case: str, size: tuple[int, int], theme: str
+) -> None:
+    if theme == "textual-light" and case in {"runs_filtered", "tool_calls"} and size == SMALL:
+        pytest.skip("covered in the dark theme at this size")
+    app = sample_app(fixtures, theme=theme)
+    assert snap_compare(app, terminal_size=size, run_before=CASES[case])

@@ -1,0 +1,86 @@
+"""Tool calls across every run: how often, how often they failed, how long they took."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+
+from inspector import RunStore, StoreChange
+from tui.format import cell
+
+
+class ToolsScreen(Screen[None]):
+    """Per-tool statistics, live (a handful of rows: the stock DataTable is right here)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,t", "back", "Back")]
+
+    DEFAULT_CSS = """
+    ToolsScreen #tools-title {
+        height: 1;
+        padding: 0 1;
+        background: $panel;
+        text-style: bold;
+    }
+    ToolsScreen DataTable {
+        height: 1fr;
+    }
+    """
+
+    def __init__(self, store: RunStore) -> None:
+        super().__init__()
+        self.store = store
+
+    def compose(self) -> ComposeResult:
+        yield Static("Tool calls across all runs", id="tools-title")
+        yield DataTable(cursor_type="row", zebra_stripes=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        for title, key in (
+            ("TOOL", "tool"),
+            ("CALLS", "calls"),
+            ("ERRORS", "errors"),
+            ("ERROR %", "rate"),
+            ("MEDIAN", "median"),
+            ("P95", "p95"),
+            ("IN FLIGHT", "flight"),
+        ):
+            table.add_column(title, key=key)
+        self.refresh_tools()
+        table.focus()
+
+    def on_store_change(self, change: StoreChange) -> None:
+        self.refresh_tools()
+
+    def refresh_tools(self) -> None:
+        table = self.query_one(DataTable)
+        selected = table.cursor_row
+        table.clear()
+        for stats in self.store.tool_stats():
+            rate = f"{100 * stats.errors / stats.count:.0f}%" if stats.count else ""
+            table.add_row(
+                cell(stats.name, 40),
+                str(stats.count),
+                str(stats.errors),
+                rate,
+                _ms(stats.median),
+                _ms(stats.p95),
+                str(stats.in_flight),
+                key=stats.name,
+            )
+        if table.row_count:
+            table.move_cursor(row=min(selected, table.row_count - 1))
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
+
+
+def _ms(seconds: float | None) -> str:
+    if seconds is None:
+        return ""
+    return f"{seconds * 1000:.0f} ms" if seconds < 10 else f"{seconds:.1f} s"
