@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cksum < pyproject.toml | cut -d' ' -f1)
 LEDGERS ?= ../shared/fixtures/ledgers
 
-.PHONY: setup run test lint bench clean
+.PHONY: setup run test lint bench clean screenshots snapshots
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,3 +30,11 @@ test: lint
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
+
+# The README's screenshots: scripted scenarios, saved as SVG by the app itself.
+screenshots: $(STAMP)
+	$(BIN)/python -m tui.screenshots screenshots
+
+# Redraw the SVG snapshot tests after a deliberate change to what the app shows.
+snapshots: $(STAMP)
+	$(BIN)/pytest tests/test_snapshots.py --snapshot-update

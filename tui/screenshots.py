@@ -1,0 +1,125 @@
+"""Save the README's screenshots: scripted scenarios, saved as SVG by the app itself.
+
+    make screenshots        (or: .venv/bin/python -m tui.screenshots screenshots/)
+
+Each scenario runs the demo's simulated agents in an embedded manager,
+headless at 160x48, and saves what the screen shows at a chosen moment.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import tempfile
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from textual.pilot import Pilot
+
+from inspector import ManagerSource
+from run_manager import Manager
+from tui.app import RuntopApp, make_app
+from tui.demo import start_demo
+from tui.screens.cancel import CancelScreen
+from tui.settings import Settings
+from tui.widgets.event_list import EventList
+from tui.widgets.run_table import RunTable
+
+SIZE = (160, 48)
+
+
+async def _until(pilot: Pilot[Any], check: Callable[[], object], limit: float = 20.0) -> None:
+    for _ in range(int(limit / 0.05)):
+        if check():
+            return
+        await pilot.pause(0.05)
+    raise RuntimeError("the scenario never reached the state it waits for")
+
+
+def _rows(app: RuntopApp) -> RunTable:
+    return app.screen.query_one(RunTable)
+
+
+async def runs_live(pilot: Pilot[Any]) -> None:
+    app = pilot.app
+    assert isinstance(app, RuntopApp)
+    await _until(pilot, lambda: len(_rows(app).rows) >= 5)
+    await pilot.pause(2.0)
+
+
+async def run_with_tool_call(pilot: Pilot[Any]) -> None:
+    app = pilot.app
+    assert isinstance(app, RuntopApp)
+    await _until(
+        pilot,
+        lambda: any(
+            r.agent == "researcher" and r.status.value == "succeeded" for r in _rows(app).rows
+        ),
+    )
+    table = _rows(app)
+    done = next(r for r in table.rows if r.agent == "researcher" and r.status.value == "succeeded")
+    table.select_key(done.key)
+    await pilot.press("enter")
+    events = app.screen.query_one(EventList)
+    await _until(pilot, lambda: events.count > 20 and events.item(events.count - 1) is not None)
+    calls = [n for n in range(events.count) if getattr(events.item(n), "type", "") == "tool_call"]
+    events.follow = False
+    events.cursor = calls[0] if calls else 0
+    await pilot.pause(0.5)
+
+
+async def cancel_confirmation(pilot: Pilot[Any]) -> None:
+    app = pilot.app
+    assert isinstance(app, RuntopApp)
+    await _until(pilot, lambda: any(r.agent == "summarizer" for r in _rows(app).rows))
+    table = _rows(app)
+    table.select_key(next(r.key for r in table.rows if r.agent == "summarizer"))
+    await pilot.pause(1.0)
+    await pilot.press("c")
+    await _until(pilot, lambda: isinstance(app.screen, CancelScreen))
+    await pilot.press(*"wrong input file")
+    for box in app.screen.query("Input"):
+        box.cursor_blink = False  # type: ignore[attr-defined]
+    await pilot.pause(0.3)
+
+
+async def tool_calls(pilot: Pilot[Any]) -> None:
+    app = pilot.app
+    assert isinstance(app, RuntopApp)
+    await _until(pilot, lambda: sum(r.status.value == "succeeded" for r in _rows(app).rows) >= 2)
+    await pilot.press("t")
+    await pilot.pause(0.5)
+
+
+SCENARIOS: dict[str, Callable[[Pilot[Any]], Awaitable[None]]] = {
+    "runs": runs_live,
+    "run-tool-call": run_with_tool_call,
+    "cancel-confirm": cancel_confirmation,
+    "tool-calls": tool_calls,
+}
+
+
+async def save(name: str, scenario: Callable[[Pilot[Any]], Awaitable[None]], out: Path) -> Path:
+    with tempfile.TemporaryDirectory(prefix="runtop-shots-") as ledgers:
+        manager = Manager(ledger_dir=ledgers)
+        app = make_app(Settings(flush_interval=0.05), [ManagerSource(manager, name="demo")])
+        async with app.run_test(size=SIZE) as pilot:
+            demo = asyncio.create_task(start_demo(manager, pace=0.4))
+            await scenario(pilot)
+            path = Path(app.save_screenshot(filename=f"{name}.svg", path=str(out)))
+            demo.cancel()
+        await manager.close(grace=2.0)
+        return path
+
+
+async def main(out: Path) -> None:
+    for name, scenario in SCENARIOS.items():
+        path = await save(name, scenario, out)
+        print(path)
+
+
+if __name__ == "__main__":
+    target = Path(sys.argv[1] if len(sys.argv) > 1 else "screenshots")
+    target.mkdir(parents=True, exist_ok=True)
+    asyncio.run(main(target))
