@@ -11,12 +11,26 @@ This package imports neither textual nor rich.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from inspector.filters import FilterError, RunFilter
 from inspector.ledger_source import SPEEDS, LedgerDirectorySource, ReplaySource
-from inspector.manager_source import ManagerSource
 from inspector.model import RunKey, RunView, ToolCallView
 from inspector.source import ActionRefused, RunSource, RunUpdate, SourceError, SourceUpdate
 from inspector.store import RunStore, Snapshot, SourceState, StoreChange, ToolStats
+
+if TYPE_CHECKING:
+    from inspector.manager_source import ManagerSource
+
+
+def __getattr__(name: str) -> Any:
+    """``ManagerSource`` loads the run manager: only when asked for (the TUI starts faster)."""
+    if name == "ManagerSource":
+        from inspector.manager_source import ManagerSource
+
+        return ManagerSource
+    raise AttributeError(f"module 'inspector' has no attribute {name!r}")
+
 
 __all__ = [
     "SPEEDS",

@@ -102,11 +102,12 @@ class LedgerDirectorySource(RunSource):
         name: str | None = None,
         stale_after: float = 300.0,
         liveness_interval: float = 1.0,
+        only: list[str | os.PathLike[str]] | None = None,
     ) -> None:
         self.root = Path(root)
         super().__init__(name or self.root.name or str(self.root))
         self._directory = LedgerDirectory(
-            self.root, stale_after=stale_after, liveness_interval=liveness_interval
+            self.root, stale_after=stale_after, liveness_interval=liveness_interval, only=only
         )
         self._paths: dict[str, str] = {}
         self._files = LedgerFiles()

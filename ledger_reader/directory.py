@@ -13,7 +13,7 @@ import contextlib
 import os
 import stat as stat_module
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
@@ -206,8 +206,11 @@ class LedgerDirectory:
         stale_after: float = DEFAULT_STALE_AFTER,
         liveness_interval: float = 1.0,
         max_line_bytes: int = MAX_LINE_BYTES,
+        only: Iterable[str | os.PathLike[str]] | None = None,
     ) -> None:
         self.root = Path(root)
+        self.only = {os.path.abspath(path) for path in only} if only is not None else None
+        """Follow just these files of the directory (``runtop FILE``), not all of it."""
         self.stale_after = stale_after
         self.liveness_interval = liveness_interval
         self.max_line_bytes = max_line_bytes
@@ -277,6 +280,8 @@ class LedgerDirectory:
             )
             return update
         files = set(find_ledgers(self.root, update.errors))
+        if self.only is not None:
+            files = {path for path in files if os.path.abspath(path) in self.only}
         for path in sorted(files - self._followed.keys()):
             change = self._start_following(path, update)
             if change is not None:
@@ -424,7 +429,8 @@ class LedgerDirectory:
             if control in name:
                 continue
             if name.endswith(LEDGER_SUFFIX):
-                touched.add(name)
+                if self.only is None or name in self.only:  # the watcher names absolute paths
+                    touched.add(name)
             elif change == Change.added:
                 new_dirs.append(name)
         paths = [self._path(name) for name in sorted(touched)]

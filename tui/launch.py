@@ -12,10 +12,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from inspector import SPEEDS, LedgerDirectorySource, ManagerSource, ReplaySource, RunSource
-from run_manager import Manager
+from inspector import SPEEDS, LedgerDirectorySource, ReplaySource, RunSource
 from tui.app import make_app
-from tui.demo import start_demo
 from tui.settings import Settings
 
 
@@ -50,7 +48,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         values["theme"] = args.theme
     if getattr(args, "read_only", False):
         values["read_only"] = True
-    return Settings(**values)
+    return Settings.from_env(**values)
 
 
 def sources_for(paths: list[Path], *, default: bool) -> list[RunSource]:
@@ -70,8 +68,20 @@ def sources_for(paths: list[Path], *, default: bool) -> list[RunSource]:
             files.append(path)
         else:
             raise LaunchError(f"{path}: no such file or directory")
-    if files:
-        sources.append(ReplaySource(list(files), speed=0, name="files"))
+    by_directory: dict[Path, list[Path]] = {}
+    for path in files:
+        by_directory.setdefault(path.resolve().parent, []).append(path)
+    for directory, chosen in by_directory.items():
+        # Ledger files given by name are followed like a directory of just them: a 1 GB
+        # ledger opens from its head and tail, and keeps growing on screen if it grows.
+        name = chosen[0].name if len(chosen) == 1 else directory.name
+        unique, number = name, 2
+        while unique in names:
+            unique, number = f"{name}-{number}", number + 1
+        names.add(unique)
+        sources.append(
+            LedgerDirectorySource(directory, name=unique, only=[str(path) for path in chosen])
+        )
     return sources
 
 
@@ -85,6 +95,10 @@ def run_tui(arguments: list[str]) -> int:
 
 
 def run_demo(args: argparse.Namespace) -> int:
+    from inspector import ManagerSource
+    from run_manager import Manager
+    from tui.demo import start_demo
+
     ledger_dir = Path(tempfile.mkdtemp(prefix="runtop-demo-"))
     manager = Manager(ledger_dir=ledger_dir, retained_runs=200)
     tasks: list[asyncio.Task[None]] = []

@@ -1,0 +1,171 @@
+"""The TUI's figures: first screens, a huge run, and runtop beside toolong.
+
+    .venv/bin/python bench/tui.py [--runs 5] [--toolong /path/to/tl]
+
+1. 10,000 runs on screen, from launch (a fresh process): fed from memory
+   (the table's own cost) and from a directory of 10,000 ledgers.
+2. Opening a run of 1,000,000 events: from Enter to its first screen.
+3. Time to first screen on the 1 GB ledger, in tmux at 160x48, for
+   ``runtop FILE`` and toolong's ``tl FILE`` (installed from PyPI in a venv
+   of its own), in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import shutil
+import statistics
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.generate import big_ledger, ledger_directory
+
+REPO = Path(__file__).resolve().parent.parent
+
+CHILD = textwrap.dedent(
+    """
+    import sys, time
+    spawned = float(sys.argv[1])
+    mode = sys.argv[2]
+    from pathlib import Path
+    from inspector import LedgerDirectorySource, RunSource, RunUpdate, SourceUpdate
+    from ledger_reader import RunStatus, RunSummary
+    from tui.app import make_app
+    from tui.settings import Settings
+    from tui.widgets.run_table import RunTable
+
+    class Memory(RunSource):
+        async def updates(self):
+            update = SourceUpdate(initial=True)
+            for n in range(10_000):
+                s = RunSummary(run_id=f"run_{n:06d}", status=RunStatus.SUCCEEDED, skill="s",
+                               started_at=f"2026-11-29T06:{n // 600 % 60:02d}:{n % 60:02d}Z")
+                update.runs.append(RunUpdate(s.run_id, s))
+            yield update
+        async def events(self, run_id, start, stop):
+            return []
+        async def close(self):
+            pass
+
+    source = Memory("memory") if mode == "memory" else LedgerDirectorySource(sys.argv[3])
+    app = make_app(Settings(flush_interval=0.01), [source])
+
+    def check():
+        screen = app.screen
+        tables = screen.query(RunTable)
+        if tables and len(tables.first().rows) == 10_000:
+            app.call_after_refresh(lambda: (print(time.time() - spawned), app.exit()))
+        else:
+            app.set_timer(0.005, check)
+
+    app.call_later(check)
+    app.run(headless=True, size=(160, 48))
+    """
+)
+
+
+def first_screen(mode: str, directory: Path | None) -> float:
+    spawned = time.time()
+    args = [sys.executable, "-c", CHILD, repr(spawned), mode]
+    if directory is not None:
+        args.append(str(directory))
+    done = subprocess.run(args, capture_output=True, text=True, cwd=REPO, check=True)
+    return float(done.stdout.strip().splitlines()[-1])
+
+
+async def open_huge_run(path: Path) -> float:
+    from inspector import LedgerDirectorySource
+    from tui.app import make_app
+    from tui.settings import Settings
+    from tui.widgets.event_list import EventList
+    from tui.widgets.run_table import RunTable
+
+    source = LedgerDirectorySource(path.parent, only=[str(path)], name="huge")
+    app = make_app(Settings(flush_interval=0.01), [source])
+    async with app.run_test(size=(160, 48)) as pilot:
+        while not app.screen.query(RunTable) or not app.screen.query_one(RunTable).rows:
+            await pilot.pause(0.01)
+        started = time.perf_counter()
+        await pilot.press("enter")
+        events = app.screen.query_one(EventList)
+        while not (events.count and events.item(events.count - 1) is not None):
+            await pilot.pause(0.002)
+        await pilot.pause(0)
+        return time.perf_counter() - started
+
+
+def tmux_first_screen(command: list[str], expect: str) -> float:
+    session = "runtop-bench"
+    subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+    started = time.time()
+    subprocess.run(
+        ["tmux", "new", "-d", "-s", session, "-x", "160", "-y", "48", *command], check=True
+    )
+    try:
+        while time.time() - started < 30:
+            screen = subprocess.run(
+                ["tmux", "capture-pane", "-p", "-t", session], capture_output=True, text=True
+            ).stdout
+            if expect in screen:
+                return time.time() - started
+            time.sleep(0.01)
+        raise RuntimeError(f"{command[0]} never showed {expect!r}")
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--toolong", default=shutil.which("tl") or "/tmp/tlvenv/bin/tl")
+    args = parser.parse_args()
+
+    memory = [first_screen("memory", None) for _ in range(args.runs)]
+    print(
+        f"10,000 runs on screen from launch, fed from memory: {statistics.median(memory):.3f} s "
+        f"({', '.join(f'{t:.2f}' for t in memory)}; target < 0.5 s)"
+    )
+    directory = ledger_directory()
+    from_dir = [first_screen("directory", directory) for _ in range(args.runs)]
+    print(
+        f"10,000 runs on screen from launch, from a directory of 10,000 ledgers: "
+        f"{statistics.median(from_dir):.3f} s ({', '.join(f'{t:.2f}' for t in from_dir)})"
+    )
+
+    huge = big_ledger(280 << 20)
+    opened = [asyncio.run(open_huge_run(huge)) for _ in range(args.runs)]
+    print(
+        f"opening a run of ~1,000,000 events ({huge.stat().st_size >> 20} MiB), Enter to first "
+        f"screen: {statistics.median(opened) * 1000:.0f} ms "
+        f"({', '.join(f'{t * 1000:.0f}' for t in opened)}; target < 300 ms)"
+    )
+
+    gigabyte = big_ledger()
+    runtop = [
+        tmux_first_screen([str(REPO / ".venv/bin/runtop"), str(gigabyte)], "succeeded")
+        for _ in range(args.runs)
+    ]
+    print(
+        f"first screen, 1 GB ledger, in tmux: runtop {statistics.median(runtop):.2f} s "
+        f"({', '.join(f'{t:.2f}' for t in runtop)})"
+    )
+    if Path(args.toolong).exists():
+        toolong = [
+            tmux_first_screen([args.toolong, str(gigabyte)], '"run_id"') for _ in range(args.runs)
+        ]
+        print(
+            f"                                        toolong {statistics.median(toolong):.2f} s "
+            f"({', '.join(f'{t:.2f}' for t in toolong)})"
+        )
+    else:
+        print("toolong not found: pip install toolong in a venv of its own, pass --toolong")
+
+
+if __name__ == "__main__":
+    main()
