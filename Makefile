@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cksum < pyproject.toml | cut -d' ' -f1)
 LEDGERS ?= ../shared/fixtures/ledgers
 
-.PHONY: setup run test lint bench clean screenshots snapshots
+.PHONY: setup run ls test lint bench clean screenshots snapshots
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,7 +17,12 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
+# The main job: simulated agents in an embedded run manager, watched in the TUI.
 run: $(STAMP)
+	$(BIN)/runtop demo
+
+# The sample ledgers, listed without the TUI.
+ls: $(STAMP)
 	$(BIN)/runtop ls $(LEDGERS)
 
 lint: $(STAMP)
