@@ -25,6 +25,8 @@ from ledger_reader.tail import LineAssembler
 
 _OPEN_FILES: Final = 8
 SEQ_SEARCH_LIMIT: Final = 10_000
+QUICK_COUNT_BYTES: Final = 16 * 1024 * 1024
+"""Ledgers past this size are counted by their last seq until their index is built."""
 """Ranges up to this many events are found by seq before the index is built."""
 """Ledger files kept open (with their index) for range reads: the runs being looked at."""
 
@@ -76,12 +78,22 @@ def read_range(files: LedgerFiles, path: str, start: int, stop: int) -> list[Led
 
 
 def count_lines(files: LedgerFiles, path: str) -> int:
-    """How many lines a ledger has now (blocking: builds its index if need be)."""
+    """How many lines a ledger has now (blocking, but never waiting for a big index).
+
+    Once the index is built the count is exact. Before, it is the last event's
+    ``seq`` (``seq`` has no gaps), and the index is started: a huge run's first
+    screen does not wait for it; asked again later, the answer is exact.
+    """
     ledger = files.get(path)
     ledger.poll()
+    if ledger.index_complete:
+        return ledger.line_count
+    last = ledger.last_event()
     ledger.start_indexing()
-    ledger.wait_indexed()
-    return ledger.line_count
+    if last is None or last.seq <= 0 or ledger.size < QUICK_COUNT_BYTES:
+        ledger.wait_indexed()
+        return ledger.line_count
+    return last.seq
 
 
 class LedgerDirectorySource(RunSource):

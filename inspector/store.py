@@ -44,6 +44,12 @@ FLUSH_INTERVAL: Final = 0.05
 RECENT_EVENTS: Final = 200
 RECENT_TOOL_CALLS: Final = 500
 LATENCY_SAMPLES: Final = 2048
+DETAIL_LIMIT: Final = 32 * 1024 * 1024
+"""Ledgers up to this size are read whole in the background for tokens, cost and tools.
+
+A bigger one would hold the interpreter for seconds (a 1 GB ledger is ~4 M
+events to decode) and starve the screen; its view says it is not detailed.
+"""
 
 Action = Literal["cancel", "resume", "approve"]
 
@@ -270,7 +276,7 @@ class RunStore:
             if run.history_end:
                 state.detailed = False
                 state.history_end = run.history_end
-                if self.detail:
+                if self.detail and run.history_end <= DETAIL_LIMIT:
                     self._detail_queue.append(key)
                     self._detail_wake.set()
         state.summary = run.summary
@@ -530,7 +536,7 @@ class RunStore:
     def focus(self, key: RunKey) -> None:
         """Detail this run next (the user is looking at it)."""
         state = self._runs.get(key)
-        if state is not None and not state.detailed:
+        if state is not None and not state.detailed and (state.history_end or 0) <= DETAIL_LIMIT:
             with contextlib.suppress(ValueError):
                 self._detail_queue.remove(key)
             self._detail_queue.appendleft(key)

@@ -171,15 +171,18 @@ class RunsScreen(Screen[None]):
             self._load_preview(run)  # came as a summary: read its last lines from the source
         preview.update(_preview_text(run, recent))
 
-    @work(exclusive=True, group="preview")
+    @work(exclusive=True, group="preview", exit_on_error=False)
     async def _load_preview(self, run: RunView) -> None:
         try:
             count = await self.store.event_count(run.key)
             items = await self.store.events(run.key, max(0, count - PREVIEW_LINES), count)
         except SourceError:
             return
-        table = self.query_one(RunTable)
-        if table.selected is not None and table.selected.key == run.key:
+        tables = self.query(RunTable)
+        if not self.is_mounted or not tables:
+            return  # the screen went away while the lines were read
+        selected = tables.first().selected
+        if selected is not None and selected.key == run.key:
             self.query_one("#preview", Static).update(_preview_text(run, items))
 
     # -- events -------------------------------------------------------------------------------

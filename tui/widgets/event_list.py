@@ -28,6 +28,7 @@ from tui.widgets.lines import highlighted
 
 PAGE: Final = 256
 PAGES_KEPT: Final = 64
+RECOUNT_AFTER: Final = 1.5
 
 
 class EventList(ScrollView, can_focus=True):
@@ -77,6 +78,7 @@ class EventList(ScrollView, can_focus=True):
         self.count = 0
         self.started_at: float | None = None
         self._pages: OrderedDict[int, list[LedgerItem]] = OrderedDict()
+        self._recounted = False
         self._loading: set[int] = set()
 
     # -- data -------------------------------------------------------------------------
@@ -88,7 +90,7 @@ class EventList(ScrollView, can_focus=True):
         """The run changed: count its events again and redraw what is on screen."""
         self._count_events()
 
-    @work(exclusive=True, group="event-count")
+    @work(exclusive=True, group="event-count", exit_on_error=False)
     async def _count_events(self) -> None:
         try:
             count = await self.store.event_count(self.key)
@@ -96,6 +98,11 @@ class EventList(ScrollView, can_focus=True):
             self.notify(str(error), severity="error")
             return
         self._set_count(count)
+        if not self._recounted:
+            # A huge ledger is first counted by its last seq, while its index builds:
+            # count once more a moment later, exactly.
+            self._recounted = True
+            self.set_timer(RECOUNT_AFTER, self.reload)
 
     def _set_count(self, count: int) -> None:
         grew = count != self.count
