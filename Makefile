@@ -3,15 +3,16 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-$(shell cksum < pyproject.toml | cut -d' ' -f1)
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml constraints.txt | cksum | cut -d' ' -f1)
 LEDGERS ?= ../shared/fixtures/ledgers
 
 .PHONY: setup run ls test lint bench clean screenshots snapshots
 
-$(STAMP): pyproject.toml
+# constraints.txt pins what was tested (the snapshot tests draw with this Textual).
+$(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test]'
 	rm -f $(VENV)/.installed-*
 	touch $@
 

@@ -145,3 +145,12 @@ class Stepper:
         if self.fail:
             raise RuntimeError("the page made no sense")
         return "summary"
+
+
+def slow_to_stop(input: str, token: CancelToken) -> str:
+    """A synchronous agent that notices a cancel at once but takes ``input`` seconds to stop."""
+    while not token.wait(0.05):
+        pass
+    time.sleep(float(input))  # cleaning up: the run is cancelling, not yet canceled
+    token.raise_if_cancelled()
+    return "unreachable"

@@ -12,7 +12,7 @@ from textual.widgets import Input, Static
 from inspector import ManagerSource
 from ledger_reader import RunStatus
 from run_manager import Manager
-from tests.agents import Gatekeeper, stubborn_worker
+from tests.agents import Gatekeeper, slow_to_stop, stubborn_worker
 from tests.conftest import line
 from tests.tui_support import loaded, sample_app, settle
 from tui.screens.cancel import CancelScreen
@@ -132,7 +132,7 @@ async def test_cancel_with_a_reason_shows_cancelling_then_canceled(fixtures: Pat
     async with Manager() as manager:
         app = sample_app(fixtures, ManagerSource(manager, name="local"))
         async with app.run_test(size=(160, 48)) as pilot:
-            handle = manager.start(stubborn_worker, "1.5")
+            handle = manager.start(slow_to_stop, "1.0")
             rows = await loaded(pilot, 7)
             rows.select_key(next(r.key for r in rows.rows if r.run_id == handle.run_id))
             await pilot.press("c")

@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
+from textual.css.query import NoMatches
 from textual.events import Key
 from textual.screen import Screen
 
@@ -70,8 +71,12 @@ class RuntopApp(App[None]):
         async for change in self.store.changes():
             screen = self.screen
             handler = getattr(screen, "on_store_change", None)
-            if handler is not None:
+            if handler is None:
+                continue
+            try:
                 handler(change)
+            except NoMatches:
+                continue  # the screen is being put together or taken apart: the next batch
 
     async def on_unmount(self) -> None:
         await self.store.close()
