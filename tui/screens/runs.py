@@ -92,8 +92,8 @@ class RunsScreen(Screen[None]):
         )
         with Vertical():
             yield Static(id="header")
-            yield RunTable(clock=self.clock, id="runs")
             yield Static(id="empty")
+            yield RunTable(clock=self.clock, id="runs")
         yield Static(id="preview")
         yield Footer()
 
@@ -138,6 +138,11 @@ class RunsScreen(Screen[None]):
             else:
                 where = ", ".join(source.description for source in snapshot.sources)
                 message = f"No runs yet in {where or 'any source'}. New runs appear here live."
+                if any(not source.available for source in snapshot.sources):
+                    message = (
+                        f"Nothing to show: {where} cannot be read (see above). Runs written "
+                        "there later appear here live. To see runtop at work: runtop demo"
+                    )
             empty.update(Text(message))
             empty.add_class("shown")
         else:
