@@ -26,7 +26,7 @@ import inspect
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, Self, TypeVar
 
 from ledger_reader.events import LlmCallPayload
 
@@ -40,7 +40,39 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
-class ToolCallRecord:
+class _Recording:
+    """A block that records a call: ``with`` in a thread, ``async with`` on the loop."""
+
+    def _begin(self) -> Self:
+        raise NotImplementedError
+
+    def _end(self, error: BaseException | None) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self._begin()
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._end(error)
+
+    async def __aenter__(self) -> Self:
+        return self._begin()
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._end(error)
+
+
+class ToolCallRecord(_Recording):
     """A tool call in progress: set ``output`` (or ``error``) before the block ends.
 
     An exception escaping the block is recorded as the call's error and raised on.
@@ -54,7 +86,7 @@ class ToolCallRecord:
         self.call_id: str | None = None
         self._run = _current_run.get()
 
-    def _begin(self) -> ToolCallRecord:
+    def _begin(self) -> Self:
         if self._run is not None:
             self.call_id = self._run.tool_started(self.name, self.arguments)
         return self
@@ -70,35 +102,13 @@ class ToolCallRecord:
         else:
             self._run.tool_finished(self.call_id, self.output, is_error=False)
 
-    def __enter__(self) -> ToolCallRecord:
-        return self._begin()
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._end(error)
-
-    async def __aenter__(self) -> ToolCallRecord:
-        return self._begin()
-
-    async def __aexit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._end(error)
-
 
 def tool_call(name: str, arguments: Any = None) -> ToolCallRecord:
     """Record a tool call around a block (``with`` or ``async with``)."""
     return ToolCallRecord(name, arguments)
 
 
-class ModelCallRecord:
+class ModelCallRecord(_Recording):
     """A model call in progress: stream text with :meth:`chunk`, report :meth:`usage`."""
 
     def __init__(self, model: str | None, provider: str | None) -> None:
@@ -129,7 +139,7 @@ class ModelCallRecord:
         usage.cache_write_tokens = cache_write_tokens
         usage.cost_usd = cost_usd
 
-    def _begin(self) -> ModelCallRecord:
+    def _begin(self) -> Self:
         if self._run is not None:
             self._run.llm_node(self.model or "default")
         return self
@@ -140,28 +150,6 @@ class ModelCallRecord:
         if error is not None and not isinstance(error, asyncio.CancelledError):
             self._run.record_error(str(error) or type(error).__name__, self._run.llm_node())
         self._run.llm_finished(self._usage, success=error is None)
-
-    def __enter__(self) -> ModelCallRecord:
-        return self._begin()
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._end(error)
-
-    async def __aenter__(self) -> ModelCallRecord:
-        return self._begin()
-
-    async def __aexit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._end(error)
 
 
 def model_call(model: str | None = None, *, provider: str | None = None) -> ModelCallRecord:

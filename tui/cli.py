@@ -42,7 +42,7 @@ from ledger_reader import (
 from ledger_reader.file import open_ledger_fd
 from ledger_reader.tail import Line, LineAssembler
 from tui.describe import describe, glyph
-from tui.text import inert, json_safe, shorten
+from tui.text import duration, inert, json_safe, shorten
 
 EXIT_OK: Final = 0
 EXIT_ERROR: Final = 1
@@ -88,14 +88,7 @@ def _duration(summary: RunSummary) -> str:
     end = parse_time(summary.completed_at or summary.last_event_at or "")
     if start is None or end is None:
         return ""
-    seconds = max(0.0, (end - start).total_seconds())
-    if seconds < 60:
-        return f"{seconds:.1f}s"
-    minutes, seconds = divmod(int(seconds), 60)
-    if minutes < 60:
-        return f"{minutes}m{seconds:02d}s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h{minutes:02d}m"
+    return duration(max(0.0, (end - start).total_seconds()))
 
 
 def _when(value: str | None) -> str:

@@ -13,7 +13,18 @@ from rich.text import Text
 
 from inspector import RunView
 from ledger_reader import RunStatus
-from tui.text import inert, shorten
+from tui.text import duration, inert, shorten
+
+__all__ = [
+    "STATUS",
+    "cell",
+    "duration",
+    "now_or",
+    "plain",
+    "relative",
+    "short_id",
+    "tokens_and_cost",
+]
 
 STATUS: Final = {
     RunStatus.RUNNING: ("●", "running", "$accent"),
@@ -37,20 +48,6 @@ def relative(moment: float | None, now: float) -> str:
         if seconds >= size:
             return f"{int(seconds // size)}{unit} ago"
     return f"{int(seconds)}s ago"
-
-
-def duration(seconds: float | None) -> str:
-    if seconds is None:
-        return ""
-    if seconds < 10:
-        return f"{seconds:.1f}s"
-    if seconds < 60:
-        return f"{int(seconds)}s"
-    minutes, secs = divmod(int(seconds), 60)
-    if minutes < 60:
-        return f"{minutes}m{secs:02d}s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h{minutes:02d}m"
 
 
 def tokens_and_cost(run: RunView) -> str:

@@ -58,3 +58,18 @@ def json_safe(line: str) -> str:
 def shorten(text: str, limit: int) -> str:
     """Cut ``text`` to ``limit`` characters, marking the cut with an ellipsis."""
     return text if len(text) <= limit else text[: max(0, limit - 1)] + "…"
+
+
+def duration(seconds: float | None) -> str:
+    """``0.4s``, ``30s``, ``4m30s``, ``2h05m``: a run's length at a glance."""
+    if seconds is None:
+        return ""
+    if seconds < 10:
+        return f"{seconds:.1f}s"
+    if seconds < 60:
+        return f"{int(seconds)}s"
+    minutes, secs = divmod(int(seconds), 60)
+    if minutes < 60:
+        return f"{minutes}m{secs:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m"
