@@ -24,6 +24,7 @@ from ledger_reader.summary import (
     DEFAULT_STALE_AFTER,
     WHOLE_FILE_BYTES,
     LedgerState,
+    RunStatus,
     RunSummary,
     SummaryBuilder,
     read_ledger_state,
@@ -181,10 +182,12 @@ class _Followed:
 
     __slots__ = ("reported", "state", "tail")
 
-    def __init__(self, state: LedgerState, tail: LedgerTail) -> None:
+    def __init__(
+        self, state: LedgerState, tail: LedgerTail, reported: RunStatus | None = None
+    ) -> None:
         self.state = state
         self.tail = tail
-        self.reported = state.summary().status
+        self.reported = reported if reported is not None else state.summary().status
         """The status last reported, so a change of liveness is reported once."""
 
 
@@ -279,18 +282,21 @@ class LedgerDirectory:
                 else LedgerUnreadable(self.root, "permission denied")
             )
             return update
-        files = set(find_ledgers(self.root, update.errors))
+        # Names as strings until a file is new here: sorting and hashing 10,000 Paths
+        # cost more than reading the ledgers' heads.
+        names = set(ledger_names(os.fspath(self.root), update.errors))
         if self.only is not None:
-            files = {path for path in files if os.path.abspath(path) in self.only}
-        for path in sorted(files - self._followed.keys()):
-            change = self._start_following(path, update)
+            names = {name for name in names if os.path.abspath(name) in self.only}
+        known = {os.fspath(path): path for path in self._followed}
+        for name in sorted(names - known.keys()):
+            change = self._start_following(self._path(name), update)
             if change is not None:
                 update.changes.append(change)
-        for path in sorted(self._followed.keys() - files):
-            self._unfollow(path)
-            update.removed.append(path)
-        for path in sorted(files & self._followed.keys()):
-            self._poll_into(path, update)
+        for name in sorted(known.keys() - names):
+            self._unfollow(known[name])
+            update.removed.append(known[name])
+        for name in sorted(names & known.keys()):
+            self._poll_into(known[name], update)
         return update
 
     def _start_following(self, path: Path, update: DirectoryUpdate) -> RunChange | None:
@@ -304,8 +310,9 @@ class LedgerDirectory:
             update.errors.append(error)
             return None
         tail = LedgerTail(path, start=state.complete_end, max_line_bytes=self.max_line_bytes)
-        self._followed[path] = _Followed(state, tail)
-        return RunChange(path, state.summary())
+        summary = state.summary()
+        self._followed[path] = _Followed(state, tail, summary.status)
+        return RunChange(path, summary)
 
     def _unfollow(self, path: Path) -> None:
         followed = self._followed.pop(path, None)

@@ -133,7 +133,7 @@ class LedgerTail:
     def __init__(
         self, path: str | os.PathLike[str], *, start: int = 0, max_line_bytes: int = MAX_LINE_BYTES
     ) -> None:
-        self.path = Path(path)
+        self.path = path if isinstance(path, Path) else Path(path)
         self._assembler = LineAssembler(start, max_line_bytes=max_line_bytes)
         self._identity: tuple[int, int] | None = None
         self._signature = b""
