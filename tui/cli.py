@@ -34,6 +34,7 @@ from ledger_reader import (
     RunEvent,
     RunStatus,
     RunSummary,
+    encode_event,
     find_ledgers,
     is_valid_run_id,
     parse_time,
@@ -243,8 +244,6 @@ class EventPrinter:
         if isinstance(event, RunCompleted):
             self.finished = True
         if self.as_json:
-            from ledger_reader import encode_event
-
             self._write_json(raw or encode_event(event).rstrip(b"\n"))
             return
         moment = event.timestamp

@@ -14,7 +14,7 @@ from typing import ClassVar, Final
 from rich.segment import Segment
 from rich.style import Style
 from textual import events, work
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.geometry import Size
 from textual.message import Message
 from textual.reactive import reactive
@@ -24,7 +24,7 @@ from textual.strip import Strip
 from inspector import RunKey, RunStore, SourceError
 from ledger_reader import DamagedLine, LedgerItem, RunEvent
 from tui.describe import describe, glyph
-from tui.widgets.lines import highlighted
+from tui.widgets.lines import CURSOR_BINDINGS, highlighted, scroll_row_into_view
 
 PAGE: Final = 256
 PAGES_KEPT: Final = 64
@@ -34,14 +34,7 @@ RECOUNT_AFTER: Final = 1.5
 class EventList(ScrollView, can_focus=True):
     """The events of one run."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up,k", "cursor(-1)", "Up", show=False),
-        Binding("down,j", "cursor(1)", "Down", show=False),
-        Binding("pageup", "page(-1)", "Page up", show=False),
-        Binding("pagedown", "page(1)", "Page down", show=False),
-        Binding("home,g", "jump(0)", "First", show=False),
-        Binding("end,G", "jump(-1)", "Last", show=False),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = CURSOR_BINDINGS
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {"eventlist--cursor", "eventlist--time"}
 
@@ -191,12 +184,7 @@ class EventList(ScrollView, can_focus=True):
     # -- input ------------------------------------------------------------------------------
 
     def watch_cursor(self, index: int) -> None:
-        height = max(1, self.scrollable_content_region.height)
-        top = self.scroll_offset.y
-        if index < top:
-            self.scroll_to(y=index, animate=False, immediate=True)
-        elif index >= top + height:
-            self.scroll_to(y=index - height + 1, animate=False, immediate=True)
+        scroll_row_into_view(self, index, immediate=True)
         self.post_message(self.Selected(index, self.item(index)))
         self.refresh()
 

@@ -24,7 +24,7 @@ from textual.strip import Strip
 
 from inspector import RunKey, RunView
 from tui.format import STATUS, cell, duration, now_or, relative, short_id, tokens_and_cost
-from tui.widgets.lines import highlighted
+from tui.widgets.lines import CURSOR_BINDINGS, highlighted, scroll_row_into_view
 
 COLUMNS: Final = (
     ("status", "STATUS", 12),
@@ -100,12 +100,7 @@ class RunTable(ScrollView, can_focus=True):
     """Every run, one line each; Enter opens the selected one."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up,k", "cursor(-1)", "Up", show=False),
-        Binding("down,j", "cursor(1)", "Down", show=False),
-        Binding("pageup", "page(-1)", "Page up", show=False),
-        Binding("pagedown", "page(1)", "Page down", show=False),
-        Binding("home,g", "jump(0)", "First", show=False),
-        Binding("end,G", "jump(-1)", "Last", show=False),
+        *CURSOR_BINDINGS,
         Binding("enter", "open", "Open"),
     ]
 
@@ -180,19 +175,11 @@ class RunTable(ScrollView, can_focus=True):
     def watch_cursor(self, old: int, new: int) -> None:
         run = self.selected
         key = run.key if run is not None else None
-        self.scroll_to_region_row(new)
+        scroll_row_into_view(self, new)
         if key != self._selected_key or old != new:
             self._selected_key = key
             self.post_message(self.Selected(run))
         self.refresh()
-
-    def scroll_to_region_row(self, row: int) -> None:
-        height = max(1, self.scrollable_content_region.height)
-        top = self.scroll_offset.y
-        if row < top:
-            self.scroll_to(y=row, animate=False)
-        elif row >= top + height:
-            self.scroll_to(y=row - height + 1, animate=False)
 
     # -- drawing ----------------------------------------------------------------------
 
