@@ -399,6 +399,29 @@ class LedgerFile:
                 items.append(decode_line(raw, line_start))
         return items
 
+    def raw_lines(self, start: int, stop: int) -> list[bytes]:
+        """Lines ``start`` to ``stop`` (exclusive) as written, without their newlines.
+
+        Only lines the index knows are returned (all of them once
+        :attr:`index_complete`); a blank line is ``b""``.
+        """
+        stop = min(stop, self.line_count)
+        with self._lock:
+            spans = [self._line_span(n) for n in range(start, stop)]
+        known = [span for span in spans if span is not None]
+        if not known:
+            return []
+        begin, finish = known[0][0], known[-1][1]
+        block = self._pread(finish - begin, begin)
+        return [block[first - begin : end - begin] for first, end in known]
+
+    def offset_of_seq(self, seq: int) -> int | None:
+        """Where the line holding ``seq`` starts (or the first line after it), by binary search.
+
+        Needs no index: ``seq`` rises line by line in a ledger.
+        """
+        return self._line_start_of_seq(seq)
+
     def raw_line(self, number: int, limit: int = MAX_LINE_BYTES) -> bytes:
         """The bytes of line ``number`` as written, cut at ``limit``."""
         with self._lock:

@@ -11,8 +11,9 @@ not reach back to the run's start.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Final
 
@@ -151,6 +152,19 @@ class Hub:
         self._by_run: dict[str, set[Subscription]] = {}
         self._everyone: set[Subscription] = set()
         self._replays: dict[str, _Replay] = {}
+        self._listeners: list[Callable[[RunEvent, bytes], None]] = []
+
+    def add_listener(self, listener: Callable[[RunEvent, bytes], None]) -> None:
+        """Call ``listener(event, line)`` on every publish, with the event's ledger line.
+
+        For a fan-out of its own (the attach server's): it runs on the event
+        loop inside :meth:`publish`, so it must be quick and must not raise.
+        """
+        self._listeners.append(listener)
+
+    def remove_listener(self, listener: Callable[[RunEvent, bytes], None]) -> None:
+        with contextlib.suppress(ValueError):
+            self._listeners.remove(listener)
 
     def subscribe(
         self, run_id: str | None = None, *, replay: bool = True, max_pending: int = DEFAULT_QUEUE
@@ -175,13 +189,18 @@ class Hub:
             self._by_run.setdefault(run_id, set()).add(subscription)
         return subscription
 
-    def publish(self, event: RunEvent, size: int) -> None:
-        """Hand ``event`` (its ledger line is ``size`` bytes) to every subscriber; never blocks."""
+    def publish(self, event: RunEvent, line: bytes) -> None:
+        """Hand ``event`` (written as ``line``, without its newline) to every subscriber.
+
+        Never blocks.
+        """
         run_id = event.run_id
         replay = self._replays.get(run_id)
         if replay is None:
             replay = self._replays[run_id] = _Replay()
-        replay.add(event, size, self.replay_events, self.replay_bytes)
+        replay.add(event, len(line), self.replay_events, self.replay_bytes)
+        for listener in self._listeners:
+            listener(event, line)
         for subscription in self._by_run.get(run_id, ()):
             subscription._offer(event)
         for subscription in self._everyone:
@@ -191,6 +210,13 @@ class Hub:
         """The recent events of ``run_id`` kept for late subscribers."""
         events = self._replays.get(run_id)
         return [event for event, _ in events.events] if events is not None else []
+
+    def history(self, run_id: str) -> tuple[int, list[RunEvent]]:
+        """How many of the run's first events are no longer kept, and the ones that are."""
+        events = self._replays.get(run_id)
+        if events is None:
+            return 0, []
+        return events.dropped, [event for event, _ in events.events]
 
     def forget(self, run_id: str) -> None:
         """Drop a run's replay (it was evicted from the manager)."""

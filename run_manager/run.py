@@ -103,6 +103,7 @@ class Approval:
     approved: bool
     reason: str | None = None
     source: str | None = None
+    approval_id: str | None = None
 
 
 class ApprovalNotFound(LookupError):
@@ -222,9 +223,9 @@ class Run:
                 self.writer.write(line)
         event: RunEvent = event_type(run_id=self.id, seq=seq, time=moment, payload=payload)
         if threading.get_ident() == self._loop_thread:
-            self.hub.publish(event, len(line))
+            self.hub.publish(event, line[:-1])
         else:
-            self.loop.call_soon_threadsafe(self.hub.publish, event, len(line))
+            self.loop.call_soon_threadsafe(self.hub.publish, event, line[:-1])
         return event
 
     def record_started(self) -> None:
@@ -424,7 +425,7 @@ class Run:
             raise ApprovalNotFound(f"no pending approval {approval_id} on run {self.id}")
         if pending.timer is not None:
             pending.timer.cancel()
-        decision = Approval(approved=approved, reason=reason, source=source)
+        decision = Approval(approved, reason, source, approval_id)
         self.emit(
             ApprovalResponse,
             ApprovalResponsePayload(

@@ -35,14 +35,14 @@ async def test_every_subscriber_gets_every_event() -> None:
 async def test_a_late_subscriber_gets_a_bounded_replay() -> None:
     hub = Hub(replay_events=5, replay_bytes=10_000)
     for seq in range(1, 21):
-        hub.publish(chunk("run_a", seq), 100)
+        hub.publish(chunk("run_a", seq), b"x" * 100)
     late = hub.subscribe("run_a")
     items = late.drain()
     assert items[0] == Lagged("run_a", 15)
     assert [e.seq for e in items[1:] if not isinstance(e, Lagged)] == [16, 17, 18, 19, 20]
     by_bytes = Hub(replay_events=100, replay_bytes=350)
     for seq in range(1, 11):
-        by_bytes.publish(chunk("run_b", seq), 100)
+        by_bytes.publish(chunk("run_b", seq), b"x" * 100)
     items = by_bytes.subscribe("run_b").drain()
     assert items[0] == Lagged("run_b", 7)
     assert len(items) == 4

@@ -1,0 +1,100 @@
+"""What the attach server knows of every run it can list: summaries, kept current.
+
+Runs of the manager are folded event by event as the hub publishes them;
+runs whose ledgers were already in the ledger directory when the server
+started (an earlier process's, or its own before a restart) are read
+once, head and tail, so a client that attaches after a restart still
+sees them.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ledger_reader import (
+    LedgerError,
+    NoLedgers,
+    RunEvent,
+    RunSummary,
+    SummaryBuilder,
+    parse_time,
+    scan_paths,
+)
+from run_manager.manager import Manager
+
+
+@dataclass(slots=True)
+class BookedRun:
+    """One run the server can list."""
+
+    builder: SummaryBuilder
+    started: float
+    path: str | None
+    frozen: RunSummary | None = None
+    """For a ledger read at start-up that this process does not write: its summary as read."""
+
+    def summary(self) -> RunSummary:
+        return self.frozen if self.frozen is not None else self.builder.summary()
+
+
+class RunBook:
+    """Summaries of the manager's runs and of the ledgers found in its directory."""
+
+    def __init__(self, manager: Manager) -> None:
+        self.manager = manager
+        self.runs: dict[str, BookedRun] = {}
+        for info in manager.list():
+            path = str(info.ledger_path) if info.ledger_path is not None else None
+            builder = SummaryBuilder(info.run_id, path)
+            dropped, events = manager.hub.history(info.run_id)
+            if dropped:
+                builder.skip_gap()
+            for event in events:
+                builder.add(event)
+            self.runs[info.run_id] = BookedRun(builder, info.started_at.timestamp(), path)
+
+    def add(self, event: RunEvent) -> None:
+        """Fold one published event (the hub's listener, on the event loop)."""
+        booked = self.runs.get(event.run_id)
+        if booked is None:
+            path = None
+            if self.manager.ledger_dir is not None:
+                path = os.fspath(self.manager.ledger_dir / f"{event.run_id}.jsonl")
+            started = parse_time(event.time)
+            booked = BookedRun(
+                SummaryBuilder(event.run_id, path),
+                started.timestamp() if started is not None else 0.0,
+                path,
+            )
+            self.runs[event.run_id] = booked
+        booked.frozen = None
+        booked.builder.add(event)
+
+    def scan_directory(self) -> tuple[list[tuple[str, BookedRun]], list[LedgerError]]:
+        """Summarise the ledgers in the ledger directory (blocking: run it in a thread).
+
+        Hand the runs to :meth:`merge` on the event loop.
+        """
+        directory = self.manager.ledger_dir
+        if directory is None or not directory.is_dir():
+            return [], []
+        scanned = scan_paths([Path(directory)])
+        found: list[tuple[str, BookedRun]] = []
+        for path, state in scanned.states.items():
+            summary = state.summary()
+            found.append(
+                (summary.run_id, BookedRun(state.builder, summary.started, path, frozen=summary))
+            )
+        return found, [error for error in scanned.errors if not isinstance(error, NoLedgers)]
+
+    def merge(self, found: list[tuple[str, BookedRun]]) -> None:
+        for run_id, booked in found:
+            self.runs.setdefault(run_id, booked)  # a run this process saw live knows more
+
+    def get(self, run_id: str) -> BookedRun | None:
+        return self.runs.get(run_id)
+
+    def newest_first(self) -> list[tuple[str, BookedRun]]:
+        return sorted(self.runs.items(), key=lambda item: (item[1].started, item[0]), reverse=True)
