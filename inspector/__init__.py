@@ -21,14 +21,19 @@ from inspector.store import RunStore, Snapshot, SourceState, StoreChange, ToolSt
 
 if TYPE_CHECKING:
     from inspector.manager_source import ManagerSource
+    from inspector.remote_source import RemoteSource
 
 
 def __getattr__(name: str) -> Any:
-    """``ManagerSource`` loads the run manager: only when asked for (the TUI starts faster)."""
+    """Sources with heavy imports (the run manager, aiohttp) load only when asked for."""
     if name == "ManagerSource":
         from inspector.manager_source import ManagerSource
 
         return ManagerSource
+    if name == "RemoteSource":
+        from inspector.remote_source import RemoteSource
+
+        return RemoteSource
     raise AttributeError(f"module 'inspector' has no attribute {name!r}")
 
 
@@ -38,6 +43,7 @@ __all__ = [
     "FilterError",
     "LedgerDirectorySource",
     "ManagerSource",
+    "RemoteSource",
     "ReplaySource",
     "RunFilter",
     "RunKey",

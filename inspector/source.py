@@ -39,6 +39,9 @@ class RunUpdate:
     """Earlier events of this run are void (its ledger was truncated or replaced)."""
     history_end: int | None = None
     """For a ledger: where the lines not delivered as items end (a detail pass reads up to it)."""
+    history_count: int | None = None
+    """For a source without a local ledger: how many events, from position 0, were not
+    delivered as items; a detail pass asks :meth:`RunSource.events` for them."""
 
 
 @dataclass(slots=True)
@@ -50,6 +53,8 @@ class SourceUpdate:
     error: SourceError | None = None
     available: bool = True
     initial: bool = False
+    status: str | None = None
+    """How the source stands, in a word or two ("connected"), when it has more to say than live."""
 
 
 class RunSource(abc.ABC):

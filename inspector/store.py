@@ -29,7 +29,10 @@ from inspector.model import RunExtras, RunKey, RunView, ToolCallView, make_view
 from inspector.source import ActionRefused, RunSource, RunUpdate, SourceError, SourceUpdate
 from ledger_reader import (
     DamagedLine,
+    ErrorEvent,
     LedgerItem,
+    LlmCall,
+    RunCompleted,
     RunEvent,
     RunSummary,
     ToolCall,
@@ -45,6 +48,11 @@ RECENT_EVENTS: Final = 200
 RECENT_TOOL_CALLS: Final = 500
 LATENCY_SAMPLES: Final = 2048
 DETAIL_LIMIT: Final = 32 * 1024 * 1024
+DETAIL_EVENTS: Final = 100_000
+"""Events of a run without a local ledger fetched for its detail pass, at most."""
+DETAIL_PAGE: Final = 5_000
+_DETAIL_TYPES: Final = (ToolCall, ToolResult, LlmCall, ErrorEvent, RunCompleted)
+"""The events a detail pass folds: the ones extras count."""
 """Ledgers up to this size are read whole in the background for tokens, cost and tools.
 
 A bigger one would hold the interpreter for seconds (a 1 GB ledger is ~4 M
@@ -91,6 +99,8 @@ class SourceState:
     available: bool = True
     error: str | None = None
     run_count: int = 0
+    status: str | None = None
+    """The source's own word on how it stands ("connected"), shown when it has no error."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,8 +130,10 @@ class _RunState:
     extras: RunExtras = field(default_factory=RunExtras)
     recent: deque[LedgerItem] = field(default_factory=lambda: deque(maxlen=RECENT_EVENTS))
     calls: dict[str, ToolCallView] = field(default_factory=dict)
+    early_results: dict[str, ToolResult] = field(default_factory=dict)
     detailed: bool = True
     history_end: int | None = None
+    history_count: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,13 +237,17 @@ class RunStore:
             message = str(error) or type(error).__name__
             self._set_source(source.name, available=False, error=f"stopped: {message}")
 
-    def _set_source(self, name: str, *, available: bool, error: str | None) -> None:
+    def _set_source(
+        self, name: str, *, available: bool, error: str | None, status: str | None = None
+    ) -> None:
         state = self._source_states.get(name)
         if state is None:
             return
-        if state.available == available and state.error == error:
+        if state.available == available and state.error == error and state.status == status:
             return
-        self._source_states[name] = _replace_state(state, available=available, error=error)
+        self._source_states[name] = _replace_state(
+            state, available=available, error=error, status=status
+        )
         self._note(StoreChange(sources=frozenset({name})))
 
     # -- folding updates -----------------------------------------------------------
@@ -241,8 +257,13 @@ class RunStore:
         if self._flusher is None:
             self._ensure_tasks()
         error = str(update.error) if update.error is not None else None
-        if update.error is not None or not update.available or update.initial:
-            self._set_source(source, available=update.available, error=error)
+        if (
+            update.error is not None
+            or not update.available
+            or update.initial
+            or update.status is not None
+        ):
+            self._set_source(source, available=update.available, error=error, status=update.status)
         elif self._source_states.get(source, None) is not None:
             state = self._source_states[source]
             if not state.available or state.error:
@@ -277,6 +298,12 @@ class RunStore:
                 state.detailed = False
                 state.history_end = run.history_end
                 if self.detail and run.history_end <= DETAIL_LIMIT:
+                    self._detail_queue.append(key)
+                    self._detail_wake.set()
+            elif run.history_count:
+                state.detailed = False
+                state.history_count = run.history_count
+                if self.detail and run.history_count <= DETAIL_EVENTS:
                     self._detail_queue.append(key)
                     self._detail_wake.set()
         state.summary = run.summary
@@ -316,11 +343,19 @@ class RunStore:
             tally = self._tools.setdefault(name, _ToolTally())
             tally.count += 1
             tally.in_flight.add((key, call_id))
+            early = state.early_results.pop(call_id, None)
+            if early is not None:
+                self._pair(state, early)
             return
         result = event.payload
         call_id = result.call_id or ""
         call = state.calls.get(call_id)
         if call is None:
+            if call_id:
+                # The call is in history not folded yet (a detail pass runs behind live events).
+                state.early_results[call_id] = event
+                while len(state.early_results) > RECENT_TOOL_CALLS:
+                    state.early_results.pop(next(iter(state.early_results)))
             return
         finished = ToolCallView(
             run=call.run,
@@ -536,7 +571,12 @@ class RunStore:
     def focus(self, key: RunKey) -> None:
         """Detail this run next (the user is looking at it)."""
         state = self._runs.get(key)
-        if state is not None and not state.detailed and (state.history_end or 0) <= DETAIL_LIMIT:
+        if (
+            state is not None
+            and not state.detailed
+            and (state.history_end or 0) <= DETAIL_LIMIT
+            and (state.history_count or 0) <= DETAIL_EVENTS
+        ):
             with contextlib.suppress(ValueError):
                 self._detail_queue.remove(key)
             self._detail_queue.appendleft(key)
@@ -549,12 +589,17 @@ class RunStore:
                 await self._detail_wake.wait()
             key = self._detail_queue.popleft()
             state = self._runs.get(key)
-            if state is None or state.detailed or state.summary.path is None:
+            if state is None or state.detailed:
                 continue
             path, end = state.summary.path, state.history_end or 0
             try:
-                history = await asyncio.to_thread(_read_history, path, end)
-            except OSError:
+                if path is not None:
+                    history = await asyncio.to_thread(_read_history, path, end)
+                elif state.history_count and key.source in self._sources:
+                    history = await self._history_from_source(key, state.history_count)
+                else:
+                    continue
+            except (OSError, SourceError):
                 continue
             state = self._runs.get(key)
             if state is None or state.detailed or state.summary.path != path:
@@ -566,6 +611,18 @@ class RunStore:
             state.detailed = True
             self._dirty.add(key)
             self._wake.set()
+
+    async def _history_from_source(self, key: RunKey, count: int) -> list[RunEvent]:
+        """A run's first ``count`` events, asked of its source, that extras count."""
+        source = self._sources[key.source]
+        found: list[RunEvent] = []
+        for start in range(0, count, DETAIL_PAGE):
+            items = await source.events(key.run_id, start, min(count, start + DETAIL_PAGE))
+            for item in items:
+                event = item.recovered if isinstance(item, DamagedLine) else item
+                if isinstance(event, _DETAIL_TYPES):
+                    found.append(event)
+        return found
 
     # -- closing ------------------------------------------------------------------------
 
@@ -591,9 +648,7 @@ class RunStore:
 
 def _read_history(path: str, end: int) -> list[RunEvent]:
     """The events of a ledger before ``end`` that extras count (blocking; runs in a thread)."""
-    from ledger_reader import ErrorEvent, LlmCall, RunCompleted
-
-    wanted = (ToolCall, ToolResult, LlmCall, ErrorEvent, RunCompleted)
+    wanted = _DETAIL_TYPES
     found: list[RunEvent] = []
     assembler = LineAssembler()
     with open(path, "rb") as handle:

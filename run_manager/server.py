@@ -33,10 +33,12 @@ from aiohttp import web
 
 from ledger_reader import (
     MAX_LINE_BYTES,
+    DamagedLine,
     LedgerError,
     LedgerFile,
     RunEvent,
     RunSummary,
+    decode_line,
     encode_event,
     is_valid_run_id,
     parse_time,
@@ -137,10 +139,15 @@ def _sse(frame_id: str | int | None, data: bytes, event: str | None = None) -> b
 
 
 def _damaged_frame(offset: int, reason: str, raw: bytes) -> bytes:
-    """A ledger line that is not an event: said so, with its start shown inert."""
-    text = raw[:200].decode("utf-8", "replace")
-    data = _encoder.encode({"offset": offset, "reason": reason, "text": text})
-    return _sse(None, data, "damaged")
+    """A ledger line that is not an event: said so, with any event it ended in (LEDGER.md)."""
+    data: dict[str, Any] = {"offset": offset, "length": len(raw), "reason": reason}
+    if len(raw) <= MAX_LINE_BYTES:
+        item = decode_line(raw, max(offset, 0))
+        if isinstance(item, DamagedLine):
+            data["reason"] = item.reason
+            if item.recovered is not None:
+                data["recovered"] = msgspec.Raw(encode_event(item.recovered)[:-1])
+    return _sse(None, _encoder.encode(data), "damaged")
 
 
 def _line_frame(line: bytes, offset: int) -> tuple[bytes, _Head | None]:

@@ -20,6 +20,7 @@ from inspector import (
     ActionRefused,
     LedgerDirectorySource,
     ManagerSource,
+    RemoteSource,
     ReplaySource,
     RunKey,
     RunStore,
@@ -101,6 +102,36 @@ class ManagerHarness(Harness):
         return RunKey("local", self.manager.start(agent, input).run_id)
 
 
+class RemoteHarness(Harness):
+    """The manager served on loopback by a real attach server, watched over HTTP."""
+
+    kind = "remote"
+
+    async def open(self) -> None:
+        from aiohttp import web
+
+        from run_manager.server import API_PREFIX, AttachServer
+
+        self.server = AttachServer(self.manager, token="contract-token")
+        root = web.Application()
+        root.add_subapp(API_PREFIX, self.server.app)
+        self.runner = web.AppRunner(root, access_log=None, shutdown_timeout=1)
+        await self.runner.setup()
+        site = web.TCPSite(self.runner, "127.0.0.1", 0)
+        await site.start()
+        port = self.runner.addresses[0][1]
+        url = f"http://127.0.0.1:{port}"
+        self.store.add_source(RemoteSource(url, "contract-token", name="remote"))
+
+    async def begin(self, agent: Any, input: str, *, cancel: bool = False) -> RunKey:
+        return RunKey("remote", self.manager.start(agent, input).run_id)
+
+    async def close(self) -> None:
+        await self.store.close()
+        await self.runner.cleanup()
+        await self.manager.close()
+
+
 class ReplayHarness(Harness):
     """Records the run to the end, then replays its ledger one step at a time."""
 
@@ -134,7 +165,7 @@ class ReplayHarness(Harness):
         self.source.play(0)
 
 
-HARNESSES = [DirectoryHarness, ManagerHarness, ReplayHarness]
+HARNESSES = [DirectoryHarness, ManagerHarness, RemoteHarness, ReplayHarness]
 
 
 @asynccontextmanager

@@ -158,7 +158,7 @@ class RunsScreen(Screen[None]):
             elif not source.available:
                 parts.append(f" {source.name}: unavailable ", style="bold red")
             else:
-                live = "live" if source.live else "replay"
+                live = source.status or ("live" if source.live else "replay")
                 parts.append(f" {source.name} ({live}) ", style="bold")
         counted = f"{shown} of {total} runs" if shown != total else f"{total} runs"
         parts.append(f"  {counted}")
