@@ -15,9 +15,11 @@ from run_manager import Manager
 from tests.agents import Gatekeeper, slow_to_stop, stubborn_worker
 from tests.conftest import line
 from tests.tui_support import loaded, sample_app, settle
+from tui.app import make_app
 from tui.screens.cancel import CancelScreen
 from tui.screens.run import RunScreen
 from tui.screens.runs import RunsScreen
+from tui.settings import Settings
 from tui.widgets.event_list import EventList
 
 pytestmark = pytest.mark.timeout(60)
@@ -306,3 +308,22 @@ async def test_command_palette_reaches_the_actions(fixtures: Path) -> None:
         await pilot.pause(0.3)
         await pilot.press("enter")
         await settle(pilot, lambda: type(app.screen).__name__ == "ToolsScreen", "tool calls")
+
+
+async def test_the_table_catches_up_after_another_screen() -> None:
+    async with Manager() as manager:
+        # One quiet source: nothing but this run changes, so no later batch redraws the table.
+        app = make_app(Settings(flush_interval=0.01), [ManagerSource(manager, name="local")])
+        async with app.run_test(size=(160, 48)) as pilot:
+            handle = manager.start(stubborn_worker, "0.05")
+            rows = await loaded(pilot, 1)
+            rows.select_key(next(r.key for r in rows.rows if r.run_id == handle.run_id))
+            await pilot.press("enter")
+            assert isinstance(app.screen, RunScreen)
+            handle.cancel("from elsewhere")
+            await handle.wait()
+            await settle(pilot, lambda: "⊘ canceled" in texts(app), "the run screen's header")
+            assert "● running" in rows.show_text()  # hidden: the table was not redrawn
+            await pilot.pause(0.3)  # every change has been handed out by now
+            await pilot.press("escape")
+            assert "⊘ canceled" in rows.show_text()

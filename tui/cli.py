@@ -34,6 +34,7 @@ from ledger_reader import (
     RunEvent,
     RunStatus,
     RunSummary,
+    ScanResult,
     encode_event,
     find_ledgers,
     is_valid_run_id,
@@ -152,17 +153,31 @@ def runs_table(summaries: Sequence[RunSummary]) -> Table:
 
 
 def command_ls(args: argparse.Namespace, out: Console, err: Console) -> int:
-    paths = [Path(path) for path in args.paths] or [default_ledger_dir()]
-    result = scan_paths(paths)
+    from tui.attach_commands import is_url
+
+    targets: list[str] = args.paths or [str(default_ledger_dir())]
+    paths = [Path(target) for target in targets if not is_url(target)]
+    result = scan_paths(paths) if paths else ScanResult()
+    failed = bool(result.errors)
     for error in result.errors:
         _fail(err, str(error))
     summaries = result.summaries()
+    for url in (target for target in targets if is_url(target)):
+        from inspector.source import SourceError
+        from tui.attach_commands import remote_summaries
+
+        try:
+            summaries.extend(asyncio.run(remote_summaries(url, args.token)))
+        except SourceError as error:
+            _fail(err, str(error))
+            failed = True
+    summaries.sort(key=lambda summary: (summary.started, summary.run_id), reverse=True)
     if args.json:
         sys.stdout.write(msgspec.json.encode([_summary_json(s) for s in summaries]).decode())
         sys.stdout.write("\n")
     elif summaries:
         out.print(runs_table(summaries))
-    return EXIT_ERROR if result.errors else EXIT_OK
+    return EXIT_ERROR if failed else EXIT_OK
 
 
 def resolve_ledger(target: str, search: Sequence[Path]) -> Path:
@@ -262,6 +277,11 @@ class EventPrinter:
 
 
 def command_show(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from tui.attach_commands import is_url
+
+    urls = [where for where in args.dir or [] if is_url(where)]
+    if urls:
+        return _show_remote(args, urls[0], out)
     search = [Path(path) for path in args.dir] if args.dir else [default_ledger_dir()]
     path = resolve_ledger(args.target, search)
     printer = EventPrinter(out, as_json=args.json)
@@ -301,6 +321,30 @@ async def _follow(path: Path, start: int, printer: EventPrinter, err: Console) -
             return
 
 
+def _show_remote(args: argparse.Namespace, url: str, out: Console) -> int:
+    """``runtop show RUN_ID --from URL``: the run's events from an attach server."""
+    from inspector.attach_client import item_of
+    from tui.attach_commands import remote_events
+
+    if not is_valid_run_id(args.target):
+        raise CommandError(f"{args.target!r} is not a run id (a server is asked by run id)")
+    printer = EventPrinter(out, as_json=args.json)
+
+    async def show() -> None:
+        async for frame in remote_events(url, args.token, args.target, follow=args.follow):
+            item = item_of(frame)
+            if item is not None:
+                printer.line(Line(0, 0, item), frame.data if frame.event is None else b"")
+
+    from inspector.source import SourceError
+
+    try:
+        asyncio.run(show())
+    except SourceError as error:
+        raise CommandError(str(error)) from None
+    return EXIT_OK
+
+
 def _raw_of(path: Path, line: Line) -> bytes:
     with contextlib.suppress(OSError), path.open("rb") as handle:
         handle.seek(line.start)
@@ -318,8 +362,9 @@ def build_parser() -> argparse.ArgumentParser:
     ls.add_argument(
         "paths",
         nargs="*",
-        metavar="PATH",
-        help="ledger files or directories (default: $RUNTOP_LEDGER_DIR or ~/.runtop/runs)",
+        metavar="PATH_OR_URL",
+        help="ledger files or directories, or attach servers' URLs "
+        "(default: $RUNTOP_LEDGER_DIR or ~/.runtop/runs)",
     )
     ls.add_argument("--json", action="store_true", help="print a JSON array of run summaries")
     show = commands.add_parser("show", help="print the events of one run")
@@ -333,11 +378,49 @@ def build_parser() -> argparse.ArgumentParser:
     )
     show.add_argument(
         "--dir",
+        "--from",
+        dest="dir",
         action="append",
-        metavar="DIR",
-        help="where to look for a run id (default: $RUNTOP_LEDGER_DIR or "
-        "~/.runtop/runs); may be repeated",
+        metavar="DIR_OR_URL",
+        help="where to look for a run id: a directory or an attach server's URL "
+        "(default: $RUNTOP_LEDGER_DIR or ~/.runtop/runs); may be repeated",
     )
+    cancel = commands.add_parser("cancel", help="ask a run to stop")
+    cancel.add_argument("run_id", metavar="RUN_ID")
+    cancel.add_argument("--reason", help="why: recorded in the ledger and shown")
+    cancel.add_argument(
+        "--from",
+        dest="where",
+        metavar="DIR_OR_URL",
+        default=str(default_ledger_dir()),
+        help="the run's ledger directory (a control file is written) or an attach "
+        "server's URL (default: $RUNTOP_LEDGER_DIR or ~/.runtop/runs)",
+    )
+    serve = commands.add_parser("serve", help="run agents with the attach API (HTTP + SSE)")
+    serve.add_argument(
+        "--ledger-dir",
+        default=str(default_ledger_dir()),
+        help="where runs write their ledgers (default: $RUNTOP_LEDGER_DIR or ~/.runtop/runs)",
+    )
+    serve.add_argument(
+        "--agents",
+        metavar="MODULE:ATTR",
+        help="the agents POST /api/agent/runs can start and resume re-issues: a list, or a "
+        "function returning one (try tui.demo:demo_agents)",
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="default: 127.0.0.1 (this machine)")
+    serve.add_argument("--port", type=int, default=8765, help="default: 8765; 0 picks one")
+    serve.add_argument("--read-only", action="store_true", help="refuse every POST (403)")
+    serve.add_argument(
+        "--finish-runs",
+        action="store_true",
+        help="on exit, let live runs finish (up to --grace seconds) instead of cancelling them",
+    )
+    serve.add_argument("--grace", type=float, default=10.0, help="seconds runs get to stop")
+    for sub in (ls, show, cancel):
+        sub.add_argument(
+            "--token", help="an attach server's token (default: $RUNTOP_TOKEN or its token file)"
+        )
     demo = commands.add_parser("demo", help="watch simulated agents run (ledgers are kept)")
     demo.add_argument("--pace", type=float, default=1.0, help="slower (>1) or faster (<1)")
     replay = commands.add_parser("replay", help="play past runs back as they happened")
@@ -349,7 +432,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-COMMANDS: Final = {"ls", "show", "demo", "replay", "-h", "--help"}
+COMMANDS: Final = {"ls", "show", "cancel", "serve", "demo", "replay", "-h", "--help"}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -367,10 +450,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = Console(highlight=False, markup=False, emoji=False, soft_wrap=args.command == "show")
     if not out.is_terminal:
         out.width = 240
-    handlers = {"ls": command_ls, "show": command_show}
+    from tui.attach_commands import AttachCommandError, command_cancel, command_serve
+
+    handlers = {
+        "ls": command_ls,
+        "show": command_show,
+        "cancel": command_cancel,
+        "serve": command_serve,
+    }
     try:
         return handlers[args.command](args, out, err)
-    except (CommandError, LedgerError) as error:
+    except (CommandError, LedgerError, AttachCommandError) as error:
         _fail(err, str(error))
         return EXIT_ERROR
     except KeyboardInterrupt:

@@ -150,14 +150,14 @@ class Summarizer:
         return "summary done"
 
 
+def demo_agents(pace: float = 1.0) -> list[object]:
+    """The demo's agents, for ``runtop serve --agents tui.demo:demo_agents``."""
+    return [Researcher(pace), Deployer(pace), Migrator(pace), Summarizer(pace)]
+
+
 async def start_demo(manager: Manager, *, pace: float = 1.0, forever: bool = True) -> None:
     """Start the demo's runs, and new ones now and then while ``forever``."""
-    agents = {
-        "researcher": Researcher(pace),
-        "deployer": Deployer(pace),
-        "migrator": Migrator(pace),
-        "summarizer": Summarizer(pace),
-    }
+    agents = {agent.name: agent for agent in demo_agents(pace)}  # type: ignore[attr-defined]
     for agent in agents.values():
         manager.register(agent)
     manager.stream(agents["researcher"], "python tui frameworks with mouse support", detached=True)

@@ -35,8 +35,14 @@ def tui_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "paths",
         nargs="*",
-        metavar="PATH",
-        help="ledger directories or files (default: $RUNTOP_LEDGER_DIR or ~/.runtop/runs)",
+        metavar="PATH_OR_URL",
+        help="ledger directories or files, or attach servers (http://host:port) "
+        "(default: $RUNTOP_LEDGER_DIR or ~/.runtop/runs)",
+    )
+    parser.add_argument(
+        "--token",
+        help="the attach servers' bearer token (default: $RUNTOP_TOKEN, else the file "
+        "runtop serve wrote on this machine)",
     )
     add_app_options(parser)
     return parser
@@ -51,11 +57,34 @@ def settings_from(args: argparse.Namespace) -> Settings:
     return Settings.from_env(**values)
 
 
-def sources_for(paths: list[Path], *, default: bool) -> list[RunSource]:
-    """Directories become followed sources; files are replayed at once, together."""
+def is_url(target: str) -> bool:
+    return target.startswith(("http://", "https://"))
+
+
+def sources_for(
+    targets: list[Path | str], *, default: bool, token: str | None = None
+) -> list[RunSource]:
+    """Directories are followed, files followed together by directory, URLs attached to."""
     sources: list[RunSource] = []
     files: list[Path] = []
     names: set[str] = set()
+    paths: list[Path] = []
+    for target in targets:
+        if isinstance(target, str) and is_url(target):
+            from inspector import RemoteSource
+
+            try:
+                remote = RemoteSource(target, token)
+            except ValueError as error:
+                raise LaunchError(str(error)) from None
+            unique, number = remote.name, 2
+            while unique in names:
+                unique, number = f"{remote.name}-{number}", number + 1
+            remote.name = unique
+            names.add(unique)
+            sources.append(remote)
+        else:
+            paths.append(Path(target))
     for path in paths:
         if path.is_dir() or (default and not path.exists()):
             name = path.name or str(path)
@@ -88,8 +117,8 @@ def sources_for(paths: list[Path], *, default: bool) -> list[RunSource]:
 def run_tui(arguments: list[str]) -> int:
     args = tui_parser().parse_args(arguments)
     settings = settings_from(args)
-    paths = [Path(path) for path in args.paths]
-    sources = sources_for(paths or [settings.ledger_dir], default=not paths)
+    targets: list[Path | str] = list(args.paths)
+    sources = sources_for(targets or [settings.ledger_dir], default=not targets, token=args.token)
     make_app(settings, sources).run()
     return 0
 

@@ -62,6 +62,12 @@ class RunScreen(Screen[None]):
         self._header()
         self.query_one(EventList).focus()
 
+    def on_screen_resume(self) -> None:
+        """Back from the cancel dialog or the tool calls: show what changed meanwhile."""
+        if self.is_mounted:
+            self._header()
+            self.query_one(EventList).reload()
+
     def on_store_change(self, change: StoreChange) -> None:
         if self.key in change.events or change.reset:
             self.query_one(EventList).reload()

@@ -105,6 +105,11 @@ class RunsScreen(Screen[None]):
         if not self.clock:
             self.set_interval(1.0, self._tick)
 
+    def on_screen_resume(self) -> None:
+        """Back on top: catch up with what changed while another screen had the changes."""
+        if self.is_mounted:
+            self.refresh_runs()
+
     def _tick(self) -> None:
         table = self.query_one(RunTable)
         if any(run.live for run in table.rows[:200]):

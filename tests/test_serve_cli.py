@@ -1,0 +1,159 @@
+"""``runtop serve`` as a real process, and ``runtop ls|show|cancel`` pointed at it."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+
+pytestmark = pytest.mark.timeout(60)
+
+AGENTS = """
+import asyncio
+
+from run_manager import tool_call
+
+
+class Slow:
+    name = "slow"
+
+    async def run(self, input: str) -> str:
+        async with tool_call("wait", {"for": input}) as call:
+            await asyncio.sleep(float(input))
+            call.output = "waited"
+        return "done"
+
+
+def agents():
+    return [Slow()]
+"""
+
+
+def runtop(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "tui.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        timeout=30,
+        check=False,
+    )
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[tuple[str, dict[str, str], subprocess.Popen[str]]]:
+    (tmp_path / "my_agents.py").write_text(AGENTS)
+    env = {
+        **os.environ,
+        "RUNTOP_HOME": str(tmp_path / "home"),
+        "PYTHONPATH": f"{tmp_path}{os.pathsep}{REPO}",
+    }
+    env.pop("RUNTOP_TOKEN", None)
+    command = [sys.executable, "-m", "tui.cli", "serve", "--port", "0"]
+    command += ["--agents", "my_agents:agents", "--ledger-dir", str(tmp_path / "runs")]
+    process = subprocess.Popen(
+        command,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=REPO,
+    )
+    assert process.stderr is not None
+    first = process.stderr.readline()
+    assert first.startswith("runtop serve: http://127.0.0.1:"), first
+    url = first.split()[2].rstrip(",")
+    try:
+        yield url, env, process
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            process.wait(10)
+        process.stderr.close()
+
+
+def post(url: str, path: str, body: dict[str, object], token: str) -> dict[str, object]:
+    request = urllib.request.Request(
+        f"{url}/api/agent/{path}",
+        data=json.dumps(body).encode(),
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+        method="POST",
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        answer: dict[str, object] = json.load(response)
+        return answer
+
+
+def test_serve_then_ls_show_and_cancel_by_url(
+    server: tuple[str, dict[str, str], subprocess.Popen[str]], tmp_path: Path
+) -> None:
+    url, env, process = server
+    port = url.rsplit(":", 1)[1]
+    token_file = tmp_path / "home" / "tokens" / f"127.0.0.1_{port}"
+    assert token_file.stat().st_mode & 0o777 == 0o600
+    token = token_file.read_text().strip()
+    quick = str(post(url, "runs", {"skill_name": "slow", "input": "0.01"}, token)["run_id"])
+    slow = str(post(url, "runs", {"skill_name": "slow", "input": "30"}, token)["run_id"])
+    time.sleep(0.3)
+
+    listed = runtop("ls", url, "--json", env=env)  # the token is found in its file
+    assert listed.returncode == 0, listed.stderr
+    by_id = {run["run_id"]: run for run in json.loads(listed.stdout)}
+    assert by_id[quick]["status"] == "succeeded"
+    assert by_id[slow]["status"] == "running"
+
+    shown = runtop("show", quick, "--from", url, env=env)
+    assert shown.returncode == 0, shown.stderr
+    assert "call wait" in shown.stdout
+    assert "completed ok: done" in shown.stdout
+
+    canceled = runtop("cancel", slow, "--from", url, "--reason", "enough", env=env)
+    assert canceled.returncode == 0, canceled.stderr
+    assert f"cancel requested: {slow}" in canceled.stdout
+    followed = runtop("show", slow, "--from", url, "--follow", "--json", env=env)
+    last = json.loads(followed.stdout.splitlines()[-1])
+    assert last["type"] == "run_completed"
+    assert last["payload"]["status"] == "cancelled"  # LEDGER.md spells it so
+
+    again = runtop("cancel", slow, "--from", url, env=env)
+    assert again.returncode == 1
+    assert "already ended" in again.stderr
+    wrong = runtop("ls", url, "--token", "nope", env=env)
+    assert wrong.returncode == 1
+    assert f"refused: bad token for {url}" in wrong.stderr
+
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(10) == 0
+    assert not token_file.exists()  # a stopped server leaves no token behind
+    gone = runtop("ls", url, env=env)
+    assert gone.returncode == 1
+    assert "cannot be reached" in gone.stderr
+
+
+def test_serve_refuses_a_bad_agents_spec(tmp_path: Path) -> None:
+    env = {**os.environ, "RUNTOP_HOME": str(tmp_path)}
+    failed = runtop("serve", "--port", "0", "--agents", "nowhere_at_all:x", env=env)
+    assert failed.returncode == 1
+    assert "cannot import nowhere_at_all" in failed.stderr
+
+
+def test_cancel_by_control_file(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    run_id = "run_20261129T000000000_0123456789abcdef"
+    (runs / f"{run_id}.jsonl").write_text("")
+    env = {**os.environ, "RUNTOP_HOME": str(tmp_path)}
+    done = runtop("cancel", run_id, "--from", str(runs), "--reason", "stop", env=env)
+    assert done.returncode == 0, done.stderr
+    request = json.loads((runs / ".control" / f"{run_id}.cancel").read_text())
+    assert (request["reason"], request["source"]) == ("stop", "cli")
