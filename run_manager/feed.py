@@ -12,8 +12,7 @@ its reach gets exactly the events it missed.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
-from typing import Final
+from typing import Final, NamedTuple
 
 from ledger_reader import RunEvent
 
@@ -21,8 +20,7 @@ FEED_EVENTS: Final = 65_536
 FEED_BYTES: Final = 64 * 1024 * 1024
 
 
-@dataclass(frozen=True, slots=True)
-class FeedEntry:
+class FeedEntry(NamedTuple):
     """One published event: its place in the feed and its ledger line."""
 
     number: int
@@ -36,6 +34,10 @@ class FeedEntry:
 class Feed:
     """The newest events of every run, bounded in count and bytes.
 
+    Kept as parallel lists, not an object per event: publishing is on the
+    runs' own path, and the global stream's frames are made here once, so a
+    hundred clients share them.
+
     Args:
         max_events, max_bytes: how far behind a stream may fall before it
             must start over.
@@ -46,59 +48,97 @@ class Feed:
             raise ValueError("max_events must be 1 or more")
         self.max_events = max_events
         self.max_bytes = max_bytes
-        self._ring: list[FeedEntry | None] = [None] * max_events
+        self._run_ids: list[str] = [""] * max_events
+        self._seqs: list[int] = [0] * max_events
+        self._types: list[str] = [""] * max_events
+        self._lines: list[bytes] = [b""] * max_events
+        self._frames: list[bytes] = [b""] * max_events
+        """The global stream's frame of each event (``id: <run_id>:<seq>``)."""
         self.head = 0
         """The number of the newest entry (0 before the first)."""
         self.oldest = 1
         """The number of the oldest entry still held."""
         self._bytes = 0
-        self._numbers: dict[tuple[str, int], int] = {}
         self._waiter: asyncio.Future[None] | None = None
         self.closed = False
 
     def add(self, event: RunEvent, line: bytes) -> None:
         """Append one event (the hub's listener); wakes every waiting stream at once."""
         number = self.head + 1
-        slot = number % self.max_events
-        ring = self._ring
-        evicted = ring[slot]
-        if evicted is not None:
-            self._drop(evicted)
-        entry = FeedEntry(number, event.run_id, event.seq, event.type, line)
-        ring[slot] = entry
+        size = self.max_events
+        slot = number % size
+        lines = self._lines
+        if number - size >= self.oldest:  # the slot's event leaves the ring
+            self._bytes -= len(lines[slot])
+            self.oldest = number - size + 1
+        run_id = event.run_id
+        self._run_ids[slot] = run_id
+        self._seqs[slot] = seq = event.seq
+        self._types[slot] = event.type
+        lines[slot] = line
+        self._frames[slot] = b"id: %s:%d\ndata: %s\n\n" % (run_id.encode(), seq, line)
         self.head = number
         self._bytes += len(line)
-        self._numbers[(event.run_id, event.seq)] = number
-        while self._bytes > self.max_bytes and self.oldest < number:
-            old = ring[self.oldest % self.max_events]
-            if old is not None:
-                ring[self.oldest % self.max_events] = None
-                self._drop(old)
-            else:
-                self.oldest += 1
+        if self._bytes > self.max_bytes:
+            self._shed(number)
         waiter = self._waiter
         if waiter is not None:
             self._waiter = None
             if not waiter.done():
                 waiter.set_result(None)
 
-    def _drop(self, entry: FeedEntry) -> None:
-        self._bytes -= len(entry.line)
-        self._numbers.pop((entry.run_id, entry.seq), None)
-        self.oldest = entry.number + 1
+    def _shed(self, newest: int) -> None:
+        """Drop the oldest events until the ring is within its bytes (big events only)."""
+        size = self.max_events
+        while self._bytes > self.max_bytes and self.oldest < newest:
+            slot = self.oldest % size
+            self._bytes -= len(self._lines[slot])
+            self._lines[slot] = self._frames[slot] = b""
+            self.oldest += 1
 
     def number_of(self, run_id: str, seq: int) -> int | None:
-        """The feed number of an event still held, for ``Last-Event-ID``."""
-        return self._numbers.get((run_id, seq))
+        """The feed number of an event still held, for ``Last-Event-ID`` (a scan: rare)."""
+        size = self.max_events
+        for number in range(self.head, self.oldest - 1, -1):
+            slot = number % size
+            if self._seqs[slot] == seq and self._run_ids[slot] == run_id:
+                return number
+        return None
+
+    def _slots(self, cursor: int, limit: int) -> tuple[int, int] | None:
+        if cursor + 1 < self.oldest:
+            return None
+        return cursor + 1, min(self.head, cursor + limit) + 1
+
+    def frames_after(self, cursor: int, limit: int = 4096) -> tuple[int, list[bytes]] | None:
+        """The global frames after ``cursor`` (up to ``limit``) and the last one's number.
+
+        ``None`` if some were already dropped: the stream must start over.
+        """
+        span = self._slots(cursor, limit)
+        if span is None:
+            return None
+        first, stop = span
+        if first >= stop:
+            return cursor, []
+        size = self.max_events
+        low, high = first % size, (stop - 1) % size + 1
+        frames = self._frames
+        chosen = frames[low:high] if low < high else frames[low:] + frames[:high]
+        return stop - 1, chosen
 
     def after(self, cursor: int, limit: int = 4096) -> list[FeedEntry] | None:
         """Up to ``limit`` entries after ``cursor``; ``None`` if some were already dropped."""
-        if cursor + 1 < self.oldest:
+        span = self._slots(cursor, limit)
+        if span is None:
             return None
-        stop = min(self.head, cursor + limit)
-        ring, size = self._ring, self.max_events
-        found = [ring[number % size] for number in range(cursor + 1, stop + 1)]
-        return [entry for entry in found if entry is not None]
+        size = self.max_events
+        run_ids, seqs, types, lines = self._run_ids, self._seqs, self._types, self._lines
+        found = []
+        for number in range(*span):
+            slot = number % size
+            found.append(FeedEntry(number, run_ids[slot], seqs[slot], types[slot], lines[slot]))
+        return found
 
     async def wait(self, cursor: int) -> None:
         """Return once there is an entry after ``cursor`` or the feed is closed."""

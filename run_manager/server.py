@@ -43,7 +43,7 @@ from ledger_reader import (
     is_valid_run_id,
     parse_time,
 )
-from run_manager.feed import Feed, FeedEntry
+from run_manager.feed import Feed
 from run_manager.manager import Manager, RunNotFound, RunNotResumable
 from run_manager.run import ApprovalNotFound, Status
 from run_manager.runbook import BookedRun, RunBook
@@ -424,16 +424,16 @@ class AttachServer:
                     cursor = found
             await response.write(preface)
             while not feed.closed:
-                entries = feed.after(cursor)
-                if entries is None:
+                batch = feed.frames_after(cursor)
+                if batch is None:
                     cursor = feed.head
                     await response.write(_sse(None, b"{}", "stream_restarted"))
                     continue
-                if not entries:
+                cursor, frames = batch
+                if not frames:
                     await self._quiet(response, cursor)
                     continue
-                cursor = entries[-1].number
-                await response.write(b"".join(_global_frame(entry) for entry in entries))
+                await response.write(b"".join(frames))
         except ConnectionResetError:
             return response
         finally:
@@ -693,10 +693,6 @@ def _skip_line(fd: int, offset: int) -> int | None:
         if newline >= 0:
             return offset + newline + 1
         offset += len(data)
-
-
-def _global_frame(entry: FeedEntry) -> bytes:
-    return b"id: %s:%d\ndata: %s\n\n" % (entry.run_id.encode(), entry.seq, entry.line)
 
 
 def _int(value: str | None, default: int, name: str) -> int:
