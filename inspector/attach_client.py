@@ -186,6 +186,8 @@ class AttachClient:
         self.url = url
         self.base, self.host, self.port = split_url(url)
         self.token = token
+        self.read_only = False
+        """The server said it refuses every action (runtop's ``read_only`` extension)."""
         self._session: aiohttp.ClientSession | None = None
 
     @property
@@ -288,6 +290,7 @@ class AttachClient:
             if cursor:
                 params["cursor"] = cursor
             page = await self._request("GET", "runs", params=params)
+            self.read_only = page.get("read_only") is True
             found.extend(summary_of(run) for run in page.get("runs", []))
             cursor = page.get("next_cursor")
             if not cursor:

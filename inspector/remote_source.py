@@ -213,8 +213,8 @@ class RemoteSource(RunSource):
     # -- acting ---------------------------------------------------------------------
 
     def refusal(self, action: str, summary: RunSummary) -> str | None:
-        if self._read_only:
-            return f"{self.name} is read-only"
+        if self._read_only or self.client.read_only:
+            return f"the server {self.name} is read-only"
         if action in {"cancel", "approve"} and not summary.status.is_live:
             return f"the run already ended ({summary.status.value})"
         if action == "approve" and summary.pending_approval is None:

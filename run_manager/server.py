@@ -313,7 +313,10 @@ class AttachServer:
                 break
             page.append(_wire_summary(summary))
             last = run_id
-        return _json({"runs": page, "next_cursor": last if more else None})
+        # read_only is runtop's extension: a client greys its actions before trying one.
+        return _json(
+            {"runs": page, "next_cursor": last if more else None, "read_only": self.read_only}
+        )
 
     async def get_run(self, request: web.Request) -> web.Response:
         run_id = request.match_info["run_id"]

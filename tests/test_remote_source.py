@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
-from inspector import RemoteSource, RunKey, RunStore
+from inspector import ActionRefused, RemoteSource, RunKey, RunStore
 from inspector.attach_client import SseParser
 from ledger_reader import DamagedLine, RunStatus
 from run_manager import Manager
@@ -166,3 +166,28 @@ def test_sse_frames_split_anywhere_parse_the_same() -> None:
         parser = SseParser()
         frames = parser.feed(stream[:cut]) + parser.feed(stream[cut:])
         assert frames == whole, cut
+
+
+async def test_a_read_only_server_greys_actions_before_they_are_tried(tmp_path: Path) -> None:
+    manager = Manager(ledger_dir=tmp_path / "runs")
+    server = AttachServer(manager, token=TOKEN, read_only=True)
+    root = web.Application()
+    root.add_subapp(API_PREFIX, server.app)
+    runner = web.AppRunner(root, access_log=None, shutdown_timeout=1)
+    await runner.setup()
+    port = free_port()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
+    store = RunStore(flush_interval=0.005)
+    store.add_source(RemoteSource(f"http://127.0.0.1:{port}", TOKEN, name="ro"))
+    try:
+        handle = manager.start(Sleeper(), "30")
+        await until(store, run_of(handle.run_id), "the run")
+        key = RunKey("ro", handle.run_id)
+        assert store.refusal(key, "cancel") == "the server ro is read-only"
+        with pytest.raises(ActionRefused, match="read-only"):
+            await store.cancel(key, "no")
+        assert manager.get(handle.run_id).status.value == "running"
+    finally:
+        await store.close()
+        await runner.cleanup()
+        await manager.close(grace=1)
