@@ -21,6 +21,7 @@ import logging
 import os
 import re
 import secrets
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -192,6 +193,7 @@ class AttachServer:
         self.feed = feed or Feed()
         self.book = RunBook(manager)
         self._ledgers: OrderedDict[str, LedgerFile] = OrderedDict()
+        self._ledgers_lock = threading.Lock()
         self._streams: set[asyncio.Task[Any]] = set()
         manager.hub.add_listener(self._published)
         # A sub-application's own client_max_size is not used: bodies are read by _body.
@@ -491,6 +493,10 @@ class AttachServer:
             yield line, head
 
     def _read_lines(self, path: str, start: int, stop: int) -> list[bytes]:
+        with self._ledgers_lock:  # requests read in threads; the open ledgers are shared
+            return self._read_lines_locked(path, start, stop)
+
+    def _read_lines_locked(self, path: str, start: int, stop: int) -> list[bytes]:
         ledger = self._ledgers.get(path)
         if ledger is None:
             try:
