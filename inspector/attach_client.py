@@ -200,6 +200,11 @@ class AttachClient:
             )
         return self._session
 
+    async def use_token(self, token: str) -> None:
+        """Send ``token`` from now on."""
+        await self.close()
+        self.token = token
+
     async def close(self) -> None:
         if self._session is not None:
             await self._session.close()

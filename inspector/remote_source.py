@@ -58,6 +58,7 @@ class RemoteSource(RunSource):
     ) -> None:
         from inspector.attach_client import find_token
 
+        self._token_given = token is not None
         self.client = AttachClient(url, find_token(url, token))
         super().__init__(name or f"{self.client.host}:{self.client.port}")
         self.backoff_first = backoff_first
@@ -86,8 +87,11 @@ class RemoteSource(RunSource):
                     yield update
                 problem: SourceError = SourceError("the server ended the stream")
             except TokenRefused as error:
+                if await self._fresh_token():
+                    continue  # the server restarted with a new token, written where we look
                 problem = error
-                delay = self.backoff_max  # a token does not fix itself in a quarter second
+                if self._token_given:
+                    delay = self.backoff_max  # a token given by hand does not fix itself
             except SourceError as error:
                 problem = error
             if self._closed.is_set():
@@ -102,6 +106,18 @@ class RemoteSource(RunSource):
                 await asyncio.wait_for(self._closed.wait(), delay)
             delay = min(delay * 2, self.backoff_max)
             self.reconnects += 1
+
+    async def _fresh_token(self) -> bool:
+        """Take up a token the server wrote since (not one given by hand); whether it changed."""
+        from inspector.attach_client import find_token
+
+        if self._token_given:
+            return False
+        token = find_token(self.client.url)
+        if not token or token == self.client.token:
+            return False
+        await self.client.use_token(token)
+        return True
 
     async def _follow(self, first: bool) -> AsyncIterator[SourceUpdate]:
         """One connection: the stream, a listing once it is ready, then events as they come."""

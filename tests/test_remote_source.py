@@ -31,13 +31,14 @@ def free_port() -> int:
 class Server:
     """A manager and its attach server on a fixed port, to stop and start again."""
 
-    def __init__(self, ledgers: Path, port: int) -> None:
+    def __init__(self, ledgers: Path, port: int, token: str = TOKEN) -> None:
         self.ledgers = ledgers
         self.port = port
+        self.token = token
 
     async def start(self) -> Manager:
         self.manager = Manager(ledger_dir=self.ledgers, agents=[Echo(), Sleeper()])
-        server = AttachServer(self.manager, token=TOKEN)
+        server = AttachServer(self.manager, token=self.token)
         root = web.Application()
         root.add_subapp(API_PREFIX, server.app)
         self.runner = web.AppRunner(root, access_log=None, shutdown_timeout=1)
@@ -191,3 +192,33 @@ async def test_a_read_only_server_greys_actions_before_they_are_tried(tmp_path: 
         await store.close()
         await runner.cleanup()
         await manager.close(grace=1)
+
+
+async def test_a_restarted_server_s_new_token_is_taken_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RUNTOP_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("RUNTOP_TOKEN", raising=False)
+    port = free_port()
+    server = Server(tmp_path / "runs", port, token="first-token")
+    await server.start()
+    write_token("127.0.0.1", port, "first-token")
+    store = RunStore(flush_interval=0.005)
+    store.add_source(RemoteSource(f"http://127.0.0.1:{port}", name="r", backoff_first=0.05))
+    try:
+        await until(store, lambda s: any(x.status == "connected" for x in s.sources), "connect")
+        await server.stop()
+        server.token = "second-token"
+        manager = await server.start()
+        write_token("127.0.0.1", port, "second-token")  # as runtop serve does at start
+        handle = manager.start(Echo(), "x")
+        done = await until(
+            store,
+            lambda s: (v := run_of(handle.run_id)(s)) and v.status == "succeeded" and v,
+            "run",
+        )
+        assert done.event_count == 6
+        assert next(x for x in store.snapshot().sources if x.name == "r").error is None
+    finally:
+        await store.close()
+        await server.stop()
