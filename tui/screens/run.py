@@ -9,7 +9,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from inspector import RunKey, RunStore, StoreChange, ToolCallView
 from ledger_reader import DamagedLine, LedgerItem, ToolCall, ToolResult
@@ -17,6 +17,7 @@ from tui.describe import compact_json
 from tui.format import STATUS, cell, duration, now_or, tokens_and_cost
 from tui.widgets.detail import EventDetail
 from tui.widgets.event_list import EventList
+from tui.widgets.key_bar import KeyBar
 
 
 class RunScreen(Screen[None]):
@@ -55,7 +56,7 @@ class RunScreen(Screen[None]):
         with Horizontal():
             yield EventList(self.store, self.key, id="events")
             yield EventDetail(id="detail")
-        yield Footer()
+        yield KeyBar()
 
     def on_mount(self) -> None:
         self.store.focus(self.key)

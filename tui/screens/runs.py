@@ -10,7 +10,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 
 from inspector import (
     FilterError,
@@ -25,6 +25,7 @@ from ledger_reader import LedgerItem
 from tui.describe import describe, glyph
 from tui.format import now_or
 from tui.text import inert
+from tui.widgets.key_bar import KeyBar
 from tui.widgets.run_table import SORT_KEYS, RunTable, header_text, sort_runs
 
 
@@ -95,7 +96,7 @@ class RunsScreen(Screen[None]):
             yield Static(id="empty")
             yield RunTable(clock=self.clock, id="runs")
         yield Static(id="preview")
-        yield Footer()
+        yield KeyBar()
 
     def on_mount(self) -> None:
         if self.filter_text:

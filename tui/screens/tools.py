@@ -7,10 +7,11 @@ from typing import ClassVar
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from inspector import RunStore, StoreChange
 from tui.format import cell
+from tui.widgets.key_bar import KeyBar
 
 
 class ToolsScreen(Screen[None]):
@@ -37,7 +38,7 @@ class ToolsScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Static("Tool calls across all runs", id="tools-title")
         yield DataTable(cursor_type="row", zebra_stripes=True)
-        yield Footer()
+        yield KeyBar()
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)

@@ -1,0 +1,100 @@
+"""The keys of the screen on top, in one line: what each does, greyed where it cannot.
+
+Textual's ``Footer`` builds a widget per key and rebuilds them all when the
+bindings change, which here is on every batch of run updates (an action's
+availability follows the selected run): about 0.45 s on each screen's first
+frame and a recompose under load. This bar is one widget that draws one
+line, and a click on a key presses it.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.text import Text
+from textual import events
+from textual.screen import Screen
+from textual.widget import Widget
+
+
+class KeyBar(Widget):
+    """Every shown binding of the screen: key and description, dim when disabled."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "key-bar--key",
+        "key-bar--description",
+        "key-bar--disabled",
+    }
+
+    DEFAULT_CSS = """
+    KeyBar {
+        dock: bottom;
+        height: 1;
+        background: $footer-background;
+    }
+    KeyBar > .key-bar--key {
+        color: $footer-key-foreground;
+        background: $footer-key-background;
+        text-style: bold;
+    }
+    KeyBar > .key-bar--description {
+        color: $footer-description-foreground;
+        background: $footer-description-background;
+    }
+    KeyBar > .key-bar--disabled {
+        text-style: dim;
+    }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._keys: list[tuple[int, int, str]] = []
+        """Where each key is drawn (start, end) and the key to press when clicked."""
+        self._drawn: tuple[tuple[str, str, str, bool], ...] = ()
+
+    def on_mount(self) -> None:
+        self.screen.bindings_updated_signal.subscribe(self, self._bindings_changed)
+
+    def on_unmount(self) -> None:
+        self.screen.bindings_updated_signal.unsubscribe(self)
+
+    def _bindings_changed(self, screen: Screen[object]) -> None:
+        if self._shown() != self._drawn:
+            self.refresh()
+
+    def _shown(self) -> tuple[tuple[str, str, str, bool], ...]:
+        """(key, label, description, enabled) of each shown binding, one per action."""
+        seen: set[str] = set()
+        shown: list[tuple[str, str, str, bool]] = []
+        for _, binding, enabled, _ in self.screen.active_bindings.values():
+            if not binding.show or binding.action in seen:
+                continue
+            seen.add(binding.action)
+            shown.append(
+                (binding.key, self.app.get_key_display(binding), binding.description, enabled)
+            )
+        return tuple(shown)
+
+    def render(self) -> Text:
+        self._drawn = shown = self._shown()
+        key_style = self.get_component_rich_style("key-bar--key")
+        description_style = self.get_component_rich_style("key-bar--description")
+        disabled = self.get_component_rich_style("key-bar--disabled", partial=True)
+        text = Text(no_wrap=True, overflow="crop", end="")
+        self._keys = []
+        for key, label, description, enabled in shown:
+            start = len(text)
+            text.append(f" {label} ", key_style + disabled if not enabled else key_style)
+            text.append(
+                f"{description} ",
+                description_style + disabled if not enabled else description_style,
+            )
+            self._keys.append((start, len(text), key))
+        return text
+
+    def on_click(self, event: events.Click) -> None:
+        for start, end, key in self._keys:
+            if start <= event.x < end:
+                event.stop()
+                self.app.simulate_key(key)
+                return
