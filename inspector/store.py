@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 import logging
 import statistics
-from collections import deque
+from collections import Counter, deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Final, Literal
@@ -168,6 +168,13 @@ class RunStore:
         self._runs: dict[RunKey, _RunState] = {}
         self._views: dict[RunKey, RunView] = {}
         self._ordered: tuple[RunView, ...] | None = ()
+        self._positions: dict[RunKey, int] = {}
+        """Where each run is in ``_ordered``, while the order holds."""
+        self._counts: Counter[str] = Counter()
+        """Runs per source, counted when the order is rebuilt (a run added or removed)."""
+        self._states_version = 0
+        self._sources_seen: tuple[int, int, int] = (-1, -1, -1)
+        self._sources_shown: tuple[SourceState, ...] = ()
         self._dirty: set[RunKey] = set()
         self._pending = StoreChange()
         self._wake = asyncio.Event()
@@ -197,6 +204,7 @@ class RunStore:
             can_resume=source.can_resume,
             can_approve=source.can_approve,
         )
+        self._states_version += 1
         self._ensure_tasks()
         self._pumps[source.name] = asyncio.get_running_loop().create_task(
             self._pump(source), name=f"source {source.name}"
@@ -216,6 +224,7 @@ class RunStore:
         for key in removed:
             self._drop(key)
         self._source_states.pop(name, None)
+        self._states_version += 1
         self._note(StoreChange(removed=frozenset(removed), sources=frozenset({name})))
 
     def _ensure_tasks(self) -> None:
@@ -248,6 +257,7 @@ class RunStore:
         self._source_states[name] = _replace_state(
             state, available=available, error=error, status=status
         )
+        self._states_version += 1
         self._note(StoreChange(sources=frozenset({name})))
 
     # -- folding updates -----------------------------------------------------------
@@ -427,7 +437,14 @@ class RunStore:
         change = self._pending.merge(StoreChange(runs=frozenset(changed)))
         self._pending = StoreChange()
         if self._ordered is not None and changed:
-            self._ordered = tuple(self._views[view.key] for view in self._ordered)
+            # Same order, new views: patch them in by position rather than look up every run.
+            ordered = list(self._ordered)
+            where = self._positions
+            for key in changed:
+                place = where.get(key)
+                if place is not None:
+                    ordered[place] = self._views[key]
+            self._ordered = tuple(ordered)
         self._version += 1
         if change.runs or change.events or change.removed or change.sources or change.reset:
             for subscriber in self._subscribers:
@@ -449,11 +466,15 @@ class RunStore:
                     self._views.values(), key=lambda v: (v.started_at or 0.0, v.key), reverse=True
                 )
             )
-        sources = tuple(
-            _replace_state(state, run_count=sum(1 for key in self._views if key.source == name))
-            for name, state in self._source_states.items()
-        )
-        return Snapshot(self._ordered, sources, self._version)
+            self._positions = {view.key: place for place, view in enumerate(self._ordered)}
+            self._counts = Counter(key.source for key in self._views)
+        if self._sources_seen != (self._version, len(self._source_states), self._states_version):
+            self._sources_seen = (self._version, len(self._source_states), self._states_version)
+            self._sources_shown = tuple(
+                _replace_state(state, run_count=self._counts.get(name, 0))
+                for name, state in self._source_states.items()
+            )
+        return Snapshot(self._ordered, self._sources_shown, self._version)
 
     def get(self, key: RunKey) -> RunView | None:
         return self._views.get(key)

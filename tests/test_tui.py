@@ -327,3 +327,17 @@ async def test_the_table_catches_up_after_another_screen() -> None:
             await pilot.pause(0.3)  # every change has been handed out by now
             await pilot.press("escape")
             assert "⊘ canceled" in rows.show_text()
+
+
+async def test_clicking_a_key_in_the_bar_presses_it(fixtures: Path) -> None:
+    from tui.screens.tools import ToolsScreen
+    from tui.widgets.key_bar import KeyBar
+
+    app = sample_app(fixtures)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot)
+        bar = app.screen.query_one(KeyBar)
+        start, end, _ = next(span for span in bar._keys if span[2] == "t")
+        await pilot.click(KeyBar, offset=((start + end) // 2, 0))
+        await pilot.pause()
+        assert isinstance(app.screen, ToolsScreen)

@@ -144,7 +144,15 @@ class RunTable(ScrollView, can_focus=True):
     # -- data -----------------------------------------------------------------------
 
     def set_rows(self, rows: list[RunView]) -> None:
-        """Show ``rows`` (already filtered and sorted), keeping the selected run selected."""
+        """Show ``rows`` (already filtered and sorted), keeping the selected run selected.
+
+        Only the lines on screen whose run changed are drawn again: with a
+        hundred live runs, most frames change a few lines, not the table.
+        """
+        top = self.scroll_offset.y
+        height = max(1, self.size.height)
+        before = self.rows[top : top + height]
+        cursor_before = self.cursor
         self.rows = rows
         self.virtual_size = Size(self.size.width, len(rows))
         if self._selected_key is not None:
@@ -157,7 +165,15 @@ class RunTable(ScrollView, can_focus=True):
                 self.cursor = min(self.cursor, max(0, len(rows) - 1))
         else:
             self.cursor = min(self.cursor, max(0, len(rows) - 1))
-        self.refresh()
+        if self.cursor != cursor_before or self.scroll_offset.y != top:
+            return  # watch_cursor or the scroll redraws
+        after = rows[top : top + height]
+        if len(after) != len(before):
+            self.refresh()
+            return
+        for offset, (old, new) in enumerate(zip(before, after, strict=True)):
+            if old is not new:
+                self.refresh_line(top + offset)
 
     @property
     def selected(self) -> RunView | None:
@@ -175,11 +191,16 @@ class RunTable(ScrollView, can_focus=True):
     def watch_cursor(self, old: int, new: int) -> None:
         run = self.selected
         key = run.key if run is not None else None
+        top = self.scroll_offset.y
         scroll_row_into_view(self, new)
         if key != self._selected_key or old != new:
             self._selected_key = key
             self.post_message(self.Selected(run))
-        self.refresh()
+        if self.scroll_offset.y != top:
+            self.refresh()
+        else:
+            self.refresh_line(old)
+            self.refresh_line(new)
 
     # -- drawing ----------------------------------------------------------------------
 
