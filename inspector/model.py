@@ -198,7 +198,8 @@ class RunExtras:
 def make_view(key: RunKey, summary: RunSummary, extras: RunExtras, *, detailed: bool) -> RunView:
     """Freeze a run's summary and extras into the view the UI draws."""
     current_tool = None
-    if extras.open_tools and summary.status.is_live:
+    live = summary.status.is_live
+    if extras.open_tools and live:
         current_tool = next(reversed(extras.open_tools.values()))
     return RunView(
         key=key,
@@ -210,12 +211,12 @@ def make_view(key: RunKey, summary: RunSummary, extras: RunExtras, *, detailed: 
         last_event_at=_epoch(summary.last_event_at),
         event_count=summary.event_count,
         damaged_lines=summary.damaged_lines,
-        warnings=tuple(summary.warnings),
+        warnings=tuple(summary.warnings) if summary.warnings else (),
         parent_run_id=summary.parent_run_id,
         resumed_from=summary.resumed_from,
         pending_approval=summary.pending_approval,
-        cancel_requested=summary.cancel_requested and summary.status.is_live,
-        current_node=summary.current_node if summary.status.is_live else None,
+        cancel_requested=summary.cancel_requested and live,
+        current_node=summary.current_node if live else None,
         current_tool=current_tool,
         error=summary.error,
         error_count=extras.error_count,

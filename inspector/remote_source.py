@@ -28,6 +28,8 @@ from ledger_reader import DamagedLine, LedgerItem, RunSummary, SummaryBuilder
 
 BACKOFF_FIRST: Final = 0.25
 BACKOFF_MAX: Final = 10.0
+LIVE_HISTORY: Final = 5_000
+"""A live run listed with up to this many events has them read at once (else in the background)."""
 
 T = TypeVar("T")
 
@@ -159,8 +161,15 @@ class RemoteSource(RunSource):
             builder = self._runs.get(summary.run_id)
             if builder is None or initial:
                 builder = self._runs[summary.run_id] = SummaryBuilder(summary.run_id)
-                builder.resume_from(summary)
                 count = summary.event_count + summary.damaged_lines
+                if summary.status.is_live and count <= LIVE_HISTORY:
+                    # A live run's events are read now, whole: what it is doing shows at once.
+                    items = await self._history_after(summary.run_id, 0)
+                    for item in items:
+                        builder.add_item(item)
+                    update.runs.append(RunUpdate(summary.run_id, builder.summary(), items))
+                    continue
+                builder.resume_from(summary)
                 update.runs.append(RunUpdate(summary.run_id, summary, history_count=count))
                 continue
             if summary.last_seq > builder.last_seq:

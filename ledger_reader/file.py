@@ -18,6 +18,7 @@ import bisect
 import os
 import stat as stat_module
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -32,6 +33,8 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
+INDEX_POLL: Final = 0.05
+"""How often a wait for the index checks that something is still building it."""
 INDEX_CHUNK: Final = 1024 * 1024
 """Bytes scanned per step of the index: big enough for numpy, small enough to stay in cache."""
 
@@ -287,8 +290,24 @@ class LedgerFile:
         self._indexer.start()
 
     def wait_indexed(self, timeout: float | None = None) -> bool:
-        """Wait for the index; return whether it is complete."""
-        return self._index_done.wait(timeout)
+        """Wait for the index; return whether it is complete.
+
+        Returns ``False`` as soon as nothing is building it any more: the
+        file was closed (indexing stopped) or indexing never started. A
+        reader in another thread must not wait forever on a closed file.
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not self._index_done.is_set():
+            indexer = self._indexer
+            if self._closed or self._stop_indexing.is_set() or indexer is None:
+                return False
+            if not indexer.is_alive():
+                return self._index_done.is_set()
+            wait = INDEX_POLL if deadline is None else min(INDEX_POLL, deadline - time.monotonic())
+            if wait <= 0:
+                return False
+            self._index_done.wait(wait)
+        return True
 
     def build_index(self, progress: Callable[[int, int], None] | None = None) -> None:
         """Index every line up to the end of the file at open, from this thread.

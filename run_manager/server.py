@@ -366,13 +366,16 @@ class AttachServer:
     ) -> None:
         feed = self.feed
         while True:
-            cursor = feed.head  # before the history: nothing lands in between unseen
+            # Both before the history: nothing lands in between unseen, and a run that ends
+            # while the history is sent still has its last events followed from the feed.
+            cursor = feed.head
+            live = self._live(run_id, booked)
             ended = False
             async for frames, last_seq, saw_end in self._history_frames(run_id, booked, after):
                 await response.write(frames)
                 after = max(after, last_seq)
                 ended = ended or saw_end
-            if ended or not follow or not self._live(run_id, booked):
+            if ended or not follow or not live:
                 return
             while not feed.closed:
                 entries = feed.after(cursor)

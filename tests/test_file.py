@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -151,3 +152,16 @@ def test_open_errors_are_typed(tmp_path: Path) -> None:
     (tmp_path / "dir.jsonl").mkdir()
     with pytest.raises(LedgerUnreadable, match="not a regular file"):
         LedgerFile(tmp_path / "dir.jsonl")
+
+
+def test_a_wait_for_the_index_ends_when_the_file_is_closed(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    path.write_bytes(b"".join(line(seq, "llm_chunk", {"delta": "x"}) for seq in range(1, 2000)))
+    ledger = LedgerFile(path)
+    ledger.close()
+    ledger.start_indexing()  # too late: a reader thread racing the close
+    outcome: list[bool] = []
+    waiter = threading.Thread(target=lambda: outcome.append(ledger.wait_indexed()))
+    waiter.start()
+    waiter.join(2)
+    assert outcome == [False]

@@ -52,7 +52,7 @@ async def events_read(pilot: Pilot[Any]) -> None:
 
 async def select_tool_call(pilot: Pilot[Any]) -> None:
     await events_read(pilot)
-    await pilot.press("home", *["down"] * 8)
+    await pilot.press("home", *["down"] * 5)  # the web_search call: one entry
 
 
 async def confirm_cancel(pilot: Pilot[Any]) -> None:

@@ -96,11 +96,37 @@ async def test_tool_call_detail(fixtures: Path) -> None:
         await pilot.press("end", "enter")
         events = app.screen.query_one(EventList)
         await settle(pilot, lambda: events.item(8) is not None, "the events")
-        await pilot.press("home", *["down"] * 8)  # the web_search tool_call
+        # started, enter llm, a paragraph of 3 chunks, model, exit llm, then web_search as one.
+        await pilot.press("home", *["down"] * 5)
         assert "tool web_search  ·  done  ·  1440 ms" in texts(app)
         assert '"query": "python tui framework mouse support"' in texts(app)
         await pilot.press("y")
         assert "tool web_search" in (app.clipboard or "")
+        await pilot.press("w")  # the raw ledger line of the call
+        assert '"type":"tool_call"' in texts(app)
+
+
+async def test_streamed_text_reads_as_paragraphs_and_calls_as_one_line(fixtures: Path) -> None:
+    app = sample_app(fixtures)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot)
+        await pilot.press("end", "enter")
+        events = app.screen.query_one(EventList)
+        await settle(pilot, lambda: events.item(21) is not None, "the events")
+        await pilot.press("home")
+        lines = [
+            "".join(segment.text for segment in events.render_line(y))
+            for y in range(len(events.entries()))
+        ]
+        assert len(lines) < events.count == 22
+        assert any("¶ text Let me search for that.  [3 chunks]" in line for line in lines)
+        assert any("⚙ web_search ✔ 1440 ms" in line for line in lines)
+        assert any("… thinking" in line for line in lines)
+        await pilot.press("down", "down")  # the paragraph: the detail holds all of it
+        assert "text  ·  3 chunks" in texts(app)
+        assert "Let me search for that." in texts(app)
+        await pilot.press("end")
+        assert events.follow
 
 
 async def test_filter_hides_rows_and_is_remembered(fixtures: Path) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
 from textual import work
 from textual.app import App, SystemCommand
@@ -79,7 +79,8 @@ class RuntopApp(App[None]):
             except NoMatches:
                 continue  # the screen is being put together or taken apart: the next batch
             if change.reset:
-                self.call_after_refresh(_settle_memory)
+                # Not now: the first screen of those runs is being drawn.
+                self.set_timer(SETTLE_AFTER, _settle_memory)
 
     async def on_unmount(self) -> None:
         await self.store.close()
@@ -250,6 +251,9 @@ class RuntopApp(App[None]):
 
     def on_run_table_opened(self, message: RunTable.Opened) -> None:
         self.push_screen(RunScreen(self.store, message.run.key, clock=self.settings.clock))
+
+
+SETTLE_AFTER: Final = 1.0
 
 
 def _settle_memory() -> None:

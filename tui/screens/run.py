@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Final
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -12,12 +12,23 @@ from textual.screen import Screen
 from textual.widgets import Static
 
 from inspector import RunKey, RunStore, StoreChange, ToolCallView
-from ledger_reader import DamagedLine, LedgerItem, ToolCall, ToolResult
+from ledger_reader import (
+    DamagedLine,
+    LedgerItem,
+    LlmChunk,
+    ReasoningChunk,
+    ToolCall,
+    ToolResult,
+    encode_event,
+)
 from tui.describe import compact_json
 from tui.format import STATUS, cell, duration, now_or, tokens_and_cost
 from tui.widgets.detail import EventDetail
 from tui.widgets.event_list import EventList
 from tui.widgets.key_bar import KeyBar
+
+RAW_LIMIT: Final = 64 * 1024
+"""Bytes of a damaged line shown raw."""
 
 
 class RunScreen(Screen[None]):
@@ -27,6 +38,7 @@ class RunScreen(Screen[None]):
         Binding("escape", "back", "Back"),
         Binding("f", "follow", "Follow"),
         Binding("o", "show_all", "All output", show=False),
+        Binding("w", "raw", "Raw line", show=False),
         Binding("p", "parent", "Parent"),
     ]
 
@@ -50,6 +62,9 @@ class RunScreen(Screen[None]):
         self.store = store
         self.key = key
         self.clock = clock
+        self.show_raw = False
+        """Show the selected event's ledger line under its detail (``w``)."""
+        self._selected: list[LedgerItem] = []
 
     def compose(self) -> ComposeResult:
         yield Static(id="run-header")
@@ -106,7 +121,32 @@ class RunScreen(Screen[None]):
         header.update(text)
 
     def on_event_list_selected(self, message: EventList.Selected) -> None:
-        self.query_one(EventDetail).show(message.item, self._call_of(message.item), None)
+        self._selected = message.items
+        self._show(message.items)
+
+    def _show(self, items: list[LedgerItem]) -> None:
+        detail = self.query_one(EventDetail)
+        if len(items) > 1 and all(isinstance(i, LlmChunk | ReasoningChunk) for i in items):
+            detail.show_paragraph(items, self._raw(items[0]) if self.show_raw else None)
+            return
+        shown = next((i for i in items if isinstance(i, ToolCall)), items[0] if items else None)
+        raw = self._raw(shown) if self.show_raw and shown is not None else None
+        detail.show(shown, self._call_of(shown), raw)
+
+    def _raw(self, item: LedgerItem) -> bytes | None:
+        """The ledger line of an event as written, when its ledger is at hand; else re-encoded."""
+        run = self.store.get(self.key)
+        if isinstance(item, DamagedLine):
+            path = run.path if run is not None else None
+            if path is None:
+                return None
+            try:
+                with open(path, "rb") as ledger:
+                    ledger.seek(item.offset)
+                    return ledger.read(min(item.length, RAW_LIMIT))
+            except OSError:
+                return None
+        return encode_event(item).rstrip(b"\n")
 
     def _call_of(self, item: LedgerItem | None) -> ToolCallView | None:
         if isinstance(item, DamagedLine) or not isinstance(item, ToolCall | ToolResult):
@@ -124,15 +164,17 @@ class RunScreen(Screen[None]):
         events = self.query_one(EventList)
         events.follow = not events.follow
         if events.follow and events.count:
-            events.cursor = events.count - 1
+            events.show_last()
         self.notify("following new events" if events.follow else "follow paused", timeout=1.5)
 
     def action_show_all(self) -> None:
         detail = self.query_one(EventDetail)
         detail.show_all = not detail.show_all
-        events = self.query_one(EventList)
-        item = events.item(events.cursor)
-        detail.show(item, self._call_of(item), None)
+        self._show(self._selected)
+
+    def action_raw(self) -> None:
+        self.show_raw = not self.show_raw
+        self._show(self._selected)
 
     def action_parent(self) -> None:
         run = self.store.get(self.key)

@@ -17,6 +17,7 @@ from textual.widgets import Input, Static
 from inspector import (
     FilterError,
     RunFilter,
+    RunKey,
     RunStore,
     RunView,
     SourceError,
@@ -88,6 +89,8 @@ class RunsScreen(Screen[None]):
         self._last_redraw = 0.0
         self._redraw_timer: Timer | None = None
         self._waiting: StoreChange | None = None
+        self._read_preview: tuple[RunKey | None, int, list[LedgerItem]] = (None, 0, [])
+        """The last lines read for the preview of a run the store has no events of."""
         self._shown: dict[str, str] = {}
         """What each Static says now: an unchanged one is not updated (and not laid out)."""
 
@@ -211,7 +214,12 @@ class RunsScreen(Screen[None]):
             return
         recent = self.store.recent(run.key)[-PREVIEW_LINES:]
         if len(recent) < min(PREVIEW_LINES, run.event_count):
-            self._load_preview(run)  # came as a summary: read its last lines from the source
+            # Came as a summary: its last lines are read from the source, once per count.
+            key, count, items = self._read_preview
+            if key == run.key:
+                recent = items
+            if key != run.key or count != run.event_count:
+                self._load_preview(run)
         self._update("#preview", _preview_text(run, recent))
 
     @work(exclusive=True, group="preview", exit_on_error=False)
@@ -224,9 +232,10 @@ class RunsScreen(Screen[None]):
         tables = self.query(RunTable)
         if not self.is_mounted or not tables:
             return  # the screen went away while the lines were read
+        self._read_preview = (run.key, run.event_count, items)
         selected = tables.first().selected
         if selected is not None and selected.key == run.key:
-            self._update("#preview", _preview_text(run, items))
+            self._update("#preview", _preview_text(selected, items))
 
     # -- events -------------------------------------------------------------------------------
 

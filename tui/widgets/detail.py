@@ -13,7 +13,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from inspector import ToolCallView
-from ledger_reader import DamagedLine, LedgerItem
+from ledger_reader import DamagedLine, LedgerItem, LlmChunk, ReasoningChunk
 from tui.text import inert
 
 OUTPUT_PREVIEW: Final = 4000
@@ -80,6 +80,31 @@ class EventDetail(VerticalScroll):
 
     def compose(self):  # type: ignore[no-untyped-def]
         yield self._body
+
+    def show_paragraph(self, items: list[LedgerItem], raw: bytes | None) -> None:
+        """Streamed text or reasoning, gathered: the whole paragraph, inert."""
+        chunks = [item for item in items if isinstance(item, LlmChunk | ReasoningChunk)]
+        label = "reasoning" if isinstance(chunks[0], ReasoningChunk) else "text"
+        node = chunks[0].payload.node_id or "-"
+        first, last = chunks[0], chunks[-1]
+        parts: list[Text] = [
+            Text(inert(f"{label}  ·  {len(chunks)} chunks  ·  node {node}"), style="bold"),
+            Text(inert(f"seq {first.seq}-{last.seq}  ·  {first.time}"), style="dim"),
+        ]
+        text = "".join(chunk.payload.delta or "" for chunk in chunks)
+        limit = None if self.show_all else OUTPUT_PREVIEW
+        shown = text if limit is None or len(text) <= limit else text[:limit]
+        body = Text(inert(shown), style="italic" if label == "reasoning" else "")
+        parts.append(body)
+        if shown is not text:
+            parts.append(
+                Text(f"… {len(text) - len(shown):,} more characters (o shows all)", style="dim")
+            )
+        if raw:
+            parts.append(Text("raw ledger line (first chunk)", style="underline"))
+            parts.append(Text(inert(raw.decode("utf-8", "replace")), style="dim"))
+        self.text = "\n".join(part.plain for part in parts)
+        self._body.update(Group(*parts))
 
     def show(self, item: LedgerItem | None, call: ToolCallView | None, raw: bytes | None) -> None:
         """Show an event (and the tool call it belongs to, if any)."""

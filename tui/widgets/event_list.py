@@ -1,8 +1,11 @@
-"""One run's events, one line each, read by range as the view scrolls.
+"""One run's events as a stream of entries, read by range as the view scrolls.
 
-The list asks the store for the lines on screen (and a page around them)
-and nothing else, so a run of a million events scrolls like one of ten.
-Follow mode keeps the newest event in view and pauses when the user
+An entry is one line: an event, or events that belong together (a
+paragraph of streamed text or reasoning, a tool call with its result; see
+:mod:`tui.entries`). The list asks the store for the events on screen (and
+a page around them) and nothing else, so a run of a million events scrolls
+like one of ten. Scrolling is by entry; the scroll bar measures events.
+Follow mode keeps the newest entry in view and pauses when the user
 scrolls up.
 """
 
@@ -22,12 +25,22 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from inspector import RunKey, RunStore, SourceError
-from ledger_reader import DamagedLine, LedgerItem, RunEvent
-from tui.describe import describe, glyph
-from tui.widgets.lines import CURSOR_BINDINGS, highlighted, scroll_row_into_view
+from ledger_reader import (
+    DamagedLine,
+    LedgerItem,
+    LlmChunk,
+    ReasoningChunk,
+    RunEvent,
+    ToolCall,
+    ToolResult,
+)
+from tui.describe import GLYPHS, compact_json, describe, glyph
+from tui.entries import Entry, entries_before, entries_from, entry_end, entry_start
+from tui.text import inert
+from tui.widgets.lines import CURSOR_BINDINGS, highlighted
 
 PAGE: Final = 256
-PAGES_KEPT: Final = 64
+PAGES_KEPT: Final = 128
 RECOUNT_AFTER: Final = 1.5
 
 
@@ -42,6 +55,7 @@ class EventList(ScrollView, can_focus=True):
     EventList {
         height: 1fr;
         background: $surface;
+        overflow-x: hidden;
     }
     EventList > .eventlist--cursor {
         background: $accent 30%;
@@ -52,16 +66,19 @@ class EventList(ScrollView, can_focus=True):
     """
 
     cursor: reactive[int] = reactive(0, always_update=True)
-    """The selected event."""
+    """The first event of the selected entry."""
     follow: reactive[bool] = reactive(True)
     """Keep the newest event in view."""
 
     class Selected(Message):
-        """The selection moved to another event."""
+        """The selection moved to another entry: its first event and all of its events."""
 
-        def __init__(self, index: int, item: LedgerItem | None) -> None:
+        def __init__(
+            self, index: int, item: LedgerItem | None, items: list[LedgerItem] | None = None
+        ) -> None:
             self.index = index
             self.item = item
+            self.items = items if items is not None else ([item] if item is not None else [])
             super().__init__()
 
     def __init__(self, store: RunStore, key: RunKey, *, id: str | None = None) -> None:
@@ -73,6 +90,10 @@ class EventList(ScrollView, can_focus=True):
         self._pages: OrderedDict[int, list[LedgerItem]] = OrderedDict()
         self._recounted = False
         self._loading: set[int] = set()
+        self._loaded = 0
+        """Pages read so far: entries on screen are found again when it changes."""
+        self._window: list[Entry] = []
+        self._window_key: tuple[int, int, int, int] = (-1, -1, -1, -1)
 
     # -- data -------------------------------------------------------------------------
 
@@ -101,14 +122,48 @@ class EventList(ScrollView, can_focus=True):
         grew = count != self.count
         last_page = self.count // PAGE
         self.count = count
-        self.virtual_size = Size(self.size.width, count)
+        self._fit()
         if grew:
             # The last page may have been read before the run wrote more.
             self._pages.pop(last_page, None)
+            self._loaded += 1
         if self.follow and count:
-            self.cursor = count - 1
-            self.scroll_end(animate=False, immediate=True)
+            self.show_last()
         self.refresh()
+
+    def show_last(self) -> None:
+        """Select the newest entry and show the last screenful."""
+        last = entry_start(self.count - 1, self.item)
+        self.cursor = last
+        top = entries_before(last, max(0, self._height() - 1), self.item)
+        self.scroll_to(y=top, animate=False, immediate=True)
+
+    def _height(self) -> int:
+        return max(1, self.scrollable_content_region.height)
+
+    def entries(self) -> list[Entry]:
+        """The entries on screen, from the top of the view."""
+        key = (self.scroll_offset.y, self.count, self._loaded, self._height())
+        if key != self._window_key:
+            self._window_key = key
+            height = self._height()
+            window = entries_from(self.scroll_offset.y, height, self.count, self.item)
+            if window and len(window) < height and window[0].start > 0:
+                # The end is in view with room to spare: fill the screen from further up, as
+                # a pager does (the scroll offset counts events, and entries hold several).
+                top = entries_before(window[-1].start, height - 1, self.item)
+                window = entries_from(top, height, self.count, self.item)
+            self._window = window
+        return self._window
+
+    def entry_of(self, position: int) -> Entry:
+        """The entry holding ``position``."""
+        start = entry_start(position, self.item)
+        return Entry(start, entry_end(start, self.count, self.item))
+
+    def entry_items(self, entry: Entry) -> list[LedgerItem]:
+        items = [self.item(n) for n in range(entry.start, entry.end)]
+        return [item for item in items if item is not None]
 
     def item(self, index: int) -> LedgerItem | None:
         page = self._pages.get(index // PAGE)
@@ -133,6 +188,8 @@ class EventList(ScrollView, can_focus=True):
         finally:
             self._loading.discard(page)
         self._pages[page] = items
+        self._loaded += 1
+        self._fit()
         while len(self._pages) > PAGES_KEPT:
             self._pages.popitem(last=False)
         if page == 0 and items and self.started_at is None:
@@ -140,28 +197,37 @@ class EventList(ScrollView, can_focus=True):
             moment = first.timestamp if first is not None else None
             self.started_at = moment.timestamp() if moment is not None else None
         if page * PAGE <= self.cursor < (page + 1) * PAGE:
-            self.post_message(self.Selected(self.cursor, self.item(self.cursor)))
+            self._announce()
+        if self.follow and self.count and page == (self.count - 1) // PAGE:
+            self.show_last()  # the newest paragraph may reach back further than thought
         self.refresh()
+
+    def _announce(self) -> None:
+        entry = self.entry_of(self.cursor) if self.count else Entry(0, 0)
+        self.post_message(
+            self.Selected(self.cursor, self.item(self.cursor), self.entry_items(entry))
+        )
 
     # -- drawing --------------------------------------------------------------------------
 
     def render_line(self, y: int) -> Strip:
         width = self.size.width
-        index = self.scroll_offset.y + y
         base = self.rich_style
-        if index >= self.count:
+        window = self.entries()
+        if y >= len(window):
             return Strip.blank(width, base)
-        item = self.item(index)
+        entry = window[y]
+        item = self.item(entry.start)
         if item is None:
             strip = Strip([Segment(f"{'':>10}  · reading…", base)])
         else:
-            strip = Strip(self._segments(item, base))
+            strip = Strip(self._segments(entry, item, base, width))
         strip = strip.crop_extend(0, width, base)
-        if index == self.cursor:
+        if entry.start <= self.cursor < entry.end:
             strip = highlighted(strip, self.get_component_rich_style("eventlist--cursor"))
         return strip
 
-    def _segments(self, item: LedgerItem, base: Style) -> list[Segment]:
+    def _segments(self, entry: Entry, item: LedgerItem, base: Style, width: int) -> list[Segment]:
         muted = self.get_component_rich_style("eventlist--time", partial=True)
         since = ""
         event = item if not isinstance(item, DamagedLine) else None
@@ -169,52 +235,152 @@ class EventList(ScrollView, can_focus=True):
         if moment is not None and self.started_at is not None:
             since = f"+{moment.timestamp() - self.started_at:.3f}s"
         style = base
+        words = describe(item)
+        mark = glyph(item)
         if isinstance(item, DamagedLine) or item.type == "error":
             style = base + Style(color="red")
-        elif item.type in {"tool_call", "tool_result"}:
+        elif isinstance(item, LlmChunk | ReasoningChunk):
+            words = self._paragraph(entry, item, width)
+            if isinstance(item, ReasoningChunk):
+                style = base + Style(italic=True, dim=True)
+        elif entry.end - entry.start > 1 or isinstance(item, ToolCall):
+            words, failed = self._call(entry)
+            mark = GLYPHS["tool_call"]
+            style = base + Style(bold=True, color="red" if failed else None)
+        elif item.type == "tool_result":
             style = base + Style(bold=True)
-        elif item.type == "reasoning_chunk":
-            style = base + Style(italic=True, dim=True)
         return [
             Segment(f"{since:>10}  ", muted),
-            Segment(f"{glyph(item)} ", style),
-            Segment(describe(item), style),
+            Segment(f"{mark} ", style),
+            Segment(words, style),
         ]
+
+    def _paragraph(self, entry: Entry, first: LlmChunk | ReasoningChunk, width: int) -> str:
+        """The entry's chunks as one line of text, as much as fits."""
+        label = "thinking" if isinstance(first, ReasoningChunk) else "text"
+        room = max(16, width - 34)  # the time, the mark, the label and the chunk count
+        parts: list[str] = []
+        size = 0
+        for position in range(entry.start, entry.end):
+            chunk = self.item(position)
+            if isinstance(chunk, LlmChunk | ReasoningChunk):
+                delta = chunk.payload.delta or ""
+                parts.append(delta)
+                size += len(delta)
+                if size > room:
+                    break
+        text = inert("".join(parts), single_line=True)
+        count = entry.end - entry.start
+        more = f"  [{count} chunks]" if count > 1 else ""
+        return f"{label} {text[:room]}{more}" if size <= room else f"{label} {text[:room]}…{more}"
+
+    def _call(self, entry: Entry) -> tuple[str, bool]:
+        """A tool call entry in one line: name, arguments, outcome and time taken."""
+        call: ToolCall | None = None
+        result: ToolResult | None = None
+        for position in range(entry.start, entry.end):
+            found = self.item(position)
+            if isinstance(found, ToolCall):
+                call = found
+            elif isinstance(found, ToolResult):
+                result = found
+        if call is None:
+            first = self.item(entry.start)
+            return (describe(first) if first is not None else "…"), False
+        name = inert(call.payload.name or "?", single_line=True)[:60]
+        arguments = compact_json(call.payload.arguments, 80)
+        if result is None:
+            return f"{name} … running  {arguments}", False
+        took = ""
+        if call.timestamp is not None and result.timestamp is not None:
+            took = f" {(result.timestamp - call.timestamp).total_seconds() * 1000:.0f} ms"
+        output = compact_json(result.payload.output, 80)
+        if result.payload.is_error:
+            return f"{name} ✘ error{took}  {arguments} → {output}", True
+        return f"{name} ✔{took}  {arguments} → {output}", False
 
     # -- input ------------------------------------------------------------------------------
 
     def watch_cursor(self, index: int) -> None:
-        scroll_row_into_view(self, index, immediate=True)
-        self.post_message(self.Selected(index, self.item(index)))
+        self._keep_in_view(index)
+        self._announce()
         self.refresh()
 
+    def _keep_in_view(self, index: int) -> None:
+        window = self.entries()
+        if not window:
+            return
+        if index < window[0].start:
+            self.scroll_to(y=entry_start(index, self.item), animate=False, immediate=True)
+        elif index >= window[-1].end or (
+            len(window) >= self._height() and index >= window[-1].start
+        ):
+            top = entries_before(index, max(0, self._height() - 1), self.item)
+            self.scroll_to(y=top, animate=False, immediate=True)
+
+    def move(self, entries: int) -> None:
+        """Move the selection by ``entries`` entries (negative: up)."""
+        if not self.count:
+            return
+        position = entry_start(min(self.cursor, self.count - 1), self.item)
+        for _ in range(abs(entries)):
+            if entries > 0:
+                following = entry_end(position, self.count, self.item)
+                if following >= self.count:
+                    break
+                position = following
+            else:
+                if position == 0:
+                    break
+                position = entry_start(position - 1, self.item)
+        self.cursor = position
+        if entries < 0:
+            self.follow = False
+        elif entry_end(position, self.count, self.item) >= self.count:
+            self.follow = True
+
     def action_cursor(self, delta: int) -> None:
-        if self.count:
-            self.cursor = max(0, min(self.count - 1, self.cursor + delta))
-            if delta < 0:
-                self.follow = False
-            elif self.cursor == self.count - 1:
-                self.follow = True
+        self.move(delta)
 
     def action_page(self, direction: int) -> None:
-        self.action_cursor(direction * max(1, self.scrollable_content_region.height - 1))
+        self.move(direction * max(1, self._height() - 1))
 
     def action_jump(self, where: int) -> None:
         if self.count:
-            self.cursor = self.count - 1 if where < 0 else 0
             self.follow = where < 0
+            if where < 0:
+                self.show_last()
+            else:
+                self.cursor = 0
+                self.scroll_to(y=0, animate=False, immediate=True)
 
     def on_click(self, event: events.Click) -> None:
-        index = self.scroll_offset.y + event.y
-        if 0 <= index < self.count:
-            self.cursor = index
-            self.follow = index == self.count - 1
+        window = self.entries()
+        if 0 <= event.y < len(window):
+            entry = window[event.y]
+            self.cursor = entry.start
+            self.follow = entry.end >= self.count
+
+    def on_mouse_scroll_down(self, event: events.MouseScrollDown) -> None:
+        event.prevent_default()
+        window = self.entries()
+        if len(window) > 3 and window[-1].end < self.count:
+            self.scroll_to(y=window[3].start, animate=False, immediate=True)
 
     def on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
+        event.prevent_default()
         self.follow = False
+        window = self.entries()
+        if window and window[0].start > 0:
+            top = entries_before(window[0].start, 3, self.item)
+            self.scroll_to(y=top, animate=False, immediate=True)
 
     def on_resize(self) -> None:
-        self.virtual_size = Size(self.size.width, self.count)
+        self._fit()
+
+    def _fit(self) -> None:
+        """The scroll range counts events (entries are found only near the view)."""
+        self.virtual_size = Size(self.scrollable_content_region.width, self.count)
 
 
 def _event_of(item: LedgerItem) -> RunEvent | None:
