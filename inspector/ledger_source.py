@@ -252,6 +252,11 @@ class ReplaySource(RunSource):
     def describe(self) -> str:
         return "a replay"
 
+    @property
+    def paused(self) -> bool:
+        """Stopped until :meth:`play` or :meth:`step` (a step pauses again after it)."""
+        return self._budget is not None
+
     def pause(self) -> None:
         self._budget = 0
         self._changed.set()

@@ -367,3 +367,74 @@ async def test_clicking_a_key_in_the_bar_presses_it(fixtures: Path) -> None:
         await pilot.click(KeyBar, offset=((start + end) // 2, 0))
         await pilot.pause()
         assert isinstance(app.screen, ToolsScreen)
+
+
+async def test_the_last_filter_is_offered_in_the_next_session(
+    fixtures: Path, tmp_path: Path
+) -> None:
+    state = tmp_path / "home" / "state.json"
+    first = sample_app(fixtures, state_file=state)
+    async with first.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot)
+        await pilot.press("slash", *"status:failed", "enter")
+    assert json.loads(state.read_text())["filter"] == "status:failed"
+    second = sample_app(fixtures, state_file=state)
+    async with second.run_test(size=(160, 48)) as pilot:
+        rows = await loaded(pilot)
+        assert len(rows.rows) == 6  # remembered, not applied behind the user's back
+        await pilot.press("slash")
+        box = second.screen.query_one("#filter", Input)
+        assert box.value == "status:failed"
+        await pilot.press("enter")
+        assert [run.status for run in rows.rows] == [RunStatus.FAILED]
+
+
+async def test_clicking_a_column_title_sorts_by_it(fixtures: Path) -> None:
+    app = sample_app(fixtures)
+    async with app.run_test(size=(160, 48)) as pilot:
+        rows = await loaded(pilot)
+        events_x = 12 + 1 + 14 + 1 + 18 + 1 + 9 + 1 + 8 + 1 + 2  # inside EVENTS
+        await pilot.click("#header", offset=(events_x, 0))
+        counts = [run.event_count for run in rows.rows]
+        assert counts == sorted(counts, reverse=True)
+        assert "EVENT ▼" in str(app.screen.query_one("#header", Static).render())
+        await pilot.click("#header", offset=(events_x, 0))  # again: the other way
+        assert [run.event_count for run in rows.rows] == sorted(counts)
+        await pilot.click("#header", offset=(14, 0))  # RUN: ids do not sort
+        assert any("does not sort" in n.message for n in app._notifications)
+
+
+async def test_replay_keys_step_pause_and_speed(fixtures: Path) -> None:
+    from inspector import ReplaySource
+    from tui.widgets.key_bar import KeyBar
+
+    ledger = next(fixtures.glob("run_20261128T143000012_*.jsonl"))
+    replay = ReplaySource([ledger], step=True, name="replay")
+    app = make_app(Settings(clock=1795876500.0, flush_interval=0.01), [replay])
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.press("n")
+        rows = await loaded(pilot, 1)
+        assert rows.rows[0].event_count == 1
+        await pilot.press("n", "n")
+        await settle(pilot, lambda: rows.rows[0].event_count == 3, "two more steps")
+        assert "Step" in "".join(
+            description for _, _, description, _ in app.screen.query_one(KeyBar)._shown()
+        )
+        await pilot.press("x", "x", "x")  # 2x, 10x, then at once
+        assert replay.speed == 0.0
+        await pilot.press("space")
+        assert not replay.paused
+        await settle(pilot, lambda: rows.rows[0].event_count == 22, "the rest at once")
+        await pilot.press("space")
+        assert replay.paused
+
+
+async def test_replay_keys_are_hidden_without_a_replay(fixtures: Path) -> None:
+    from tui.widgets.key_bar import KeyBar
+
+    app = sample_app(fixtures)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot)
+        shown = app.screen.query_one(KeyBar)._shown()
+        assert not any(description == "Step" for _, _, description, _ in shown)
+        assert app.check_action("replay_step", ()) is False

@@ -17,12 +17,12 @@ from textual.css.query import NoMatches
 from textual.events import Key
 from textual.screen import Screen
 
-from inspector import ActionRefused, RunKey, RunSource, RunStore, RunView
+from inspector import ActionRefused, ReplaySource, RunKey, RunSource, RunStore, RunView
 from tui.screens.cancel import CancelScreen
 from tui.screens.run import RunScreen
 from tui.screens.runs import RunsScreen
 from tui.screens.tools import ToolsScreen
-from tui.settings import Settings
+from tui.settings import Settings, load_state, save_state
 from tui.widgets.run_table import RunTable
 
 ACTION_KEYS = {"c": "cancel", "r": "resume", "a": "approve", "d": "approve"}
@@ -42,6 +42,9 @@ class RuntopApp(App[None]):
         Binding("y", "copy", "Copy"),
         Binding("t", "tools", "Tool calls"),
         Binding("question_mark", "help", "Keys"),
+        Binding("space", "replay_toggle", "Pause/play"),
+        Binding("n", "replay_step", "Step"),
+        Binding("x", "replay_speed", "Speed"),
     ]
 
     def __init__(
@@ -57,13 +60,22 @@ class RuntopApp(App[None]):
         self.settings = settings
         self.pending_sources = list(sources)
         self.on_exit_hook = on_exit
-        self.last_filter = ""
+        self.last_filter = str(load_state(settings.state_file).get("filter", ""))
+        """The last filter applied, this session or the one before (offered by ``/``)."""
         self.theme = settings.theme
+
+    def remember_filter(self, text: str) -> None:
+        """The filter just applied: offered again by ``/``, in this session and the next."""
+        self.last_filter = text
+        if text:
+            save_state(self.settings.state_file, filter=text)
 
     def on_mount(self) -> None:
         for source in self.pending_sources:
             self.store.add_source(source)
-        self.push_screen(RunsScreen(self.store, clock=self.settings.clock))
+        self.push_screen(
+            RunsScreen(self.store, clock=self.settings.clock, remembered=self.last_filter)
+        )
         self.follow_store()
 
     @work(exclusive=True, group="store")
@@ -107,6 +119,8 @@ class RuntopApp(App[None]):
         return self.store.refusal(run.key, action)  # type: ignore[arg-type]
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action.startswith("replay_"):
+            return bool(self.replays()) and not isinstance(self.screen, CancelScreen)
         kind = {"cancel": "cancel", "resume": "resume", "approve": "approve", "deny": "approve"}
         if action in kind and not isinstance(self.screen, CancelScreen):
             return None if self.refusal(kind[action]) else True
@@ -123,6 +137,35 @@ class RuntopApp(App[None]):
         reason = self.refusal(action)
         if reason is not None:
             self.notify(f"cannot {action}: {reason}", severity="warning")
+
+    # -- replays -------------------------------------------------------------------------
+
+    def replays(self) -> list[ReplaySource]:
+        """The replays open (the replay keys are shown only with one)."""
+        return [source for source in self.pending_sources if isinstance(source, ReplaySource)]
+
+    def action_replay_toggle(self) -> None:
+        for replay in self.replays():
+            if replay.paused:
+                replay.play()
+            else:
+                replay.pause()
+        paused = all(replay.paused for replay in self.replays())
+        self.notify("replay paused (n steps)" if paused else "replay playing", timeout=1.5)
+
+    def action_replay_step(self) -> None:
+        for replay in self.replays():
+            replay.step(1)
+
+    def action_replay_speed(self) -> None:
+        order = [1.0, 2.0, 10.0, 0.0]
+        for replay in self.replays():
+            at = order.index(replay.speed) if replay.speed in order else -1
+            replay.speed = order[(at + 1) % len(order)]
+            if not replay.paused:
+                replay.play(replay.speed)
+        speed = self.replays()[0].speed if self.replays() else 1.0
+        self.notify(f"replay at {'max' if speed == 0 else f'{speed:g}x'} speed", timeout=1.5)
 
     # -- actions --------------------------------------------------------------------------
 

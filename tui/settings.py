@@ -11,6 +11,7 @@ take, for the parsing of five fields.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -40,6 +41,9 @@ class Settings:
     """Longest a change waits before the screen hears of it."""
     clock: float | None = None
     """A fixed "now" (POSIX seconds) for relative times: snapshots and tests."""
+    state_file: Path | None = None
+    """Where what the app remembers between sessions (the last filter) is kept; ``None``
+    keeps nothing. ``from_env`` makes it ``$RUNTOP_HOME/state.json`` (``~/.runtop``)."""
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -50,7 +54,7 @@ class Settings:
             raw = environ.get(f"RUNTOP_{spec.name.upper()}")
             if raw is None or raw == "":
                 continue
-            if spec.name == "ledger_dir":
+            if spec.name in {"ledger_dir", "state_file"}:
                 values[spec.name] = Path(raw).expanduser()
             elif spec.name == "read_only":
                 values[spec.name] = raw.strip().lower() in _TRUE
@@ -63,5 +67,34 @@ class Settings:
                     ) from error
             else:
                 values[spec.name] = raw
+        if "state_file" not in values:
+            home = environ.get("RUNTOP_HOME") or str(Path.home() / ".runtop")
+            values["state_file"] = Path(home).expanduser() / "state.json"
         values.update(overrides)
         return cls(**values)
+
+
+def load_state(path: Path | None) -> dict[str, Any]:
+    """What was remembered; nothing when there is no file or it cannot be read."""
+    if path is None:
+        return {}
+    try:
+        state = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return state if isinstance(state, dict) else {}
+
+
+def save_state(path: Path | None, **changes: Any) -> None:
+    """Remember ``changes`` (best effort: a read-only home loses them, not the session)."""
+    if path is None:
+        return
+    state = load_state(path)
+    state.update(changes)
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        partial = path.with_name(f".{path.name}.{os.getpid()}")
+        partial.write_text(json.dumps(state))
+        os.replace(partial, path)
+    except OSError:
+        pass

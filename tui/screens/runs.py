@@ -6,7 +6,7 @@ import time
 from typing import ClassVar, Final
 
 from rich.text import Text
-from textual import work
+from textual import events, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
@@ -29,7 +29,7 @@ from tui.describe import describe, glyph
 from tui.format import now_or
 from tui.text import inert
 from tui.widgets.key_bar import KeyBar
-from tui.widgets.run_table import SORT_KEYS, RunTable, header_text, sort_runs
+from tui.widgets.run_table import SORT_KEYS, RunTable, column_at, header_text, sort_runs
 
 
 class RunsScreen(Screen[None]):
@@ -77,7 +77,12 @@ class RunsScreen(Screen[None]):
     """
 
     def __init__(
-        self, store: RunStore, *, clock: float | None = None, filter_text: str = ""
+        self,
+        store: RunStore,
+        *,
+        clock: float | None = None,
+        filter_text: str = "",
+        remembered: str = "",
     ) -> None:
         super().__init__()
         self.store = store
@@ -86,6 +91,8 @@ class RunsScreen(Screen[None]):
         self.reverse = True
         self.run_filter: RunFilter | None = None
         self.filter_text = filter_text
+        self.remembered = remembered
+        """The last session's filter: in the box when ``/`` opens it, not applied until Enter."""
         self._last_redraw = 0.0
         self._redraw_timer: Timer | None = None
         self._waiting: StoreChange | None = None
@@ -99,7 +106,7 @@ class RunsScreen(Screen[None]):
         yield Input(
             placeholder="filter: text, status:running, skill:deploy, since:1h, -status:ok",
             id="filter",
-            value=self.filter_text,
+            value=self.filter_text or self.remembered,
         )
         with Vertical():
             yield Static(id="header")
@@ -268,7 +275,7 @@ class RunsScreen(Screen[None]):
             self.notify(str(error), title="Filter", severity="error")
             return False
         self.filter_text = text.strip()
-        self.app.last_filter = self.filter_text  # type: ignore[attr-defined]
+        self.app.remember_filter(self.filter_text)  # type: ignore[attr-defined]
         self.refresh_runs()
         return True
 
@@ -281,6 +288,24 @@ class RunsScreen(Screen[None]):
 
     def action_reverse(self) -> None:
         self.reverse = not self.reverse
+        self.refresh_runs()
+
+    def on_click(self, event: events.Click) -> None:
+        """A click on a column's title sorts by it; a second click reverses the order."""
+        header = self.query_one("#header", Static)
+        if event.widget is not header:
+            return
+        key = column_at(max(self.size.width, 80), event.screen_x - header.region.x)
+        if key is None:
+            return
+        if key not in SORT_KEYS:
+            self.notify(f"the {key} column does not sort", timeout=1.5)
+            return
+        if key == self.sort:
+            self.reverse = not self.reverse
+        else:
+            self.sort = key
+            self.reverse = key in {"started", "duration", "events", "tokens"}
         self.refresh_runs()
 
 

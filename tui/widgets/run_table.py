@@ -65,12 +65,23 @@ def column_widths(total: int) -> list[int]:
     return [width for _, _, width in visible_columns(total)]
 
 
+def column_at(total: int, x: int) -> str | None:
+    """The key of the column drawn at cell ``x`` of a line ``total`` cells wide."""
+    start = 0
+    for key, _, width in visible_columns(total):
+        if start <= x < start + width + 1:
+            return key
+        start += width + 1
+    return None
+
+
 def header_text(total: int, sort: str, reverse: bool) -> Text:
     """The header line, with the sort column marked."""
     text = Text(no_wrap=True)
     for key, title, width in visible_columns(total):
         if key == sort:
-            title = f"{title} {'▼' if reverse else '▲'}"
+            arrow = "▼" if reverse else "▲"
+            title = f"{title[: max(1, width - 2)]} {arrow}"  # the mark must show, not the title
         text.append(title[:width].ljust(width) + " ")
     return text
 
