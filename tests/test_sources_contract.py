@@ -245,9 +245,13 @@ async def test_a_failing_run(harness_kind: type[Harness], tmp_path: Path) -> Non
             harness.finish()
         else:
             agent.open_all()
+        # A source may list a run that already ended and count its events a moment later
+        # (its detail pass): wait for both, then check what was counted.
         failed = await until(
             harness.store,
-            lambda s: (v := run_of(key.run_id)(s)) and v.status is RunStatus.FAILED and v,
+            lambda s: (
+                (v := run_of(key.run_id)(s)) and v.status is RunStatus.FAILED and v.detailed and v
+            ),
             "the run to fail",
         )
         assert failed.error == "the page made no sense"
