@@ -9,7 +9,14 @@ from typing import ClassVar
 
 from inspector.ledger_source import LedgerFiles, count_lines, read_range
 from inspector.model import TrackedRun
-from inspector.source import ActionRefused, RunSource, RunUpdate, SourceError, SourceUpdate
+from inspector.source import (
+    ActionRefused,
+    RunSource,
+    RunUpdate,
+    SourceError,
+    SourceUpdate,
+    live_run_refusal,
+)
 from ledger_reader import LedgerError, LedgerItem, RunSummary, SummaryBuilder, read_ledger_state
 from run_manager import (
     ApprovalNotFound,
@@ -140,13 +147,7 @@ class ManagerSource(RunSource):
         return tracked.dropped + len(tracked.recent) if tracked is not None else 0
 
     def refusal(self, action: str, summary: RunSummary) -> str | None:
-        if action in {"cancel", "approve"} and not summary.status.is_live:
-            return f"the run already ended ({summary.status.value})"
-        if action == "approve" and summary.pending_approval is None:
-            return "the run is not waiting on an approval"
-        if action == "resume" and summary.status.is_live:
-            return "the run is still running"
-        return None
+        return live_run_refusal(action, summary)
 
     async def cancel(self, run_id: str, reason: str | None) -> None:
         try:

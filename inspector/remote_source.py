@@ -23,7 +23,14 @@ from inspector.attach_client import (
     TokenRefused,
     item_of,
 )
-from inspector.source import ActionRefused, RunSource, RunUpdate, SourceError, SourceUpdate
+from inspector.source import (
+    ActionRefused,
+    RunSource,
+    RunUpdate,
+    SourceError,
+    SourceUpdate,
+    live_run_refusal,
+)
 from ledger_reader import DamagedLine, LedgerItem, RunSummary, SummaryBuilder
 
 BACKOFF_FIRST: Final = 0.25
@@ -240,13 +247,7 @@ class RemoteSource(RunSource):
     def refusal(self, action: str, summary: RunSummary) -> str | None:
         if self._read_only or self.client.read_only:
             return f"the server {self.name} is read-only"
-        if action in {"cancel", "approve"} and not summary.status.is_live:
-            return f"the run already ended ({summary.status.value})"
-        if action == "approve" and summary.pending_approval is None:
-            return "the run is not waiting on an approval"
-        if action == "resume" and summary.status.is_live:
-            return "the run is still running"
-        return None
+        return live_run_refusal(action, summary)
 
     async def cancel(self, run_id: str, reason: str | None) -> None:
         await self._act(self.client.cancel(run_id, reason))

@@ -57,6 +57,17 @@ class SourceUpdate:
     """How the source stands, in a word or two ("connected"), when it has more to say than live."""
 
 
+def live_run_refusal(action: str, summary: RunSummary) -> str | None:
+    """Why a source that acts on live runs cannot ``action`` this one, or ``None``."""
+    if action in {"cancel", "approve"} and not summary.status.is_live:
+        return f"the run already ended ({summary.status.value})"
+    if action == "approve" and summary.pending_approval is None:
+        return "the run is not waiting on an approval"
+    if action == "resume" and summary.status.is_live:
+        return "the run is still running"
+    return None
+
+
 class RunSource(abc.ABC):
     """Runs from one place: a ledger directory, ledger files replayed, a manager, a server.
 

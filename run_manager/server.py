@@ -350,16 +350,24 @@ class AttachServer:
             await self._write_range(response, run_id, booked, start, stop)
             await response.write_eof()
             return response
+        async with self._stream(response):
+            await self._follow_run(response, run_id, booked, after, follow)
+        return response
+
+    @contextlib.asynccontextmanager
+    async def _stream(self, response: web.StreamResponse) -> AsyncIterator[None]:
+        """A stream :meth:`close` waits for; ended cleanly, or quietly if the peer left."""
         task = asyncio.current_task()
         assert task is not None
         self._streams.add(task)
         try:
-            await self._follow_run(response, run_id, booked, after, follow)
+            yield
+        except ConnectionResetError:
+            return
         finally:
             self._streams.discard(task)
         with contextlib.suppress(ConnectionResetError):
             await response.write_eof()
-        return response
 
     async def _follow_run(
         self, response: web.StreamResponse, run_id: str, booked: BookedRun, after: int, follow: bool
@@ -416,10 +424,7 @@ class AttachServer:
         feed = self.feed
         response = web.StreamResponse(headers=SSE_HEADERS)
         await response.prepare(request)
-        task = asyncio.current_task()
-        assert task is not None
-        self._streams.add(task)
-        try:
+        async with self._stream(response):
             cursor = feed.head
             resumed = request.headers.get("Last-Event-ID", "")
             preface = _sse(None, b"{}", "ready")
@@ -442,12 +447,6 @@ class AttachServer:
                     await self._quiet(response, cursor)
                     continue
                 await response.write(b"".join(frames))
-        except ConnectionResetError:
-            return response
-        finally:
-            self._streams.discard(task)
-        with contextlib.suppress(ConnectionResetError):
-            await response.write_eof()
         return response
 
     # -- histories ----------------------------------------------------------------

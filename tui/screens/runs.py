@@ -96,6 +96,7 @@ class RunsScreen(Screen[None]):
         self._last_redraw = 0.0
         self._redraw_timer: Timer | None = None
         self._waiting: StoreChange | None = None
+        self._reading_preview: tuple[RunKey, int] | None = None
         self._read_preview: tuple[RunKey | None, int, list[LedgerItem]] = (None, 0, [])
         """The last lines read for the preview of a run the store has no events of."""
         self._shown: dict[str, str] = {}
@@ -225,7 +226,9 @@ class RunsScreen(Screen[None]):
             key, count, items = self._read_preview
             if key == run.key:
                 recent = items
-            if key != run.key or count != run.event_count:
+            wanted = (run.key, run.event_count)
+            if (key, count) != wanted and self._reading_preview != wanted:
+                self._reading_preview = wanted  # not again while it is read: redraws are frequent
                 self._load_preview(run)
         self._update("#preview", _preview_text(run, recent))
 
@@ -236,6 +239,9 @@ class RunsScreen(Screen[None]):
             items = await self.store.events(run.key, max(0, count - PREVIEW_LINES), count)
         except SourceError:
             return
+        finally:
+            if self._reading_preview == (run.key, run.event_count):
+                self._reading_preview = None
         tables = self.query(RunTable)
         if not self.is_mounted or not tables:
             return  # the screen went away while the lines were read
