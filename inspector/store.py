@@ -135,6 +135,13 @@ class _RunState:
     history_end: int | None = None
     history_count: int | None = None
 
+    @property
+    def worth_detailing(self) -> bool:
+        """Whether the history a detail pass would read is small enough to read."""
+        return (self.history_end or 0) <= DETAIL_LIMIT and (
+            self.history_count or 0
+        ) <= DETAIL_EVENTS
+
 
 @dataclass(frozen=True, slots=True)
 class Snapshot:
@@ -304,16 +311,11 @@ class RunStore:
                 self._forget_calls(state)
             state = _RunState(key, run.summary)
             self._runs[key] = state
-            if run.history_end:
+            if run.history_end or run.history_count:
                 state.detailed = False
                 state.history_end = run.history_end
-                if self.detail and run.history_end <= DETAIL_LIMIT:
-                    self._detail_queue.append(key)
-                    self._detail_wake.set()
-            elif run.history_count:
-                state.detailed = False
                 state.history_count = run.history_count
-                if self.detail and run.history_count <= DETAIL_EVENTS:
+                if self.detail and state.worth_detailing:
                     self._detail_queue.append(key)
                     self._detail_wake.set()
         state.summary = run.summary
@@ -592,12 +594,7 @@ class RunStore:
     def focus(self, key: RunKey) -> None:
         """Detail this run next (the user is looking at it)."""
         state = self._runs.get(key)
-        if (
-            state is not None
-            and not state.detailed
-            and (state.history_end or 0) <= DETAIL_LIMIT
-            and (state.history_count or 0) <= DETAIL_EVENTS
-        ):
+        if state is not None and not state.detailed and state.worth_detailing:
             with contextlib.suppress(ValueError):
                 self._detail_queue.remove(key)
             self._detail_queue.appendleft(key)
