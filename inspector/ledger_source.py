@@ -17,6 +17,7 @@ from ledger_reader import (
     LedgerFile,
     LedgerItem,
     RunSummary,
+    event_of,
     is_valid_run_id,
 )
 from ledger_reader.directory import CONTROL_DIR
@@ -289,8 +290,8 @@ class ReplaySource(RunSource):
                 item = line.item
                 if item is None:
                     continue
-                event = item.recovered if hasattr(item, "recovered") else item
-                moment = getattr(event, "timestamp", None) if event is not None else None
+                event = event_of(item)
+                moment = event.timestamp if event is not None else None
                 when = moment.timestamp() if moment is not None else last
                 last = when
                 timeline.append((when, order, run_id or str(path), item))

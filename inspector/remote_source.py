@@ -31,7 +31,7 @@ from inspector.source import (
     SourceUpdate,
     live_run_refusal,
 )
-from ledger_reader import DamagedLine, LedgerItem, RunSummary, SummaryBuilder
+from ledger_reader import LedgerItem, RunSummary, SummaryBuilder, event_of
 
 BACKOFF_FIRST: Final = 0.25
 BACKOFF_MAX: Final = 10.0
@@ -199,7 +199,7 @@ class RemoteSource(RunSource):
                 continue
             if frame.id:
                 self._last_id = frame.id
-            event = item.recovered if isinstance(item, DamagedLine) else item
+            event = event_of(item)
             if event is None:
                 continue  # a damaged line on the global stream names no run
             run_id, seq = event.run_id, event.seq
@@ -212,7 +212,7 @@ class RemoteSource(RunSource):
             if seq > builder.last_seq + 1:
                 gap = await self._history_after(run_id, builder.last_seq)
                 for missed in gap:
-                    missed_event = missed.recovered if isinstance(missed, DamagedLine) else missed
+                    missed_event = event_of(missed)
                     if missed_event is None or missed_event.seq > builder.last_seq:
                         builder.add_item(missed)
                         items.append(missed)

@@ -28,7 +28,6 @@ from inspector.filters import RunFilter
 from inspector.model import RunExtras, RunKey, RunView, ToolCallView, make_view
 from inspector.source import ActionRefused, RunSource, RunUpdate, SourceError, SourceUpdate
 from ledger_reader import (
-    DamagedLine,
     ErrorEvent,
     LedgerItem,
     LlmCall,
@@ -37,6 +36,7 @@ from ledger_reader import (
     RunSummary,
     ToolCall,
     ToolResult,
+    event_of,
     parse_time,
 )
 from ledger_reader.tail import LineAssembler
@@ -322,7 +322,7 @@ class RunStore:
         for item in run.items:
             self.applied += 1
             state.recent.append(item)
-            event = item.recovered if isinstance(item, DamagedLine) else item
+            event = event_of(item)
             if event is None:
                 continue
             state.extras.add(event)
@@ -637,7 +637,7 @@ class RunStore:
         for start in range(0, count, DETAIL_PAGE):
             items = await source.events(key.run_id, start, min(count, start + DETAIL_PAGE))
             for item in items:
-                event = item.recovered if isinstance(item, DamagedLine) else item
+                event = event_of(item)
                 if isinstance(event, _DETAIL_TYPES):
                     found.append(event)
         return found
@@ -678,7 +678,7 @@ def _read_history(path: str, end: int) -> list[RunEvent]:
             position += len(chunk)
             for line in assembler.feed(chunk):
                 item = line.item
-                event = item.recovered if isinstance(item, DamagedLine) else item
+                event = event_of(item)
                 if isinstance(event, wanted):
                     found.append(event)
     return found

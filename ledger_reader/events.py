@@ -340,6 +340,15 @@ class DamagedLine(msgspec.Struct, kw_only=True, omit_defaults=True):
 
 
 LedgerItem = RunEvent | DamagedLine
+
+
+def event_of(item: LedgerItem | None) -> RunEvent | None:
+    """The event a ledger item carries: itself, or what a damaged line recovered."""
+    if isinstance(item, DamagedLine):
+        return item.recovered
+    return item
+
+
 """What a reader yields for one line, in file order."""
 
 

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Final
 
 from ledger_reader.decode import decode_line, over_long_line
 from ledger_reader.errors import LedgerGone, LedgerUnreadable
-from ledger_reader.events import MAX_LINE_BYTES, DamagedLine, LedgerItem, RunEvent
+from ledger_reader.events import MAX_LINE_BYTES, LedgerItem, RunEvent, event_of
 from ledger_reader.tail import LineAssembler, Reset, TailBatch
 
 if TYPE_CHECKING:
@@ -181,7 +181,7 @@ class LedgerFile:
             if found is None:
                 return None
             end, item = found
-            event = _event_of(item)
+            event = event_of(item)
             if event is not None:
                 return position, event
             position = end + 1
@@ -199,7 +199,7 @@ class LedgerFile:
             start = self._last_line_end(end - 1)
             found = self._line_at(start, end)
             if found is not None:
-                event = _event_of(found[1])
+                event = event_of(found[1])
                 if event is not None:
                     return event
             end = start
@@ -263,7 +263,7 @@ class LedgerFile:
             if found is None:
                 break
             end, item = found
-            event = _event_of(item)
+            event = event_of(item)
             if event is not None:
                 events.append(event)
             position = end + 1
@@ -543,11 +543,3 @@ class _ChunkScanner:
         ends: npt.NDArray[np.int64] = np.flatnonzero(found).astype(np.int64, copy=False)
         ends += at
         return ends
-
-
-def _event_of(item: LedgerItem | None) -> RunEvent | None:
-    if item is None:
-        return None
-    if isinstance(item, DamagedLine):
-        return item.recovered
-    return item

@@ -30,9 +30,9 @@ from ledger_reader import (
     LedgerItem,
     LlmChunk,
     ReasoningChunk,
-    RunEvent,
     ToolCall,
     ToolResult,
+    event_of,
 )
 from tui.describe import GLYPHS, compact_json, describe, glyph
 from tui.entries import Entry, entries_before, entries_from, entry_end, entry_start
@@ -193,7 +193,7 @@ class EventList(ScrollView, can_focus=True):
         while len(self._pages) > PAGES_KEPT:
             self._pages.popitem(last=False)
         if page == 0 and items and self.started_at is None:
-            first = _event_of(items[0])
+            first = event_of(items[0])
             moment = first.timestamp if first is not None else None
             self.started_at = moment.timestamp() if moment is not None else None
         if page * PAGE <= self.cursor < (page + 1) * PAGE:
@@ -381,9 +381,3 @@ class EventList(ScrollView, can_focus=True):
     def _fit(self) -> None:
         """The scroll range counts events (entries are found only near the view)."""
         self.virtual_size = Size(self.scrollable_content_region.width, self.count)
-
-
-def _event_of(item: LedgerItem) -> RunEvent | None:
-    if isinstance(item, DamagedLine):
-        return item.recovered
-    return item
