@@ -151,14 +151,23 @@ def _damaged_frame(offset: int, reason: str, raw: bytes) -> bytes:
     return _sse(None, _encoder.encode(data), "damaged")
 
 
+def _head_of(line: bytes) -> _Head | None:
+    """The seq and type of a ledger line, or ``None`` for a damaged one."""
+    if len(line) > MAX_LINE_BYTES:
+        return None
+    try:
+        return _head_decoder.decode(line)
+    except msgspec.DecodeError:
+        return None
+
+
 def _line_frame(line: bytes, offset: int) -> tuple[bytes, _Head | None]:
     """One ledger line as a per-run frame (``id: <seq>``), or a damaged-line frame."""
-    if len(line) > MAX_LINE_BYTES:
-        return _damaged_frame(offset, f"line of {len(line)} bytes is over the limit", line), None
-    try:
-        head = _head_decoder.decode(line)
-    except msgspec.DecodeError as error:
-        return _damaged_frame(offset, f"not a ledger event: {error}", line), None
+    head = _head_of(line)
+    if head is None:
+        too_long = len(line) > MAX_LINE_BYTES
+        reason = f"line of {len(line)} bytes is over the limit" if too_long else "not an event"
+        return _damaged_frame(offset, reason, line), None
     return _sse(head.seq, line), head
 
 
@@ -486,13 +495,8 @@ class AttachServer:
             return
         lines = await asyncio.to_thread(self._read_lines, booked.path, start, stop)
         for line in lines:
-            if not line.strip():
-                continue
-            try:
-                head = _head_decoder.decode(line) if len(line) <= MAX_LINE_BYTES else None
-            except msgspec.DecodeError:
-                head = None
-            yield line, head
+            if line.strip():
+                yield line, _head_of(line)
 
     def _read_lines(self, path: str, start: int, stop: int) -> list[bytes]:
         with self._ledgers_lock:  # requests read in threads; the open ledgers are shared

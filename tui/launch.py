@@ -14,6 +14,7 @@ from typing import Any
 
 from inspector import SPEEDS, LedgerDirectorySource, ReplaySource, RunSource
 from tui.app import make_app
+from tui.attach_commands import is_url
 from tui.settings import Settings
 
 
@@ -55,10 +56,6 @@ def settings_from(args: argparse.Namespace) -> Settings:
     if getattr(args, "read_only", False):
         values["read_only"] = True
     return Settings.from_env(**values)
-
-
-def is_url(target: str) -> bool:
-    return target.startswith(("http://", "https://"))
 
 
 def sources_for(
