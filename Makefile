@@ -13,6 +13,9 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test]'
+	# An editable install writes no bytecode, and PYTHONDONTWRITEBYTECODE (set on
+	# some machines) keeps Python from writing it: every launch would compile ~50 modules.
+	$(BIN)/python -m compileall -q inspector ledger_reader run_manager tui
 	rm -f $(VENV)/.installed-*
 	touch $@
 

@@ -1,6 +1,6 @@
 """The TUI's figures: first screens, a huge run, and runtop beside toolong.
 
-    .venv/bin/python bench/tui.py [--runs 5] [--toolong /path/to/tl]
+    .venv/bin/python bench/tui.py [--runs 5] [--toolong /path/to/tl] [--only launch]
 
 1. 10,000 runs on screen, from launch (a fresh process): fed from memory
    (the table's own cost) and from a directory of 10,000 ledgers.
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import compileall
 import shutil
 import statistics
 import subprocess
@@ -33,6 +34,8 @@ CHILD = textwrap.dedent(
     import sys, time
     spawned = float(sys.argv[1])
     mode = sys.argv[2]
+    from tui.cli import pause_collector  # the console script's module, as runtop starts
+    pause_collector()  # what runtop's launch does first
     from pathlib import Path
     from inspector import LedgerDirectorySource, RunSource, RunUpdate, SourceUpdate
     from ledger_reader import RunStatus, RunSummary
@@ -54,7 +57,7 @@ CHILD = textwrap.dedent(
             pass
 
     source = Memory("memory") if mode == "memory" else LedgerDirectorySource(sys.argv[3])
-    app = make_app(Settings(flush_interval=0.01), [source])
+    app = make_app(Settings(), [source])
 
     def check():
         screen = app.screen
@@ -114,6 +117,8 @@ def first_screen(mode: str, directory: Path | None) -> float:
         )
     except subprocess.TimeoutExpired:
         return float("inf")  # reported as "over 60 s"
+    except subprocess.CalledProcessError as error:
+        raise SystemExit(f"the {mode} launch failed:\n{error.stdout}\n{error.stderr}") from error
     return float(done.stdout.strip().splitlines()[-1])
 
 
@@ -125,7 +130,7 @@ async def open_huge_run(path: Path) -> float:
     from tui.widgets.run_table import RunTable
 
     source = LedgerDirectorySource(path.parent, only=[str(path)], name="huge")
-    app = make_app(Settings(flush_interval=0.01), [source])
+    app = make_app(Settings(), [source])
     async with app.run_test(size=(160, 48)) as pilot:
         while not app.screen.query(RunTable) or not app.screen.query_one(RunTable).rows:
             await pilot.pause(0.01)
@@ -257,10 +262,37 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--toolong", default=shutil.which("tl") or "/tmp/tlvenv/bin/tl")
+    parser.add_argument(
+        "--only",
+        choices=["launch", "keys", "huge", "tmux"],
+        help="measure one figure: the first screens, key latency, the huge run, or tmux",
+    )
     args = parser.parse_args()
+    compile_bytecode()
+    if args.only in (None, "launch"):
+        launch(args.runs)
+    if args.only in (None, "keys"):
+        keys(args.runs)
+    if args.only in (None, "huge"):
+        huge_run(args.runs)
+    if args.only in (None, "tmux"):
+        beside_toolong(args.runs, Path(args.toolong))
 
+
+def compile_bytecode() -> None:
+    """Write the project's bytecode first, as an install does.
+
+    With ``PYTHONDONTWRITEBYTECODE`` set (it is, on these machines) nothing
+    writes it, and every launch would compile ~50 modules from source
+    (~70 ms) that a user's install has compiled once.
+    """
+    for package in ("inspector", "ledger_reader", "run_manager", "tui"):
+        compileall.compile_dir(REPO / package, quiet=1)
+
+
+def launch(runs: int) -> None:
     memory, bare = [], []
-    for _ in range(args.runs):  # side by side: the machine's speed drifts
+    for _ in range(runs):  # side by side: the machine's speed drifts
         bare.append(bare_first_screen())
         memory.append(first_screen("memory", None))
     print(
@@ -269,14 +301,16 @@ def main() -> None:
         f"(one Static) in the same run: {statistics.median(bare):.3f} s"
     )
     directory = ledger_directory()
-    from_dir = [first_screen("directory", directory) for _ in range(min(args.runs, 3))]
+    from_dir = [first_screen("directory", directory) for _ in range(min(runs, 3))]
     print(
         f"10,000 runs on screen from launch, from a directory of 10,000 ledgers: "
         f"{statistics.median(from_dir):.3f} s ({', '.join(f'{t:.2f}' for t in from_dir)})"
     )
 
+
+def keys(runs: int) -> None:
     latencies, shares = [], []
-    for _ in range(min(args.runs, 3)):
+    for _ in range(min(runs, 3)):
         seen, share = key_latency(60)
         latencies.append(statistics.median(seen))
         shares.append(share)
@@ -287,30 +321,32 @@ def main() -> None:
         f"target < 50 ms), the app's CPU {statistics.median(shares):.0%} of a core (< 100%)"
     )
 
+
+def huge_run(runs: int) -> None:
     huge = big_ledger(280 << 20)
-    opened = [asyncio.run(open_huge_run(huge)) for _ in range(args.runs)]
+    opened = [asyncio.run(open_huge_run(huge)) for _ in range(runs)]
     print(
         f"opening a run of ~1,000,000 events ({huge.stat().st_size >> 20} MiB), Enter to first "
         f"screen: {statistics.median(opened) * 1000:.0f} ms "
         f"({', '.join(f'{t * 1000:.0f}' for t in opened)}; target < 300 ms)"
     )
 
+
+def beside_toolong(runs: int, toolong: Path) -> None:
     gigabyte = big_ledger()
     runtop = [
         tmux_first_screen([str(REPO / ".venv/bin/runtop"), str(gigabyte)], "succeeded")
-        for _ in range(args.runs)
+        for _ in range(runs)
     ]
     print(
         f"first screen, 1 GB ledger, in tmux: runtop {statistics.median(runtop):.2f} s "
         f"({', '.join(f'{t:.2f}' for t in runtop)})"
     )
-    if Path(args.toolong).exists():
-        toolong = [
-            tmux_first_screen([args.toolong, str(gigabyte)], '"run_id"') for _ in range(args.runs)
-        ]
+    if toolong.exists():
+        peer = [tmux_first_screen([str(toolong), str(gigabyte)], '"run_id"') for _ in range(runs)]
         print(
-            f"                                        toolong {statistics.median(toolong):.2f} s "
-            f"({', '.join(f'{t:.2f}' for t in toolong)})"
+            f"                                        toolong {statistics.median(peer):.2f} s "
+            f"({', '.join(f'{t:.2f}' for t in peer)})"
         )
     else:
         print("toolong not found: pip install toolong in a venv of its own, pass --toolong")

@@ -1,11 +1,11 @@
 """The store: every open source's runs in one model, kept current, handed out as snapshots.
 
 Sources push batches; the store folds them into per-run state and, at
-most every ``flush_interval`` (50 ms by default), rebuilds the views of
-the runs that changed and tells its subscribers once, with the set of
-what changed. So a UI is woken twenty times a second however many events
-arrive, and a snapshot is a tuple of immutable views that costs nothing
-to take.
+once after a quiet spell and then at most every ``flush_interval`` (50 ms
+by default), rebuilds the views of the runs that changed and tells its
+subscribers once, with the set of what changed. So a UI is woken at most
+twenty times a second however many events arrive, and a snapshot is a
+tuple of immutable views that costs nothing to take.
 
 Memory stays bounded however long a run grows: the store keeps a short
 window of each run's recent events and the paired tool calls of the
@@ -123,17 +123,59 @@ class _ToolTally:
     in_flight: set[tuple[RunKey, str]] = field(default_factory=set)
 
 
-@dataclass(slots=True)
 class _RunState:
-    key: RunKey
-    summary: RunSummary
-    extras: RunExtras = field(default_factory=RunExtras)
-    recent: deque[LedgerItem] = field(default_factory=lambda: deque(maxlen=RECENT_EVENTS))
-    calls: dict[str, ToolCallView] = field(default_factory=dict)
-    early_results: dict[str, ToolResult] = field(default_factory=dict)
-    detailed: bool = True
-    history_end: int | None = None
-    history_count: int | None = None
+    """One run as the store folds it.
+
+    The store makes 10,000 of these when a big directory opens, most of
+    them never to see an event: their containers are made on first use.
+    """
+
+    __slots__ = (
+        "_calls",
+        "_early_results",
+        "_extras",
+        "_recent",
+        "detailed",
+        "history_count",
+        "history_end",
+        "key",
+        "summary",
+    )
+
+    def __init__(self, key: RunKey, summary: RunSummary) -> None:
+        self.key = key
+        self.summary = summary
+        self.detailed = True
+        self.history_end: int | None = None
+        self.history_count: int | None = None
+        self._extras: RunExtras | None = None
+        self._recent: deque[LedgerItem] | None = None
+        self._calls: dict[str, ToolCallView] | None = None
+        self._early_results: dict[str, ToolResult] | None = None
+
+    @property
+    def extras(self) -> RunExtras:
+        if self._extras is None:
+            self._extras = RunExtras()
+        return self._extras
+
+    @property
+    def recent(self) -> deque[LedgerItem]:
+        if self._recent is None:
+            self._recent = deque(maxlen=RECENT_EVENTS)
+        return self._recent
+
+    @property
+    def calls(self) -> dict[str, ToolCallView]:
+        if self._calls is None:
+            self._calls = {}
+        return self._calls
+
+    @property
+    def early_results(self) -> dict[str, ToolResult]:
+        if self._early_results is None:
+            self._early_results = {}
+        return self._early_results
 
     @property
     def worth_detailing(self) -> bool:
@@ -286,11 +328,15 @@ class RunStore:
             if not state.available or state.error:
                 self._set_source(source, available=True, error=None)
         events: set[RunKey] = set()
+        dirty = self._dirty
         for run in update.runs:
             key = RunKey(source, run.run_id)
             self._fold(key, run)
+            dirty.add(key)
             if run.items:
                 events.add(key)
+        if update.runs:
+            self._wake.set()
         removed = set()
         for run_id in update.removed:
             key = RunKey(source, run_id)
@@ -393,7 +439,7 @@ class RunStore:
             tally.latencies.append(finished.duration)
 
     def _forget_calls(self, state: _RunState) -> None:
-        for call in state.calls.values():
+        for call in (state._calls or {}).values():
             if not call.done:
                 tally = self._tools.get(call.name)
                 if tally is not None:
@@ -414,10 +460,20 @@ class RunStore:
         self._wake.set()
 
     async def _flush_loop(self) -> None:
+        """Flush at once after a quiet spell, then at most every ``flush_interval``.
+
+        The first batch after a pause (the runs of a source just opened, a
+        click's outcome) is shown without waiting; a stream is batched.
+        """
+        loop = asyncio.get_running_loop()
+        last = -self.flush_interval
         while True:
             await self._wake.wait()
-            await asyncio.sleep(self.flush_interval)
+            wait = last + self.flush_interval - loop.time()
+            if wait > 0:
+                await asyncio.sleep(wait)
             self._wake.clear()
+            last = loop.time()
             self.flush()
 
     def flush(self) -> None:
@@ -428,7 +484,7 @@ class RunStore:
             state = self._runs.get(key)
             if state is None:
                 continue
-            view = make_view(key, state.summary, state.extras, detailed=state.detailed)
+            view = make_view(key, state.summary, state._extras, detailed=state.detailed)
             if key not in self._views:
                 self._ordered = None
             elif self._ordered is not None:
@@ -491,7 +547,7 @@ class RunStore:
     def recent(self, key: RunKey) -> list[LedgerItem]:
         """The run's latest events the store holds (a short window)."""
         state = self._runs.get(key)
-        return list(state.recent) if state is not None else []
+        return list(state._recent) if state is not None and state._recent else []
 
     async def events(self, key: RunKey, start: int, stop: int) -> list[LedgerItem]:
         """Items ``start``..``stop`` of a run, read from its source (a ledger's index)."""
@@ -509,7 +565,7 @@ class RunStore:
     def tool_calls(self, key: RunKey) -> list[ToolCallView]:
         """The run's paired tool calls the store has seen, oldest first."""
         state = self._runs.get(key)
-        return list(state.calls.values()) if state is not None else []
+        return list(state._calls.values()) if state is not None and state._calls else []
 
     def tool_stats(self) -> list[ToolStats]:
         """Per tool across all runs, busiest first."""

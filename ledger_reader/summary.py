@@ -70,7 +70,7 @@ class RunStatus(StrEnum):
     @property
     def is_live(self) -> bool:
         """Whether the run may still write events."""
-        return self in {RunStatus.RUNNING, RunStatus.AWAITING_APPROVAL}
+        return self is RunStatus.RUNNING or self is RunStatus.AWAITING_APPROVAL
 
 
 _COMPLETED_STATUS: Final = {

@@ -7,23 +7,27 @@ sources to open; tests use the same factory.
 from __future__ import annotations
 
 import gc
+import sys
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Any, ClassVar, Final
+from typing import TYPE_CHECKING, Any, ClassVar, Final, cast
 
 from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.css.query import NoMatches
 from textual.events import Key
-from textual.screen import Screen
+from textual.screen import ModalScreen, Screen
 
 from inspector import ActionRefused, ReplaySource, RunKey, RunSource, RunStore, RunView
-from tui.screens.cancel import CancelScreen
-from tui.screens.run import RunScreen
 from tui.screens.runs import RunsScreen
-from tui.screens.tools import ToolsScreen
 from tui.settings import Settings, load_state, save_state
 from tui.widgets.run_table import RunTable
+
+if TYPE_CHECKING:
+    from tui.screens.run import RunScreen
+
+# The run, tool-call and cancel screens are imported when first opened: with
+# the syntax highlighter and DataTable they would add ~35 ms to every launch.
 
 ACTION_KEYS = {"c": "cancel", "r": "resume", "a": "approve", "d": "approve"}
 
@@ -77,6 +81,9 @@ class RuntopApp(App[None]):
             RunsScreen(self.store, clock=self.settings.clock, remembered=self.last_filter)
         )
         self.follow_store()
+        # The launch paused the collector (tui.cli.pause_collector); a first load that
+        # never comes (a server down) must not keep it paused.
+        self.set_timer(COLLECTOR_PAUSED_AT_MOST, _settle_memory)
 
     @work(exclusive=True, group="store")
     async def follow_store(self) -> None:
@@ -95,6 +102,7 @@ class RuntopApp(App[None]):
                 self.set_timer(SETTLE_AFTER, _settle_memory)
 
     async def on_unmount(self) -> None:
+        gc.enable()
         await self.store.close()
         if self.on_exit_hook is not None:
             await self.on_exit_hook()
@@ -103,8 +111,9 @@ class RuntopApp(App[None]):
 
     def current_run(self) -> RunView | None:
         screen = self.screen
-        if isinstance(screen, RunScreen):
-            return self.store.get(screen.key)
+        run_screen = _open_run_screen(screen)
+        if run_screen is not None:
+            return self.store.get(run_screen.key)
         if isinstance(screen, RunsScreen):
             return screen.query_one(RunTable).selected
         return None
@@ -120,16 +129,16 @@ class RuntopApp(App[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action.startswith("replay_"):
-            return bool(self.replays()) and not isinstance(self.screen, CancelScreen)
+            return bool(self.replays()) and not isinstance(self.screen, ModalScreen)
         kind = {"cancel": "cancel", "resume": "resume", "approve": "approve", "deny": "approve"}
-        if action in kind and not isinstance(self.screen, CancelScreen):
+        if action in kind and not isinstance(self.screen, ModalScreen):
             return None if self.refusal(kind[action]) else True
         return True
 
     def on_key(self, event: Key) -> None:
         """A greyed action's key says why it is greyed instead of doing nothing."""
         action = ACTION_KEYS.get(event.key)
-        if action is None or isinstance(self.screen, CancelScreen):
+        if action is None or isinstance(self.screen, ModalScreen):
             return
         focused = self.focused
         if focused is not None and focused.__class__.__name__ == "Input":
@@ -180,6 +189,8 @@ class RuntopApp(App[None]):
                     self.store.cancel(run.key, reason or None), f"cancel requested for {run.run_id}"
                 )
 
+        from tui.screens.cancel import CancelScreen
+
         self.push_screen(CancelScreen(run), confirmed)
 
     def action_resume(self) -> None:
@@ -218,11 +229,11 @@ class RuntopApp(App[None]):
         self.run_worker(run_it(), group="actions")
 
     def action_copy(self) -> None:
-        screen = self.screen
-        if isinstance(screen, RunScreen):
+        run_screen = _open_run_screen(self.screen)
+        if run_screen is not None:
             from tui.widgets.detail import EventDetail
 
-            text = screen.query_one(EventDetail).text or screen.key.run_id
+            text = run_screen.query_one(EventDetail).text or run_screen.key.run_id
         else:
             run = self.current_run()
             text = run.run_id if run is not None else ""
@@ -237,6 +248,8 @@ class RuntopApp(App[None]):
             self.action_show_help_panel()
 
     def action_tools(self) -> None:
+        from tui.screens.tools import ToolsScreen
+
         if isinstance(self.screen, ToolsScreen):
             self.pop_screen()
         else:
@@ -276,10 +289,11 @@ class RuntopApp(App[None]):
             yield SystemCommand(
                 "Sort runs", "Cycle the column the table is sorted by", screen.action_sort
             )
-        if isinstance(screen, RunScreen):
-            yield SystemCommand("Follow", "Keep the newest event in view", screen.action_follow)
+        run_screen = _open_run_screen(screen)
+        if run_screen is not None:
+            yield SystemCommand("Follow", "Keep the newest event in view", run_screen.action_follow)
             yield SystemCommand(
-                "Parent run", "Open the run that started this one", screen.action_parent
+                "Parent run", "Open the run that started this one", run_screen.action_parent
             )
 
     def action_cancel_or_say(self) -> None:
@@ -293,23 +307,36 @@ class RuntopApp(App[None]):
             action()
 
     def on_run_table_opened(self, message: RunTable.Opened) -> None:
+        from tui.screens.run import RunScreen
+
         self.push_screen(RunScreen(self.store, message.run.key, clock=self.settings.clock))
 
 
+def _open_run_screen(screen: Screen[Any]) -> RunScreen | None:
+    """``screen`` if it is a run's screen (none is, before the first run is opened)."""
+    module = sys.modules.get("tui.screens.run")
+    if module is not None and isinstance(screen, module.RunScreen):
+        return cast("RunScreen", screen)
+    return None
+
+
 SETTLE_AFTER: Final = 1.0
+COLLECTOR_PAUSED_AT_MOST: Final = 3.0
+"""Seconds after start when the collector resumes, whether or not a first load came."""
 
 
 def _settle_memory() -> None:
-    """Move what a source's first load made out of the collector's way.
+    """Move what a source's first load made out of the collector's way, and resume it.
 
     Ten thousand runs are some 90,000 tracked objects; with the app's own,
     each full collection scanned them all and stalled the screen for 50 to
     90 ms under live load (bench/tui.py). They live as long as the app, so
     they are frozen (``gc.freeze``) once loaded; what is made later is
-    collected as usual.
+    collected as usual. The launch paused the collector until now.
     """
     gc.collect()
     gc.freeze()
+    gc.enable()
 
 
 def make_app(
