@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import ClassVar, Final
+from typing import TYPE_CHECKING, ClassVar, Final
 
 from rich.text import Text
 from textual import events, work
@@ -12,7 +12,10 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Input, Static
+from textual.widgets import Static
+
+if TYPE_CHECKING:
+    from textual.widgets import Input
 
 from inspector import (
     FilterError,
@@ -99,16 +102,12 @@ class RunsScreen(Screen[None]):
         self._reading_preview: tuple[RunKey, int] | None = None
         self._read_preview: tuple[RunKey | None, int, list[LedgerItem]] = (None, 0, [])
         """The last lines read for the preview of a run the store has no events of."""
+        self._filter_input: Input | None = None
         self._shown: dict[str, str] = {}
         """What each Static says now: an unchanged one is not updated (and not laid out)."""
 
     def compose(self) -> ComposeResult:
         yield Static(id="sources")
-        yield Input(
-            placeholder="filter: text, status:running, skill:deploy, since:1h, -status:ok",
-            id="filter",
-            value=self.filter_text or self.remembered,
-        )
         with Vertical():
             yield Static(id="header")
             yield Static(id="empty")
@@ -256,16 +255,34 @@ class RunsScreen(Screen[None]):
         self._preview(message.run)
         self.app.refresh_bindings()  # what c, r, a and d can do depends on the run
 
-    def action_filter(self) -> None:
-        box = self.query_one("#filter", Input)
+    async def action_filter(self) -> None:
+        box = await self._filter_box()
         box.add_class("open")
         box.focus()
         box.action_select_all()  # the last filter is there to edit; typing replaces it
 
+    async def _filter_box(self) -> Input:
+        """The filter box, mounted the first time ``/`` is pressed.
+
+        An Input costs ~30 ms of the first screen, and most sessions never filter.
+        """
+        if self._filter_input is not None:
+            return self._filter_input
+        from textual.widgets import Input
+
+        box = self._filter_input = Input(
+            placeholder="filter: text, status:running, skill:deploy, since:1h, -status:ok",
+            id="filter",
+            value=self.filter_text or self.remembered,
+        )
+        await self.mount(box, after="#sources")
+        return box
+
     def action_clear_filter(self) -> None:
-        box = self.query_one("#filter", Input)
-        box.value = ""
-        box.remove_class("open")
+        box = self._filter_input
+        if box is not None:
+            box.value = ""
+            box.remove_class("open")
         self._apply_filter("")
         self.query_one(RunTable).focus()
 
