@@ -29,7 +29,35 @@ from bench.generate import big_ledger, ledger_directory
 
 REPO = Path(__file__).resolve().parent.parent
 
-CHILD = textwrap.dedent(
+FIRST_FRAME = textwrap.dedent(
+    """
+    def first_frame(app, ready):
+        \"\"\"Print the seconds from spawn to the first frame drawn once ``ready()``, and exit.
+
+        The frame is turned into what a terminal would be sent (headless, the
+        app skips that step), so the time is the time to a frame on screen.
+        \"\"\"
+        from textual._compositor import CompositorUpdate
+
+        display = app._display
+        done = []
+
+        def timed(screen, renderable):
+            was_ready = not done and renderable is not None and ready()
+            display(screen, renderable)
+            if was_ready:
+                if isinstance(renderable, CompositorUpdate):
+                    renderable.render_segments(app.console)
+                done.append(time.time() - spawned)
+                print(done[0])
+                app.exit()
+
+        app._display = timed
+    """
+)
+"""Shared by both children: the time of the first frame that shows what was waited for."""
+
+CHILD = FIRST_FRAME + textwrap.dedent(
     """
     import sys, time
     spawned = float(sys.argv[1])
@@ -59,21 +87,17 @@ CHILD = textwrap.dedent(
     source = Memory("memory") if mode == "memory" else LedgerDirectorySource(sys.argv[3])
     app = make_app(Settings(), [source])
 
-    def check():
-        screen = app.screen
-        tables = screen.query(RunTable)
-        if tables and len(tables.first().rows) == 10_000:
-            app.call_after_refresh(lambda: (print(time.time() - spawned), app.exit()))
-        else:
-            app.set_timer(0.005, check)
+    def table_full():
+        tables = app.screen.query(RunTable)
+        return bool(tables) and len(tables.first().rows) == 10_000
 
-    app.call_later(check)
+    first_frame(app, table_full)
     app.run(headless=True, size=(160, 48))
     """
 )
 
 
-BARE = textwrap.dedent(
+BARE = FIRST_FRAME + textwrap.dedent(
     """
     import sys, time
     spawned = float(sys.argv[1])
@@ -84,10 +108,9 @@ BARE = textwrap.dedent(
         def compose(self):
             yield Static("hello")
 
-        def on_mount(self):
-            self.call_after_refresh(lambda: (print(time.time() - spawned), self.exit()))
-
-    Bare().run(headless=True, size=(160, 48))
+    bare = Bare()
+    first_frame(bare, lambda: bool(bare.screen.query(Static)))
+    bare.run(headless=True, size=(160, 48))
     """
 )
 
