@@ -21,8 +21,9 @@ import re
 import shlex
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Final
+
+import msgspec
 
 from inspector.model import RunView
 from ledger_reader import parse_time
@@ -37,8 +38,7 @@ class FilterError(ValueError):
     """A filter that cannot be understood; the message says why."""
 
 
-@dataclass(frozen=True, slots=True)
-class Term:
+class Term(msgspec.Struct, frozen=True):
     field: str | None
     test: Callable[[str], bool]
     negated: bool
@@ -76,8 +76,7 @@ def since_seconds(value: str, now: float) -> float:
     return parsed.timestamp()
 
 
-@dataclass(frozen=True, slots=True)
-class RunFilter:
+class RunFilter(msgspec.Struct, frozen=True):
     """A parsed filter; call :meth:`matches` on runs."""
 
     text: str

@@ -13,7 +13,6 @@ from __future__ import annotations
 import itertools
 import time
 from collections import deque
-from dataclasses import dataclass, field
 from typing import Any, Final, NamedTuple
 
 import msgspec
@@ -41,8 +40,7 @@ class RunKey(NamedTuple):
     run_id: str
 
 
-@dataclass(frozen=True, slots=True)
-class ToolCallView:
+class ToolCallView(msgspec.Struct, frozen=True):
     """A ``tool_call`` paired with its ``tool_result``."""
 
     run: RunKey
@@ -152,8 +150,7 @@ def _epoch(value: str | None) -> float | None:
     return parsed.timestamp() if parsed is not None else None
 
 
-@dataclass(slots=True)
-class RunExtras:
+class RunExtras(msgspec.Struct):
     """What a summary does not count: tool calls, tokens, cost, errors, tools in flight.
 
     Only adds up, so events may be folded in any order: live ones as they
@@ -166,8 +163,8 @@ class RunExtras:
     prompt_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0
-    open_tools: dict[str, str] = field(default_factory=dict)
-    closed_tools: set[str] = field(default_factory=set)
+    open_tools: dict[str, str] = msgspec.field(default_factory=dict)
+    closed_tools: set[str] = msgspec.field(default_factory=set)
     """Calls whose result came before their call was folded (history folded after live events)."""
 
     def add(self, event: RunEvent) -> None:

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import abc
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 from typing import ClassVar
+
+import msgspec
 
 from ledger_reader import LedgerItem, RunSummary
 
@@ -28,13 +29,12 @@ class ActionRefused(Exception):
     """An action the source cannot honour for this run, with the reason to show."""
 
 
-@dataclass(slots=True)
-class RunUpdate:
+class RunUpdate(msgspec.Struct):
     """One run that appeared or changed: its summary now and the items that landed."""
 
     run_id: str
     summary: RunSummary
-    items: list[LedgerItem] = field(default_factory=list)
+    items: list[LedgerItem] = msgspec.field(default_factory=list)
     reset: bool = False
     """Earlier events of this run are void (its ledger was truncated or replaced)."""
     history_end: int | None = None
@@ -44,12 +44,11 @@ class RunUpdate:
     delivered as items; a detail pass asks :meth:`RunSource.events` for them."""
 
 
-@dataclass(slots=True)
-class SourceUpdate:
+class SourceUpdate(msgspec.Struct):
     """A batch of changes from one source."""
 
-    runs: list[RunUpdate] = field(default_factory=list)
-    removed: list[str] = field(default_factory=list)
+    runs: list[RunUpdate] = msgspec.field(default_factory=list)
+    removed: list[str] = msgspec.field(default_factory=list)
     error: SourceError | None = None
     available: bool = True
     initial: bool = False

@@ -21,8 +21,9 @@ import logging
 import statistics
 from collections import Counter, deque
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 from typing import Final, Literal
+
+import msgspec
 
 from inspector.filters import RunFilter
 from inspector.model import RunExtras, RunKey, RunView, ToolCallView, make_view
@@ -62,8 +63,7 @@ events to decode) and starve the screen; its view says it is not detailed.
 Action = Literal["cancel", "resume", "approve"]
 
 
-@dataclass(frozen=True, slots=True)
-class StoreChange:
+class StoreChange(msgspec.Struct, frozen=True):
     """What changed since the last notification."""
 
     runs: frozenset[RunKey] = frozenset()
@@ -86,8 +86,7 @@ class StoreChange:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class SourceState:
+class SourceState(msgspec.Struct, frozen=True):
     """A source as the UI shows it: what it can do and whether it is healthy."""
 
     name: str
@@ -103,8 +102,7 @@ class SourceState:
     """The source's own word on how it stands ("connected"), shown when it has no error."""
 
 
-@dataclass(frozen=True, slots=True)
-class ToolStats:
+class ToolStats(msgspec.Struct, frozen=True):
     """One tool across every run: how often, how often it failed, how long it took."""
 
     name: str
@@ -115,12 +113,11 @@ class ToolStats:
     p95: float | None
 
 
-@dataclass(slots=True)
-class _ToolTally:
+class _ToolTally(msgspec.Struct):
     count: int = 0
     errors: int = 0
-    latencies: deque[float] = field(default_factory=lambda: deque(maxlen=LATENCY_SAMPLES))
-    in_flight: set[tuple[RunKey, str]] = field(default_factory=set)
+    latencies: deque[float] = msgspec.field(default_factory=lambda: deque(maxlen=LATENCY_SAMPLES))
+    in_flight: set[tuple[RunKey, str]] = msgspec.field(default_factory=set)
 
 
 class _RunState:
@@ -185,8 +182,7 @@ class _RunState:
         ) <= DETAIL_EVENTS
 
 
-@dataclass(frozen=True, slots=True)
-class Snapshot:
+class Snapshot(msgspec.Struct, frozen=True):
     """The runs at one moment, newest first, with the sources' states."""
 
     runs: tuple[RunView, ...]
@@ -751,9 +747,7 @@ def _read_history(path: str, end: int) -> list[RunEvent]:
 
 
 def _replace_state(state: SourceState, **changes: object) -> SourceState:
-    import dataclasses
-
-    return dataclasses.replace(state, **changes)  # type: ignore[arg-type]
+    return msgspec.structs.replace(state, **changes)
 
 
 class _Subscriber:

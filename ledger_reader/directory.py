@@ -14,9 +14,10 @@ import os
 import stat as stat_module
 import time
 from collections.abc import AsyncIterator, Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
+
+import msgspec
 
 from ledger_reader.errors import LedgerError, LedgerGone, LedgerUnreadable, NoLedgers
 from ledger_reader.events import MAX_LINE_BYTES, LedgerItem
@@ -45,13 +46,12 @@ QUIET_TICK: Final = 0.2
 CONTROL_DIR: Final = ".control"
 
 
-@dataclass(slots=True)
-class ScanResult:
+class ScanResult(msgspec.Struct):
     """The ledgers found under some paths, and what could not be read."""
 
-    states: dict[str, LedgerState] = field(default_factory=dict)
+    states: dict[str, LedgerState] = msgspec.field(default_factory=dict)
     """By path, as a string."""
-    errors: list[LedgerError] = field(default_factory=list)
+    errors: list[LedgerError] = msgspec.field(default_factory=list)
 
     def summaries(self, now: float | None = None) -> list[RunSummary]:
         """Every run found, newest first."""
@@ -153,24 +153,22 @@ def scan_paths(
     return result
 
 
-@dataclass(slots=True)
-class RunChange:
+class RunChange(msgspec.Struct):
     """A run whose ledger changed: its summary now and the lines that landed."""
 
     path: Path
     summary: RunSummary
-    items: list[LedgerItem] = field(default_factory=list)
+    items: list[LedgerItem] = msgspec.field(default_factory=list)
     reset: bool = False
     """The file was truncated or replaced: forget earlier events of this path."""
 
 
-@dataclass(slots=True)
-class DirectoryUpdate:
+class DirectoryUpdate(msgspec.Struct):
     """One batch of changes under a ledger directory."""
 
-    changes: list[RunChange] = field(default_factory=list)
-    removed: list[Path] = field(default_factory=list)
-    errors: list[LedgerError] = field(default_factory=list)
+    changes: list[RunChange] = msgspec.field(default_factory=list)
+    removed: list[Path] = msgspec.field(default_factory=list)
+    errors: list[LedgerError] = msgspec.field(default_factory=list)
     initial: bool = False
     """The first update: every run found by the initial scan."""
     available: bool = True

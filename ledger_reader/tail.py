@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import errno
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, Literal
+
+import msgspec
 
 from ledger_reader.decode import decode_line, over_long_line
 from ledger_reader.errors import LedgerGone, LedgerUnreadable
@@ -25,8 +26,7 @@ _SIGNATURE_BYTES: Final = 64
 Reset = Literal["truncated", "replaced"]
 
 
-@dataclass(frozen=True, slots=True)
-class Line:
+class Line(msgspec.Struct, frozen=True):
     """One complete line: where it starts, where its ``\\n`` is, what it holds."""
 
     start: int
@@ -104,11 +104,10 @@ class LineAssembler:
             self._pending += data[pos:size]
 
 
-@dataclass(slots=True)
-class TailBatch:
+class TailBatch(msgspec.Struct):
     """What one poll of a ledger found."""
 
-    lines: list[Line] = field(default_factory=list)
+    lines: list[Line] = msgspec.field(default_factory=list)
     reset: Reset | None = None
     """Set when the file was truncated or replaced: drop what you had, these lines start over."""
 

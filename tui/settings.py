@@ -3,20 +3,20 @@
 Every field can also come from a ``RUNTOP_*`` environment variable
 (``RUNTOP_LEDGER_DIR``, ``RUNTOP_THEME``, ``RUNTOP_READ_ONLY``, ...).
 
-A plain dataclass rather than pydantic-settings, which STYLE.md suggests:
-importing pydantic cost ~0.3 s here, most of the 0.5 s the first screen may
-take, for the parsing of five fields.
+A plain msgspec struct rather than pydantic-settings, which STYLE.md
+suggests: importing pydantic cost ~0.3 s here, most of the 0.5 s the first
+screen may take, for the parsing of five fields.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 _TRUE = {"1", "true", "yes", "on"}
 
@@ -25,11 +25,10 @@ def _default_ledger_dir() -> Path:
     return Path.home() / ".runtop" / "runs"
 
 
-@dataclass(frozen=True, slots=True)
-class Settings:
+class Settings(msgspec.Struct, frozen=True):
     """What the app needs to know before it starts."""
 
-    ledger_dir: Path = field(default_factory=_default_ledger_dir)
+    ledger_dir: Path = msgspec.field(default_factory=_default_ledger_dir)
     """The ledger directory opened when no path is given."""
     theme: str = "textual-dark"
     """A Textual theme name."""
@@ -50,23 +49,21 @@ class Settings:
         """Defaults, then ``RUNTOP_*`` variables, then ``overrides`` (the command line)."""
         environ = os.environ if environ is None else environ
         values: dict[str, Any] = {}
-        for spec in dataclasses.fields(cls):
-            raw = environ.get(f"RUNTOP_{spec.name.upper()}")
+        for name in cls.__struct_fields__:
+            raw = environ.get(f"RUNTOP_{name.upper()}")
             if raw is None or raw == "":
                 continue
-            if spec.name in {"ledger_dir", "state_file"}:
-                values[spec.name] = Path(raw).expanduser()
-            elif spec.name == "read_only":
-                values[spec.name] = raw.strip().lower() in _TRUE
-            elif spec.name in {"stale_after", "flush_interval", "clock"}:
+            if name in {"ledger_dir", "state_file"}:
+                values[name] = Path(raw).expanduser()
+            elif name == "read_only":
+                values[name] = raw.strip().lower() in _TRUE
+            elif name in {"stale_after", "flush_interval", "clock"}:
                 try:
-                    values[spec.name] = float(raw)
+                    values[name] = float(raw)
                 except ValueError as error:
-                    raise ValueError(
-                        f"RUNTOP_{spec.name.upper()}={raw!r} is not a number"
-                    ) from error
+                    raise ValueError(f"RUNTOP_{name.upper()}={raw!r} is not a number") from error
             else:
-                values[spec.name] = raw
+                values[name] = raw
         if "state_file" not in values:
             home = environ.get("RUNTOP_HOME") or str(Path.home() / ".runtop")
             values["state_file"] = Path(home).expanduser() / "state.json"
