@@ -130,8 +130,17 @@ class LedgerDirectorySource(RunSource):
         return f"the ledger directory {self.root}"
 
     async def updates(self) -> AsyncIterator[SourceUpdate]:
+        reading = False
         async for change in self._directory.watch(self._stop):
-            update = SourceUpdate(initial=change.initial, available=change.available)
+            update = SourceUpdate(
+                initial=change.initial, available=change.available, pending=change.pending
+            )
+            if change.pending:
+                reading = True
+                update.status = f"reading {change.pending:,} more ledgers"
+            elif reading:
+                reading = False
+                update.status = ""  # read them all: back to saying "live"
             if change.errors:
                 update.error = SourceError("; ".join(str(error) for error in change.errors))
             for run in change.changes:

@@ -52,8 +52,11 @@ class SourceUpdate(msgspec.Struct):
     error: SourceError | None = None
     available: bool = True
     initial: bool = False
+    pending: int = 0
+    """Runs found and not delivered yet: the first load goes on in the next updates."""
     status: str | None = None
-    """How the source stands, in a word or two ("connected"), when it has more to say than live."""
+    """How the source stands, in a few words ("connected", "reading 9,500 more ledgers"),
+    when it has more to say than live; ``None`` leaves it as it was, ``""`` clears it."""
 
 
 def live_run_refusal(action: str, summary: RunSummary) -> str | None:

@@ -230,6 +230,9 @@ class RunStore:
         self._detailer: asyncio.Task[None] | None = None
         self._detail_queue: deque[RunKey] = deque()
         self._detail_wake = asyncio.Event()
+        self._loading: set[str] = set()
+        """Sources still delivering their first load: detail passes wait for them (a pass
+        reads a ledger again, and beside a scan of 10,000 it made the scan 2.5x slower)."""
         self._tools: dict[str, _ToolTally] = {}
         self._version = 0
         self._closed = False
@@ -271,6 +274,9 @@ class RunStore:
         for key in removed:
             self._drop(key)
         self._source_states.pop(name, None)
+        if name in self._loading:
+            self._loading.discard(name)
+            self._detail_wake.set()
         self._states_version += 1
         self._note(StoreChange(removed=frozenset(removed), sources=frozenset({name})))
 
@@ -299,6 +305,7 @@ class RunStore:
         state = self._source_states.get(name)
         if state is None:
             return
+        status = status or None
         if state.available == available and state.error == error and state.status == status:
             return
         self._source_states[name] = _replace_state(
@@ -325,6 +332,11 @@ class RunStore:
             state = self._source_states[source]
             if not state.available or state.error:
                 self._set_source(source, available=True, error=None)
+        if update.pending:
+            self._loading.add(source)
+        elif source in self._loading:
+            self._loading.discard(source)
+            self._detail_wake.set()
         events: set[RunKey] = set()
         dirty = self._dirty
         runs = self._runs
@@ -664,7 +676,7 @@ class RunStore:
 
     async def _detail_loop(self) -> None:
         while True:
-            while not self._detail_queue:
+            while not self._detail_queue or self._loading:
                 self._detail_wake.clear()
                 await self._detail_wake.wait()
             key = self._detail_queue.popleft()

@@ -41,6 +41,8 @@ if TYPE_CHECKING:
 LEDGER_SUFFIX: Final = ".jsonl"
 MAX_HELD_OPEN: Final = 256
 """Unfinished ledgers kept open between polls; opening costs more than reading here."""
+FIRST_STEP: Final = 500
+"""Ledgers a scan reads before it reports the first of them (then four times as many)."""
 QUIET_TICK: Final = 0.2
 """Seconds of quiet after which unfinished ledgers are read again, watched or not."""
 CONTROL_DIR: Final = ".control"
@@ -98,6 +100,18 @@ def ledger_names(root: str, errors: list[LedgerError]) -> list[str]:
         except OSError as error:
             errors.append(_error_for(Path(directory), error))
     return found
+
+
+def _newest_first(names: Iterable[str]) -> list[str]:
+    """File names, the most recently modified first (vanished ones last)."""
+
+    def modified(name: str) -> float:
+        try:
+            return os.stat(name).st_mtime
+        except OSError:
+            return 0.0
+
+    return sorted(names, key=lambda name: (modified(name), name), reverse=True)
 
 
 def _worth_a_look(change: Change, name: str) -> bool:
@@ -170,7 +184,10 @@ class DirectoryUpdate(msgspec.Struct):
     removed: list[Path] = msgspec.field(default_factory=list)
     errors: list[LedgerError] = msgspec.field(default_factory=list)
     initial: bool = False
-    """The first update: every run found by the initial scan."""
+    """The first update: the first runs found by the initial scan (the newest; the rest
+    follow in the next updates while ``pending``)."""
+    pending: int = 0
+    """Ledgers found by a scan and not read yet: they come in the next updates."""
     available: bool = True
     """False while the directory itself is gone or unreadable."""
 
@@ -254,11 +271,13 @@ class LedgerDirectory:
 
         first = True
         while not stop.is_set():
-            update = await asyncio.to_thread(self._rescan)
-            update.initial = first
-            first = False
-            yield update
-            if not update.available:
+            available = True
+            async for update in self._scan():
+                update.initial = first
+                first = False
+                available = update.available
+                yield update
+            if not available:
                 while not stop.is_set() and not await asyncio.to_thread(self._usable):
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(stop.wait(), self.liveness_interval)
@@ -269,8 +288,35 @@ class LedgerDirectory:
     def _usable(self) -> bool:
         return self.root.is_dir() and os.access(self.root, os.R_OK | os.X_OK)
 
-    def _rescan(self) -> DirectoryUpdate:
-        """Scan the tree: new files are read, known ones kept, missing ones removed."""
+    async def _scan(self) -> AsyncIterator[DirectoryUpdate]:
+        """Scan the tree: new files are read, known ones polled, missing ones removed.
+
+        New ledgers are read the most recently written first, in growing
+        steps (500, then 2,000, then 8,000 at a time), each step reported as
+        it is read: the newest runs of a directory of 10,000 show in a tenth
+        of the time all of them take. ``pending`` says how many are left.
+        Ledgers that appeared while the scan ran are read at its end.
+        """
+        import asyncio
+
+        update, new = await asyncio.to_thread(self._scan_start)
+        step = FIRST_STEP
+        reported = False
+        while new:
+            batch, new = new[:step], new[step:]
+            await asyncio.to_thread(self._read_new, batch, update)
+            if not new:
+                new = await asyncio.to_thread(self._unread)
+            update.pending = len(new)
+            yield update
+            reported = True
+            update = DirectoryUpdate()
+            step *= 4
+        if not reported:
+            yield update
+
+    def _scan_start(self) -> tuple[DirectoryUpdate, list[str]]:
+        """Poll the known ledgers, drop the missing; the new ones, newest first (blocking)."""
         update = DirectoryUpdate()
         if not self._usable():
             update.available = False
@@ -279,23 +325,34 @@ class LedgerDirectory:
                 if not self.root.exists()
                 else LedgerUnreadable(self.root, "permission denied")
             )
-            return update
+            return update, []
         # Names as strings until a file is new here: sorting and hashing 10,000 Paths
         # cost more than reading the ledgers' heads.
-        names = set(ledger_names(os.fspath(self.root), update.errors))
-        if self.only is not None:
-            names = {name for name in names if os.path.abspath(name) in self.only}
+        names = self._names_now(update.errors)
         known = {os.fspath(path): path for path in self._followed}
-        for name in sorted(names - known.keys()):
-            change = self._start_following(self._path(name), update)
-            if change is not None:
-                update.changes.append(change)
         for name in sorted(known.keys() - names):
             self._unfollow(known[name])
             update.removed.append(known[name])
         for name in sorted(names & known.keys()):
             self._poll_into(known[name], update)
-        return update
+        return update, _newest_first(names - known.keys())
+
+    def _names_now(self, errors: list[LedgerError]) -> set[str]:
+        names = set(ledger_names(os.fspath(self.root), errors))
+        if self.only is not None:
+            names = {name for name in names if os.path.abspath(name) in self.only}
+        return names
+
+    def _read_new(self, names: list[str], update: DirectoryUpdate) -> None:
+        for name in names:
+            change = self._start_following(self._path(name), update)
+            if change is not None:
+                update.changes.append(change)
+
+    def _unread(self) -> list[str]:
+        """Ledgers that appeared while a scan read the others, newest first (blocking)."""
+        known = {os.fspath(path) for path in self._followed}
+        return _newest_first(self._names_now([]) - known)
 
     def _start_following(self, path: Path, update: DirectoryUpdate) -> RunChange | None:
         try:

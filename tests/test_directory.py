@@ -187,3 +187,30 @@ async def test_watch_notices_a_writer_killed_mid_run(
         os.kill(writer.pid, signal.SIGKILL)
         update = await next_matching(updates, lambda u: bool(u.changes))
         assert update.changes[0].summary.status == RunStatus.ABANDONED
+
+
+@pytest.mark.timeout(30)
+async def test_a_big_scan_reports_the_newest_ledgers_first_in_steps(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The newest runs of a big directory show before the rest are read; none is lost."""
+    monkeypatch.setattr("ledger_reader.directory.FIRST_STEP", 2)
+    root = tmp_path / "runs"
+    root.mkdir()
+    for number in range(7):
+        path = root / f"run_{number}.jsonl"
+        path.write_bytes(line(1, "run_started", run_id=f"run_{number}"))
+        os.utime(path, (1_000_000 + number, 1_000_000 + number))  # run_6 written last
+    async with watching(LedgerDirectory(root)) as updates:
+        first = await updates.get()
+        second = await updates.get()
+    assert (first.initial, first.pending) == (True, 5)
+    assert [change.summary.run_id for change in first.changes] == ["run_6", "run_5"]
+    assert (second.initial, second.pending) == (False, 0)
+    assert [change.summary.run_id for change in second.changes] == [
+        "run_4",
+        "run_3",
+        "run_2",
+        "run_1",
+        "run_0",
+    ]

@@ -291,3 +291,48 @@ async def test_notifications_are_batched_in_time() -> None:
         assert store.applied == 10_000
         assert 1 <= woken <= 5
         assert len(store.recent(RunKey("burst", "run_burst"))) == 200  # a bounded window
+
+
+async def test_a_big_directory_says_it_is_still_reading_then_lists_every_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("ledger_reader.directory.FIRST_STEP", 2)
+    for number in range(5):
+        path = tmp_path / f"run_{number}.jsonl"
+        path.write_bytes(line(1, "run_started", run_id=f"run_{number}"))
+    source = LedgerDirectorySource(tmp_path, name="big")
+    updates = source.updates()
+    first, second = await anext(updates), await anext(updates)
+    await updates.aclose()
+    await source.close()
+    assert (first.initial, first.status, len(first.runs)) == (True, "reading 3 more ledgers", 2)
+    assert (second.initial, second.status, len(second.runs)) == (False, "", 3)
+
+    async with RunStore(flush_interval=0.005) as store:
+        store.add_source(LedgerDirectorySource(tmp_path, name="big"))
+        await until(store, lambda s: len(s.runs) == 5, "every run")
+        assert store.snapshot().sources[0].status is None  # "live" again
+
+
+async def test_detail_passes_wait_until_a_source_has_delivered_its_first_load(
+    tmp_path: Path,
+) -> None:
+    """A detail pass reads a ledger again: beside a scan of 10,000 it slowed the scan 2.5x."""
+    from ledger_reader import RunSummary
+
+    ledger = tmp_path / "run_1.jsonl"
+    ledger.write_bytes(
+        started() + line(2, "llm_call", {"prompt_tokens": 7, "output_tokens": 3}) + completed(3)
+    )
+    summary = RunSummary(run_id="run_1", status=RunStatus.SUCCEEDED, path=str(ledger))
+    history = RunUpdate("run_1", summary, history_end=ledger.stat().st_size)
+    key = RunKey("dir", "run_1")
+    async with RunStore(flush_interval=0.005) as store:
+        store.apply("dir", SourceUpdate(runs=[history], initial=True, pending=9_999))
+        await asyncio.sleep(0.3)
+        store.flush()
+        assert store.get(key) is not None
+        assert not store.get(key).detailed  # type: ignore[union-attr]
+        store.apply("dir", SourceUpdate(pending=0))
+        view = await until(store, lambda s: s.runs[0].detailed and s.runs[0], "the detail pass")
+        assert (view.prompt_tokens, view.output_tokens) == (7, 3)
