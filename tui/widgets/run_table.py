@@ -8,6 +8,7 @@ row, as rows update and move.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import ClassVar, Final
 
@@ -23,6 +24,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from inspector import RunKey, RunView
+from ledger_reader import RunStatus
 from tui.format import STATUS, cell, duration, now_or, relative, short_id, tokens_and_cost
 from tui.widgets.lines import CURSOR_BINDINGS, highlighted, scroll_row_into_view
 
@@ -59,6 +61,13 @@ def visible_columns(total: int) -> list[tuple[str, str, int]]:
     fixed = sum(width for _, _, width in shown) + len(shown) - 1
     flexible = max(8, total - fixed)
     return [(key, title, width or flexible) for key, title, width in shown]
+
+
+@functools.cache
+def _layout(total: int) -> tuple[tuple[str, int, bool], ...]:
+    """Each column's key and width at ``total`` cells, and whether it is right-aligned."""
+    right = {"events", "duration", "tokens"}
+    return tuple((key, width, key in right) for key, _, width in visible_columns(total))
 
 
 def column_widths(total: int) -> list[int]:
@@ -151,6 +160,7 @@ class RunTable(ScrollView, can_focus=True):
         self.rows: list[RunView] = []
         self._selected_key: RunKey | None = None
         self._colours: dict[str, Style] = {}
+        self._base_style: Style | None = None
 
     # -- data -----------------------------------------------------------------------
 
@@ -232,12 +242,15 @@ class RunTable(ScrollView, can_focus=True):
 
     def notify_style_update(self) -> None:
         self._colours = {}
+        self._base_style = None
         super().notify_style_update()
 
     def render_line(self, y: int) -> Strip:
         width = self.size.width
         row = self.scroll_offset.y + y
-        base = self.rich_style
+        base = self._base_style
+        if base is None:
+            base = self._base_style = self.rich_style  # walks the ancestors: once, not per line
         if row >= len(self.rows):
             return Strip.blank(width, base)
         run = self.rows[row]
@@ -252,29 +265,35 @@ class RunTable(ScrollView, can_focus=True):
 
     def _cells(self, run: RunView, width: int, base: Style) -> list[Segment]:
         now = now_or(self.clock)
-        glyph, word, colour = STATUS[run.status]
-        if run.cancel_requested and run.live:
-            word = "cancelling"
-        columns = visible_columns(width)
-        widths = {key: size for key, _, size in columns}
-        doing = run.doing or (run.error if run.status.name == "FAILED" else "")
-        values = {
-            "status": (f"{glyph} {word}", base + self._colour(colour)),
-            "run": (short_id(run.run_id), base),
-            "agent": (cell(run.agent or run.skill, widths.get("agent", 18)), base),
-            "started": (relative(run.started_at, now), base),
-            "duration": (duration(run.duration(now)), base),
-            "events": (str(run.event_count), base),
-            "doing": (cell(doing, widths.get("doing", 16)), base),
-            "tokens": (tokens_and_cost(run), base),
-            "source": (cell(run.source, widths.get("source", 10)), base),
-        }
         segments: list[Segment] = []
-        for key, _, size in columns:
-            text, style = values[key]
+        for key, size, right in _layout(width):
+            style = base
+            match key:
+                case "status":
+                    glyph, word, colour = STATUS[run.status]
+                    if run.cancel_requested and run.live:
+                        word = "cancelling"
+                    text = f"{glyph} {word}"
+                    style = base + self._colour(colour)
+                case "run":
+                    text = short_id(run.run_id)
+                case "agent":
+                    text = cell(run.agent or run.skill, size)
+                case "started":
+                    text = relative(run.started_at, now)
+                case "duration":
+                    text = duration(run.duration(now))
+                case "events":
+                    text = str(run.event_count)
+                case "doing":
+                    doing = run.doing or (run.error if run.status is RunStatus.FAILED else "")
+                    text = cell(doing, size)
+                case "tokens":
+                    text = tokens_and_cost(run)
+                case _:
+                    text = cell(run.source, size)
             text = text[:size]
-            text = text.rjust(size) if key in {"events", "duration", "tokens"} else text.ljust(size)
-            segments.append(Segment(text + " ", style))
+            segments.append(Segment((text.rjust(size) if right else text.ljust(size)) + " ", style))
         return segments
 
     # -- input --------------------------------------------------------------------------
