@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from inspector.model import RunExtras, RunKey, RunView, make_view
+from inspector.model import RunExtras, RunKey, make_view
 from ledger_reader import RunStatus, RunSummary
 from ledger_reader.events import ToolCall, ToolCallPayload
 from ledger_reader.summary import PendingApproval
@@ -13,10 +13,7 @@ pytestmark = pytest.mark.timeout(10)
 
 
 def test_every_field_of_a_view_comes_from_the_right_place() -> None:
-    """make_view builds views positionally: a field out of order would land in its neighbour.
-
-    Every input is distinct, so a swap of any two fields fails here.
-    """
+    """A view is built positionally and reads most fields from its summary when asked."""
     approval = PendingApproval(approval_id="ap-1", prompt="ship it?")
     summary = RunSummary(
         run_id="run-1",
@@ -52,36 +49,43 @@ def test_every_field_of_a_view_comes_from_the_right_place() -> None:
 
     view = make_view(key, summary, extras, detailed=False)
 
-    expected = RunView(
-        key=key,
-        status=RunStatus.AWAITING_APPROVAL,
-        skill="deploy",
-        agent="deployer",
-        started_at=1795932000.0,
-        ended_at=1795932010.0,
-        last_event_at=1795932005.0,
-        event_count=42,
-        damaged_lines=3,
-        warnings=("line 7 is damaged",),
-        parent_run_id="run-0",
-        resumed_from="run-00",
-        pending_approval=approval,
-        cancel_requested=True,
-        current_node="plan",
-        current_tool="grep",
-        error="boom",
-        error_count=5,
-        tool_calls=7,
-        tool_errors=4,
-        prompt_tokens=8,
-        output_tokens=9,
-        cost_usd=0.25,
-        input={"goal": "ship"},
-        writer="gridctl",
-        path="/ledgers/run-1.jsonl",
-        detailed=False,
-    )
-    assert view == expected
+    assert {name: getattr(view, name) for name in EXPECTED} == EXPECTED
+    assert view.key == key
+    assert view.doing == "cancelling…"  # a cancel in progress says so first
+
+
+EXPECTED = {
+    "status": RunStatus.AWAITING_APPROVAL,
+    "skill": "deploy",
+    "agent": "deployer",
+    "started_at": 1795932000.0,
+    "ended_at": 1795932010.0,
+    "last_event_at": 1795932005.0,
+    "event_count": 42,
+    "damaged_lines": 3,
+    "warnings": ("line 7 is damaged",),
+    "parent_run_id": "run-0",
+    "resumed_from": "run-00",
+    "pending_approval": PendingApproval(approval_id="ap-1", prompt="ship it?"),
+    "cancel_requested": True,
+    "current_node": "plan",
+    "current_tool": "grep",
+    "error": "boom",
+    "error_count": 5,
+    "tool_calls": 7,
+    "tool_errors": 4,
+    "prompt_tokens": 8,
+    "output_tokens": 9,
+    "cost_usd": 0.25,
+    "input": {"goal": "ship"},
+    "writer": "gridctl",
+    "path": "/ledgers/run-1.jsonl",
+    "detailed": False,
+    "run_id": "run-1",
+    "source": "here",
+    "live": True,
+}
+"""Every value distinct from the others of its type: a field read from the wrong place fails."""
 
 
 def test_a_run_with_no_extras_counts_nothing_and_an_ended_run_does_nothing_now() -> None:

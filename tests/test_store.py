@@ -6,7 +6,9 @@ import asyncio
 import os
 import shutil
 import time
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,8 +25,9 @@ from inspector import (
     RunView,
     SourceUpdate,
 )
+from inspector.model import make_view
 from inspector.source import RunSource, SourceError
-from ledger_reader import LedgerItem, RunStatus, summarize_ledger
+from ledger_reader import LedgerItem, RunStatus, RunSummary, summarize_ledger
 from run_manager import Manager
 from tests.agents import Gatekeeper, Sleeper
 from tests.conftest import FIXTURES, completed, line, started
@@ -92,24 +95,33 @@ async def test_live_derived_fields_through_the_manager() -> None:
 
 def test_filter_language() -> None:
     now = time.time()
+
+    def view(source: str, **fields: Any) -> RunView:
+        started = fields.pop("started_at")
+        summary = RunSummary(started_at=datetime.fromtimestamp(started, UTC).isoformat(), **fields)
+        return make_view(RunKey(source, summary.run_id), summary, None, detailed=True)
+
     runs = [
-        RunView(
-            RunKey("a", "run_1"),
-            RunStatus.RUNNING,
+        view(
+            "a",
+            run_id="run_1",
+            status=RunStatus.RUNNING,
             skill="deploy-prod",
             agent="ops",
             started_at=now - 60,
         ),
-        RunView(
-            RunKey("a", "run_2"),
-            RunStatus.FAILED,
+        view(
+            "a",
+            run_id="run_2",
+            status=RunStatus.FAILED,
             skill="research",
             error="tool timeout",
             started_at=now - 7200,
         ),
-        RunView(
-            RunKey("b", "run_3"),
-            RunStatus.SUCCEEDED,
+        view(
+            "b",
+            run_id="run_3",
+            status=RunStatus.SUCCEEDED,
             skill="deploy-eu",
             started_at=now - 30,
             parent_run_id="run_1",
