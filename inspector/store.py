@@ -552,6 +552,11 @@ class RunStore:
             )
         return Snapshot(self._ordered, self._sources_shown, self._version)
 
+    @property
+    def loading(self) -> bool:
+        """Whether a source is still delivering its first load (a big directory, in steps)."""
+        return bool(self._loading)
+
     def get(self, key: RunKey) -> RunView | None:
         return self._views.get(key)
 

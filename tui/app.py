@@ -6,6 +6,7 @@ sources to open; tests use the same factory.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import sys
 from collections.abc import Awaitable, Callable, Iterable
@@ -88,18 +89,20 @@ class RuntopApp(App[None]):
     @work(exclusive=True, group="store")
     async def follow_store(self) -> None:
         """Forward each batch of store changes to the screen on top."""
+        loaded = False
         async for change in self.store.changes():
+            if change.reset:
+                loaded = False  # a source's first load began (or began again)
+            if not loaded and not self.store.loading:
+                # Every source delivered its first load. Not now: its screen is being drawn.
+                loaded = True
+                self.set_timer(SETTLE_AFTER, _settle_memory)
             screen = self.screen
             handler = getattr(screen, "on_store_change", None)
             if handler is None:
                 continue
-            try:
+            with contextlib.suppress(NoMatches):  # a screen being put together or taken apart
                 handler(change)
-            except NoMatches:
-                continue  # the screen is being put together or taken apart: the next batch
-            if change.reset:
-                # Not now: the first screen of those runs is being drawn.
-                self.set_timer(SETTLE_AFTER, _settle_memory)
 
     async def on_unmount(self) -> None:
         gc.enable()
@@ -321,7 +324,7 @@ def _open_run_screen(screen: Screen[Any]) -> RunScreen | None:
 
 
 SETTLE_AFTER: Final = 1.0
-COLLECTOR_PAUSED_AT_MOST: Final = 3.0
+COLLECTOR_PAUSED_AT_MOST: Final = 10.0
 """Seconds after start when the collector resumes, whether or not a first load came."""
 
 
