@@ -199,7 +199,7 @@ class RunsScreen(Screen[None]):
             else:
                 live = source.status or ("live" if source.live else "replay")
                 parts.append(f" {source.name} ({live}) ", style="bold")
-        counted = f"{shown} of {total} runs" if shown != total else f"{total} runs"
+        counted = f"{shown:,} of {total:,} runs" if shown != total else f"{total:,} runs"
         parts.append(f"  {counted}")
         if self.filter_text:
             parts.append(f"  filter: {self.filter_text}", style="italic")
