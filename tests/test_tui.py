@@ -438,3 +438,27 @@ async def test_replay_keys_are_hidden_without_a_replay(fixtures: Path) -> None:
         shown = app.screen.query_one(KeyBar)._shown()
         assert not any(description == "Step" for _, _, description, _ in shown)
         assert app.check_action("replay_step", ()) is False
+
+
+@pytest.mark.parametrize("theme", ["textual-dark", "textual-light"])
+async def test_the_cursor_row_keeps_every_status_readable(fixtures: Path, theme: str) -> None:
+    """The cursor is the accent laid over the table, not the accent itself: an orange
+    status ("approval") on a solid orange row could not be read."""
+    app = sample_app(fixtures, theme=theme)
+    async with app.run_test(size=(160, 48)) as pilot:
+        rows = await loaded(pilot)
+        rows.cursor = next(
+            number
+            for number, run in enumerate(rows.rows)
+            if run.status.value == "awaiting_approval"
+        )
+        await pilot.pause()
+        line = rows.render_line(rows.cursor - rows.scroll_offset.y)
+        status = next(segment for segment in line if "approval" in segment.text)
+        assert status.style is not None
+        assert status.style.color is not None
+        assert status.style.bgcolor is not None
+        foreground = status.style.color.get_truecolor()
+        background = status.style.bgcolor.get_truecolor()
+        contrast = sum(abs(a - b) for a, b in zip(foreground, background, strict=True))
+        assert contrast > 150, (foreground, background)

@@ -161,6 +161,7 @@ class RunTable(ScrollView, can_focus=True):
         self._selected_key: RunKey | None = None
         self._colours: dict[str, Style] = {}
         self._base_style: Style | None = None
+        self._cursor: Style | None = None
 
     # -- data -----------------------------------------------------------------------
 
@@ -243,6 +244,7 @@ class RunTable(ScrollView, can_focus=True):
     def notify_style_update(self) -> None:
         self._colours = {}
         self._base_style = None
+        self._cursor = None
         super().notify_style_update()
 
     def render_line(self, y: int) -> Strip:
@@ -257,11 +259,25 @@ class RunTable(ScrollView, can_focus=True):
         segments = self._cells(run, width, base)
         strip = Strip(segments).crop_extend(0, width, base)
         if row == self.cursor:
-            highlight = self.get_component_rich_style("runtable--cursor", partial=True)
+            highlight = self._cursor_style()
             if not self.has_focus:
                 highlight = Style(bgcolor=highlight.bgcolor)
             strip = highlighted(strip, highlight)
         return strip
+
+    def _cursor_style(self) -> Style:
+        """The cursor row's style: its text style, and its background laid over the table's.
+
+        Textual's partial component style drops the background's alpha: the
+        cursor came out solid accent, and a running run's accent-coloured
+        status vanished into it. The status colours stay; only the row shows.
+        """
+        if self._cursor is None:
+            component = self.get_component_styles("runtable--cursor")
+            background = self.background_colors[1] + component.background
+            partial = self.get_component_rich_style("runtable--cursor", partial=True)
+            self._cursor = partial + Style(bgcolor=background.rich_color)
+        return self._cursor
 
     def _cells(self, run: RunView, width: int, base: Style) -> list[Segment]:
         now = now_or(self.clock)
