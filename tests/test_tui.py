@@ -462,3 +462,21 @@ async def test_the_cursor_row_keeps_every_status_readable(fixtures: Path, theme:
         background = status.style.bgcolor.get_truecolor()
         contrast = sum(abs(a - b) for a, b in zip(foreground, background, strict=True))
         assert contrast > 150, (foreground, background)
+
+
+async def test_a_run_whose_entries_all_fit_offers_no_scroll(fixtures: Path) -> None:
+    """22 events read as 12 lines: at 80x24 they fit, so there is nothing to scroll to."""
+    app = sample_app(fixtures)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot)
+        await pilot.press("end", "enter")
+        events = app.screen.query_one(EventList)
+        await settle(pilot, lambda: events.item(21) is not None, "the events")
+        await pilot.pause()
+        assert events.count > events.size.height >= len(events.entries())
+        assert events.entries()[-1].end == events.count  # every entry is on screen
+        assert events.virtual_size.height <= events.size.height
+        assert not events.show_vertical_scrollbar
+        await pilot.press("home")
+        assert events.entries()[0].start == 0
+        assert events.entries()[-1].end == events.count

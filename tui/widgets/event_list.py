@@ -4,7 +4,8 @@ An entry is one line: an event, or events that belong together (a
 paragraph of streamed text or reasoning, a tool call with its result; see
 :mod:`tui.entries`). The list asks the store for the events on screen (and
 a page around them) and nothing else, so a run of a million events scrolls
-like one of ten. Scrolling is by entry; the scroll bar measures events.
+like one of ten. Scrolling is by entry; the scroll bar measures events
+(and shows only when the entries do not all fit).
 Follow mode keeps the newest entry in view and pauses when the user
 scrolls up.
 """
@@ -42,6 +43,8 @@ from tui.widgets.lines import CURSOR_BINDINGS, highlighted
 PAGE: Final = 256
 PAGES_KEPT: Final = 128
 RECOUNT_AFTER: Final = 1.5
+FIT_CHECK_EVENTS: Final = 4 * PAGE
+"""Runs up to this many events are checked for entries that all fit on screen."""
 
 
 class EventList(ScrollView, can_focus=True):
@@ -379,5 +382,26 @@ class EventList(ScrollView, can_focus=True):
         self._fit()
 
     def _fit(self) -> None:
-        """The scroll range counts events (entries are found only near the view)."""
-        self.virtual_size = Size(self.scrollable_content_region.width, self.count)
+        """The scroll range counts events (entries are found only near the view).
+
+        A run whose entries all fit on screen gets no scroll range: it has more
+        events than lines, and a scroll bar would offer a scroll to nowhere.
+        """
+        lines = self.count
+        if self._all_fit():
+            lines = self._height()
+            if self.scroll_offset.y:
+                self.scroll_to(y=0, animate=False, immediate=True)
+        self.virtual_size = Size(self.scrollable_content_region.width, lines)
+        # A new virtual size alone may leave the scroll bar as the last layout found it
+        # (shown for 22 lines, kept for 20); Textual's TextArea asks for this the same way.
+        self._refresh_scrollbars()
+
+    def _all_fit(self) -> bool:
+        height = self._height()
+        if self.count <= height or self.count > FIT_CHECK_EVENTS:
+            return False
+        if any(page not in self._pages for page in range((self.count - 1) // PAGE + 1)):
+            return False  # not read yet: decided when the pages arrive
+        window = entries_from(0, height + 1, self.count, self.item)
+        return len(window) <= height and bool(window) and window[-1].end >= self.count
