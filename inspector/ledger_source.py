@@ -182,6 +182,12 @@ class LedgerDirectorySource(RunSource):
         except LedgerError as error:
             raise SourceError(str(error)) from error
 
+    async def wait_indexed(self, run_id: str) -> bool:
+        """Wait until the run's ledger has its full line index (for benchmarks and tests)."""
+        ledger = self._files.get(self.path_of(run_id))
+        ledger.start_indexing()
+        return await asyncio.to_thread(ledger.wait_indexed)
+
     def refusal(self, action: str, summary: RunSummary) -> str | None:
         if action == "approve":
             return "approvals cannot be given through a ledger directory"

@@ -93,6 +93,9 @@ class RunView(msgspec.Struct, frozen=True, gc=False):
     cost_usd: float = 0.0
     current_tool: str | None = None
     """The tool in flight, while the run is live."""
+    recorded: bool = False
+    """Its source plays a recording (a replay): a run still playing has lasted until its
+    last event so far, not until now (it started yesterday, not 21 hours ago)."""
 
     @property
     def status(self) -> RunStatus:
@@ -182,7 +185,7 @@ class RunView(msgspec.Struct, frozen=True, gc=False):
             return None
         if self.ended_at is not None:
             end = self.ended_at
-        elif self.live:
+        elif self.live and not self.recorded:
             end = now if now is not None else time.time()
         else:
             end = self.last_event_at or self.started_at
@@ -254,12 +257,17 @@ class RunExtras(msgspec.Struct):
 
 
 def make_view(
-    key: RunKey, summary: RunSummary, extras: RunExtras | None, *, detailed: bool
+    key: RunKey,
+    summary: RunSummary,
+    extras: RunExtras | None,
+    *,
+    detailed: bool,
+    recorded: bool = False,
 ) -> RunView:
     """Freeze a run's summary and extras into the view the UI draws."""
     started = _epoch(summary.started_at)
     if extras is None:
-        return RunView(key, summary, started, detailed)
+        return RunView(key, summary, started, detailed, recorded=recorded)
     current_tool = None
     if extras.open_tools and summary.status.is_live:
         current_tool = next(reversed(extras.open_tools.values()))
@@ -275,6 +283,7 @@ def make_view(
         extras.output_tokens,
         extras.cost_usd,
         current_tool,
+        recorded,
     )
 
 

@@ -498,12 +498,19 @@ class RunStore:
         changed = self._dirty
         self._dirty = {}
         runs, views = self._runs, self._views
+        recordings = {name for name, source in self._source_states.items() if not source.live}
         reorder = False
         for key in changed:
             state = runs.get(key)
             if state is None:
                 continue
-            view = make_view(key, state.summary, state._extras, detailed=state.detailed)
+            view = make_view(
+                key,
+                state.summary,
+                state._extras,
+                detailed=state.detailed,
+                recorded=key.source in recordings,
+            )
             old = views.get(key)
             if old is None or old.started_at != view.started_at:
                 reorder = True

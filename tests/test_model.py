@@ -47,7 +47,7 @@ def test_every_field_of_a_view_comes_from_the_right_place() -> None:
     extras.add(ToolCall(seq=1, run_id="run-1", payload=ToolCallPayload(call_id="c", name="grep")))
     key = RunKey("here", "run-1")
 
-    view = make_view(key, summary, extras, detailed=False)
+    view = make_view(key, summary, extras, detailed=False, recorded=True)
 
     assert {name: getattr(view, name) for name in EXPECTED} == EXPECTED
     assert view.key == key
@@ -81,6 +81,7 @@ EXPECTED = {
     "writer": "gridctl",
     "path": "/ledgers/run-1.jsonl",
     "detailed": False,
+    "recorded": True,
     "run_id": "run-1",
     "source": "here",
     "live": True,

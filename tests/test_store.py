@@ -229,6 +229,25 @@ async def test_replay_steps_and_pauses(tmp_path: Path) -> None:
         await until(store, lambda s: s.runs[0].status is RunStatus.SUCCEEDED, "the end")
 
 
+async def test_a_replayed_run_lasts_as_long_as_its_recording_so_far(tmp_path: Path) -> None:
+    """A run still playing has lasted until its last event played, not until now (it
+    started yesterday: "21h25m" was the time since then)."""
+    path = tmp_path / "run_steps.jsonl"
+    path.write_bytes(
+        line(1, "run_started", {"skill": "s"}, time="2026-11-28T10:00:00Z")
+        + line(2, "llm_chunk", {"delta": "a"}, time="2026-11-28T10:00:05Z")
+        + completed(3)
+    )
+    source = ReplaySource([path], step=True)
+    async with RunStore(flush_interval=0.005) as store:
+        store.add_source(source)
+        source.step(2)
+        run = await until(store, lambda s: s.runs and s.runs[0].event_count == 2 and s.runs[0], "2")
+        assert run.live
+        assert run.recorded
+        assert run.duration(now=time.time()) == pytest.approx(5.0)
+
+
 class BrokenSource(RunSource):
     """A source that fails after its first batch."""
 
@@ -348,3 +367,15 @@ async def test_detail_passes_wait_until_a_source_has_delivered_its_first_load(
         store.apply("dir", SourceUpdate(pending=0))
         view = await until(store, lambda s: s.runs[0].detailed and s.runs[0], "the detail pass")
         assert (view.prompt_tokens, view.output_tokens) == (7, 3)
+
+
+async def test_a_directory_source_waits_for_a_ledgers_index(tmp_path: Path) -> None:
+    (tmp_path / "run_1.jsonl").write_bytes(started() + completed(2))
+    async with RunStore(flush_interval=0.005) as store:
+        source = LedgerDirectorySource(tmp_path, name="dir")
+        store.add_source(source)
+        await until(store, lambda s: len(s.runs) == 1, "the run")
+        assert await source.wait_indexed("run_1")
+        assert await store.event_count(RunKey("dir", "run_1")) == 2
+        with pytest.raises(SourceError, match="no ledger for run run_2"):
+            await source.wait_indexed("run_2")
