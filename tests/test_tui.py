@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input, Static
 
-from inspector import ManagerSource
+from inspector import LedgerDirectorySource, ManagerSource
 from ledger_reader import RunStatus
 from run_manager import Manager
 from tests.agents import Gatekeeper, slow_to_stop, stubborn_worker
 from tests.conftest import line
-from tests.tui_support import loaded, sample_app, settle
+from tests.tui_support import FROZEN, loaded, sample_app, settle
 from tui.app import make_app
 from tui.screens.cancel import CancelScreen
 from tui.screens.run import RunScreen
@@ -480,3 +480,27 @@ async def test_a_run_whose_entries_all_fit_offers_no_scroll(fixtures: Path) -> N
         await pilot.press("home")
         assert events.entries()[0].start == 0
         assert events.entries()[-1].end == events.count
+
+
+async def test_a_hostile_directory_name_and_parent_id_are_shown_inert(tmp_path: Path) -> None:
+    """A source is named after its directory, and a run names its parent: anything at all."""
+    evil = "\x1b]0;pwned\x07\x1b[2J[b]x[i]"  # no "/": it names a directory
+    root = tmp_path / f"runs{evil}"
+    root.mkdir()
+    (root / "run_child.jsonl").write_bytes(
+        line(1, "run_started", {"skill": "s", "parent_run_id": evil}, run_id="run_child")
+    )
+    app = make_app(Settings(clock=FROZEN), [LedgerDirectorySource(root)])
+    async with app.run_test(size=(160, 48)) as pilot:
+        rows = await loaded(pilot, 1)
+        assert "\x1b" not in texts(app)
+        assert "runs␛]0;pwned␇␛[2J[b]x[i] (live)" in texts(app)
+        await pilot.press("enter")
+        await settle(pilot, lambda: "run_child" in texts(app), "the run's header")
+        assert "\x1b" not in texts(app)
+        await pilot.press("p")  # the parent is not here: the notice names it, inert
+        await settle(pilot, lambda: bool(app._notifications), "the notice")
+        notice = list(app._notifications)[-1].message
+        assert "\x1b" not in notice
+        assert "␛]0;pwned" in notice
+        del rows

@@ -148,7 +148,7 @@ class RuntopApp(App[None]):
             return
         reason = self.refusal(action)
         if reason is not None:
-            self.notify(f"cannot {action}: {reason}", severity="warning")
+            self.notify(f"cannot {action}: {reason}", severity="warning", markup=False)
 
     # -- replays -------------------------------------------------------------------------
 
@@ -206,9 +206,9 @@ class RuntopApp(App[None]):
         try:
             new_id = await self.store.resume(key)
         except ActionRefused as error:
-            self.notify(str(error), severity="error")
+            self.notify(str(error), severity="error", markup=False)
             return
-        self.notify(f"resumed as {new_id}" if new_id else "resume requested")
+        self.notify(f"resumed as {new_id}" if new_id else "resume requested", markup=False)
 
     def action_approve(self) -> None:
         run = self.current_run()
@@ -225,9 +225,9 @@ class RuntopApp(App[None]):
             try:
                 await action
             except ActionRefused as error:
-                self.notify(str(error), severity="error")
+                self.notify(str(error), severity="error", markup=False)
                 return
-            self.notify(done)
+            self.notify(done, markup=False)
 
         self.run_worker(run_it(), group="actions")
 
@@ -305,7 +305,7 @@ class RuntopApp(App[None]):
     def _or_say(self, kind: str, action: Callable[[], None]) -> None:
         reason = self.refusal(kind)
         if reason is not None:
-            self.notify(f"cannot {kind}: {reason}", severity="warning")
+            self.notify(f"cannot {kind}: {reason}", severity="warning", markup=False)
         else:
             action()
 

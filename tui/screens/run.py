@@ -23,6 +23,7 @@ from ledger_reader import (
 )
 from tui.describe import compact_json
 from tui.format import STATUS, cell, duration, now_or, tokens_and_cost
+from tui.text import inert
 from tui.widgets.detail import EventDetail
 from tui.widgets.event_list import EventList
 from tui.widgets.key_bar import KeyBar
@@ -95,7 +96,8 @@ class RunScreen(Screen[None]):
         run = self.store.get(self.key)
         header = self.query_one("#run-header", Static)
         if run is None:
-            header.update(Text(f"{self.key.run_id}: no longer in {self.key.source}", style="bold"))
+            gone = inert(f"{self.key.run_id}: no longer in {self.key.source}", single_line=True)
+            header.update(Text(gone, style="bold"))
             return
         glyph, word, _ = STATUS[run.status]
         if run.cancel_requested and run.live:
@@ -103,7 +105,7 @@ class RunScreen(Screen[None]):
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append(f"{glyph} {word}  ", style="bold")
         text.append(cell(run.run_id, 60), style="bold")
-        text.append(f"  {cell(run.agent or run.skill, 30)}  {run.source}\n")
+        text.append(f"  {cell(run.agent or run.skill, 30)}  {cell(run.source, 40)}\n")
         took = duration(run.duration(now_or(self.clock)))
         text.append(f"{run.event_count} events  {took}  {tokens_and_cost(run) or 'no tokens'}")
         text.append(f"  {run.tool_calls} tool calls ({run.tool_errors} failed)")
@@ -184,8 +186,9 @@ class RunScreen(Screen[None]):
         parent = RunKey(self.key.source, run.parent_run_id)
         if self.store.get(parent) is None:
             self.notify(
-                f"the parent run {run.parent_run_id} is not in {self.key.source}",
+                inert(f"the parent run {run.parent_run_id} is not in {self.key.source}"),
                 severity="warning",
+                markup=False,
             )
             return
         self.app.switch_screen(RunScreen(self.store, parent, clock=self.clock))

@@ -175,7 +175,7 @@ class RunsScreen(Screen[None]):
             if snapshot.runs:
                 message = f"No run matches the filter {self.filter_text!r}. Escape clears it."
             else:
-                where = ", ".join(source.description for source in snapshot.sources)
+                where = inert(", ".join(source.description for source in snapshot.sources))
                 message = f"No runs yet in {where or 'any source'}. New runs appear here live."
                 if any(not source.available for source in snapshot.sources):
                     message = (
@@ -191,14 +191,15 @@ class RunsScreen(Screen[None]):
     def _show_sources(self, sources: tuple[SourceState, ...], total: int, shown: int) -> None:
         parts = Text(no_wrap=True, overflow="ellipsis")
         for source in sources:
+            name = inert(source.name, single_line=True)  # a directory's name: anything at all
             if source.error:
                 error = inert(source.error, single_line=True)
-                parts.append(f" {source.name}: {error} ", style="bold red")
+                parts.append(f" {name}: {error} ", style="bold red")
             elif not source.available:
-                parts.append(f" {source.name}: unavailable ", style="bold red")
+                parts.append(f" {name}: unavailable ", style="bold red")
             else:
-                live = source.status or ("live" if source.live else "replay")
-                parts.append(f" {source.name} ({live}) ", style="bold")
+                live = inert(source.status or ("live" if source.live else "replay"))
+                parts.append(f" {name} ({live}) ", style="bold")
         counted = f"{shown:,} of {total:,} runs" if shown != total else f"{total:,} runs"
         parts.append(f"  {counted}")
         if self.filter_text:
@@ -295,7 +296,7 @@ class RunsScreen(Screen[None]):
         try:
             self.run_filter = RunFilter.parse(text, now=self.clock) if text.strip() else None
         except FilterError as error:
-            self.notify(str(error), title="Filter", severity="error")
+            self.notify(str(error), title="Filter", severity="error", markup=False)
             return False
         self.filter_text = text.strip()
         self.app.remember_filter(self.filter_text)  # type: ignore[attr-defined]

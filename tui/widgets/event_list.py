@@ -112,7 +112,7 @@ class EventList(ScrollView, can_focus=True):
         try:
             count = await self.store.event_count(self.key)
         except SourceError as error:
-            self.notify(str(error), severity="error")
+            self.notify(str(error), severity="error", markup=False)
             return
         self._set_count(count)
         if not self._recounted:
@@ -186,7 +186,7 @@ class EventList(ScrollView, can_focus=True):
         try:
             items = await self.store.events(self.key, page * PAGE, (page + 1) * PAGE)
         except SourceError as error:
-            self.notify(str(error), severity="error")
+            self.notify(str(error), severity="error", markup=False)
             return
         finally:
             self._loading.discard(page)
