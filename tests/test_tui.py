@@ -504,3 +504,15 @@ async def test_a_hostile_directory_name_and_parent_id_are_shown_inert(tmp_path: 
         assert "\x1b" not in notice
         assert "␛]0;pwned" in notice
         del rows
+
+
+async def test_hovering_a_row_shows_its_full_run_id(fixtures: Path) -> None:
+    app = sample_app(fixtures)
+    async with app.run_test(size=(160, 48)) as pilot:
+        rows = await loaded(pilot)
+        await pilot.hover("#runs", offset=(20, 2))
+        assert rows.tooltip is not None
+        assert str(rows.tooltip) == f"{rows.rows[2].run_id}\nsamples"
+        assert rows.rows[2].run_id not in rows.show_text()  # the column shows only its end
+        await pilot.hover("#runs", offset=(20, 20))  # below the last run
+        assert rows.tooltip is None

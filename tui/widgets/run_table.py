@@ -26,6 +26,7 @@ from textual.strip import Strip
 from inspector import RunKey, RunView
 from ledger_reader import RunStatus
 from tui.format import STATUS, cell, duration, now_or, relative, short_id, tokens_and_cost
+from tui.text import inert
 from tui.widgets.lines import CURSOR_BINDINGS, highlighted, scroll_row_into_view
 
 COLUMNS: Final = (
@@ -336,6 +337,17 @@ class RunTable(ScrollView, can_focus=True):
             self.cursor = row
             if event.chain >= 2:
                 self.action_open()
+
+    def on_mouse_move(self, event: events.MouseMove) -> None:
+        """Hovering a row shows its run's full id (the RUN column shows its end)."""
+        row = self.scroll_offset.y + event.y
+        if 0 <= row < len(self.rows):
+            run = self.rows[row]
+            # Text, not a string: a string would be read as markup, and a source's name is
+            # a directory's name.
+            self.tooltip = Text(inert(f"{run.run_id}\n{run.source}"))
+        else:
+            self.tooltip = None
 
     def on_resize(self) -> None:
         self.virtual_size = Size(self.size.width, len(self.rows))
