@@ -14,7 +14,7 @@ from ledger_reader import RunStatus
 from run_manager import Manager
 from tests.agents import Gatekeeper, slow_to_stop, stubborn_worker
 from tests.conftest import line
-from tests.tui_support import FROZEN, loaded, sample_app, settle
+from tests.tui_support import FROZEN, events_read, loaded, sample_app, settle
 from tui.app import make_app
 from tui.screens.cancel import CancelScreen
 from tui.screens.run import RunScreen
@@ -94,8 +94,7 @@ async def test_tool_call_detail(fixtures: Path) -> None:
     async with app.run_test(size=(160, 48)) as pilot:
         await loaded(pilot)
         await pilot.press("end", "enter")
-        events = app.screen.query_one(EventList)
-        await settle(pilot, lambda: events.item(8) is not None, "the events")
+        await events_read(pilot, 8)
         # started, enter llm, a paragraph of 3 chunks, model, exit llm, then web_search as one.
         await pilot.press("home", *["down"] * 5)
         assert "tool web_search  ·  done  ·  1440 ms" in texts(app)
@@ -111,8 +110,7 @@ async def test_streamed_text_reads_as_paragraphs_and_calls_as_one_line(fixtures:
     async with app.run_test(size=(160, 48)) as pilot:
         await loaded(pilot)
         await pilot.press("end", "enter")
-        events = app.screen.query_one(EventList)
-        await settle(pilot, lambda: events.item(21) is not None, "the events")
+        events = await events_read(pilot, 21)
         await pilot.press("home")
         lines = [
             "".join(segment.text for segment in events.render_line(y))
@@ -238,8 +236,7 @@ async def test_hostile_strings_are_shown_inert(tmp_path: Path) -> None:
             assert byte not in shown
         assert "␛]0;pwned" in shown
         await pilot.press("enter")
-        events = app.screen.query_one(EventList)
-        await settle(pilot, lambda: events.item(1) is not None, "the events")
+        await events_read(pilot, 1)
         assert "\x1b" not in texts(app)
         assert "[bold red]boom[/]" in texts(app)
 
@@ -259,8 +256,7 @@ async def test_damaged_lines_are_counted_and_visible(fixtures: Path) -> None:
     async with app.run_test(size=(160, 48)) as pilot:
         rows = await loaded(pilot)
         await pilot.press("home", "enter")  # the run with a damaged line
-        events = app.screen.query_one(EventList)
-        await settle(pilot, lambda: events.item(2) is not None, "the events")
+        await events_read(pilot, 2)
         assert "1 damaged lines" in texts(app)
         await pilot.press("home", "down", "down")
         assert "damaged line at byte 347" in texts(app)
@@ -470,8 +466,7 @@ async def test_a_run_whose_entries_all_fit_offers_no_scroll(fixtures: Path) -> N
     async with app.run_test(size=(80, 24)) as pilot:
         await loaded(pilot)
         await pilot.press("end", "enter")
-        events = app.screen.query_one(EventList)
-        await settle(pilot, lambda: events.item(21) is not None, "the events")
+        events = await events_read(pilot, 21)
         await pilot.pause()
         assert events.count > events.size.height >= len(events.entries())
         assert events.entries()[-1].end == events.count  # every entry is on screen

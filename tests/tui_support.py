@@ -13,6 +13,7 @@ from textual.pilot import Pilot
 from inspector import LedgerDirectorySource, RunSource
 from tui.app import RuntopApp, make_app
 from tui.settings import Settings
+from tui.widgets.event_list import EventList
 from tui.widgets.run_table import RunTable
 
 FROZEN = 1795876500.0
@@ -58,3 +59,10 @@ async def loaded(pilot: Pilot[Any], count: int = 6) -> RunTable:
     )
     await pilot.pause()
     return table(app)
+
+
+async def events_read(pilot: Pilot[Any], upto: int) -> EventList:
+    """The open run's event list, once its events up to position ``upto`` are read."""
+    events = pilot.app.screen.query_one(EventList)
+    await settle(pilot, lambda: events.item(upto) is not None, f"the events up to {upto}")
+    return events
