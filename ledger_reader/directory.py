@@ -295,7 +295,8 @@ class LedgerDirectory:
         steps (500, then 2,000, then 8,000 at a time), each step reported as
         it is read: the newest runs of a directory of 10,000 show in a tenth
         of the time all of them take. ``pending`` says how many are left.
-        Ledgers that appeared while the scan ran are read at its end.
+        Ledgers that appeared or went while the scan ran are read or dropped
+        at its end.
         """
         import asyncio
 
@@ -306,7 +307,7 @@ class LedgerDirectory:
             batch, new = new[:step], new[step:]
             await asyncio.to_thread(self._read_new, batch, update)
             if not new:
-                new = await asyncio.to_thread(self._unread)
+                new = await asyncio.to_thread(self._changed_meanwhile, update)
             update.pending = len(new)
             yield update
             reported = True
@@ -349,10 +350,16 @@ class LedgerDirectory:
             if change is not None:
                 update.changes.append(change)
 
-    def _unread(self) -> list[str]:
-        """Ledgers that appeared while a scan read the others, newest first (blocking)."""
-        known = {os.fspath(path) for path in self._followed}
-        return _newest_first(self._names_now([]) - known)
+    def _changed_meanwhile(self, update: DirectoryUpdate) -> list[str]:
+        """Ledgers that appeared while a scan read the others, newest first; those that
+        went are dropped into ``update`` (blocking)."""
+        names = self._names_now([])
+        known = {os.fspath(path): path for path in self._followed}
+        for name in sorted(known.keys() - names):
+            if not os.path.exists(name):  # not merely unlisted: a scandir error is not a removal
+                self._unfollow(known[name])
+                update.removed.append(known[name])
+        return _newest_first(names - known.keys())
 
     def _start_following(self, path: Path, update: DirectoryUpdate) -> RunChange | None:
         try:

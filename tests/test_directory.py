@@ -214,3 +214,37 @@ async def test_a_big_scan_reports_the_newest_ledgers_first_in_steps(
         "run_1",
         "run_0",
     ]
+
+
+@pytest.mark.timeout(30)
+async def test_ledgers_that_come_and_go_during_a_scan_are_not_missed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The watcher starts after the scan: what changed while it read is caught at its end."""
+    monkeypatch.setattr("ledger_reader.directory.FIRST_STEP", 1)
+    root = tmp_path / "runs"
+    root.mkdir()
+    for number in range(3):
+        path = root / f"run_{number}.jsonl"
+        path.write_bytes(line(1, "run_started", run_id=f"run_{number}"))
+        os.utime(path, (1_000_000 + number, 1_000_000 + number))
+    read = LedgerDirectory._read_new
+
+    def read_then_change(self: LedgerDirectory, names: list[str], update: DirectoryUpdate) -> None:
+        read(self, names, update)
+        if names == [str(root / "run_2.jsonl")]:  # the first step: run_2 goes, run_9 comes
+            (root / "run_2.jsonl").unlink()
+            (root / "run_9.jsonl").write_bytes(line(1, "run_started", run_id="run_9"))
+
+    monkeypatch.setattr(LedgerDirectory, "_read_new", read_then_change)
+    seen: list[str] = []
+    removed: list[Path] = []
+    async with watching(LedgerDirectory(root)) as updates:
+        while True:
+            update = await updates.get()
+            seen.extend(change.summary.run_id for change in update.changes)
+            removed.extend(update.removed)
+            if not update.pending:
+                break
+    assert seen == ["run_2", "run_1", "run_0", "run_9"]
+    assert removed == [root / "run_2.jsonl"]
