@@ -15,6 +15,7 @@ from pathlib import Path
 
 from ledger_reader import (
     LedgerError,
+    LlmCall,
     NoLedgers,
     RunEvent,
     RunSummary,
@@ -34,9 +35,22 @@ class BookedRun:
     path: str | None
     frozen: RunSummary | None = None
     """For a ledger read at start-up that this process does not write: its summary as read."""
+    counted: bool = True
+    """Every event of the run was folded here, so its tokens and cost are whole (a ledger
+    read at start-up was read by head and tail, and a run whose first events the hub had
+    dropped is missing some)."""
+    tokens: int = 0
+    cost_usd: float = 0.0
 
     def summary(self) -> RunSummary:
         return self.frozen if self.frozen is not None else self.builder.summary()
+
+    def add(self, event: RunEvent) -> None:
+        self.builder.add(event)
+        if isinstance(event, LlmCall):
+            usage = event.payload
+            self.tokens += (usage.prompt_tokens or 0) + (usage.output_tokens or 0)
+            self.cost_usd += usage.cost_usd or 0.0
 
 
 class RunBook:
@@ -47,13 +61,14 @@ class RunBook:
         self.runs: dict[str, BookedRun] = {}
         for info in manager.list():
             path = str(info.ledger_path) if info.ledger_path is not None else None
-            builder = SummaryBuilder(info.run_id, path)
+            booked = BookedRun(SummaryBuilder(info.run_id, path), info.started_at.timestamp(), path)
             dropped, events = manager.hub.history(info.run_id)
             if dropped:
-                builder.skip_gap()
+                booked.builder.skip_gap()
+                booked.counted = False
             for event in events:
-                builder.add(event)
-            self.runs[info.run_id] = BookedRun(builder, info.started_at.timestamp(), path)
+                booked.add(event)
+            self.runs[info.run_id] = booked
 
     def add(self, event: RunEvent) -> None:
         """Fold one published event (the hub's listener, on the event loop)."""
@@ -70,7 +85,7 @@ class RunBook:
             )
             self.runs[event.run_id] = booked
         booked.frozen = None
-        booked.builder.add(event)
+        booked.add(event)
 
     def scan_directory(self) -> tuple[list[tuple[str, BookedRun]], list[LedgerError]]:
         """Summarise the ledgers in the ledger directory (blocking: run it in a thread).
@@ -84,9 +99,8 @@ class RunBook:
         found: list[tuple[str, BookedRun]] = []
         for path, state in scanned.states.items():
             summary = state.summary()
-            found.append(
-                (summary.run_id, BookedRun(state.builder, summary.started, path, frozen=summary))
-            )
+            booked = BookedRun(state.builder, summary.started, path, frozen=summary, counted=False)
+            found.append((summary.run_id, booked))
         return found, [error for error in scanned.errors if not isinstance(error, NoLedgers)]
 
     def merge(self, found: list[tuple[str, BookedRun]]) -> None:

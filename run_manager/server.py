@@ -104,13 +104,17 @@ def _json(data: Any, status: int = 200) -> web.Response:
     return web.Response(status=status, body=_encoder.encode(data), content_type="application/json")
 
 
-def _wire_summary(summary: RunSummary) -> dict[str, Any]:
-    """A RunSummary as the API names it (no server paths, no warnings list)."""
-    wire = msgspec.to_builtins(summary)
+def _wire_summary(booked: BookedRun, summary: RunSummary | None = None) -> dict[str, Any]:
+    """A run's summary as the API names it (no server paths, no warnings list).
+
+    ``tokens`` and ``cost_usd`` are ``null`` where they were not counted from every
+    event (a ledger found at start-up, read by head and tail).
+    """
+    wire = msgspec.to_builtins(summary if summary is not None else booked.summary())
     wire.pop("path", None)
     wire.pop("warnings", None)
-    wire.setdefault("tokens", None)
-    wire.setdefault("cost_usd", None)
+    wire["tokens"] = booked.tokens if booked.counted else None
+    wire["cost_usd"] = round(booked.cost_usd, 6) if booked.counted else None
     return wire  # type: ignore[no-any-return]
 
 
@@ -322,7 +326,7 @@ class AttachServer:
             if len(page) == limit:
                 more = True
                 break
-            page.append(_wire_summary(summary))
+            page.append(_wire_summary(booked, summary))
             last = run_id
         # read_only is runtop's extension: a client greys its actions before trying one.
         return _json(
@@ -335,7 +339,7 @@ class AttachServer:
         lines = [line async for line in self._history(run_id, booked, 0, RUN_EVENTS_LIMIT)]
         events = [line for line, head in lines if head is not None]
         body = b'{"run":%s,"events":[%s],"events_truncated":%s}' % (
-            _encoder.encode(_wire_summary(booked.summary())),
+            _encoder.encode(_wire_summary(booked)),
             b",".join(events),
             b"true" if len(lines) >= RUN_EVENTS_LIMIT else b"false",
         )

@@ -18,7 +18,7 @@ from aiohttp import web
 from run_manager import Manager
 from run_manager.feed import Feed
 from run_manager.server import API_PREFIX, AttachServer
-from tests.agents import Chatty, Echo, Gatekeeper, Sleeper
+from tests.agents import Chatty, Echo, Gatekeeper, Sleeper, Stepper
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -170,6 +170,27 @@ async def test_one_run_with_its_events(tmp_path: Path) -> None:
         assert body["events"][-1]["type"] == "run_completed"
         status, missing = await s.get("runs/run_nope")
         assert (status, missing) == (404, {"error": "no run run_nope"})
+
+
+async def test_summaries_carry_tokens_and_cost_counted_from_every_event(tmp_path: Path) -> None:
+    async with served(tmp_path) as s:
+        runs = []
+        for _ in range(2):
+            agent = Stepper()
+            agent.open_all()
+            runs.append(s.manager.start(agent, "https://example.org"))
+        for handle in runs:
+            await handle.wait()
+        status, body = await s.get(f"runs/{runs[0].run_id}")
+        assert status == 200
+        assert (body["run"]["tokens"], body["run"]["cost_usd"]) == (120, 0.25)
+        status, listed = await s.get("runs")
+        assert [(run["tokens"], run["cost_usd"]) for run in listed["runs"]] == [(120, 0.25)] * 2
+    # A new server finds these runs in the directory, read by head and tail: not counted.
+    async with served(tmp_path) as s:
+        status, listed = await s.get("runs")
+        assert len(listed["runs"]) == 2
+        assert {(run["tokens"], run["cost_usd"]) for run in listed["runs"]} == {(None, None)}
 
 
 async def test_run_events_history_follow_and_last_event_id(tmp_path: Path) -> None:
