@@ -6,12 +6,16 @@ runtop runs). The time is measured from before the process is spawned to
 its exit; peak memory is the child's maximum resident set. The page cache is
 warm: the files were just written or read.
 
+Then the CPU an idle watcher of that directory uses: the store following
+it (as runtop does), once every run is listed and detailed, over 10 s.
+
     .venv/bin/python bench/directory.py [--runs 5]
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import resource
 import statistics
@@ -73,6 +77,28 @@ def main() -> None:
     print(f"  of which inside the process after start-up: {report['inside_s']:.3f} s (last run)")
     print(f"peak resident memory: {max(peaks):.0f} MB (target < 150 MB)")
     print(f"statuses: {report['statuses']}")
+    shares = [asyncio.run(idle_share(root, files)) for _ in range(min(args.runs, 3))]
+    print(
+        f"following it idle, once loaded: {statistics.median(shares):.1%} of a core "
+        f"({', '.join(f'{share:.1%}' for share in shares)})"
+    )
+
+
+async def idle_share(root: Path, files: int) -> float:
+    """CPU share of a store following ``root`` with nothing written, once it is all loaded."""
+    from inspector import LedgerDirectorySource, RunStore
+
+    async with RunStore() as store:
+        store.add_source(LedgerDirectorySource(root))
+        changes = store.changes()
+        while not (
+            len(runs := store.snapshot().runs) == files and all(run.detailed for run in runs)
+        ):
+            await anext(changes)
+        await asyncio.sleep(2)  # the last flushes and probes
+        cpu, wall = time.process_time(), time.perf_counter()
+        await asyncio.sleep(10)
+        return (time.process_time() - cpu) / (time.perf_counter() - wall)
 
 
 if __name__ == "__main__":

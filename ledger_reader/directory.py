@@ -461,15 +461,17 @@ class LedgerDirectory:
                 watch_filter=_worth_a_look,
             )
             last_probe = time.monotonic()
+            caught_up = False
             async for changes in watcher:
                 update = await self._handle(changes)
-                if not changes:
-                    # A quiet tick: read unfinished ledgers once more, for what was written
-                    # between the scan and the watcher's start (it saw none of that).
+                if not caught_up:
+                    # The watcher runs now (it has yielded): read every unfinished ledger once
+                    # more, for what was written between the scan and its start.
+                    caught_up = True
                     await asyncio.to_thread(self._catch_up, update)
                 if time.monotonic() - last_probe >= self.liveness_interval:
                     last_probe = time.monotonic()
-                    await asyncio.to_thread(self._probe_live, update)
+                    await asyncio.to_thread(self._tend_live, update)
                 if update.changes or update.removed or update.errors:
                     yield update
                 gone = not changes or any(change == Change.deleted for change, _ in changes)
@@ -562,14 +564,32 @@ class LedgerDirectory:
         if not batch.items:
             update.changes.append(RunChange(path, state.summary(), [], True))
 
-    def _probe_live(self, update: DirectoryUpdate) -> None:
-        """Re-judge unfinished runs: a writer that died or went quiet changes no file."""
+    def _tend_live(self, update: DirectoryUpdate) -> None:
+        """Read the live runs' ledgers again and re-judge their writers (every interval).
+
+        A writer that died or went quiet changes no file, so only a probe sees
+        it; and a watcher's queue can overflow, so a live run's ledger is read
+        again too. Finished, abandoned and stale runs are left alone: nothing
+        but a write changes them, and the watcher reports writes. (Read on
+        every quiet tick, 3,300 abandoned ledgers kept an idle runtop at half
+        a core.)
+        """
         changed = {change.path for change in update.changes}
         now = time.time()
-        for path, followed in self._followed.items():
-            state = followed.state
-            if path in changed or state.builder.terminal:
+        running, awaiting = RunStatus.RUNNING, RunStatus.AWAITING_APPROVAL
+        live = [
+            (path, followed)
+            for path, followed in self._followed.items()
+            if followed.reported is running or followed.reported is awaiting
+        ]  # a pass over 10,000 runs a second: kept to identity checks
+        for path, followed in live:
+            if path in changed or followed.state.builder.terminal:
                 continue
+            before = len(update.changes)
+            self._poll_into(path, update, keep_if_root_gone=True)
+            if len(update.changes) != before or path not in self._followed:
+                continue  # read something (and judged it) or went away
+            state = followed.state
             state.probe()
             after = state.summary(now)
             if after.status != followed.reported:
