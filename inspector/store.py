@@ -298,6 +298,10 @@ class RunStore:
             log.warning("source %s failed: %s", source.name, error, exc_info=True)
             message = str(error) or type(error).__name__
             self._set_source(source.name, available=False, error=f"stopped: {message}")
+        if source.name in self._loading:
+            # It stopped in the middle of its first load: the rest will not come.
+            self._loading.discard(source.name)
+            self._detail_wake.set()
 
     def _set_source(
         self, name: str, *, available: bool, error: str | None, status: str | None = None

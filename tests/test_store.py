@@ -379,3 +379,30 @@ async def test_a_directory_source_waits_for_a_ledgers_index(tmp_path: Path) -> N
         assert await store.event_count(RunKey("dir", "run_1")) == 2
         with pytest.raises(SourceError, match="no ledger for run run_2"):
             await source.wait_indexed("run_2")
+
+
+async def test_a_source_that_fails_in_its_first_load_does_not_hold_detail_passes_back(
+    tmp_path: Path,
+) -> None:
+    ledger = tmp_path / "run_1.jsonl"
+    ledger.write_bytes(started() + line(2, "llm_call", {"prompt_tokens": 7}) + completed(3))
+    summary = RunSummary(run_id="run_1", status=RunStatus.SUCCEEDED, path=str(ledger))
+
+    class HalfLoaded(RunSource):
+        async def updates(self):  # type: ignore[no-untyped-def]
+            history = RunUpdate("run_1", summary, history_end=ledger.stat().st_size)
+            yield SourceUpdate(runs=[history], initial=True, pending=9_999)
+            raise SourceError("the disk went away")
+
+        async def events(self, run_id: str, start: int, stop: int) -> list[LedgerItem]:
+            return []
+
+        async def close(self) -> None:
+            pass
+
+    async with RunStore(flush_interval=0.005) as store:
+        store.add_source(HalfLoaded("half"))
+        view = await until(store, lambda s: s.runs and s.runs[0].detailed and s.runs[0], "detail")
+        assert view.prompt_tokens == 7
+        assert not store.loading
+        assert store.snapshot().sources[0].error == "stopped: the disk went away"
