@@ -189,18 +189,24 @@ async def test_watch_notices_a_writer_killed_mid_run(
         assert update.changes[0].summary.status == RunStatus.ABANDONED
 
 
+def ledgers_written_in_turn(tmp_path: Path, count: int) -> Path:
+    """``runs/run_0.jsonl`` .. ``run_<count - 1>``, each modified a second after the one before."""
+    root = tmp_path / "runs"
+    root.mkdir()
+    for number in range(count):
+        path = root / f"run_{number}.jsonl"
+        path.write_bytes(line(1, "run_started", run_id=f"run_{number}"))
+        os.utime(path, (1_000_000 + number, 1_000_000 + number))
+    return root
+
+
 @pytest.mark.timeout(30)
 async def test_a_big_scan_reports_the_newest_ledgers_first_in_steps(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The newest runs of a big directory show before the rest are read; none is lost."""
     monkeypatch.setattr("ledger_reader.directory.FIRST_STEP", 2)
-    root = tmp_path / "runs"
-    root.mkdir()
-    for number in range(7):
-        path = root / f"run_{number}.jsonl"
-        path.write_bytes(line(1, "run_started", run_id=f"run_{number}"))
-        os.utime(path, (1_000_000 + number, 1_000_000 + number))  # run_6 written last
+    root = ledgers_written_in_turn(tmp_path, 7)  # run_6 written last
     async with watching(LedgerDirectory(root)) as updates:
         first = await updates.get()
         second = await updates.get()
@@ -222,12 +228,7 @@ async def test_ledgers_that_come_and_go_during_a_scan_are_not_missed(
 ) -> None:
     """The watcher starts after the scan: what changed while it read is caught at its end."""
     monkeypatch.setattr("ledger_reader.directory.FIRST_STEP", 1)
-    root = tmp_path / "runs"
-    root.mkdir()
-    for number in range(3):
-        path = root / f"run_{number}.jsonl"
-        path.write_bytes(line(1, "run_started", run_id=f"run_{number}"))
-        os.utime(path, (1_000_000 + number, 1_000_000 + number))
+    root = ledgers_written_in_turn(tmp_path, 3)
     read = LedgerDirectory._read_new
 
     def read_then_change(self: LedgerDirectory, names: list[str], update: DirectoryUpdate) -> None:
