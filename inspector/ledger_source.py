@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -316,15 +315,22 @@ class ReplaySource(RunSource):
 
     async def updates(self) -> AsyncIterator[SourceUpdate]:
         timeline, errors = await asyncio.to_thread(self._load)
-        first = SourceUpdate(initial=True)
+        reported = self._state()
+        first = SourceUpdate(initial=True, status=reported)
         if errors:
             first.error = SourceError("; ".join(str(error) for error in errors))
         yield first
         previous: float | None = None
         for when, _, run_id, item in timeline:
+            while not self._stop.is_set():
+                state = self._state()
+                if state != reported:  # paused, played, sped up: the source line says so
+                    reported = state
+                    yield SourceUpdate(status=state)
+                if await self._turn(when, previous):
+                    break
             if self._stop.is_set():
                 return
-            await self._wait_turn(when, previous)
             previous = when
             played = self._played.get(run_id)
             if played is None:
@@ -332,24 +338,36 @@ class ReplaySource(RunSource):
             played.add(item)
             yield SourceUpdate(runs=[RunUpdate(run_id, played.builder.summary(), [item])])
         self.finished.set()
+        yield SourceUpdate(status="played to the end")
 
-    async def _wait_turn(self, when: float, previous: float | None) -> None:
-        """Wait until the next event may be played: stepping, paused, or at speed."""
-        while not self._stop.is_set():
-            budget = self._budget
-            if budget is None:
-                break
+    def _state(self) -> str:
+        if self.paused:
+            return "paused"
+        if self.speed <= 0:
+            return "playing at once"
+        return "playing" if self.speed == 1 else f"playing at {self.speed:g}x"
+
+    async def _turn(self, when: float, previous: float | None) -> bool:
+        """Wait for the next event's turn; ``False`` if the replay was paused, played or
+        sped up meanwhile (the caller reports it and asks again)."""
+        budget = self._budget
+        if budget is not None:
             if budget > 0:
                 self._budget = budget - 1
-                return
+                return True
             self._changed.clear()
             await self._changed.wait()
+            return False
         if self.speed > 0 and previous is not None:
             pause = min(max(0.0, when - previous), MAX_PAUSE) / self.speed
             if pause > 0:
                 self._changed.clear()
-                with contextlib.suppress(TimeoutError):
+                try:
                     await asyncio.wait_for(self._changed.wait(), pause)
+                except TimeoutError:
+                    return True
+                return False
+        return True
 
     async def events(self, run_id: str, start: int, stop: int) -> list[LedgerItem]:
         played = self._played.get(run_id)

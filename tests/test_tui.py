@@ -408,6 +408,7 @@ async def test_replay_keys_step_pause_and_speed(fixtures: Path) -> None:
     replay = ReplaySource([ledger], step=True, name="replay")
     app = make_app(Settings(clock=1795876500.0, flush_interval=0.01), [replay])
     async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot, lambda: "replay (paused)" in texts(app), "the replay's state")
         await pilot.press("n")
         rows = await loaded(pilot, 1)
         assert rows.rows[0].event_count == 1
@@ -421,6 +422,7 @@ async def test_replay_keys_step_pause_and_speed(fixtures: Path) -> None:
         await pilot.press("space")
         assert not replay.paused
         await settle(pilot, lambda: rows.rows[0].event_count == 22, "the rest at once")
+        await settle(pilot, lambda: "replay (played to the end)" in texts(app), "the end")
         await pilot.press("space")
         assert replay.paused
 
