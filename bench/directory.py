@@ -6,7 +6,7 @@ runtop runs). The time is measured from before the process is spawned to
 its exit; peak memory is the child's maximum resident set. The page cache is
 warm: the files were just written or read.
 
-Then the CPU an idle watcher of that directory uses: the store following
+Then ``runtop ls`` of it, and the CPU an idle watcher of that directory uses: the store following
 it (as runtop does), once every run is listed and detailed, over 10 s.
 
     .venv/bin/python bench/directory.py [--runs 5]
@@ -77,11 +77,24 @@ def main() -> None:
     print(f"  of which inside the process after start-up: {report['inside_s']:.3f} s (last run)")
     print(f"peak resident memory: {max(peaks):.0f} MB (target < 150 MB)")
     print(f"statuses: {report['statuses']}")
+    listed = [runtop_ls(root) for _ in range(min(args.runs, 3))]
+    print(
+        f"runtop ls of it (a table of {files:,} rows, into a pipe): "
+        f"{statistics.median(listed):.2f} s ({', '.join(f'{t:.2f}' for t in listed)})"
+    )
     shares = [asyncio.run(idle_share(root, files)) for _ in range(min(args.runs, 3))]
     print(
         f"following it idle, once loaded: {statistics.median(shares):.1%} of a core "
         f"({', '.join(f'{share:.1%}' for share in shares)})"
     )
+
+
+def runtop_ls(root: Path) -> float:
+    """Seconds for ``runtop ls DIR`` from spawn to exit, its table written into a pipe."""
+    runtop = Path(sys.executable).parent / "runtop"
+    started = time.perf_counter()
+    subprocess.run([str(runtop), "ls", str(root)], stdout=subprocess.PIPE, check=True, timeout=120)
+    return time.perf_counter() - started
 
 
 async def idle_share(root: Path, files: int) -> float:

@@ -174,3 +174,20 @@ def test_show_follow_prints_until_the_run_ends(tmp_path: Path) -> None:
         if follower.poll() is None:
             follower.kill()
         follower.communicate()
+
+
+def test_ls_lines_up_its_columns_and_keeps_each_run_on_one_line(
+    capsys: pytest.CaptureFixture[str], fixtures: Path
+) -> None:
+    code, out, _ = run(capsys, "ls", str(fixtures))
+    assert code == 0
+    lines = out.splitlines()
+    assert len(lines) == 7  # the header and six runs, none wrapped
+    header = lines[0]
+    for title in ("RUN ID", "STARTED (UTC)", "EVENTS", "NOTE"):
+        assert title in header
+    starts = {line.index("run_20261128T") for line in lines[1:]}
+    assert starts == {header.index("RUN ID")}
+    events = header.index("EVENTS") + len("EVENTS")  # right-aligned under their title
+    assert all(line[events - 1].isdigit() for line in lines[1:])
+    assert all(line == line.rstrip() for line in lines)
