@@ -527,7 +527,8 @@ class LedgerDirectory:
     def _poll_many(self, paths: list[Path], update: DirectoryUpdate) -> None:
         for path in paths:
             if path in self._followed:
-                # Under load, skip re-reading the head on every change; quiet ticks do it.
+                # Under load, skip re-reading the head on every change: a live run's is
+                # read again each liveness interval (_tend_live).
                 self._poll_into(path, update, keep_if_root_gone=True, verify_head=False)
             else:
                 self._start_new(path, update)
