@@ -430,7 +430,7 @@ class AttachServer:
         try:
             return self.manager.get(run_id).status is Status.RUNNING
         except RunNotFound:
-            return booked.summary().status.is_live and booked.frozen is None
+            return booked.frozen is None and booked.summary().status.is_live
 
     async def stream_all(self, request: web.Request) -> web.StreamResponse:
         """Every run's events as they are recorded; ``Last-Event-ID: run_id:seq`` picks up."""

@@ -15,6 +15,8 @@ import aiohttp
 import pytest
 from aiohttp import web
 
+from ledger_reader import RunStatus
+from ledger_reader.events import ErrorEvent, ErrorPayload
 from run_manager import Manager
 from run_manager.feed import Feed
 from run_manager.server import API_PREFIX, AttachServer
@@ -357,3 +359,23 @@ async def test_shutdown_ends_streams(tmp_path: Path) -> None:
             await s.server.close()
             rest = await sse_frames(response)  # the stream ends rather than hanging
         assert rest == []
+
+
+async def test_the_run_book_keeps_only_a_summary_of_a_finished_run(tmp_path: Path) -> None:
+    """A summary builder holds ~3.3 KB a run; a long-lived server keeps every run it saw."""
+    async with served(tmp_path) as s:
+        handle = s.manager.start(Echo(), "hello")
+        await handle.wait()
+        booked = s.server.book.get(handle.run_id)
+        assert booked is not None
+        assert booked.builder is None
+        assert booked.summary().status is RunStatus.SUCCEEDED
+        # A line after the end (a writer's late error, say) is still folded, then frozen again.
+        last = booked.summary().last_seq
+        late = ErrorEvent(run_id=handle.run_id, seq=last + 1, payload=ErrorPayload(message="late"))
+        s.server.book.add(late)
+        assert booked.builder is None
+        assert booked.summary().last_seq == last + 1
+        assert booked.summary().status is RunStatus.SUCCEEDED
+        status, body = await s.get(f"runs/{handle.run_id}")
+        assert (status, body["run"]["status"]) == (200, "succeeded")
