@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any, ClassVar, Final, cast
 
 from textual import work
-from textual.app import App, SystemCommand
+from textual.app import App, ScreenStackError, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.css.query import NoMatches
 from textual.events import Key
@@ -97,7 +97,10 @@ class RuntopApp(App[None]):
                 # Every source delivered its first load. Not now: its screen is being drawn.
                 loaded = True
                 self.set_timer(SETTLE_AFTER, _settle_memory)
-            screen = self.screen
+            try:
+                screen = self.screen
+            except ScreenStackError:
+                continue  # no screen yet, or none any more: the app is starting or closing
             handler = getattr(screen, "on_store_change", None)
             if handler is None:
                 continue

@@ -179,8 +179,8 @@ class RunsScreen(Screen[None]):
                 message = f"No runs yet in {where or 'any source'}. New runs appear here live."
                 if any(not source.available for source in snapshot.sources):
                     message = (
-                        f"Nothing to show: {where} cannot be read (see above). Runs written "
-                        "there later appear here live. To see runtop at work: runtop demo"
+                        f"Nothing to show: {where} cannot be read (see above). New runs "
+                        "there appear here once it can be. To see runtop at work: runtop demo"
                     )
             empty.update(Text(message))
             empty.add_class("shown")
