@@ -339,8 +339,11 @@ def _settle_memory() -> None:
     90 ms under live load (bench/tui.py). They live as long as the app, so
     they are frozen (``gc.freeze``) once loaded; what is made later is
     collected as usual. The launch paused the collector until now.
+
+    Frozen without a collection first: one full collection over a load of
+    10,000 ledgers held the screen for 170-420 ms, to free ~0.65 MB of the
+    renderer's cyclic garbage (7,500 objects, mostly Strip caches), once.
     """
-    gc.collect()
     gc.freeze()
     gc.enable()
 
