@@ -547,3 +547,28 @@ print(seen["first"], seen["later"])
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
     )
     assert done.stdout.split() == ["False", "True"]
+
+
+async def test_news_that_reaches_the_tool_calls_screen_before_its_columns_is_not_a_crash(
+    fixtures: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The store's news comes when it comes: once it found the table without columns yet
+    (seen in tmux: t pressed while runs streamed), and DataTable refused the rows."""
+    from inspector import StoreChange
+    from tui.screens.tools import ToolsScreen
+
+    mounted = ToolsScreen.on_mount
+
+    def news_first(self: ToolsScreen) -> None:
+        self.on_store_change(StoreChange())
+        mounted(self)
+
+    monkeypatch.setattr(ToolsScreen, "on_mount", news_first)
+    app = sample_app(fixtures)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot)
+        await pilot.press("t")
+        await settle(pilot, lambda: isinstance(app.screen, ToolsScreen), "the tool calls")
+        await pilot.pause()
+        assert "web_search" in [key.value for key in app.screen.query_one("DataTable").rows]
+        assert app.is_running

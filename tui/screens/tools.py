@@ -34,6 +34,8 @@ class ToolsScreen(Screen[None]):
     def __init__(self, store: RunStore) -> None:
         super().__init__()
         self.store = store
+        self._ready = False
+        """The table has its columns (the store's news can come before they are added)."""
 
     def compose(self) -> ComposeResult:
         yield Static("Tool calls across all runs", id="tools-title")
@@ -52,11 +54,13 @@ class ToolsScreen(Screen[None]):
             ("IN FLIGHT", "flight"),
         ):
             table.add_column(title, key=key)
+        self._ready = True
         self.refresh_tools()
         table.focus()
 
     def on_store_change(self, change: StoreChange) -> None:
-        self.refresh_tools()
+        if self._ready:
+            self.refresh_tools()
 
     def refresh_tools(self) -> None:
         table = self.query_one(DataTable)
