@@ -343,21 +343,12 @@ class RunStore:
             self._detail_wake.set()
         events: set[RunKey] = set()
         dirty = self._dirty
-        runs = self._runs
         for run in update.runs:
             key = RunKey(source, run.run_id)
             dirty[key] = None
-            if run.items or run.reset or run.history_end or run.history_count:
-                self._fold(key, run)
-                if run.items:
-                    events.add(key)
-                continue
-            # A summary alone (10,000 of them when a big directory opens): the short way.
-            known = runs.get(key)
-            if known is None:
-                runs[key] = _RunState(key, run.summary)
-            else:
-                known.summary = run.summary
+            self._fold(key, run)
+            if run.items:
+                events.add(key)
         if update.runs:
             self._wake.set()
         removed = set()
