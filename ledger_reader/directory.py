@@ -330,10 +330,7 @@ class LedgerDirectory:
         # Names as strings until a file is new here: sorting and hashing 10,000 Paths
         # cost more than reading the ledgers' heads.
         names = self._names_now(update.errors)
-        known = {os.fspath(path): path for path in self._followed}
-        for name in sorted(known.keys() - names):
-            self._unfollow(known[name])
-            update.removed.append(known[name])
+        known = self._drop_gone(names, update, only_if_missing=False)
         for name in sorted(names & known.keys()):
             self._poll_into(known[name], update)
         return update, _newest_first(names - known.keys())
@@ -354,12 +351,21 @@ class LedgerDirectory:
         """Ledgers that appeared while a scan read the others, newest first; those that
         went are dropped into ``update`` (blocking)."""
         names = self._names_now([])
+        # Only what is really gone: a directory the listing could not read is not a removal.
+        known = self._drop_gone(names, update, only_if_missing=True)
+        return _newest_first(names - known.keys())
+
+    def _drop_gone(
+        self, names: set[str], update: DirectoryUpdate, *, only_if_missing: bool
+    ) -> dict[str, Path]:
+        """Stop following the ledgers not among ``names``; every one followed, by name."""
         known = {os.fspath(path): path for path in self._followed}
         for name in sorted(known.keys() - names):
-            if not os.path.exists(name):  # not merely unlisted: a scandir error is not a removal
-                self._unfollow(known[name])
-                update.removed.append(known[name])
-        return _newest_first(names - known.keys())
+            if only_if_missing and os.path.exists(name):
+                continue
+            self._unfollow(known[name])
+            update.removed.append(known[name])
+        return known
 
     def _start_following(self, path: Path, update: DirectoryUpdate) -> RunChange | None:
         try:
