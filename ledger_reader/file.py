@@ -105,8 +105,10 @@ class LedgerFile:
     def close(self) -> None:
         """Stop indexing and release the file."""
         self._stop_indexing.set()
-        if self._indexer is not None:
-            self._indexer.join()
+        with self._lock:
+            indexer = self._indexer
+        if indexer is not None:
+            indexer.join()  # outside the lock: the indexer takes it to publish its work
         with self._lock:
             if not self._closed:
                 self._closed = True
@@ -282,12 +284,15 @@ class LedgerFile:
 
     def start_indexing(self) -> None:
         """Build the index in a background thread; :meth:`wait_indexed` waits for it."""
-        if self._indexer is not None or self.index_complete:
-            return
-        self._indexer = threading.Thread(
-            target=self.build_index, name=f"index {self.path.name}", daemon=True
-        )
-        self._indexer.start()
+        with self._lock:
+            if self._indexer is not None or self.index_complete:
+                return
+            indexer = threading.Thread(
+                target=self.build_index, name=f"index {self.path.name}", daemon=True
+            )
+            indexer.start()
+            # Published only once started: a close in another thread joins what it finds here.
+            self._indexer = indexer
 
     def wait_indexed(self, timeout: float | None = None) -> bool:
         """Wait for the index; return whether it is complete.
