@@ -175,7 +175,8 @@ def runs_table(summaries: Sequence[RunSummary]) -> Text:
 
 
 def _cells(text: str) -> int:
-    """Cells ``text`` takes on screen (``cell_len`` is slow on long runs of ASCII text)."""
+    """Cells ``text`` takes on screen: its length when it is ASCII (most cells are, and
+    ``cell_len`` costs more), else ``cell_len``."""
     return len(text) if text.isascii() else cell_len(text)
 
 
