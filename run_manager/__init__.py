@@ -23,25 +23,20 @@ from run_manager.agents import (
     ToolCallEvent,
     ToolResultEvent,
 )
-from run_manager.bindings import (
+from run_manager.current import current_run_id
+from run_manager.errors import RunCanceled, RunFailed, RunNotFound, RunNotResumable
+from run_manager.handle import Handle, Info
+from run_manager.hub import Hub, Lagged, Subscription
+from run_manager.ids import new_run_id
+from run_manager.ledger import LedgerBusy, LedgerWriter
+from run_manager.manager import Manager
+from run_manager.recorders import (
     approval,
     cancel_requested,
     model_call,
     tool,
     tool_call,
     wait_for_approval,
-)
-from run_manager.hub import Hub, Lagged, Subscription
-from run_manager.ids import current_run_id, new_run_id
-from run_manager.ledger import LedgerBusy, LedgerWriter
-from run_manager.manager import (
-    Handle,
-    Info,
-    Manager,
-    RunCanceled,
-    RunFailed,
-    RunNotFound,
-    RunNotResumable,
 )
 from run_manager.run import Approval, ApprovalNotFound, CancelKind, Status
 

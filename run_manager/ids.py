@@ -1,19 +1,11 @@
-"""Run ids, and the one thing code inside a run may know about it: its id.
-
-``current_run_id()`` returns a string, never the run's handle: a tool (or a
-remote MCP tool) running inside a run must not be able to mark the run
-done or forge its result.
-"""
+"""Run ids and the times ledgers record, both cheap enough to make once an event."""
 
 from __future__ import annotations
 
 import secrets
 import time
-from contextvars import ContextVar
 from datetime import UTC, datetime
 from typing import Any
-
-_current_run_id: ContextVar[str | None] = ContextVar("runtop_run_id", default=None)
 
 
 def new_run_id(now: datetime | None = None) -> str:
@@ -40,11 +32,6 @@ def _format_second(second: int, pattern: str, cache: list[Any]) -> str:
 
 
 _id_second: list[Any] = [-1, ""]
-
-
-def current_run_id() -> str | None:
-    """The id of the run this code is part of, or ``None`` outside any run."""
-    return _current_run_id.get()
 
 
 _second: list[Any] = [-1, ""]

@@ -16,148 +16,28 @@ import builtins
 import contextlib
 import contextvars
 import functools
-import threading
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Iterable
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
 
-import msgspec
-
 from ledger_reader import LedgerError, LedgerFile, RunStarted, is_valid_run_id
 from run_manager.agents import (
-    AgentError,
-    AgentEvent,
-    Canceled,
     FunctionAgent,
     agent_name,
     as_runnable,
 )
-from run_manager.bindings import _current_run
+from run_manager.current import context_of, current_run_id
+from run_manager.drivers import drive
+from run_manager.errors import RunCanceled, RunFailed, RunNotFound, RunNotResumable
+from run_manager.handle import Handle, Info, info_of
 from run_manager.hub import Hub
-from run_manager.ids import _current_run_id, new_run_id
+from run_manager.ids import new_run_id
 from run_manager.ledger import LedgerWriter
 from run_manager.run import Approval, ApprovalNotFound, CancelKind, Run, Status
 
 DEFAULT_RETAINED: Final = 100
-
-
-class RunNotFound(LookupError):
-    """No run with that id is live or retained."""
-
-    def __init__(self, run_id: str) -> None:
-        self.run_id = run_id
-        super().__init__(f"no run {run_id!r}")
-
-
-class RunFailed(Exception):
-    """:meth:`Handle.result` of a run that failed."""
-
-
-class RunCanceled(Exception):
-    """:meth:`Handle.result` of a run that was cancelled."""
-
-
-class RunNotResumable(Exception):
-    """A run cannot be re-issued: still live, agent unknown, or input not recorded whole."""
-
-
-@dataclass(frozen=True, slots=True)
-class Info:
-    """A snapshot of one run."""
-
-    run_id: str
-    agent: str
-    input: Any
-    status: Status
-    started_at: datetime
-    ended_at: datetime | None
-    error: str | None
-    cancel_requested: bool
-    """A cancel was asked for; the run may still be stopping."""
-    cancel_reason: str | None
-    streamed: bool
-    parent_run_id: str | None
-    resumed_from: str | None
-    ledger_path: Path | None
-    pending_approvals: tuple[str, ...] = ()
-
-
-def _info(run: Run) -> Info:
-    return Info(
-        run_id=run.id,
-        agent=run.agent_name,
-        input=run.input,
-        status=run.status,
-        started_at=datetime.fromtimestamp(run.started_at, UTC),
-        ended_at=datetime.fromtimestamp(run.ended_at, UTC) if run.ended_at else None,
-        error=run.error,
-        cancel_requested=run.cancel_kind is not None,
-        cancel_reason=run.cancel_reason,
-        streamed=run.stream is not None,
-        parent_run_id=run.parent_run_id,
-        resumed_from=run.resumed_from,
-        ledger_path=run.writer.path if run.writer is not None else None,
-        pending_approvals=tuple(run.pending_approvals),
-    )
-
-
-class Handle:
-    """What a caller holds for one run: await it, watch it, cancel it."""
-
-    __slots__ = ("_run",)
-
-    def __init__(self, run: Run) -> None:
-        self._run = run
-
-    @property
-    def run_id(self) -> str:
-        return self._run.id
-
-    @property
-    def status(self) -> Status:
-        return self._run.status
-
-    def info(self) -> Info:
-        return _info(self._run)
-
-    def cancel(self, reason: str | None = None, *, source: str = "api") -> bool:
-        """Ask the run to stop; safe twice and after the end (then ``False``)."""
-        return self._run.request_cancel(reason, source=source)
-
-    async def wait(self) -> Info:
-        """Wait for the run to end, however it ends; its final snapshot."""
-        await asyncio.shield(self._run.done)
-        return self.info()
-
-    async def result(self) -> str:
-        """Wait for the run's output.
-
-        Raises:
-            RunFailed: the run failed (the message says why).
-            RunCanceled: the run was cancelled (by a user, a timeout, shutdown).
-        """
-        await asyncio.shield(self._run.done)
-        run = self._run
-        if run.status is Status.SUCCEEDED:
-            return run.output or ""
-        if run.status is Status.CANCELED:
-            raise RunCanceled(run.error or "canceled")
-        raise RunFailed(run.error or "failed")
-
-    def events(self) -> AsyncIterator[AgentEvent] | None:
-        """The streamed agent events from the start (``None`` for a run not streamed)."""
-        stream = self._run.stream
-        return stream.read() if stream is not None else None
-
-    def __await__(self) -> Any:
-        return self.result().__await__()
-
-    def __repr__(self) -> str:
-        return f"<Handle {self.run_id} {self.status.value}>"
 
 
 class Manager:
@@ -259,7 +139,7 @@ class Manager:
         runnable = as_runnable(agent)
         run_id = new_run_id()
         writer = LedgerWriter(self.ledger_dir, run_id) if self.ledger_dir is not None else None
-        parent = parent_run_id or _current_run_id.get()
+        parent = parent_run_id or current_run_id()
         run = Run(
             run_id=run_id,
             agent_name=agent_name(runnable),
@@ -276,10 +156,7 @@ class Manager:
         run.in_thread = isinstance(runnable, FunctionAgent)
         self._live[run_id] = run
         run.record_started()
-        context = contextvars.copy_context()
-        context.run(_current_run_id.set, run_id)
-        context.run(_current_run.set, run)
-        run.task = loop.create_task(self._drive(run, runnable, streamed), context=context)
+        run.task = loop.create_task(drive(run, runnable, streamed), context=context_of(run))
         run.task.add_done_callback(functools.partial(self._retire, run))
         if timeout is not None:
             run.timeout_handle = loop.call_later(
@@ -295,73 +172,6 @@ class Manager:
         if self.watch_control and self._control is None:
             self._start_control_watch()
         return Handle(run)
-
-    async def _drive(self, run: Run, runnable: Any, streamed: bool) -> None:
-        """The run's task: call the agent, record how it ended."""
-        try:
-            if isinstance(runnable, FunctionAgent):
-                output = await self._in_thread(run, runnable)
-            elif streamed:
-                output = await self._stream(run, runnable)
-            else:
-                output = str(await runnable.run(_as_agent_input(run.input)))
-        except asyncio.CancelledError:
-            if run.cancel_kind is None:  # cancelled from outside: the loop is going away
-                run.cancel_kind = CancelKind.SHUTDOWN
-            run.finish(Status.CANCELED)
-        except Canceled:
-            run.finish(Status.CANCELED)
-        except _StreamFailed as failure:
-            run.finish(Status.FAILED, error=str(failure))
-        except Exception as error:
-            message = str(error) or type(error).__name__
-            run.record_error(message)
-            run.finish(Status.FAILED, error=message)
-        else:
-            if run.cancel_kind is not None:
-                run.finish(Status.CANCELED)  # asked to stop; it ended without noticing
-            else:
-                run.finish(Status.SUCCEEDED, output=output)
-
-    async def _stream(self, run: Run, runnable: Any) -> str:
-        run_stream = getattr(runnable, "run_stream", None)
-        if run_stream is None:
-            message = f"agent {run.agent_name!r} cannot stream (it has no run_stream method)"
-            run.record_error(message)
-            raise _StreamFailed(message)
-        async for event in run_stream(_as_agent_input(run.input)):
-            run.on_agent_event(event)
-            if isinstance(event, AgentError):
-                raise _StreamFailed(event.message)
-        return run.streamed_output
-
-    async def _in_thread(self, run: Run, runnable: FunctionAgent) -> str:
-        """Run a synchronous agent in a thread of its own; only its token can stop it."""
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[str] = loop.create_future()
-        context = contextvars.copy_context()
-
-        def work() -> None:
-            try:
-                output = context.run(runnable.call, _as_agent_input(run.input), run.token)
-            except BaseException as error:
-                failure = error
-                loop.call_soon_threadsafe(_settle, future, None, failure)
-            else:
-                loop.call_soon_threadsafe(_settle, future, output, None)
-
-        threading.Thread(target=work, name=f"run {run.id}", daemon=True).start()
-        # Cancelling this task must not abandon the thread: wait for it to stop.
-        while True:
-            try:
-                return await asyncio.shield(future)
-            except asyncio.CancelledError:
-                if future.done():
-                    raise
-                task = asyncio.current_task()
-                if task is not None:
-                    task.uncancel()
-                run.request_cancel("canceled", kind=CancelKind.PARENT)
 
     def _retire(self, run: Run, task: asyncio.Task[None]) -> None:
         """A run's task ended: move it to the retained runs, evicting the oldest."""
@@ -430,12 +240,12 @@ class Manager:
         """Every live and retained run, newest first."""
         runs = [*self._live.values(), *self._finished.values()]
         runs.sort(key=lambda run: (run.started_at, run.id), reverse=True)
-        return [_info(run) for run in runs]
+        return [info_of(run) for run in runs]
 
     def active(self) -> builtins.list[Info]:
         """The live runs, newest first."""
         runs = sorted(self._live.values(), key=lambda run: (run.started_at, run.id), reverse=True)
-        return [_info(run) for run in runs]
+        return [info_of(run) for run in runs]
 
     # -- acting -------------------------------------------------------------------
 
@@ -559,26 +369,6 @@ class Manager:
         traceback: TracebackType | None,
     ) -> None:
         await self.close()
-
-
-class _StreamFailed(Exception):
-    """A streamed run reported an error (already recorded)."""
-
-
-def _settle(future: asyncio.Future[str], output: str | None, error: BaseException | None) -> None:
-    if future.done():
-        return
-    if error is not None:
-        future.set_exception(error)
-    else:
-        future.set_result(output or "")
-
-
-def _as_agent_input(value: Any) -> str:
-    """Agents take a string; an input recorded as a JSON object is passed as its JSON text."""
-    if isinstance(value, str):
-        return value
-    return msgspec.json.encode(value).decode()
 
 
 __all__ = [

@@ -5,7 +5,7 @@ through :meth:`Run.emit`, which numbers the event, writes its line and
 publishes it, from the event loop or from a synchronous agent's thread.
 The mapping from what an agent does to ledger events lives here too: a
 streamed :data:`~run_manager.agents.AgentEvent`, or a call made through the
-bindings (:mod:`run_manager.bindings`), becomes the same ``node_enter``,
+bindings (:mod:`run_manager.recorders`), becomes the same ``node_enter``,
 ``tool_call``, ``tool_result``, ``node_exit`` sequence.
 """
 
@@ -255,7 +255,7 @@ class Run:
         self._node_counts[key] = count
         return f"{key}#{count}"
 
-    # -- tool and model calls (bindings and streams share these) -------------
+    # -- tool and model calls (recorders and streams share these) -------------
 
     def tool_started(self, name: str, arguments: Any, call_id: str | None = None) -> str:
         """Record a tool call's start; return its call id."""

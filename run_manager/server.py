@@ -5,11 +5,13 @@ Mount it into an application's own aiohttp app::
     server = AttachServer(manager, token=make_token())
     app.add_subapp("/api/agent/", server.app)
 
-or run it alone with :func:`serve` (``runtop serve``). Every endpoint
-needs the bearer token; a read-only server refuses every ``POST``. Live
-events reach SSE streams through one shared :class:`~run_manager.feed.Feed`,
-and histories are read from the runs' ledgers as written, so a stream
-costs the runs nothing it does not read.
+or run it alone with :func:`run_manager.standalone.serve` (``runtop
+serve``). Every endpoint needs the bearer token; a read-only server
+refuses every ``POST``. This module holds the routes; live events reach
+SSE streams through one shared :class:`~run_manager.frame_ring.FrameRing`,
+framed by :mod:`run_manager.sse`, and histories are read from the runs'
+ledgers as written (:mod:`run_manager.history`), so a stream costs the
+runs nothing it does not read.
 """
 
 from __future__ import annotations
@@ -18,37 +20,29 @@ import asyncio
 import contextlib
 import hmac
 import logging
-import os
 import re
-import secrets
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any, Final
 
 import msgspec
 from aiohttp import web
 
 from ledger_reader import (
-    MAX_LINE_BYTES,
-    DamagedLine,
-    LedgerError,
-    LedgerFile,
     RunEvent,
     RunSummary,
-    decode_line,
-    encode_event,
     is_valid_run_id,
     parse_time,
 )
-from run_manager.feed import Feed
-from run_manager.manager import Manager, RunNotFound, RunNotResumable
+from run_manager.errors import RunNotFound, RunNotResumable
+from run_manager.frame_ring import FrameRing
+from run_manager.history import LedgerUnreadable, RunHistory
+from run_manager.manager import Manager
 from run_manager.run import ApprovalNotFound, Status
-from run_manager.runbook import BookedRun, RunBook
-from run_manager.tokens import write_token
+from run_manager.sse import SSE_HEADERS, LineHead, damaged_frame, sse_frame
+from run_manager.summary_index import IndexedRun, SummaryIndex
+from run_manager.tokens import make_token
 
 log = logging.getLogger(__name__)
 
@@ -61,28 +55,7 @@ RUN_EVENTS_LIMIT: Final = 10_000
 """Events ``GET /runs/{run_id}`` returns at most; the SSE endpoint serves the rest."""
 KEEPALIVE: Final = 15.0
 """Seconds of quiet after which a stream sends a comment, so dead peers are noticed."""
-OPEN_LEDGERS: Final = 64
-SSE_HEADERS: Final = {
-    "Content-Type": "text/event-stream",
-    "Cache-Control": "no-cache",
-    "X-Accel-Buffering": "no",
-}
-
-
-class _Head(msgspec.Struct):
-    """The part of a ledger line a stream needs to label it."""
-
-    seq: int = 0
-    type: str = ""
-
-
-_head_decoder: Final = msgspec.json.Decoder(_Head)
 _encoder: Final = msgspec.json.Encoder()
-
-
-def make_token() -> str:
-    """A fresh bearer token (256 bits, URL-safe)."""
-    return secrets.token_urlsafe(32)
 
 
 def _error(status: int, message: str) -> web.Response:
@@ -104,7 +77,7 @@ def _json(data: Any, status: int = 200) -> web.Response:
     return web.Response(status=status, body=_encoder.encode(data), content_type="application/json")
 
 
-def _wire_summary(booked: BookedRun, summary: RunSummary | None = None) -> dict[str, Any]:
+def _wire_summary(booked: IndexedRun, summary: RunSummary | None = None) -> dict[str, Any]:
     """A run's summary as the API names it (no server paths, no warnings list).
 
     ``tokens`` and ``cost_usd`` are ``null`` where they were not counted from every
@@ -133,48 +106,6 @@ def _since(value: str) -> float:
     return parsed.timestamp()
 
 
-def _sse(frame_id: str | int | None, data: bytes, event: str | None = None) -> bytes:
-    parts = []
-    if event is not None:
-        parts.append(b"event: %s\n" % event.encode())
-    if frame_id is not None:
-        parts.append(b"id: %s\n" % str(frame_id).encode())
-    parts.append(b"data: %s\n\n" % data)
-    return b"".join(parts)
-
-
-def _damaged_frame(offset: int, reason: str, raw: bytes) -> bytes:
-    """A ledger line that is not an event: said so, with any event it ended in (LEDGER.md)."""
-    data: dict[str, Any] = {"offset": offset, "length": len(raw), "reason": reason}
-    if len(raw) <= MAX_LINE_BYTES:
-        item = decode_line(raw, max(offset, 0))
-        if isinstance(item, DamagedLine):
-            data["reason"] = item.reason
-            if item.recovered is not None:
-                data["recovered"] = msgspec.Raw(encode_event(item.recovered)[:-1])
-    return _sse(None, _encoder.encode(data), "damaged")
-
-
-def _head_of(line: bytes) -> _Head | None:
-    """The seq and type of a ledger line, or ``None`` for a damaged one."""
-    if len(line) > MAX_LINE_BYTES:
-        return None
-    try:
-        return _head_decoder.decode(line)
-    except msgspec.DecodeError:
-        return None
-
-
-def _line_frame(line: bytes, offset: int) -> tuple[bytes, _Head | None]:
-    """One ledger line as a per-run frame (``id: <seq>``), or a damaged-line frame."""
-    head = _head_of(line)
-    if head is None:
-        too_long = len(line) > MAX_LINE_BYTES
-        reason = f"line of {len(line)} bytes is over the limit" if too_long else "not an event"
-        return _damaged_frame(offset, reason, line), None
-    return _sse(head.seq, line), head
-
-
 class AttachServer:
     """The attach API for one :class:`Manager`.
 
@@ -192,7 +123,7 @@ class AttachServer:
         *,
         token: str,
         read_only: bool = False,
-        feed: Feed | None = None,
+        feed: FrameRing | None = None,
         max_body: int = MAX_BODY,
         keepalive: float = KEEPALIVE,
     ) -> None:
@@ -203,10 +134,9 @@ class AttachServer:
         self.max_body = max_body
         self.keepalive = keepalive
         self._token = token.encode()
-        self.feed = feed or Feed()
-        self.book = RunBook(manager)
-        self._ledgers: OrderedDict[str, LedgerFile] = OrderedDict()
-        self._ledgers_lock = threading.Lock()
+        self.feed = feed or FrameRing()
+        self.book = SummaryIndex(manager)
+        self.history = RunHistory(manager.hub)
         self._streams: set[asyncio.Task[Any]] = set()
         manager.hub.add_listener(self._published)
         # A sub-application's own client_max_size is not used: bodies are read by _body.
@@ -241,9 +171,7 @@ class AttachServer:
         self.manager.hub.remove_listener(self._published)
         if self._streams:
             await asyncio.wait(list(self._streams), timeout=5)
-        for ledger in self._ledgers.values():
-            ledger.close()
-        self._ledgers.clear()
+        self.history.close()
 
     # -- middleware ---------------------------------------------------------------
 
@@ -288,7 +216,7 @@ class AttachServer:
 
     # -- reading ------------------------------------------------------------------
 
-    def _booked(self, run_id: str) -> BookedRun:
+    def _booked(self, run_id: str) -> IndexedRun:
         booked = self.book.get(run_id)
         if booked is None:
             raise _ApiError(404, f"no run {run_id}")
@@ -336,7 +264,7 @@ class AttachServer:
     async def get_run(self, request: web.Request) -> web.Response:
         run_id = request.match_info["run_id"]
         booked = self._booked(run_id)
-        lines = [line async for line in self._history(run_id, booked, 0, RUN_EVENTS_LIMIT)]
+        lines = [line async for line in self._lines(run_id, booked, 0, RUN_EVENTS_LIMIT)]
         events = [line for line, head in lines if head is not None]
         body = b'{"run":%s,"events":[%s],"events_truncated":%s}' % (
             _encoder.encode(_wire_summary(booked)),
@@ -383,7 +311,12 @@ class AttachServer:
             await response.write_eof()
 
     async def _follow_run(
-        self, response: web.StreamResponse, run_id: str, booked: BookedRun, after: int, follow: bool
+        self,
+        response: web.StreamResponse,
+        run_id: str,
+        booked: IndexedRun,
+        after: int,
+        follow: bool,
     ) -> None:
         feed = self.feed
         while True:
@@ -392,7 +325,9 @@ class AttachServer:
             cursor = feed.head
             live = self._live(run_id, booked)
             ended = False
-            async for frames, last_seq, saw_end in self._history_frames(run_id, booked, after):
+            async for frames, last_seq, saw_end in self.history.frames_after(
+                run_id, booked.path, after
+            ):
                 await response.write(frames)
                 after = max(after, last_seq)
                 ended = ended or saw_end
@@ -408,14 +343,14 @@ class AttachServer:
                 cursor = entries[-1].number
                 mine = [e for e in entries if e.run_id == run_id and e.seq > after]
                 if mine:
-                    await response.write(b"".join(_sse(e.seq, e.line) for e in mine))
+                    await response.write(b"".join(sse_frame(e.seq, e.line) for e in mine))
                     after = mine[-1].seq
                     if any(e.type == "run_completed" for e in mine):
                         return
             if feed.closed:
                 return
             if booked.path is None:
-                await response.write(_sse(None, b"{}", "stream_restarted"))
+                await response.write(sse_frame(None, b"{}", "stream_restarted"))
                 after = 0
 
     async def _quiet(self, response: web.StreamResponse, cursor: int) -> None:
@@ -426,7 +361,7 @@ class AttachServer:
         except TimeoutError:
             await response.write(b": keepalive\n\n")
 
-    def _live(self, run_id: str, booked: BookedRun) -> bool:
+    def _live(self, run_id: str, booked: IndexedRun) -> bool:
         try:
             return self.manager.get(run_id).status is Status.RUNNING
         except RunNotFound:
@@ -440,12 +375,12 @@ class AttachServer:
         async with self._stream(response):
             cursor = feed.head
             resumed = request.headers.get("Last-Event-ID", "")
-            preface = _sse(None, b"{}", "ready")
+            preface = sse_frame(None, b"{}", "ready")
             if resumed:
                 run_id, _, seq = resumed.rpartition(":")
                 found = feed.number_of(run_id, int(seq)) if seq.isdigit() else None
                 if found is None:
-                    preface += _sse(None, b"{}", "stream_restarted")
+                    preface += sse_frame(None, b"{}", "stream_restarted")
                 else:
                     cursor = found
             await response.write(preface)
@@ -453,7 +388,7 @@ class AttachServer:
                 batch = feed.frames_after(cursor)
                 if batch is None:
                     cursor = feed.head
-                    await response.write(_sse(None, b"{}", "stream_restarted"))
+                    await response.write(sse_frame(None, b"{}", "stream_restarted"))
                     continue
                 cursor, frames = batch
                 if not frames:
@@ -464,73 +399,24 @@ class AttachServer:
 
     # -- histories ----------------------------------------------------------------
 
-    async def _history_frames(
-        self, run_id: str, booked: BookedRun, after: int
-    ) -> AsyncIterator[tuple[bytes, int, bool]]:
-        """The run's events after seq ``after`` as frames, in batches: (frames, last seq, ended)."""
-        if booked.path is None:
-            _, events = self.manager.hub.history(run_id)
-            chosen = [event for event in events if event.seq > after]
-            if chosen:
-                frames = b"".join(_sse(e.seq, encode_event(e)[:-1]) for e in chosen)
-                ended = chosen[-1].type == "run_completed"
-                yield frames, chosen[-1].seq, ended
-            return
-        reader = _LedgerReader(booked.path)
+    async def _lines(
+        self, run_id: str, booked: IndexedRun, start: int, stop: int
+    ) -> AsyncIterator[tuple[bytes, LineHead | None]]:
         try:
-            if not await asyncio.to_thread(reader.seek_after, after):
-                return
-            while True:
-                batch = await asyncio.to_thread(reader.read)
-                if batch is None:
-                    return
-                yield batch
-        finally:
-            reader.close()
-
-    async def _history(
-        self, run_id: str, booked: BookedRun, start: int, stop: int
-    ) -> AsyncIterator[tuple[bytes, _Head | None]]:
-        """Lines ``start``..``stop`` of the run, each with its head (``None``: damaged)."""
-        if booked.path is None:
-            dropped, events = self.manager.hub.history(run_id)
-            for event in events[max(0, start - dropped) : max(0, stop - dropped)]:
-                yield encode_event(event)[:-1], _Head(event.seq, event.type)
-            return
-        lines = await asyncio.to_thread(self._read_lines, booked.path, start, stop)
-        for line in lines:
-            if line.strip():
-                yield line, _head_of(line)
-
-    def _read_lines(self, path: str, start: int, stop: int) -> list[bytes]:
-        with self._ledgers_lock:  # requests read in threads; the open ledgers are shared
-            return self._read_lines_locked(path, start, stop)
-
-    def _read_lines_locked(self, path: str, start: int, stop: int) -> list[bytes]:
-        ledger = self._ledgers.get(path)
-        if ledger is None:
-            try:
-                ledger = LedgerFile(path)
-            except LedgerError as error:
-                raise _ApiError(410, f"the run's ledger cannot be read: {error}") from error
-            self._ledgers[path] = ledger
-            while len(self._ledgers) > OPEN_LEDGERS:
-                self._ledgers.popitem(last=False)[1].close()
-        self._ledgers.move_to_end(path)
-        ledger.poll()
-        ledger.start_indexing()
-        ledger.wait_indexed()
-        return ledger.raw_lines(start, stop)
+            async for item in self.history.lines(run_id, booked.path, start, stop):
+                yield item
+        except LedgerUnreadable as error:
+            raise _ApiError(410, str(error)) from None
 
     async def _write_range(
-        self, response: web.StreamResponse, run_id: str, booked: BookedRun, start: int, stop: int
+        self, response: web.StreamResponse, run_id: str, booked: IndexedRun, start: int, stop: int
     ) -> None:
         frames: list[bytes] = []
-        async for line, head in self._history(run_id, booked, start, stop):
+        async for line, head in self._lines(run_id, booked, start, stop):
             if head is None:
-                frames.append(_damaged_frame(-1, "not a ledger event", line))
+                frames.append(damaged_frame(-1, "not a ledger event", line))
             else:
-                frames.append(_sse(head.seq, line))
+                frames.append(sse_frame(head.seq, line))
             if len(frames) >= 4096:
                 await response.write(b"".join(frames))
                 frames.clear()
@@ -639,81 +525,6 @@ class AttachServer:
         )
 
 
-class _LedgerReader:
-    """A ledger read forward in blocks, as SSE frames; for a thread."""
-
-    BLOCK: Final = 1024 * 1024
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self._ledger: LedgerFile | None = None
-        self._fd: int | None = None
-        self._offset = 0
-
-    def seek_after(self, seq: int) -> bool:
-        """Start at the first line after ``seq``; ``False`` if the ledger cannot be read."""
-        try:
-            self._fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
-        except OSError:
-            return False
-        if seq > 0:
-            try:
-                with LedgerFile(self.path) as ledger:
-                    found = ledger.offset_of_seq(seq + 1)
-            except LedgerError:
-                return False
-            if found is None:
-                return False
-            self._offset = found
-        return True
-
-    def read(self) -> tuple[bytes, int, bool] | None:
-        """The next block's complete lines as frames, the last seq, and whether the run ended."""
-        assert self._fd is not None
-        data = os.pread(self._fd, self.BLOCK, self._offset)
-        end = data.rfind(b"\n")
-        if end < 0:
-            if len(data) < self.BLOCK:
-                return None
-            # A line longer than a block: say it is damaged and move past it.
-            more = _skip_line(self._fd, self._offset + len(data))
-            if more is None:
-                return None
-            frame = _damaged_frame(self._offset, "line is over the limit", data)
-            self._offset = more
-            return frame, 0, False
-        frames: list[bytes] = []
-        last_seq = 0
-        ended = False
-        position = self._offset
-        for line in data[:end].split(b"\n"):
-            if line.strip():
-                frame, head = _line_frame(line, position)
-                frames.append(frame)
-                if head is not None:
-                    last_seq = head.seq
-                    ended = head.type == "run_completed"
-            position += len(line) + 1
-        self._offset += end + 1
-        return b"".join(frames), last_seq, ended
-
-    def close(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
-
-
-def _skip_line(fd: int, offset: int) -> int | None:
-    while True:
-        data = os.pread(fd, 1024 * 1024, offset)
-        if not data:
-            return None
-        newline = data.find(b"\n")
-        if newline >= 0:
-            return offset + newline + 1
-        offset += len(data)
-
-
 def _int(value: str | None, default: int, name: str) -> int:
     if value is None or value == "":
         return default
@@ -736,69 +547,4 @@ def _rfc3339(moment: datetime) -> str:
     return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
-# -- running alone ------------------------------------------------------------------
-
-
-async def serve(
-    manager: Manager,
-    *,
-    host: str = "127.0.0.1",
-    port: int = 8765,
-    token: str | None = None,
-    read_only: bool = False,
-    home: Path | None = None,
-    ready: Callable[[str, Path], None] | None = None,
-    stop: asyncio.Event | None = None,
-    finish_runs: bool = False,
-    grace: float = 10.0,
-) -> None:
-    """Serve the attach API until ``stop`` is set (or the task is cancelled).
-
-    The token is written, 0600, where :func:`run_manager.tokens.token_path`
-    says, and ``ready(url, token_file)`` is called once the port is bound.
-    On the way out, streams end first; then live runs are cancelled, or with
-    ``finish_runs`` given ``grace`` seconds to finish.
-    """
-    token = token or make_token()
-    server = AttachServer(manager, token=token, read_only=read_only)
-    root = web.Application(client_max_size=MAX_BODY, middlewares=[server.json_errors])
-    root.add_subapp(API_PREFIX, server.app)
-    runner = web.AppRunner(root, handle_signals=False, access_log=None, shutdown_timeout=5)
-    await runner.setup()
-    site = web.TCPSite(runner, host, port)
-    written: Path | None = None
-    try:
-        await site.start()
-        bound_port = _bound_port(runner) or port
-        written = write_token(host, bound_port, token, home)
-        if ready is not None:
-            ready(_url(host, bound_port), written)
-        await (stop or asyncio.Event()).wait()
-    finally:
-        await runner.cleanup()
-        if finish_runs:
-            await manager.close(cancel_running=False, grace=grace)
-        await manager.close(cancel_running=True, grace=grace)
-        if written is not None:
-            with contextlib.suppress(OSError):
-                written.unlink()
-
-
-def _bound_port(runner: web.AppRunner) -> int | None:
-    for address in runner.addresses:
-        if isinstance(address, tuple) and len(address) >= 2:
-            return int(address[1])
-    return None
-
-
-def _url(host: str, port: int) -> str:
-    shown = f"[{host}]" if ":" in host else host
-    return f"http://{shown}:{port}"
-
-
-__all__ = [
-    "API_PREFIX",
-    "AttachServer",
-    "make_token",
-    "serve",
-]
+__all__ = ["API_PREFIX", "MAX_BODY", "AttachServer", "make_token"]

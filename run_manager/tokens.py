@@ -10,9 +10,15 @@ from __future__ import annotations
 
 import os
 import re
+import secrets
 from pathlib import Path
 
 from run_manager.ledger import make_private_dir
+
+
+def make_token() -> str:
+    """A fresh bearer token (256 bits, URL-safe)."""
+    return secrets.token_urlsafe(32)
 
 
 def runtop_home() -> Path:

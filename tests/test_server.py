@@ -18,7 +18,7 @@ from aiohttp import web
 from ledger_reader import RunStatus
 from ledger_reader.events import ErrorEvent, ErrorPayload
 from run_manager import Manager
-from run_manager.feed import Feed
+from run_manager.frame_ring import FrameRing
 from run_manager.server import API_PREFIX, AttachServer
 from tests.agents import Chatty, Echo, Gatekeeper, Sleeper, Stepper
 
@@ -328,7 +328,7 @@ async def test_hostile_run_ids_and_bodies(tmp_path: Path) -> None:
 
 
 async def test_a_client_that_falls_behind_is_told_to_start_over(tmp_path: Path) -> None:
-    async with served(tmp_path, feed=Feed(max_events=64)) as s:
+    async with served(tmp_path, feed=FrameRing(max_events=64)) as s:
         port = int(s.url.rsplit(":", 1)[1])
         reader, writer = await asyncio.open_connection("127.0.0.1", port, limit=1 << 20)
         sock = writer.get_extra_info("socket")

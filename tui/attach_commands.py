@@ -60,7 +60,7 @@ def load_agents(spec: str) -> list[object]:
 
 def command_serve(args: argparse.Namespace, out: Console, err: Console) -> int:
     from run_manager import Manager
-    from run_manager.server import serve
+    from run_manager.standalone import serve
 
     agents = load_agents(args.agents) if args.agents else []
     ledger_dir = Path(args.ledger_dir).expanduser()

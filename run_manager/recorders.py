@@ -24,17 +24,14 @@ import asyncio
 import functools
 import inspect
 from collections.abc import Awaitable, Callable
-from contextvars import ContextVar
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, ParamSpec, Self, TypeVar
 
 from ledger_reader.events import LlmCallPayload
+from run_manager.current import current_run
 
 if TYPE_CHECKING:
-    from run_manager.run import Approval, Run
-
-_current_run: ContextVar[Run | None] = ContextVar("runtop_run", default=None)
-"""The run on this context. Private: code inside a run gets only its id (current_run_id)."""
+    from run_manager.run import Approval
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -84,7 +81,7 @@ class ToolCallRecord(_Recording):
         self.output: Any = None
         self.error: str | None = None
         self.call_id: str | None = None
-        self._run = _current_run.get()
+        self._run = current_run()
 
     def _begin(self) -> Self:
         if self._run is not None:
@@ -115,7 +112,7 @@ class ModelCallRecord(_Recording):
         self.model = model
         self.provider = provider
         self._usage = LlmCallPayload(model=model, provider=provider)
-        self._run = _current_run.get()
+        self._run = current_run()
 
     def chunk(self, text: str, *, reasoning: bool = False) -> None:
         """Record a piece of streamed text (or reasoning)."""
@@ -166,7 +163,7 @@ async def approval(
     """
     from run_manager.run import Approval
 
-    run = _current_run.get()
+    run = current_run()
     if run is None:
         return Approval(approved=True, reason="no run to ask", source="auto")
     future = run.request_approval(prompt, name=name, timeout=timeout_seconds)
@@ -180,7 +177,7 @@ def wait_for_approval(
     from run_manager.agents import Canceled
     from run_manager.run import Approval
 
-    run = _current_run.get()
+    run = current_run()
     if run is None:
         return Approval(approved=True, reason="no run to ask", source="auto")
     future = run.request_approval(prompt, name=name, timeout=timeout_seconds)
@@ -224,7 +221,7 @@ def _arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
 
 def cancel_requested() -> bool:
     """Whether the run this code is part of was asked to stop (for polling loops)."""
-    run = _current_run.get()
+    run = current_run()
     return run is not None and run.token.cancelled
 
 

@@ -27,7 +27,7 @@ from run_manager.manager import Manager
 
 
 @dataclass(slots=True)
-class BookedRun:
+class IndexedRun:
     """One run the server can list.
 
     A run still being written is folded by a summary builder; a finished one,
@@ -70,16 +70,16 @@ class BookedRun:
             self.cost_usd += usage.cost_usd or 0.0
 
 
-class RunBook:
+class SummaryIndex:
     """Summaries of the manager's runs and of the ledgers found in its directory."""
 
     def __init__(self, manager: Manager) -> None:
         self.manager = manager
-        self.runs: dict[str, BookedRun] = {}
+        self.runs: dict[str, IndexedRun] = {}
         for info in manager.list():
             path = str(info.ledger_path) if info.ledger_path is not None else None
             builder = SummaryBuilder(info.run_id, path)
-            booked = BookedRun(builder, info.started_at.timestamp(), path)
+            booked = IndexedRun(builder, info.started_at.timestamp(), path)
             dropped, events = manager.hub.history(info.run_id)
             if dropped:
                 builder.skip_gap()
@@ -96,7 +96,7 @@ class RunBook:
             if self.manager.ledger_dir is not None:
                 path = os.fspath(self.manager.ledger_dir / f"{event.run_id}.jsonl")
             started = parse_time(event.time)
-            booked = BookedRun(
+            booked = IndexedRun(
                 SummaryBuilder(event.run_id, path),
                 started.timestamp() if started is not None else 0.0,
                 path,
@@ -104,7 +104,7 @@ class RunBook:
             self.runs[event.run_id] = booked
         booked.add(event, event.run_id)
 
-    def scan_directory(self) -> tuple[list[tuple[str, BookedRun]], list[LedgerError]]:
+    def scan_directory(self) -> tuple[list[tuple[str, IndexedRun]], list[LedgerError]]:
         """Summarise the ledgers in the ledger directory (blocking: run it in a thread).
 
         Hand the runs to :meth:`merge` on the event loop.
@@ -113,19 +113,19 @@ class RunBook:
         if directory is None or not directory.is_dir():
             return [], []
         scanned = scan_paths([Path(directory)])
-        found: list[tuple[str, BookedRun]] = []
+        found: list[tuple[str, IndexedRun]] = []
         for path, state in scanned.states.items():
             summary = state.summary()
-            booked = BookedRun(None, summary.started, path, frozen=summary, counted=False)
+            booked = IndexedRun(None, summary.started, path, frozen=summary, counted=False)
             found.append((summary.run_id, booked))
         return found, [error for error in scanned.errors if not isinstance(error, NoLedgers)]
 
-    def merge(self, found: list[tuple[str, BookedRun]]) -> None:
+    def merge(self, found: list[tuple[str, IndexedRun]]) -> None:
         for run_id, booked in found:
             self.runs.setdefault(run_id, booked)  # a run this process saw live knows more
 
-    def get(self, run_id: str) -> BookedRun | None:
+    def get(self, run_id: str) -> IndexedRun | None:
         return self.runs.get(run_id)
 
-    def newest_first(self) -> list[tuple[str, BookedRun]]:
+    def newest_first(self) -> list[tuple[str, IndexedRun]]:
         return sorted(self.runs.items(), key=lambda item: (item[1].started, item[0]), reverse=True)

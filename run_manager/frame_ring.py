@@ -16,11 +16,11 @@ from typing import Final, NamedTuple
 
 from ledger_reader import RunEvent
 
-FEED_EVENTS: Final = 65_536
-FEED_BYTES: Final = 64 * 1024 * 1024
+RING_EVENTS: Final = 65_536
+RING_BYTES: Final = 64 * 1024 * 1024
 
 
-class FeedEntry(NamedTuple):
+class RingEntry(NamedTuple):
     """One published event: its place in the feed and its ledger line."""
 
     number: int
@@ -31,7 +31,7 @@ class FeedEntry(NamedTuple):
     line: bytes
 
 
-class Feed:
+class FrameRing:
     """The newest events of every run, bounded in count and bytes.
 
     Kept as parallel lists, not an object per event: publishing is on the
@@ -43,7 +43,7 @@ class Feed:
             must start over.
     """
 
-    def __init__(self, *, max_events: int = FEED_EVENTS, max_bytes: int = FEED_BYTES) -> None:
+    def __init__(self, *, max_events: int = RING_EVENTS, max_bytes: int = RING_BYTES) -> None:
         if max_events < 1:
             raise ValueError("max_events must be 1 or more")
         self.max_events = max_events
@@ -127,7 +127,7 @@ class Feed:
         chosen = frames[low:high] if low < high else frames[low:] + frames[:high]
         return stop - 1, chosen
 
-    def after(self, cursor: int, limit: int = 4096) -> list[FeedEntry] | None:
+    def after(self, cursor: int, limit: int = 4096) -> list[RingEntry] | None:
         """Up to ``limit`` entries after ``cursor``; ``None`` if some were already dropped."""
         span = self._slots(cursor, limit)
         if span is None:
@@ -137,7 +137,7 @@ class Feed:
         found = []
         for number in range(*span):
             slot = number % size
-            found.append(FeedEntry(number, run_ids[slot], seqs[slot], types[slot], lines[slot]))
+            found.append(RingEntry(number, run_ids[slot], seqs[slot], types[slot], lines[slot]))
         return found
 
     async def wait(self, cursor: int) -> None:

@@ -1,0 +1,112 @@
+"""How a run's task calls its agent and records how it ended.
+
+One driver per kind of agent: an async agent is awaited on the loop, a
+streaming one is iterated (each event recorded as it comes), and a
+synchronous function runs in a thread of its own that only its cancel
+token can stop. :func:`drive` is the body of every run's task.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import threading
+from typing import Any
+
+import msgspec
+
+from run_manager.agents import AgentError, Canceled, FunctionAgent
+from run_manager.run import CancelKind, Run, Status
+
+
+async def drive(run: Run, runnable: Any, streamed: bool) -> None:
+    """The run's task: call the agent, record how it ended."""
+    try:
+        if isinstance(runnable, FunctionAgent):
+            output = await _in_thread(run, runnable)
+        elif streamed:
+            output = await _stream(run, runnable)
+        else:
+            output = str(await runnable.run(as_agent_input(run.input)))
+    except asyncio.CancelledError:
+        if run.cancel_kind is None:  # cancelled from outside: the loop is going away
+            run.cancel_kind = CancelKind.SHUTDOWN
+        run.finish(Status.CANCELED)
+    except Canceled:
+        run.finish(Status.CANCELED)
+    except _StreamFailed as failure:
+        run.finish(Status.FAILED, error=str(failure))
+    except Exception as error:
+        message = str(error) or type(error).__name__
+        run.record_error(message)
+        run.finish(Status.FAILED, error=message)
+    else:
+        if run.cancel_kind is not None:
+            run.finish(Status.CANCELED)  # asked to stop; it ended without noticing
+        else:
+            run.finish(Status.SUCCEEDED, output=output)
+
+
+async def _stream(run: Run, runnable: Any) -> str:
+    run_stream = getattr(runnable, "run_stream", None)
+    if run_stream is None:
+        message = f"agent {run.agent_name!r} cannot stream (it has no run_stream method)"
+        run.record_error(message)
+        raise _StreamFailed(message)
+    async for event in run_stream(as_agent_input(run.input)):
+        run.on_agent_event(event)
+        if isinstance(event, AgentError):
+            raise _StreamFailed(event.message)
+    return run.streamed_output
+
+
+async def _in_thread(run: Run, runnable: FunctionAgent) -> str:
+    """Run a synchronous agent in a thread of its own; only its token can stop it."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[str] = loop.create_future()
+    context = contextvars.copy_context()
+
+    def work() -> None:
+        try:
+            output = context.run(runnable.call, as_agent_input(run.input), run.token)
+        except BaseException as error:
+            failure = error
+            loop.call_soon_threadsafe(_settle, future, None, failure)
+        else:
+            loop.call_soon_threadsafe(_settle, future, output, None)
+
+    threading.Thread(target=work, name=f"run {run.id}", daemon=True).start()
+    # Cancelling this task must not abandon the thread: wait for it to stop.
+    while True:
+        try:
+            return await asyncio.shield(future)
+        except asyncio.CancelledError:
+            if future.done():
+                raise
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
+            run.request_cancel("canceled", kind=CancelKind.PARENT)
+
+
+class _StreamFailed(Exception):
+    """A streamed run reported an error (already recorded)."""
+
+
+def _settle(future: asyncio.Future[str], output: str | None, error: BaseException | None) -> None:
+    if future.done():
+        return
+    if error is not None:
+        future.set_exception(error)
+    else:
+        future.set_result(output or "")
+
+
+def as_agent_input(value: Any) -> str:
+    """Agents take a string; an input recorded as a JSON object is passed as its JSON text."""
+    if isinstance(value, str):
+        return value
+    return msgspec.json.encode(value).decode()
+
+
+__all__ = ["as_agent_input", "drive"]

@@ -1,0 +1,114 @@
+"""What a caller holds for a run: a :class:`Handle` to await and steer, an :class:`Info` to read."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from run_manager.agents import AgentEvent
+from run_manager.errors import RunCanceled, RunFailed
+from run_manager.run import Run, Status
+
+
+@dataclass(frozen=True, slots=True)
+class Info:
+    """A snapshot of one run."""
+
+    run_id: str
+    agent: str
+    input: Any
+    status: Status
+    started_at: datetime
+    ended_at: datetime | None
+    error: str | None
+    cancel_requested: bool
+    """A cancel was asked for; the run may still be stopping."""
+    cancel_reason: str | None
+    streamed: bool
+    parent_run_id: str | None
+    resumed_from: str | None
+    ledger_path: Path | None
+    pending_approvals: tuple[str, ...] = ()
+
+
+def info_of(run: Run) -> Info:
+    """A snapshot of ``run`` as callers see it."""
+    return Info(
+        run_id=run.id,
+        agent=run.agent_name,
+        input=run.input,
+        status=run.status,
+        started_at=datetime.fromtimestamp(run.started_at, UTC),
+        ended_at=datetime.fromtimestamp(run.ended_at, UTC) if run.ended_at else None,
+        error=run.error,
+        cancel_requested=run.cancel_kind is not None,
+        cancel_reason=run.cancel_reason,
+        streamed=run.stream is not None,
+        parent_run_id=run.parent_run_id,
+        resumed_from=run.resumed_from,
+        ledger_path=run.writer.path if run.writer is not None else None,
+        pending_approvals=tuple(run.pending_approvals),
+    )
+
+
+class Handle:
+    """What a caller holds for one run: await it, watch it, cancel it."""
+
+    __slots__ = ("_run",)
+
+    def __init__(self, run: Run) -> None:
+        self._run = run
+
+    @property
+    def run_id(self) -> str:
+        return self._run.id
+
+    @property
+    def status(self) -> Status:
+        return self._run.status
+
+    def info(self) -> Info:
+        return info_of(self._run)
+
+    def cancel(self, reason: str | None = None, *, source: str = "api") -> bool:
+        """Ask the run to stop; safe twice and after the end (then ``False``)."""
+        return self._run.request_cancel(reason, source=source)
+
+    async def wait(self) -> Info:
+        """Wait for the run to end, however it ends; its final snapshot."""
+        await asyncio.shield(self._run.done)
+        return self.info()
+
+    async def result(self) -> str:
+        """Wait for the run's output.
+
+        Raises:
+            RunFailed: the run failed (the message says why, a ledger that could
+                not be written included).
+            RunCanceled: the run was cancelled (by a user, a timeout, shutdown).
+        """
+        await asyncio.shield(self._run.done)
+        run = self._run
+        if run.status is Status.SUCCEEDED:
+            return run.output or ""
+        if run.status is Status.CANCELED:
+            raise RunCanceled(run.error or "canceled")
+        raise RunFailed(run.error or "failed")
+
+    def events(self) -> AsyncIterator[AgentEvent] | None:
+        """The streamed agent events from the start (``None`` for a run not streamed)."""
+        stream = self._run.stream
+        return stream.read() if stream is not None else None
+
+    def __await__(self) -> Any:
+        return self.result().__await__()
+
+    def __repr__(self) -> str:
+        return f"<Handle {self.run_id} {self.status.value}>"
+
+
+__all__ = ["Handle", "Info", "info_of"]
