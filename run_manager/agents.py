@@ -18,6 +18,8 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from run_manager.adapters import adapt
+
 
 @runtime_checkable
 class Agent(Protocol):
@@ -194,6 +196,9 @@ def as_runnable(agent: object) -> Agent | FunctionAgent:
     """Accept an agent or a plain callable; refuse anything else with a clear error."""
     if isinstance(agent, FunctionAgent):
         return agent
+    adapted = adapt(agent)  # a framework's agent (PydanticAI, OpenAI Agents SDK)
+    if adapted is not None:
+        return adapted  # type: ignore[no-any-return]
     if _runs_async(type(agent)) or inspect.iscoroutinefunction(getattr(agent, "run", None)):
         return agent  # type: ignore[return-value]
     if callable(agent) and not inspect.iscoroutinefunction(agent):

@@ -57,7 +57,8 @@ async def _stream(run: Run, runnable: Any) -> str:
         run.on_agent_event(event)
         if isinstance(event, AgentError):
             raise _StreamFailed(event.message)
-    return run.streamed_output
+    output = getattr(runnable, "output", None)  # an adapter knows the framework's output
+    return output if isinstance(output, str) else run.streamed_output
 
 
 async def _in_thread(run: Run, runnable: FunctionAgent) -> str:

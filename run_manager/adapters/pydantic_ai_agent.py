@@ -1,0 +1,177 @@
+"""A PydanticAI agent, run by the manager with what it does recorded.
+
+The run is driven through ``Agent.iter``, PydanticAI's own way to watch a
+run node by node: a model request node is streamed (``node.stream``) when
+the run is streamed, so its text and thinking arrive as deltas; each
+tool node's event stream gives every function tool call with its
+arguments and its result; and each model response carries the model,
+provider and token counts of its request. All of it becomes the
+manager's agent events, and so the same ledger events as any agent's.
+
+Cancel needs nothing of PydanticAI: the run's task is cancelled, and
+``CancelledError`` reaches the awaiting tool or model call at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pydantic_core
+from pydantic_ai import Agent
+from pydantic_ai.messages import (
+    FunctionToolCallEvent,
+    FunctionToolResultEvent,
+    ModelResponse,
+    PartDeltaEvent,
+    PartStartEvent,
+    TextPart,
+    TextPartDelta,
+    ThinkingPart,
+    ThinkingPartDelta,
+)
+
+from run_manager.agents import (
+    AgentEvent,
+    Complete,
+    Content,
+    Thinking,
+    ToolCallEvent,
+    ToolResultEvent,
+)
+from run_manager.bindings import _current_run
+
+_FAILED_OUTCOMES = frozenset({"failed", "denied", "interrupted", "retried"})
+
+
+class PydanticAIAgent:
+    """One run's wrapper of a ``pydantic_ai.Agent`` (the manager makes one per start)."""
+
+    def __init__(self, agent: Agent[Any, Any]) -> None:
+        self.agent = agent
+        self.name = agent.name or "agent"
+        self.output: str | None = None
+        """The run's final output as text, once it has one (a structured output as JSON)."""
+
+    async def run(self, input: str) -> str:
+        """Run to the end, recording each model request and tool call as it completes."""
+        run = _current_run.get()
+        async for event in self._events(input, streamed=False):
+            if run is not None:
+                run.on_agent_event(event)
+        return self.output or ""
+
+    async def run_stream(self, input: str) -> AsyncIterator[AgentEvent]:
+        """Run with every model request streamed: text and thinking as they come."""
+        async for event in self._events(input, streamed=True):
+            yield event
+
+    async def _events(self, input: str, *, streamed: bool) -> AsyncIterator[AgentEvent]:
+        open_calls: dict[str, str] = {}
+        async with self.agent.iter(input) as agent_run:
+            async for node in agent_run:
+                if Agent.is_model_request_node(node) and streamed:
+                    async with node.stream(agent_run.ctx) as request_stream:
+                        async for event in request_stream:
+                            for item in _streamed(event):
+                                yield item
+                elif Agent.is_call_tools_node(node):
+                    response = node.model_response
+                    if not streamed:
+                        for item in _response_text(response):
+                            yield item
+                    yield _usage(response)
+                    try:
+                        async with node.stream(agent_run.ctx) as tool_stream:
+                            async for event in tool_stream:
+                                recorded = _tool_event(event, open_calls)
+                                if recorded is not None:
+                                    yield recorded
+                    except Exception as error:
+                        # A tool that raised: its call ends in error before the run does.
+                        message = str(error) or type(error).__name__
+                        for call_id, name in list(open_calls.items()):
+                            yield ToolResultEvent(call_id, name, message, "error")
+                        open_calls.clear()
+                        raise
+            result = agent_run.result
+        output = result.output if result is not None else None
+        self.output = output if isinstance(output, str) else _as_json(output)
+
+
+def _streamed(event: object) -> list[AgentEvent]:
+    """Text and thinking of a streamed model response."""
+    if isinstance(event, PartDeltaEvent):
+        delta = event.delta
+        if isinstance(delta, TextPartDelta) and delta.content_delta:
+            return [Content(delta.content_delta)]
+        if isinstance(delta, ThinkingPartDelta) and delta.content_delta:
+            return [Thinking(delta.content_delta)]
+    elif isinstance(event, PartStartEvent):
+        part = event.part
+        if isinstance(part, TextPart) and part.content:
+            return [Content(part.content)]
+        if isinstance(part, ThinkingPart) and part.content:
+            return [Thinking(part.content)]
+    return []
+
+
+def _response_text(response: ModelResponse) -> list[AgentEvent]:
+    """A whole model response's text and thinking, for a run not streamed."""
+    items: list[AgentEvent] = []
+    for part in response.parts:
+        if isinstance(part, TextPart) and part.content:
+            items.append(Content(part.content))
+        elif isinstance(part, ThinkingPart) and part.content:
+            items.append(Thinking(part.content))
+    return items
+
+
+def _usage(response: ModelResponse) -> Complete:
+    usage = response.usage
+    cost: float | None
+    try:
+        cost = float(response.cost().total_price)
+    except Exception:  # an unknown model or provider has no price: say nothing, not 0
+        cost = None
+    return Complete(
+        model=response.model_name,
+        provider=response.provider_name,
+        prompt_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        cost_usd=cost,
+    )
+
+
+def _tool_event(event: object, open_calls: dict[str, str]) -> AgentEvent | None:
+    if isinstance(event, FunctionToolCallEvent):
+        part = event.part
+        open_calls[part.tool_call_id] = part.tool_name
+        return ToolCallEvent(
+            part.tool_call_id, part.tool_name, part.args_as_dict(), status="executing"
+        )
+    if isinstance(event, FunctionToolResultEvent):
+        result = event.part
+        name = open_calls.pop(result.tool_call_id, result.tool_name)
+        failed = getattr(result, "outcome", "success") in _FAILED_OUTCOMES
+        return ToolResultEvent(
+            result.tool_call_id,
+            name,
+            result.model_response_str(),
+            "error" if failed else "completed",
+        )
+    return None
+
+
+def _as_json(value: Any) -> str | None:
+    if value is None:
+        return None
+    try:
+        return pydantic_core.to_json(value).decode()
+    except (TypeError, ValueError, pydantic_core.PydanticSerializationError):
+        return repr(value)
+
+
+def adapt(agent: object) -> PydanticAIAgent | None:
+    """The manager's runnable for a ``pydantic_ai.Agent``; ``None`` for anything else."""
+    return PydanticAIAgent(agent) if isinstance(agent, Agent) else None
