@@ -39,7 +39,7 @@ from run_manager.agents import (
     ToolCallEvent,
     ToolResultEvent,
 )
-from run_manager.bindings import _current_run
+from run_manager.current import current_run
 
 _FAILED_OUTCOMES = frozenset({"failed", "denied", "interrupted", "retried"})
 
@@ -55,7 +55,7 @@ class PydanticAIAgent:
 
     async def run(self, input: str) -> str:
         """Run to the end, recording each model request and tool call as it completes."""
-        run = _current_run.get()
+        run = current_run()
         async for event in self._events(input, streamed=False):
             if run is not None:
                 run.on_agent_event(event)
