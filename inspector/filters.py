@@ -26,12 +26,9 @@ from typing import Final
 import msgspec
 
 from inspector.model import RunView
-from ledger_reader import parse_time
+from ledger_reader import timespan
 
 FIELDS: Final = ("status", "skill", "agent", "source", "run", "parent", "error", "since")
-
-_DURATION: Final = re.compile(r"^(\d+(?:\.\d+)?)([smhd])$")
-_UNITS: Final = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
 class FilterError(ValueError):
@@ -67,13 +64,12 @@ def _exact_test(value: str) -> Callable[[str], bool]:
 
 def since_seconds(value: str, now: float) -> float:
     """The start of a ``since:`` window as a POSIX time."""
-    match = _DURATION.match(value.lower())
-    if match:
-        return now - float(match.group(1)) * _UNITS[match.group(2)]
-    parsed = parse_time(value)
-    if parsed is None:
-        raise FilterError(f"since:{value} is neither a duration (30s, 5m, 1h, 7d) nor a time")
-    return parsed.timestamp()
+    try:
+        return timespan.since(value, now)
+    except timespan.BadTimeSpan:
+        raise FilterError(
+            f"since:{value} is neither a duration (30s, 5m, 1h, 7d) nor a time"
+        ) from None
 
 
 class RunFilter(msgspec.Struct, frozen=True):

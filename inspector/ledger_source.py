@@ -20,8 +20,8 @@ from ledger_reader import (
     is_valid_run_id,
 )
 from ledger_reader.directory import CONTROL_DIR
+from ledger_reader.lines import read_ledger_lines
 from ledger_reader.summary import run_id_from_path
-from ledger_reader.tail import LineAssembler
 
 _OPEN_FILES: Final = 8
 SEQ_SEARCH_LIMIT: Final = 10_000
@@ -206,7 +206,7 @@ class LedgerDirectorySource(RunSource):
         )
 
     async def resume(self, run_id: str) -> str:
-        from run_manager.ledger import make_private_dir
+        from ledger_reader.locations import make_private_dir
 
         if not is_valid_run_id(run_id):
             raise ActionRefused(f"invalid run id {run_id!r}")
@@ -293,23 +293,21 @@ class ReplaySource(RunSource):
         errors: list[SourceError] = []
         order = 0
         for path in self.paths:
-            try:
-                data = path.read_bytes()
-            except OSError as error:
-                errors.append(SourceError(f"{path}: cannot read: {error.strerror or error}"))
-                continue
             run_id = run_id_from_path(path)
             last = 0.0
-            for line in LineAssembler().feed(data):
-                item = line.item
-                if item is None:
-                    continue
-                event = event_of(item)
-                moment = event.timestamp if event is not None else None
-                when = moment.timestamp() if moment is not None else last
-                last = when
-                timeline.append((when, order, run_id or str(path), item))
-                order += 1
+            try:
+                for line in read_ledger_lines(path):
+                    item = line.item
+                    if item is None:
+                        continue
+                    event = event_of(item)
+                    moment = event.timestamp if event is not None else None
+                    when = moment.timestamp() if moment is not None else last
+                    last = when
+                    timeline.append((when, order, run_id or str(path), item))
+                    order += 1
+            except LedgerError as error:
+                errors.append(SourceError(str(error)))
         timeline.sort(key=lambda entry: (entry[0], entry[1]))
         return timeline, errors
 

@@ -30,6 +30,7 @@ from inspector.model import RunExtras, RunKey, RunView, ToolCallView, make_view
 from inspector.source import ActionRefused, RunSource, RunUpdate, SourceError, SourceUpdate
 from ledger_reader import (
     ErrorEvent,
+    LedgerError,
     LedgerItem,
     LlmCall,
     RunCompleted,
@@ -40,7 +41,7 @@ from ledger_reader import (
     event_of,
     parse_time,
 )
-from ledger_reader.tail import LineAssembler
+from ledger_reader.lines import read_ledger_lines
 
 log = logging.getLogger(__name__)
 
@@ -698,7 +699,7 @@ class RunStore:
                     history = await self._history_from_source(key, state.history_count)
                 else:
                     continue
-            except (OSError, SourceError):
+            except (OSError, LedgerError, SourceError):
                 continue
             state = self._runs.get(key)
             if state is None or state.detailed or state.summary.path != path:
@@ -749,19 +750,10 @@ def _read_history(path: str, end: int) -> list[RunEvent]:
     """The events of a ledger before ``end`` that extras count (blocking; runs in a thread)."""
     wanted = _DETAIL_TYPES
     found: list[RunEvent] = []
-    assembler = LineAssembler()
-    with open(path, "rb") as handle:
-        position = 0
-        while position < end:
-            chunk = handle.read(min(1 << 20, end - position))
-            if not chunk:
-                break
-            position += len(chunk)
-            for line in assembler.feed(chunk):
-                item = line.item
-                event = event_of(item)
-                if isinstance(event, wanted):
-                    found.append(event)
+    for line in read_ledger_lines(path, 0, end):
+        event = event_of(line.item)
+        if isinstance(event, wanted):
+            found.append(event)
     return found
 
 

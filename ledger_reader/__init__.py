@@ -46,6 +46,7 @@ from ledger_reader.events import (
     parse_time,
 )
 from ledger_reader.file import LedgerFile
+from ledger_reader.lines import Line, LineAssembler, read_ledger_lines, read_lines
 from ledger_reader.liveness import ledger_lock_held, writer_holds_lock
 from ledger_reader.summary import (
     LedgerState,
@@ -56,7 +57,7 @@ from ledger_reader.summary import (
     read_ledger_state,
     summarize_ledger,
 )
-from ledger_reader.tail import LedgerTail, LineAssembler, TailBatch
+from ledger_reader.tail import LedgerTail, TailBatch
 
 __all__ = [
     "EVENT_TYPES",
@@ -77,6 +78,7 @@ __all__ = [
     "LedgerState",
     "LedgerTail",
     "LedgerUnreadable",
+    "Line",
     "LineAssembler",
     "LlmCall",
     "LlmChunk",
@@ -107,7 +109,9 @@ __all__ = [
     "iter_events",
     "ledger_lock_held",
     "parse_time",
+    "read_ledger_lines",
     "read_ledger_state",
+    "read_lines",
     "scan_paths",
     "summarize_ledger",
     "writer_holds_lock",

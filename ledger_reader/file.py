@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Final
 from ledger_reader.decode import decode_line, over_long_line
 from ledger_reader.errors import LedgerGone, LedgerUnreadable
 from ledger_reader.events import MAX_LINE_BYTES, LedgerItem, RunEvent, event_of
-from ledger_reader.tail import LineAssembler, Reset, TailBatch
+from ledger_reader.lines import BOM, LineAssembler, complete_end
+from ledger_reader.tail import Reset, TailBatch
 
 if TYPE_CHECKING:
     import numpy as np
@@ -99,6 +100,8 @@ class LedgerFile:
         self._ends: npt.NDArray[np.int64] | None = None
         self._tail = LineAssembler(self._head_end, max_line_bytes=self.max_line_bytes)
         self._tail_ends: list[int] = []
+        self._first_start = self._bom() if stat.st_size else 0
+        """Where line 0 starts: past a byte-order mark, if the file begins with one."""
 
     # -- opening and closing -------------------------------------------------
 
@@ -128,19 +131,21 @@ class LedgerFile:
 
     def _last_line_end(self, size: int) -> int:
         """The position just past the last ``\\n`` before ``size`` (0 if none)."""
-        end = size
-        while end > 0:
-            start = max(0, end - _PROBE)
-            at = self._pread(end - start, start).rfind(b"\n")
-            if at != -1:
-                return start + at + 1
-            end = start
-        return 0
+        try:
+            return complete_end(self._fd, size)
+        except OSError as error:
+            raise LedgerUnreadable(self.path, error) from error
+
+    def _bom(self) -> int:
+        """Bytes of a byte-order mark the first line starts with (0 or 3): not part of it."""
+        return 3 if self._pread(3, 0) == BOM else 0
 
     # -- the first and last events, at once ----------------------------------
 
     def _line_at(self, start: int, limit: int) -> tuple[int, LedgerItem | None] | None:
         """Read the complete line starting at ``start``; return its end and item."""
+        if start == 0:
+            start = self._bom()
         end = start
         while end < limit:
             chunk = self._pread(min(_PROBE, limit - end), end)
@@ -369,7 +374,7 @@ class LedgerFile:
         head = self._head_counts[-1] if self._head_counts else 0
         if number < head:
             end = self._head_end_at(number)
-            start = 0 if number == 0 else self._head_end_at(number - 1) + 1
+            start = self._first_start if number == 0 else self._head_end_at(number - 1) + 1
             return start, end
         if not self._index_done.is_set():
             return None
@@ -378,7 +383,7 @@ class LedgerFile:
             return None
         end = self._tail_ends[tail_number]
         if tail_number == 0:
-            start = self._head_end_at(head - 1) + 1 if head else 0
+            start = self._head_end_at(head - 1) + 1 if head else self._first_start
         else:
             start = self._tail_ends[tail_number - 1] + 1
         return start, end

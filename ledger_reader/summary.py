@@ -38,8 +38,8 @@ from ledger_reader.events import (
     parse_time,
 )
 from ledger_reader.file import open_ledger_fd
+from ledger_reader.lines import LineAssembler
 from ledger_reader.liveness import ledger_lock_held, writer_holds_lock
-from ledger_reader.tail import LineAssembler
 
 WHOLE_FILE_BYTES: Final = 256 * 1024
 """Ledgers up to this size are summarised from every line, larger ones from head and tail."""

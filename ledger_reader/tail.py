@@ -1,9 +1,9 @@
 """Following a ledger as it grows.
 
-:class:`LineAssembler` turns appended bytes into ledger items, holding at
-most one partial line (the torn tail a live writer leaves between two
-``write()`` calls) and never more than the line limit of it.
-:class:`LedgerTail` reads a file's new bytes into an assembler and notices
+:class:`LedgerTail` feeds appended bytes to a
+:class:`~ledger_reader.lines.LineAssembler` (the one line splitter), which
+holds at most one partial line (the torn tail a live writer leaves between
+two ``write()`` calls); it reads a file's new bytes into an assembler and notices
 when the file is truncated or replaced, so the reader starts over cleanly.
 """
 
@@ -16,92 +16,13 @@ from typing import Final, Literal
 
 import msgspec
 
-from ledger_reader.decode import decode_line, over_long_line
 from ledger_reader.errors import LedgerGone, LedgerUnreadable
 from ledger_reader.events import MAX_LINE_BYTES, LedgerItem
+from ledger_reader.lines import READ_CHUNK, Line, LineAssembler
 
-READ_CHUNK: Final = 1024 * 1024
 _SIGNATURE_BYTES: Final = 64
 
 Reset = Literal["truncated", "replaced"]
-
-
-class Line(msgspec.Struct, frozen=True):
-    """One complete line: where it starts, where its ``\\n`` is, what it holds."""
-
-    start: int
-    end: int
-    item: LedgerItem | None
-
-
-class LineAssembler:
-    """Split appended bytes into complete lines and decode them.
-
-    ``offset`` is the file position of the first byte not yet part of a
-    complete line; everything before it has been delivered.
-    """
-
-    def __init__(self, offset: int = 0, *, max_line_bytes: int = MAX_LINE_BYTES) -> None:
-        self.offset = offset
-        self.max_line_bytes = max_line_bytes
-        self._pending = bytearray()
-        self._skipped = 0
-        """Bytes of an over-long line dropped so far (0 when not in one)."""
-
-    @property
-    def pending_bytes(self) -> int:
-        """Bytes of the unfinished last line seen so far."""
-        return len(self._pending) + self._skipped
-
-    @property
-    def read_to(self) -> int:
-        """The file position up to which bytes have been fed."""
-        return self.offset + self.pending_bytes
-
-    def feed(self, data: bytes) -> list[Line]:
-        """Take the bytes that follow :attr:`read_to`; return the lines they complete."""
-        lines: list[Line] = []
-        pos = 0
-        size = len(data)
-        while pos < size:
-            newline = data.find(b"\n", pos)
-            if newline == -1:
-                self._hold(data, pos, size)
-                break
-            start = self.offset
-            if self._skipped:
-                length = self._skipped + (newline - pos)
-                lines.append(Line(start, start + length, over_long_line(start, length)))
-                self._skipped = 0
-            elif self._pending:
-                length = len(self._pending) + (newline - pos)
-                if length > self.max_line_bytes:
-                    item: LedgerItem | None = over_long_line(start, length, self.max_line_bytes)
-                else:
-                    self._pending += data[pos:newline]
-                    item = decode_line(bytes(self._pending), start)
-                self._pending.clear()
-                lines.append(Line(start, start + length, item))
-            else:
-                length = newline - pos
-                if length > self.max_line_bytes:
-                    item = over_long_line(start, length, self.max_line_bytes)
-                else:
-                    item = decode_line(data[pos:newline], start)
-                lines.append(Line(start, start + length, item))
-            self.offset = start + length + 1
-            pos = newline + 1
-        return lines
-
-    def _hold(self, data: bytes, pos: int, size: int) -> None:
-        """Keep an unfinished line, or only count it once it is over the limit."""
-        if self._skipped:
-            self._skipped += size - pos
-        elif len(self._pending) + (size - pos) > self.max_line_bytes:
-            self._skipped = len(self._pending) + (size - pos)
-            self._pending.clear()
-        else:
-            self._pending += data[pos:size]
 
 
 class TailBatch(msgspec.Struct):
@@ -127,13 +48,19 @@ class LedgerTail:
         path: the ledger.
         start: where to start reading; a line boundary (0, or just past a ``\\n``).
         max_line_bytes: longer lines are reported as damaged and skipped.
+        keep_raw: give each line its bytes as written (``runtop show --json``).
     """
 
     def __init__(
-        self, path: str | os.PathLike[str], *, start: int = 0, max_line_bytes: int = MAX_LINE_BYTES
+        self,
+        path: str | os.PathLike[str],
+        *,
+        start: int = 0,
+        max_line_bytes: int = MAX_LINE_BYTES,
+        keep_raw: bool = False,
     ) -> None:
         self.path = path if isinstance(path, Path) else Path(path)
-        self._assembler = LineAssembler(start, max_line_bytes=max_line_bytes)
+        self._assembler = LineAssembler(start, max_line_bytes=max_line_bytes, keep_raw=keep_raw)
         self._identity: tuple[int, int] | None = None
         self._signature = b""
         self._held: int | None = None
@@ -149,7 +76,8 @@ class LedgerTail:
         return self._assembler.pending_bytes
 
     def _start_over(self) -> None:
-        self._assembler = LineAssembler(0, max_line_bytes=self._assembler.max_line_bytes)
+        old = self._assembler
+        self._assembler = LineAssembler(0, max_line_bytes=old.max_line_bytes, keep_raw=old.keep_raw)
         self._signature = b""
 
     def _check(self, identity: tuple[int, int], size: int, head: bytes) -> Reset | None:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Final
 import msgspec
 
 from ledger_reader import is_valid_run_id
-from run_manager.ledger import make_private_dir
+from ledger_reader.locations import make_private_dir
 
 if TYPE_CHECKING:
     from run_manager.manager import Manager

@@ -1,6 +1,6 @@
 """A run's history for the attach API: read from its ledger as written, or from the hub.
 
-A stream reads the ledger forward in blocks in a thread (:class:`LedgerFrames`),
+A stream reads the ledger forward (``ledger_reader.lines``) in a thread (:class:`LedgerFrames`),
 so following a run costs the run nothing it does not read. Requests for
 lines by position share a small cache of open, indexed ledgers.
 """
@@ -11,12 +11,13 @@ import asyncio
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Final
 
-from ledger_reader import LedgerError, LedgerFile, encode_event
+from ledger_reader import DamagedLine, LedgerError, LedgerFile, encode_event
+from ledger_reader.lines import Line, read_lines
 from run_manager.hub import Hub
-from run_manager.sse import LineHead, damaged_frame, head_of, line_frame, sse_frame
+from run_manager.sse import LineHead, damaged_frame, head_of, sse_frame
 
 OPEN_LEDGERS: Final = 64
 """Ledgers kept open (and indexed) for reads by position, least recently used closed first."""
@@ -109,14 +110,16 @@ class RunHistory:
 
 
 class LedgerFrames:
-    """A ledger read forward in blocks, as SSE frames; for a thread."""
+    """A ledger read forward (by ``ledger_reader``'s one line reader) as SSE frames;
+    for a thread."""
 
     BLOCK: Final = 1024 * 1024
+    """Bytes of lines sent per batch."""
 
     def __init__(self, path: str) -> None:
         self.path = path
-        self._ledger: LedgerFile | None = None
         self._fd: int | None = None
+        self._lines: Iterator[Line] | None = None
         self._offset = 0
 
     def seek_after(self, seq: int) -> bool:
@@ -134,53 +137,36 @@ class LedgerFrames:
             if found is None:
                 return False
             self._offset = found
+        self._lines = read_lines(self._fd, self._offset, keep_raw=True)
         return True
 
     def read(self) -> tuple[bytes, int, bool] | None:
-        """The next block's complete lines as frames, the last seq, and whether the run ended."""
-        assert self._fd is not None
-        data = os.pread(self._fd, self.BLOCK, self._offset)
-        end = data.rfind(b"\n")
-        if end < 0:
-            if len(data) < self.BLOCK:
-                return None
-            # A line longer than a block: say it is damaged and move past it.
-            more = _skip_line(self._fd, self._offset + len(data))
-            if more is None:
-                return None
-            frame = damaged_frame(self._offset, "line is over the limit", data)
-            self._offset = more
-            return frame, 0, False
+        """The next batch of complete lines as frames, the last seq, and whether the run ended."""
+        assert self._lines is not None
         frames: list[bytes] = []
+        size = 0
         last_seq = 0
         ended = False
-        position = self._offset
-        for line in data[:end].split(b"\n"):
-            if line.strip():
-                frame, head = line_frame(line, position)
-                frames.append(frame)
-                if head is not None:
-                    last_seq = head.seq
-                    ended = head.type == "run_completed"
-            position += len(line) + 1
-        self._offset += end + 1
+        for line in self._lines:
+            item = line.item
+            if isinstance(item, DamagedLine):
+                frames.append(damaged_frame(line.start, item.reason, line.raw, item.length))
+            elif item is not None:
+                frames.append(sse_frame(item.seq, line.raw))
+                last_seq = item.seq
+                ended = item.type == "run_completed"
+            size += line.end - line.start + 1
+            if size >= self.BLOCK:
+                break
+        if not size:
+            return None
         return b"".join(frames), last_seq, ended
 
     def close(self) -> None:
+        self._lines = None
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
-
-
-def _skip_line(fd: int, offset: int) -> int | None:
-    while True:
-        data = os.pread(fd, 1024 * 1024, offset)
-        if not data:
-            return None
-        newline = data.find(b"\n")
-        if newline >= 0:
-            return offset + newline + 1
-        offset += len(data)
 
 
 __all__ = ["OPEN_LEDGERS", "LedgerFrames", "LedgerUnreadable", "RunHistory"]

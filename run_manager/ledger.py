@@ -14,7 +14,6 @@ would cost (bench/run_manager.py writes well over 100,000 events/s).
 
 from __future__ import annotations
 
-import errno
 import fcntl
 import os
 import threading
@@ -26,6 +25,7 @@ import msgspec
 
 from ledger_reader import LedgerFile, is_valid_run_id
 from ledger_reader.events import PAYLOAD_CAP_BYTES
+from ledger_reader.locations import make_private_dir
 
 _LOCK_ATTEMPTS: Final = 50
 _encoder = msgspec.json.Encoder()
@@ -126,15 +126,3 @@ class LedgerWriter:
                 fcntl.flock(self._fd, fcntl.LOCK_UN)
             finally:
                 os.close(self._fd)
-
-
-def make_private_dir(directory: Path) -> None:
-    """Create ``directory`` (and parents) with mode ``0700``; leave an existing one alone."""
-    try:
-        directory.mkdir(mode=0o700, parents=True)
-    except FileExistsError:
-        return
-    except OSError as error:
-        if error.errno != errno.EEXIST:
-            raise
-    os.chmod(directory, 0o700)  # mkdir's mode is masked by the umask

@@ -20,7 +20,6 @@ import asyncio
 import contextlib
 import hmac
 import logging
-import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime
@@ -33,7 +32,7 @@ from ledger_reader import (
     RunEvent,
     RunSummary,
     is_valid_run_id,
-    parse_time,
+    timespan,
 )
 from run_manager.errors import RunNotFound, RunNotResumable
 from run_manager.frame_ring import FrameRing
@@ -91,19 +90,12 @@ def _wire_summary(booked: IndexedRun, summary: RunSummary | None = None) -> dict
     return wire  # type: ignore[no-any-return]
 
 
-_SINCE: Final = re.compile(r"(\d+)([smhd])")
-_UNIT: Final = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-
-
 def _since(value: str) -> float:
     """``5m``/``1h``/``7d`` back from now, or an RFC 3339 time, as POSIX seconds."""
-    match = _SINCE.fullmatch(value.strip())
-    if match:
-        return time.time() - int(match[1]) * _UNIT[match[2]]
-    parsed = parse_time(value)
-    if parsed is None:
-        raise _ApiError(400, f"since: {value!r} is neither a time nor a span like 5m, 1h or 7d")
-    return parsed.timestamp()
+    try:
+        return timespan.since(value, time.time())
+    except timespan.BadTimeSpan as error:
+        raise _ApiError(400, f"since: {error}") from None
 
 
 class AttachServer:

@@ -27,7 +27,6 @@ class LineHead(msgspec.Struct):
     type: str = ""
 
 
-_head_decoder: Final = msgspec.json.Decoder(LineHead)
 _encoder: Final = msgspec.json.Encoder()
 
 
@@ -42,9 +41,10 @@ def sse_frame(frame_id: str | int | None, data: bytes, event: str | None = None)
     return b"".join(parts)
 
 
-def damaged_frame(offset: int, reason: str, raw: bytes) -> bytes:
+def damaged_frame(offset: int, reason: str, raw: bytes, length: int | None = None) -> bytes:
     """A ledger line that is not an event: said so, with any event it ended in (LEDGER.md)."""
-    data: dict[str, Any] = {"offset": offset, "length": len(raw), "reason": reason}
+    length = len(raw) if length is None else length
+    data: dict[str, Any] = {"offset": offset, "length": length, "reason": reason}
     if len(raw) <= MAX_LINE_BYTES:
         item = decode_line(raw, max(offset, 0))
         if isinstance(item, DamagedLine):
@@ -55,23 +55,17 @@ def damaged_frame(offset: int, reason: str, raw: bytes) -> bytes:
 
 
 def head_of(line: bytes) -> LineHead | None:
-    """The seq and type of a ledger line, or ``None`` for a damaged one."""
+    """The seq and type of a ledger line, or ``None`` for a damaged (or blank) one.
+
+    Decoded as every reader decodes a line (``decode_line``), so the server
+    calls a line damaged exactly where ``runtop show`` and the store do.
+    """
     if len(line) > MAX_LINE_BYTES:
         return None
-    try:
-        return _head_decoder.decode(line)
-    except msgspec.DecodeError:
+    item = decode_line(line)
+    if item is None or isinstance(item, DamagedLine):
         return None
+    return LineHead(item.seq, item.type)
 
 
-def line_frame(line: bytes, offset: int) -> tuple[bytes, LineHead | None]:
-    """One ledger line as a per-run frame (``id: <seq>``), or a damaged-line frame."""
-    head = head_of(line)
-    if head is None:
-        too_long = len(line) > MAX_LINE_BYTES
-        reason = f"line of {len(line)} bytes is over the limit" if too_long else "not an event"
-        return damaged_frame(offset, reason, line), None
-    return sse_frame(head.seq, line), head
-
-
-__all__ = ["SSE_HEADERS", "LineHead", "damaged_frame", "head_of", "line_frame", "sse_frame"]
+__all__ = ["SSE_HEADERS", "LineHead", "damaged_frame", "head_of", "sse_frame"]

@@ -13,17 +13,12 @@ import re
 import secrets
 from pathlib import Path
 
-from run_manager.ledger import make_private_dir
+from ledger_reader.locations import make_private_dir, runtop_home
 
 
 def make_token() -> str:
     """A fresh bearer token (256 bits, URL-safe)."""
     return secrets.token_urlsafe(32)
-
-
-def runtop_home() -> Path:
-    configured = os.environ.get("RUNTOP_HOME")
-    return Path(configured).expanduser() if configured else Path.home() / ".runtop"
 
 
 def token_path(host: str, port: int, home: Path | None = None) -> Path:

@@ -15,7 +15,7 @@ import contextlib
 import gc
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
@@ -30,7 +30,6 @@ from ledger_reader import (
     LedgerError,
     LedgerGone,
     LedgerTail,
-    LedgerUnreadable,
     RunCompleted,
     RunEvent,
     RunStatus,
@@ -42,8 +41,8 @@ from ledger_reader import (
     parse_time,
     scan_paths,
 )
-from ledger_reader.file import open_ledger_fd
-from ledger_reader.tail import Line, LineAssembler
+from ledger_reader.lines import Line, read_ledger_lines
+from ledger_reader.locations import default_ledger_dir
 from tui.describe import describe, glyph
 from tui.text import duration, inert, json_safe, shorten
 
@@ -62,12 +61,6 @@ STATUS_STYLE: Final = {
     RunStatus.ABANDONED: ("✝", "red"),
     RunStatus.STALE: ("?", "bright_black"),
 }
-
-
-def default_ledger_dir() -> Path:
-    """Where runs are looked for when no path is given."""
-    configured = os.environ.get("RUNTOP_LEDGER_DIR")
-    return Path(configured) if configured else Path.home() / ".runtop" / "runs"
 
 
 class CommandError(Exception):
@@ -238,28 +231,6 @@ def resolve_ledger(target: str, search: Sequence[Path]) -> Path:
     raise CommandError(f"no ledger for run {target} under {places}")
 
 
-def _read_lines(path: Path) -> Iterator[tuple[Line, bytes]]:
-    """Every complete line of a ledger with its raw bytes, read in chunks."""
-    fd, _ = open_ledger_fd(path)
-    try:
-        assembler = LineAssembler()
-        position = 0
-        while True:
-            chunk = os.pread(fd, 1024 * 1024, position)
-            if not chunk:
-                return
-            position += len(chunk)
-            for line in assembler.feed(chunk):
-                raw = b""
-                if line.item is not None and not isinstance(line.item, DamagedLine):
-                    raw = os.pread(fd, line.end - line.start, line.start)
-                yield line, raw
-    except OSError as error:
-        raise LedgerUnreadable(path, error) from error
-    finally:
-        os.close(fd)
-
-
 class EventPrinter:
     """Prints one run's lines, readable or as JSON Lines."""
 
@@ -269,7 +240,7 @@ class EventPrinter:
         self.started: datetime | None = None
         self.finished = False
 
-    def line(self, line: Line, raw: bytes) -> None:
+    def line(self, line: Line) -> None:
         item = line.item
         if item is None:
             return
@@ -278,7 +249,7 @@ class EventPrinter:
             if item.recovered is not None:
                 self._event(item.recovered, b"")
         else:
-            self._event(item, raw)
+            self._event(item, line.raw)
 
     def _damaged(self, item: DamagedLine) -> None:
         if self.as_json:
@@ -318,8 +289,8 @@ def command_show(args: argparse.Namespace, out: Console, err: Console) -> int:
     path = resolve_ledger(args.target, search)
     printer = EventPrinter(out, as_json=args.json)
     end = 0
-    for line, raw in _read_lines(path):
-        printer.line(line, raw)
+    for line in read_ledger_lines(path, keep_raw=True):
+        printer.line(line)
         end = line.end + 1
     if args.follow and not printer.finished:
         asyncio.run(_follow(path, end, printer, err))
@@ -330,7 +301,7 @@ async def _follow(path: Path, start: int, printer: EventPrinter, err: Console) -
     """Print lines as they land until the run completes (or Ctrl-C)."""
     from watchfiles import awatch
 
-    tail = LedgerTail(path, start=start)
+    tail = LedgerTail(path, start=start, keep_raw=True)
     stop = asyncio.Event()
     async for _ in awatch(
         path, debounce=1, step=1, stop_event=stop, rust_timeout=1000, yield_on_timeout=True
@@ -344,10 +315,7 @@ async def _follow(path: Path, start: int, printer: EventPrinter, err: Console) -
             _fail(err, f"{path}: the ledger was {batch.reset}; reading it again from the start")
             printer.started = None
         for line in batch.lines:
-            raw = b""
-            if line.item is not None and not isinstance(line.item, DamagedLine):
-                raw = _raw_of(path, line)
-            printer.line(line, raw)
+            printer.line(line)
         if printer.finished:
             stop.set()
             return
@@ -366,7 +334,7 @@ def _show_remote(args: argparse.Namespace, url: str, out: Console) -> int:
         async for frame in remote_events(url, args.token, args.target, follow=args.follow):
             item = item_of(frame)
             if item is not None:
-                printer.line(Line(0, 0, item), frame.data if frame.event is None else b"")
+                printer.line(Line(0, 0, item, frame.data if frame.event is None else b""))
 
     from inspector.source import SourceError
 
@@ -375,13 +343,6 @@ def _show_remote(args: argparse.Namespace, url: str, out: Console) -> int:
     except SourceError as error:
         raise CommandError(str(error)) from None
     return EXIT_OK
-
-
-def _raw_of(path: Path, line: Line) -> bytes:
-    with contextlib.suppress(OSError), path.open("rb") as handle:
-        handle.seek(line.start)
-        return handle.read(line.end - line.start)
-    return b""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -396,7 +357,7 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="*",
         metavar="PATH_OR_URL",
         help="ledger files or directories, or attach servers' URLs "
-        "(default: $RUNTOP_LEDGER_DIR or ~/.runtop/runs)",
+        "(default: $RUNTOP_LEDGER_DIR, else $RUNTOP_HOME/runs: ~/.runtop/runs)",
     )
     ls.add_argument("--json", action="store_true", help="print a JSON array of run summaries")
     show = commands.add_parser("show", help="print the events of one run")
@@ -415,7 +376,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         metavar="DIR_OR_URL",
         help="where to look for a run id: a directory or an attach server's URL "
-        "(default: $RUNTOP_LEDGER_DIR or ~/.runtop/runs); may be repeated",
+        "(default: $RUNTOP_LEDGER_DIR, else $RUNTOP_HOME/runs: ~/.runtop/runs); may be repeated",
     )
     cancel = commands.add_parser("cancel", help="ask a run to stop")
     cancel.add_argument("run_id", metavar="RUN_ID")
@@ -426,13 +387,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR_OR_URL",
         default=str(default_ledger_dir()),
         help="the run's ledger directory (a control file is written) or an attach "
-        "server's URL (default: $RUNTOP_LEDGER_DIR or ~/.runtop/runs)",
+        "server's URL (default: $RUNTOP_LEDGER_DIR, else $RUNTOP_HOME/runs: ~/.runtop/runs)",
     )
     serve = commands.add_parser("serve", help="run agents with the attach API (HTTP + SSE)")
     serve.add_argument(
         "--ledger-dir",
         default=str(default_ledger_dir()),
-        help="where runs write their ledgers (default: $RUNTOP_LEDGER_DIR or ~/.runtop/runs)",
+        help="where runs write their ledgers "
+        "(default: $RUNTOP_LEDGER_DIR, else $RUNTOP_HOME/runs: ~/.runtop/runs)",
     )
     serve.add_argument(
         "--agents",

@@ -38,7 +38,7 @@ def tui_parser() -> argparse.ArgumentParser:
         nargs="*",
         metavar="PATH_OR_URL",
         help="ledger directories or files, or attach servers (http://host:port) "
-        "(default: $RUNTOP_LEDGER_DIR or ~/.runtop/runs)",
+        "(default: $RUNTOP_LEDGER_DIR, else $RUNTOP_HOME/runs: ~/.runtop/runs)",
     )
     parser.add_argument(
         "--token",

@@ -18,17 +18,15 @@ from typing import Any
 
 import msgspec
 
+from ledger_reader.locations import default_ledger_dir, make_private_dir, runtop_home
+
 _TRUE = {"1", "true", "yes", "on"}
-
-
-def _default_ledger_dir() -> Path:
-    return Path.home() / ".runtop" / "runs"
 
 
 class Settings(msgspec.Struct, frozen=True):
     """What the app needs to know before it starts."""
 
-    ledger_dir: Path = msgspec.field(default_factory=_default_ledger_dir)
+    ledger_dir: Path = msgspec.field(default_factory=default_ledger_dir)
     """The ledger directory opened when no path is given."""
     theme: str = "textual-dark"
     """A Textual theme name."""
@@ -64,9 +62,10 @@ class Settings(msgspec.Struct, frozen=True):
                     raise ValueError(f"RUNTOP_{name.upper()}={raw!r} is not a number") from error
             else:
                 values[name] = raw
+        if "ledger_dir" not in values:
+            values["ledger_dir"] = default_ledger_dir(environ)
         if "state_file" not in values:
-            home = environ.get("RUNTOP_HOME") or str(Path.home() / ".runtop")
-            values["state_file"] = Path(home).expanduser() / "state.json"
+            values["state_file"] = runtop_home(environ) / "state.json"
         values.update(overrides)
         return cls(**values)
 
@@ -89,7 +88,7 @@ def save_state(path: Path | None, **changes: Any) -> None:
     state = load_state(path)
     state.update(changes)
     try:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        make_private_dir(path.parent)
         partial = path.with_name(f".{path.name}.{os.getpid()}")
         partial.write_text(json.dumps(state))
         os.replace(partial, path)
