@@ -9,16 +9,19 @@ Terms are separated by spaces and must all match::
     -status:succeeded           negation (``!`` works too)
     since:1h                    started within the last hour (s, m, h, d), or since a time
     error:timeout               the run's error mentions "timeout"
-    "two words"                 a quoted phrase
+    "two words"                 a quoted phrase ("a:b" is text, not a field)
 
-Matching is case-insensitive. A filter that does not parse raises
-:class:`FilterError` with the reason, for the UI to show as it is.
+A status may be written as the table writes it (``awaiting_approval``), as
+the ledger does (``ok``, ``error``, ``cancelled``) or by an unambiguous
+start (``await``); see :mod:`inspector.status_words`. Matching is
+case-insensitive. A filter that does not parse (an unknown field or status,
+a bad regular expression) raises :class:`FilterError` naming what is wrong,
+for the UI to show as it is.
 """
 
 from __future__ import annotations
 
 import re
-import shlex
 import time
 from collections.abc import Callable
 from typing import Final
@@ -26,9 +29,13 @@ from typing import Final
 import msgspec
 
 from inspector.model import RunView
+from inspector.status_words import UnknownStatus, status_word, statuses_named
 from ledger_reader import timespan
 
 FIELDS: Final = ("status", "skill", "agent", "source", "run", "parent", "error", "since")
+
+_WORD: Final = re.compile(r"""(?:[^\s"']+|"[^"]*"|'[^']*')+""")
+_FIELD: Final = re.compile(r"^[A-Za-z_]+$")
 
 
 class FilterError(ValueError):
@@ -62,6 +69,31 @@ def _exact_test(value: str) -> Callable[[str], bool]:
     return lambda candidate: candidate.lower() in wanted
 
 
+def _status_test(value: str) -> Callable[[str], bool]:
+    if value.startswith("/"):
+        return _text_test(value)
+    try:
+        wanted = statuses_named(value.split(","))
+    except UnknownStatus as error:
+        raise FilterError(str(error)) from error
+    if not wanted:
+        raise FilterError("status: needs a value")
+    return lambda candidate: candidate in wanted
+
+
+def _words(text: str) -> list[tuple[str, bool]]:
+    """The filter's words, unquoted, and whether each began with a quote."""
+    if (text.count('"') % 2) or (text.count("'") % 2):
+        raise FilterError("cannot read the filter: a quote is not closed")
+    words: list[tuple[str, bool]] = []
+    for match in _WORD.finditer(text):
+        word = match.group()
+        sign = word[:1] if word[:1] in {"-", "!"} and len(word) > 1 else ""
+        quoted = word[len(sign) : len(sign) + 1] in {'"', "'"}
+        words.append((sign + re.sub(r"""["']""", "", word[len(sign) :]), quoted))
+    return words
+
+
 def since_seconds(value: str, now: float) -> float:
     """The start of a ``since:`` window as a POSIX time."""
     try:
@@ -82,46 +114,54 @@ class RunFilter(msgspec.Struct, frozen=True):
 
     @classmethod
     def parse(cls, text: str, *, now: float | None = None) -> RunFilter:
-        try:
-            words = shlex.split(text)
-        except ValueError as error:
-            raise FilterError(f"cannot read the filter: {error}") from error
         terms: list[Term] = []
         since: float | None = None
         since_negated = False
-        for word in words:
+        for word, quoted in _words(text):
             negated = word[:1] in {"-", "!"} and len(word) > 1
             body = word[1:] if negated else word
             field, sep, value = body.partition(":")
-            if not sep or field.lower() not in FIELDS:
+            if quoted or not sep or not _FIELD.match(field):
                 terms.append(Term(None, _text_test(body), negated, word))
                 continue
             field = field.lower()
+            if field not in FIELDS:
+                raise FilterError(
+                    f"unknown field {field}: (one of {', '.join(f + ':' for f in FIELDS)}); "
+                    f'quote "{body}" to find it as text'
+                )
             if not value:
                 raise FilterError(f"{field}: needs a value")
             if field == "since":
                 since = since_seconds(value, now if now is not None else time.time())
                 since_negated = negated
                 continue
-            test = _exact_test(value) if field in {"status", "source"} else _text_test(value)
+            if field == "status":
+                test = _status_test(value)
+            elif field == "source":
+                test = _exact_test(value)
+            else:
+                test = _text_test(value)
             terms.append(Term(field, test, negated, word))
         return cls(text=text, terms=tuple(terms), since=since, since_negated=since_negated)
 
-    def matches(self, run: RunView) -> bool:
+    def matches(self, run: RunView, *, source_down: bool = False) -> bool:
+        """Whether ``run`` passes (``source_down``: its source is away, so it shows unknown)."""
         if self.since is not None:
             inside = run.started_at is not None and run.started_at >= self.since
             if inside == self.since_negated:
                 return False
         for term in self.terms:
-            if any(term.test(value) for value in _values(run, term.field)) == term.negated:
+            values = _values(run, term.field, status_word(run, source_down=source_down))
+            if any(term.test(value) for value in values) == term.negated:
                 return False
         return True
 
 
-def _values(run: RunView, field: str | None) -> list[str]:
+def _values(run: RunView, field: str | None, status: str) -> list[str]:
     match field:
         case "status":
-            return [run.status.value]
+            return [status]
         case "skill":
             return [run.skill or ""]
         case "agent":
@@ -141,5 +181,5 @@ def _values(run: RunView, field: str | None) -> list[str]:
                 run.agent or "",
                 run.error or "",
                 run.source,
-                run.status.value,
+                status,
             ]

@@ -197,7 +197,8 @@ class RunView(msgspec.Struct, frozen=True, gc=False):
         if self.cancel_requested and self.live:
             return "cancelling…"
         if self.pending_approval is not None:
-            return "awaiting approval"
+            # The status says it waits; this says on what (the question asked).
+            return self.pending_approval.prompt or "awaiting approval"
         if self.current_tool:
             return f"tool {self.current_tool}"
         if self.current_node:

@@ -193,7 +193,12 @@ class Snapshot(msgspec.Struct, frozen=True):
     def filtered(self, run_filter: RunFilter | None) -> list[RunView]:
         if run_filter is None:
             return list(self.runs)
-        return [run for run in self.runs if run_filter.matches(run)]
+        down = self.sources_down()
+        return [run for run in self.runs if run_filter.matches(run, source_down=run.source in down)]
+
+    def sources_down(self) -> frozenset[str]:
+        """The sources that cannot be read now: their live runs show as unknown."""
+        return frozenset(source.name for source in self.sources if not source.available)
 
 
 class RunStore:

@@ -11,6 +11,7 @@ from typing import Any, Final
 
 import msgspec
 
+from inspector.status_words import UnknownStatus, status_named, without_status_word
 from ledger_reader import (
     ApprovalRequest,
     ApprovalResponse,
@@ -80,12 +81,12 @@ def describe(item: RunEvent | DamagedLine) -> str:
             parent = f" parent {_text(p.parent_run_id, 64)}" if p.parent_run_id else ""
             return f"started {who or '(no skill)'}{parent}{extra} input {compact_json(p.input)}"
         case RunCompleted(payload=p):
-            status = _text(p.status or "?", 20)
+            status = _text(_ended_as(p.status), 20)
             if p.error:
-                return f"completed {status}: {_text(p.error)}"
+                return f"{status}: {_text(without_status_word(p.error))}"
             if p.output is not None:
-                return f"completed {status}: {compact_json(p.output)}"
-            return f"completed {status}"
+                return f"{status}: {compact_json(p.output)}"
+            return status
         case NodeEnter(payload=p):
             return f"enter {_text(p.node_id, 80)}"
         case NodeExit(payload=p):
@@ -105,7 +106,7 @@ def describe(item: RunEvent | DamagedLine) -> str:
         case LlmChunk(payload=p):
             return f"text {_text(p.delta)!s}"
         case ReasoningChunk(payload=p):
-            return f"reasoning {_text(p.delta)}"
+            return f"thinking {_text(p.delta)}"
         case StructuredOutput(payload=p):
             return f"structured output {compact_json(p.output)}"
         case ApprovalRequest(payload=p):
@@ -125,6 +126,14 @@ def describe(item: RunEvent | DamagedLine) -> str:
         case UnknownEvent():
             return f"{_text(item.type, 40)} {compact_json(item.payload)}"
     return _text(str(item))
+
+
+def _ended_as(status: str | None) -> str:
+    """The status word of a ``run_completed`` status, as the table says it."""
+    try:
+        return status_named(status or "")
+    except UnknownStatus:
+        return f"ended {status or '?'}"
 
 
 def glyph(item: RunEvent | DamagedLine) -> str:

@@ -12,6 +12,7 @@ from typing import Final
 from rich.text import Text
 
 from inspector import RunView
+from inspector.status_words import UNKNOWN, status_word
 from ledger_reader import RunStatus
 from tui.text import duration, inert, shorten
 
@@ -23,20 +24,36 @@ __all__ = [
     "plain",
     "relative",
     "short_id",
+    "status_mark",
     "tokens_and_cost",
 ]
 
 STATUS: Final = {
-    RunStatus.RUNNING: ("●", "running", "$accent"),
-    RunStatus.AWAITING_APPROVAL: ("◐", "approval", "$warning"),
-    RunStatus.SUCCEEDED: ("✔", "succeeded", "$success"),
-    RunStatus.FAILED: ("✘", "failed", "$error"),
-    RunStatus.CANCELED: ("⊘", "canceled", "$secondary"),
-    RunStatus.SUSPENDED: ("‖", "suspended", "$warning"),
-    RunStatus.ABANDONED: ("✝", "abandoned", "$error"),
-    RunStatus.STALE: ("?", "stale", "$text-muted"),
+    RunStatus.RUNNING: ("●", "$accent"),
+    RunStatus.AWAITING_APPROVAL: ("◐", "$warning"),
+    RunStatus.SUCCEEDED: ("✔", "$success"),
+    RunStatus.FAILED: ("✘", "$error"),
+    RunStatus.CANCELED: ("⊘", "$secondary"),
+    RunStatus.SUSPENDED: ("‖", "$warning"),
+    RunStatus.ABANDONED: ("✝", "$error"),
+    RunStatus.STALE: ("?", "$text-muted"),
 }
-"""Glyph, word and theme colour of each status (colours are resolved by the widget)."""
+"""Glyph and theme colour of each status (colours are resolved by the widget); the word is
+the status's own (:mod:`inspector.status_words`), as ``runtop ls`` and the API say it."""
+
+UNKNOWN_MARK: Final = ("◌", "$text-muted")
+"""A live run whose source is disconnected."""
+
+
+def status_mark(run: RunView, *, source_down: bool = False) -> tuple[str, str, str]:
+    """Glyph, word and colour of a run's status as shown (``cancelling`` while it stops)."""
+    word = status_word(run, source_down=source_down)
+    if word == UNKNOWN:
+        return (*UNKNOWN_MARK[:1], word, UNKNOWN_MARK[1])
+    glyph, colour = STATUS[run.status]
+    if run.cancel_requested and run.live:
+        word = "cancelling"
+    return glyph, word, colour
 
 
 def relative(moment: float | None, now: float) -> str:

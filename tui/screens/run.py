@@ -22,7 +22,7 @@ from ledger_reader import (
     encode_event,
 )
 from tui.describe import compact_json
-from tui.format import STATUS, cell, duration, now_or, tokens_and_cost
+from tui.format import cell, duration, now_or, status_mark, tokens_and_cost
 from tui.text import inert
 from tui.widgets.detail import EventDetail
 from tui.widgets.event_list import EventList
@@ -99,14 +99,13 @@ class RunScreen(Screen[None]):
             gone = inert(f"{self.key.run_id}: no longer in {self.key.source}", single_line=True)
             header.update(Text(gone, style="bold"))
             return
-        glyph, word, _ = STATUS[run.status]
-        if run.cancel_requested and run.live:
-            word = "cancelling…"
+        down = run.source in self.store.snapshot().sources_down()
+        glyph, word, _ = status_mark(run, source_down=down)
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append(f"{glyph} {word}  ", style="bold")
         text.append(cell(run.run_id, 60), style="bold")
         text.append(f"  {cell(run.agent or run.skill, 30)}  {cell(run.source, 40)}\n")
-        took = duration(run.duration(now_or(self.clock)))
+        took = duration(run.duration(run.last_event_at if down else now_or(self.clock)))
         text.append(f"{run.event_count} events  {took}  {tokens_and_cost(run) or 'no tokens'}")
         text.append(f"  {run.tool_calls} tool calls ({run.tool_errors} failed)")
         if run.damaged_lines:

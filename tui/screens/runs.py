@@ -64,6 +64,10 @@ class RunsScreen(Screen[None]):
     RunsScreen #filter.open {
         display: block;
     }
+    RunsScreen #filter.invalid {
+        border: tall $error;
+        border-subtitle-color: $error;
+    }
     RunsScreen #preview {
         height: 9;
         border-top: solid $panel;
@@ -103,6 +107,8 @@ class RunsScreen(Screen[None]):
         self._read_preview: tuple[RunKey | None, int, list[LedgerItem]] = (None, 0, [])
         """The last lines read for the preview of a run the store has no events of."""
         self._filter_input: Input | None = None
+        self._offered: str | None = None
+        """What the filter box held when opened: applied on Enter, not as it appears."""
         self._shown: dict[str, str] = {}
         """What each Static says now: an unchanged one is not updated (and not laid out)."""
 
@@ -129,9 +135,7 @@ class RunsScreen(Screen[None]):
             self.refresh_runs()
 
     def _tick(self) -> None:
-        table = self.query_one(RunTable)
-        if any(run.live for run in table.rows[:200]):
-            table.refresh()
+        self.query_one(RunTable).tick()
 
     # -- data ----------------------------------------------------------------------------
 
@@ -167,7 +171,7 @@ class RunsScreen(Screen[None]):
         if self.sort != "started" or not self.reverse:
             runs = sort_runs(runs, self.sort, self.reverse, now_or(self.clock))
         table = self.query_one(RunTable)
-        table.set_rows(runs)
+        table.set_rows(runs, snapshot.sources_down())
         self._update("#header", header_text(max(self.size.width, 80), self.sort, self.reverse))
         self._show_sources(snapshot.sources, len(snapshot.runs), len(runs))
         empty = self.query_one("#empty", Static)
@@ -200,7 +204,8 @@ class RunsScreen(Screen[None]):
             else:
                 live = inert(source.status or ("live" if source.live else "replay"))
                 parts.append(f" {name} ({live}) ", style="bold")
-        counted = f"{shown:,} of {total:,} runs" if shown != total else f"{total:,} runs"
+        noun = "run" if total == 1 else "runs"
+        counted = f"{shown:,} of {total:,} {noun}" if shown != total else f"{total:,} {noun}"
         parts.append(f"  {counted}")
         if self.filter_text:
             parts.append(f"  filter: {self.filter_text}", style="italic")
@@ -258,6 +263,7 @@ class RunsScreen(Screen[None]):
 
     async def action_filter(self) -> None:
         box = await self._filter_box()
+        self._offered = box.value
         box.add_class("open")
         box.focus()
         box.action_select_all()  # the last filter is there to edit; typing replaces it
@@ -271,10 +277,11 @@ class RunsScreen(Screen[None]):
             return self._filter_input
         from textual.widgets import Input
 
+        self._offered = self.filter_text or self.remembered
         box = self._filter_input = Input(
             placeholder="filter: text, status:running, skill:deploy, since:1h, -status:ok",
             id="filter",
-            value=self.filter_text or self.remembered,
+            value=self._offered,
         )
         await self.mount(box, after="#sources")
         return box
@@ -292,14 +299,30 @@ class RunsScreen(Screen[None]):
             event.input.remove_class("open")
             self.query_one(RunTable).focus()
 
-    def _apply_filter(self, text: str) -> bool:
+    def on_input_changed(self, event: Input.Changed) -> None:
+        """The filter applies as it is typed; one that does not parse says why in the box."""
+        if event.input.id != "filter" or event.value == self._offered:
+            return  # the last session's filter, offered: applied only on Enter
+        self._offered = None
+        self._apply_filter(event.value, remember=False)
+
+    def _apply_filter(self, text: str, *, remember: bool = True) -> bool:
+        box = self._filter_input
         try:
             self.run_filter = RunFilter.parse(text, now=self.clock) if text.strip() else None
         except FilterError as error:
-            self.notify(str(error), title="Filter", severity="error", markup=False)
+            if box is None:
+                self.notify(str(error), title="Filter", severity="error", markup=False)
+            else:
+                box.border_subtitle = Text(inert(str(error), single_line=True))
+                box.add_class("invalid")
             return False
+        if box is not None:
+            box.border_subtitle = None
+            box.remove_class("invalid")
         self.filter_text = text.strip()
-        self.app.remember_filter(self.filter_text)  # type: ignore[attr-defined]
+        if remember:
+            self.app.remember_filter(self.filter_text)  # type: ignore[attr-defined]
         self.refresh_runs()
         return True
 

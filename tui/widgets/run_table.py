@@ -24,23 +24,25 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from inspector import RunKey, RunView
+from inspector.status_words import ended_reason
 from ledger_reader import RunStatus
-from tui.format import STATUS, cell, duration, now_or, relative, short_id, tokens_and_cost
+from tui.format import cell, duration, now_or, relative, short_id, status_mark, tokens_and_cost
 from tui.text import inert
 from tui.widgets.lines import CURSOR_BINDINGS, highlighted, scroll_row_into_view
 
 COLUMNS: Final = (
-    ("status", "STATUS", 12),
+    ("status", "STATUS", 19),
     ("run", "RUN", 14),
     ("agent", "AGENT / SKILL", 18),
     ("started", "STARTED", 9),
     ("duration", "TIME", 8),
-    ("events", "EVENTS", 7),
+    ("events", "EVENTS", 8),
     ("doing", "DOING NOW", 0),
-    ("tokens", "TOKENS / COST", 14),
+    ("tokens", "TOKENS / COST", 15),
     ("source", "SOURCE", 10),
 )
-"""Key, title and width of each column (0: takes the room left)."""
+"""Key, title and width of each column (0: takes the room left). A sortable column has
+room for its title and the sort arrow."""
 
 SORT_KEYS: Final = ("started", "status", "agent", "duration", "events", "tokens", "source")
 
@@ -86,13 +88,16 @@ def column_at(total: int, x: int) -> str | None:
 
 
 def header_text(total: int, sort: str, reverse: bool) -> Text:
-    """The header line, with the sort column marked."""
+    """The header line, with the sort column marked (its whole title, then the arrow)."""
     text = Text(no_wrap=True)
     for key, title, width in visible_columns(total):
         if key == sort:
             arrow = "▼" if reverse else "▲"
-            title = f"{title[: max(1, width - 2)]} {arrow}"  # the mark must show, not the title
-        text.append(title[:width].ljust(width) + " ")
+            title = f"{title[: max(1, width - 2)]} {arrow}"
+            text.append(title[:width].ljust(width), style="underline")
+            text.append(" ")
+        else:
+            text.append(title[:width].ljust(width) + " ")
     return text
 
 
@@ -115,6 +120,15 @@ def sort_runs(runs: Sequence[RunView], key: str, reverse: bool, now: float) -> l
                 return (run.started_at or 0.0, run.run_id)
 
     return sorted(runs, key=value, reverse=reverse)
+
+
+def doing_now(run: RunView) -> str:
+    """The DOING NOW cell: what a live run does, why an ended one failed or was canceled."""
+    if run.live:
+        return run.doing
+    if run.status in {RunStatus.FAILED, RunStatus.CANCELED}:
+        return ended_reason(run)
+    return ""
 
 
 class RunTable(ScrollView, can_focus=True):
@@ -159,6 +173,10 @@ class RunTable(ScrollView, can_focus=True):
         super().__init__(id=id)
         self.clock = clock
         self.rows: list[RunView] = []
+        self.sources_down: frozenset[str] = frozenset()
+        """Sources that cannot be read now: their live runs show as unknown, clocks stopped."""
+        self.now = now_or(clock)
+        """The time every line of a frame is drawn at: relative times agree with their order."""
         self._selected_key: RunKey | None = None
         self._colours: dict[str, Style] = {}
         self._base_style: Style | None = None
@@ -166,7 +184,12 @@ class RunTable(ScrollView, can_focus=True):
 
     # -- data -----------------------------------------------------------------------
 
-    def set_rows(self, rows: list[RunView]) -> None:
+    def tick(self) -> None:
+        """A second passed: redraw every line at the new time (not some lines at each)."""
+        self.now = now_or(self.clock)
+        self.refresh()
+
+    def set_rows(self, rows: list[RunView], sources_down: frozenset[str] = frozenset()) -> None:
         """Show ``rows`` (already filtered and sorted), keeping the selected run selected.
 
         Only the lines on screen whose run changed are drawn again: with a
@@ -177,6 +200,9 @@ class RunTable(ScrollView, can_focus=True):
         before = self.rows[top : top + height]
         cursor_before = self.cursor
         self.rows = rows
+        if sources_down != self.sources_down:
+            self.sources_down = sources_down
+            self.refresh()
         self.virtual_size = Size(self.size.width, len(rows))
         if self._selected_key is not None:
             for index, run in enumerate(rows):
@@ -281,15 +307,17 @@ class RunTable(ScrollView, can_focus=True):
         return self._cursor
 
     def _cells(self, run: RunView, width: int, base: Style) -> list[Segment]:
-        now = now_or(self.clock)
+        down = run.source in self.sources_down and run.live
+        now = self.now
+        if down:
+            base = base + Style(dim=True)
+            now = run.last_event_at or now  # nobody knows what it does now: the clock stops
         segments: list[Segment] = []
         for key, size, right in _layout(width):
             style = base
             match key:
                 case "status":
-                    glyph, word, colour = STATUS[run.status]
-                    if run.cancel_requested and run.live:
-                        word = "cancelling"
+                    glyph, word, colour = status_mark(run, source_down=down)
                     text = f"{glyph} {word}"
                     style = base + self._colour(colour)
                 case "run":
@@ -303,8 +331,7 @@ class RunTable(ScrollView, can_focus=True):
                 case "events":
                     text = str(run.event_count)
                 case "doing":
-                    doing = run.doing or (run.error if run.status is RunStatus.FAILED else "")
-                    text = cell(doing, size)
+                    text = cell(doing_now(run), size)
                 case "tokens":
                     text = tokens_and_cost(run)
                 case _:
@@ -355,5 +382,5 @@ class RunTable(ScrollView, can_focus=True):
     def show_text(self) -> str:
         """The table as plain text (for tests and the clipboard)."""
         return "\n".join(
-            "".join(segment.text for segment in self._cells(run, 120, Style())) for run in self.rows
+            "".join(segment.text for segment in self._cells(run, 200, Style())) for run in self.rows
         )

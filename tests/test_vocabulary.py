@@ -1,0 +1,174 @@
+"""One word for each status: the table, the filter, the event stream and ``runtop ls`` agree."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from textual.widgets import Input, Static
+
+from inspector import FilterError, RemoteSource, RunFilter
+from inspector.status_words import WORDS, status_named
+from ledger_reader import RunStatus
+from tests.agents import Sleeper
+from tests.conftest import line
+from tests.test_remote_source import TOKEN, Server, free_port
+from tests.tui_support import loaded, sample_app, settle
+from tui.app import make_app
+from tui.settings import Settings
+from tui.widgets.run_table import RunTable
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def test_a_status_is_named_by_its_word_its_ledger_spelling_or_a_prefix() -> None:
+    assert status_named("awaiting_approval") == "awaiting_approval"
+    assert status_named("approval") == "awaiting_approval"  # what the table used to say
+    assert status_named("await") == "awaiting_approval"
+    assert status_named("cancelled") == "canceled"  # the ledger's spelling
+    assert status_named("CANC") == "canceled"
+    assert status_named("ok") == "succeeded"
+    assert status_named("error") == "failed"
+    assert status_named("unk") == "unknown"
+    with pytest.raises(ValueError, match="unknown status 'bogus'"):
+        status_named("bogus")
+    with pytest.raises(ValueError, match="could be any of"):
+        status_named("s")  # succeeded, suspended, stale
+    assert set(WORDS) >= {status.value for status in RunStatus}
+
+
+def test_an_unknown_field_or_status_is_named() -> None:
+    with pytest.raises(FilterError, match="unknown status 'bogus'"):
+        RunFilter.parse("status:bogus")
+    with pytest.raises(FilterError, match="unknown field colour"):
+        RunFilter.parse("colour:red")
+    assert RunFilter.parse('"colour:red"').terms[0].field is None  # quoted: text
+    assert RunFilter.parse("14:30").terms[0].field is None  # not a field's name
+
+
+async def test_the_filter_takes_the_words_the_table_shows(fixtures: Path) -> None:
+    app = sample_app(fixtures)
+    async with app.run_test(size=(160, 48)) as pilot:
+        rows = await loaded(pilot)
+        for typed, wanted in [
+            ("status:approval", {RunStatus.AWAITING_APPROVAL}),
+            ("status:awaiting_approval", {RunStatus.AWAITING_APPROVAL}),
+            ("status:cancelled", {RunStatus.CANCELED}),
+            ("status:fail,canc", {RunStatus.FAILED, RunStatus.CANCELED}),
+            ("-status:ok", set(RunStatus) - {RunStatus.SUCCEEDED}),
+        ]:
+            await pilot.press("slash", *typed, "enter")
+            assert {run.status for run in rows.rows} & set(RunStatus) == (
+                wanted & {run.status for run in rows.rows}
+            )
+            assert rows.rows, typed
+            assert all(run.status in wanted for run in rows.rows), typed
+            for run in rows.rows:
+                assert run.status.value in rows.show_text()
+        await pilot.press("slash", *"status:bogus")
+        box = app.screen.query_one("#filter", Input)
+        assert "unknown status 'bogus'" in str(box.border_subtitle)
+        await pilot.press(*" ")  # still wrong: still said
+        await pilot.press("ctrl+u", *"colour:red")
+        assert "unknown field colour" in str(box.border_subtitle)
+
+
+async def test_filters_apply_as_they_are_typed(fixtures: Path) -> None:
+    app = sample_app(fixtures)
+    async with app.run_test(size=(160, 48)) as pilot:
+        rows = await loaded(pilot)
+        await pilot.press("slash", *"status:fail")  # no Enter
+        assert [run.status for run in rows.rows] == [RunStatus.FAILED]
+        sources = app.screen.query_one("#sources", Static)
+        assert "1 of 6 runs" in str(sources.render())
+
+
+async def test_one_run_is_one_run(fixtures: Path) -> None:
+    for path in fixtures.glob("*.jsonl"):
+        if "c5b4a39281706f5e" not in path.name:
+            path.unlink()
+    app = sample_app(fixtures)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot, 1)
+        said = str(app.screen.query_one("#sources", Static).render())
+        assert "1 run" in said
+        assert "1 runs" not in said
+
+
+async def test_a_canceled_run_says_canceled_once(fixtures: Path) -> None:
+    app = sample_app(fixtures)
+    async with app.run_test(size=(160, 48)) as pilot:
+        rows = await loaded(pilot)
+        rows.cursor = 3  # the canceled run
+        await pilot.press("enter", "end")
+        await settle(pilot, lambda: "wrong input file" in _event_lines(app), "the last event")
+        shown = _event_lines(app)
+        assert "■ canceled: wrong input file" in shown
+        assert "cancelled" not in shown
+        assert "canceled: canceled" not in shown
+
+
+def _event_lines(app: object) -> str:
+    from tui.widgets.event_list import EventList
+
+    events = app.screen.query_one(EventList)
+    return "\n".join(
+        "".join(segment.text for segment in events.render_line(y))
+        for y in range(len(events.entries()))
+    )
+
+
+async def test_relative_start_times_agree_with_their_order(
+    tmp_path: Path, write_ledger: object
+) -> None:
+    """Four runs started within 2 ms, drawn over a second's edge, read in the table's order."""
+    directory = tmp_path / "runs"
+    directory.mkdir()
+    base = time.time() - 2.9995
+    for number in range(4):
+        moment = base + number * 0.0005
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(moment))
+        stamp += f".{int(moment % 1 * 1e6):06d}Z"
+        run_id = f"run_x{number}"
+        (directory / f"{run_id}.jsonl").write_bytes(
+            line(1, "run_started", {"skill": "s"}, run_id=run_id, time=stamp)
+            + line(2, "run_completed", {"status": "ok"}, run_id=run_id, time=stamp)
+        )
+    from inspector import LedgerDirectorySource
+
+    app = make_app(Settings(flush_interval=0.01), [LedgerDirectorySource(directory, name="d")])
+    async with app.run_test(size=(160, 48)) as pilot:
+        rows = await loaded(pilot, 4)
+        for _ in range(3):
+            texts = [line.split()[4] for line in rows.show_text().splitlines()]
+            seconds = [int(text.rstrip("s")) for text in texts]
+            assert seconds == sorted(seconds), texts  # newest first: fewest seconds first
+            await pilot.pause(0.4)
+
+
+async def test_a_run_of_a_disconnected_source_shows_unknown(tmp_path: Path) -> None:
+    port = free_port()
+    server = Server(tmp_path / "runs", port)
+    manager = await server.start()
+    source = RemoteSource(f"http://127.0.0.1:{port}", TOKEN, name="remote", backoff_first=0.05)
+    app = make_app(Settings(flush_interval=0.01), [source])
+    try:
+        async with app.run_test(size=(160, 48)) as pilot:
+            handle = manager.start(Sleeper(), "30", detached=True)
+            table = app.screen.query_one(RunTable)
+            await settle(pilot, lambda: "● running" in table.show_text(), "the live run")
+            await server.stop()
+            await settle(pilot, lambda: "◌ unknown" in table.show_text(), "unknown")
+            frozen = table.show_text()
+            assert "running" not in frozen
+            await pilot.pause(1.2)
+            table.tick()
+            assert table.show_text() == frozen  # the clock stopped
+            await pilot.press("slash", *"status:unknown", "enter")
+            assert [run.run_id for run in table.rows] == [handle.run_id]
+            await pilot.press("escape")
+            manager = await server.start()
+            await settle(pilot, lambda: "◌ unknown" not in table.show_text(), "the return")
+    finally:
+        await server.stop()
