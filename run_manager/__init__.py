@@ -29,7 +29,7 @@ from run_manager.handle import Handle, Info
 from run_manager.hub import Hub, Lagged, Subscription
 from run_manager.ids import new_run_id
 from run_manager.ledger import LedgerBusy, LedgerWriter
-from run_manager.manager import Manager
+from run_manager.manager import Closed, Manager
 from run_manager.recorders import (
     approval,
     cancel_requested,
@@ -49,6 +49,7 @@ __all__ = [
     "CancelKind",
     "CancelToken",
     "Canceled",
+    "Closed",
     "Complete",
     "Content",
     "FunctionAgent",

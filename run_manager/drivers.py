@@ -9,6 +9,7 @@ token can stop. :func:`drive` is the body of every run's task.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import threading
 from typing import Any
@@ -21,6 +22,9 @@ from run_manager.run import CancelKind, Run, Status
 
 async def drive(run: Run, runnable: Any, streamed: bool) -> None:
     """The run's task: call the agent, record how it ended."""
+    if run.ledger_failure is not None:  # not even run_started could be written
+        run.finish(Status.FAILED)
+        return
     try:
         if isinstance(runnable, FunctionAgent):
             output = await _in_thread(run, runnable)
@@ -29,7 +33,7 @@ async def drive(run: Run, runnable: Any, streamed: bool) -> None:
         else:
             output = str(await runnable.run(as_agent_input(run.input)))
     except asyncio.CancelledError:
-        if run.cancel_kind is None:  # cancelled from outside: the loop is going away
+        if run.cancel_kind is None and run.ledger_failure is None:  # the loop is going away
             run.cancel_kind = CancelKind.SHUTDOWN
         run.finish(Status.CANCELED)
     except Canceled:
@@ -62,7 +66,12 @@ async def _stream(run: Run, runnable: Any) -> str:
 
 
 async def _in_thread(run: Run, runnable: FunctionAgent) -> str:
-    """Run a synchronous agent in a thread of its own; only its token can stop it."""
+    """Run a synchronous agent in a thread of its own; only its token can stop it.
+
+    The task waits for the thread, or for the manager to give up on the run
+    (:meth:`Run.abandon`): a thread that never looks at its token is left to
+    itself then, and the task does not wait on it for ever.
+    """
     loop = asyncio.get_running_loop()
     future: asyncio.Future[str] = loop.create_future()
     context = contextvars.copy_context()
@@ -71,23 +80,26 @@ async def _in_thread(run: Run, runnable: FunctionAgent) -> str:
         try:
             output = context.run(runnable.call, as_agent_input(run.input), run.token)
         except BaseException as error:
-            failure = error
-            loop.call_soon_threadsafe(_settle, future, None, failure)
+            settled: tuple[str | None, BaseException | None] = (None, error)
         else:
-            loop.call_soon_threadsafe(_settle, future, output, None)
+            settled = (output, None)
+        with contextlib.suppress(RuntimeError):  # the loop closed while the thread ran on
+            loop.call_soon_threadsafe(_settle, future, *settled)
 
     threading.Thread(target=work, name=f"run {run.id}", daemon=True).start()
-    # Cancelling this task must not abandon the thread: wait for it to stop.
-    while True:
+    ends: list[asyncio.Future[Any]] = [future, run.done]
+    while not future.done() and not run.done.done():
         try:
-            return await asyncio.shield(future)
+            await asyncio.wait(ends, return_when=asyncio.FIRST_COMPLETED)
         except asyncio.CancelledError:
-            if future.done():
-                raise
+            # Cancelling this task must not abandon the thread: tell it, and wait on.
             task = asyncio.current_task()
             if task is not None:
                 task.uncancel()
             run.request_cancel("canceled", kind=CancelKind.PARENT)
+    if future.done():
+        return future.result()
+    return ""  # abandoned: the run is already recorded as ended
 
 
 class _StreamFailed(Exception):

@@ -112,9 +112,13 @@ class LedgerWriter:
         with self._lock:
             if self.closed:
                 return
-            written = os.write(self._fd, line)
+            written = self._write_some(line)
             while written < len(line):  # a short write (disk full, signal): finish the line
-                written += os.write(self._fd, line[written:])
+                written += self._write_some(line[written:])
+
+    def _write_some(self, data: bytes) -> int:
+        """One ``write()``; the tests' fault injection replaces it."""
+        return os.write(self._fd, data)
 
     def close(self) -> None:
         """Release the lock and the file: the run is over."""

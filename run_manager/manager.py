@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import asyncio
 import builtins
-import contextlib
 import contextvars
 import functools
+import logging
 from collections import OrderedDict
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
@@ -38,6 +39,19 @@ from run_manager.ledger import LedgerWriter
 from run_manager.run import Approval, ApprovalNotFound, CancelKind, Run, Status
 
 DEFAULT_RETAINED: Final = 100
+CLOSE_MARGIN: Final = 1.0
+"""Seconds :meth:`Manager.close` may take beyond its grace: stopping the control watcher."""
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Closed:
+    """What :meth:`Manager.close` could not stop."""
+
+    left: tuple[str, ...] = ()
+    """Runs whose agents did not stop within the grace: recorded as cancelled at
+    shutdown, their tasks or threads possibly still running."""
 
 
 class Manager:
@@ -157,7 +171,7 @@ class Manager:
         self._live[run_id] = run
         run.record_started()
         run.task = loop.create_task(drive(run, runnable, streamed), context=context_of(run))
-        run.task.add_done_callback(functools.partial(self._retire, run))
+        run.task.add_done_callback(functools.partial(self._task_done, run))
         if timeout is not None:
             run.timeout_handle = loop.call_later(
                 timeout,
@@ -173,17 +187,24 @@ class Manager:
             self._start_control_watch()
         return Handle(run)
 
-    def _retire(self, run: Run, task: asyncio.Task[None]) -> None:
-        """A run's task ended: move it to the retained runs, evicting the oldest."""
+    def _task_done(self, run: Run, task: asyncio.Task[None]) -> None:
+        """A run's task ended: the run ends with it, if it has not already."""
         if run.status is Status.RUNNING:
             if task.cancelled():  # cancelled before its first step: the agent never ran
                 run.finish(Status.CANCELED)
             else:
                 run.finish(Status.FAILED, error="the run's task ended unexpectedly")
+        run.task = None
+        self._retire(run)
+
+    def _retire(self, run: Run) -> None:
+        """Move an ended run to the retained runs, evicting the oldest (once per run)."""
+        if run.retired:
+            return
+        run.retired = True
         self._live.pop(run.id, None)
         if run.caller is not None:
             self._detach(run.caller, run)
-        run.task = None
         if self.retained_runs == 0:
             self.hub.forget(run.id)
             return
@@ -344,20 +365,62 @@ class Manager:
 
     # -- closing ------------------------------------------------------------------
 
-    async def close(self, *, cancel_running: bool = True, grace: float = 10.0) -> None:
-        """Stop taking runs; cancel the live ones (or let them finish) and wait for them."""
+    async def close(self, *, cancel_running: bool = True, grace: float = 10.0) -> Closed:
+        """Stop taking runs; cancel the live ones (or let them finish) and wait for them.
+
+        Returns within ``grace`` plus :data:`CLOSE_MARGIN` seconds, whatever the
+        agents do. A cancel an agent swallows is delivered again until it
+        stops. With ``cancel_running``, a run still going when the grace ends
+        (an agent that swallows every cancel, a synchronous agent that never
+        looks at its token) is recorded ``cancelled`` with reason
+        ``shutdown``, its ledger released, and named in :attr:`Closed.left`:
+        its task or thread may still be running, and nothing it does is
+        recorded any more. Without ``cancel_running`` such runs stay live
+        (a later ``close()`` can cancel them). Safe to call again.
+        """
         self._closed = True
         if cancel_running:
             for run in list(self._live.values()):
                 run.request_cancel("the manager is shutting down", kind=CancelKind.SHUTDOWN)
-        waiting = [run.done for run in self._live.values()]
-        if waiting:
+        waiting = [run.done for run in self._live.values() if not run.done.done()]
+        if waiting and grace > 0:
             await asyncio.wait(waiting, timeout=grace)
-        if self._control is not None and self._control_stop is not None:
-            self._control_stop.set()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await asyncio.wait_for(self._control, 5)
-            self._control = None
+        left: list[str] = []
+        if cancel_running:
+            for run in list(self._live.values()):
+                if run.status is Status.RUNNING:
+                    run.abandon()
+                    left.append(run.id)
+                if run.task is None or run.task.done() or run.in_thread:
+                    continue
+                # Recorded as ended but its task runs on: it was ended by the grace.
+                self._retire(run)
+                if run.id not in left:
+                    left.append(run.id)
+            await asyncio.sleep(0)  # let the tasks of abandoned thread runs see it
+        if left:
+            log.warning(
+                "closing the run manager: %d run(s) did not stop within %.1f s and were "
+                "left running, recorded as cancelled: %s",
+                len(left),
+                grace,
+                ", ".join(left),
+            )
+        await self._stop_control_watch()
+        return Closed(left=tuple(left))
+
+    async def _stop_control_watch(self) -> None:
+        control, stop = self._control, self._control_stop
+        self._control = self._control_stop = None
+        if control is None or stop is None:
+            return
+        stop.set()
+        done, _ = await asyncio.wait([control], timeout=CLOSE_MARGIN / 2)
+        if not done:
+            control.cancel()
+            await asyncio.wait([control], timeout=CLOSE_MARGIN / 4)
+        if control.done() and not control.cancelled() and control.exception() is not None:
+            log.error("the control-file watcher failed", exc_info=control.exception())
 
     async def __aenter__(self) -> Manager:
         return self
@@ -372,8 +435,10 @@ class Manager:
 
 
 __all__ = [
+    "CLOSE_MARGIN",
     "Approval",
     "ApprovalNotFound",
+    "Closed",
     "Handle",
     "Info",
     "Manager",

@@ -23,6 +23,7 @@ from collections import deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from enum import StrEnum
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
@@ -74,6 +75,8 @@ if TYPE_CHECKING:
 
 STREAM_BUFFER: Final = 10_000
 """Agent events a streamed run keeps for :meth:`Handle.events` readers."""
+REDELIVER_EVERY: Final = 0.1
+"""Seconds between deliveries of a cancel to a run's task that swallowed the last one."""
 
 _encoder = msgspec.json.Encoder()
 
@@ -199,6 +202,7 @@ class Run:
         self._loop_thread = threading.get_ident()
         """Runs are started on the loop's thread; emits from elsewhere hop over to publish."""
         self._emit_lock = threading.Lock()
+        self._ended = False
         self._node_counts: dict[str, int] = {}
         self._approvals: dict[str, _PendingApproval] = {}
         self._tool_nodes: dict[str, tuple[str, float]] = {}
@@ -206,6 +210,11 @@ class Run:
         self._content: list[str] = []
         self._chunk_index = 0
         self.timeout_handle: asyncio.TimerHandle | None = None
+        self._redeliver: asyncio.TimerHandle | None = None
+        self.ledger_failure: str | None = None
+        """Why the ledger could not be written; the run then ends failed, saying so."""
+        self.retired = False
+        """The manager has moved the run from its live runs to its finished ones."""
         self.caller: asyncio.Task[Any] | None = None
         self.in_thread = False
         """A synchronous agent: cancelling the task would not stop its thread, the token does."""
@@ -213,14 +222,38 @@ class Run:
     # -- recording -----------------------------------------------------------
 
     def emit(self, event_type: type[Any], payload: Any) -> RunEvent:
-        """Number, write and publish one event; safe from any thread."""
+        """Number, write and publish one event; safe from any thread.
+
+        Never raises for the ledger: the first write that fails stops the
+        run (it ends ``failed``, saying why) and nothing more is written to
+        the file, so every line already there stays whole. The event is
+        still published, so live watchers see how the run ends. After the
+        run's last event nothing more is recorded (an agent left running
+        past its cancel cannot add to a finished run).
+        """
         with self._emit_lock:
+            if self._ended:
+                dropped: RunEvent = event_type(
+                    run_id=self.id, seq=self._seq, time=utc_now(), payload=payload
+                )
+                return dropped
             self._seq += 1
             seq = self._seq
             moment = utc_now()
             line = self._encoder.encode(seq, moment, event_type, payload)
-            if self.writer is not None:
-                self.writer.write(line)
+            failed = None
+            if self.writer is not None and self.ledger_failure is None:
+                try:
+                    self.writer.write(line)
+                except OSError as error:
+                    failed = self.ledger_failure = _write_failure(self.writer.path, error)
+                    if event_type is RunCompleted:  # watchers must see the end it really had
+                        payload = RunCompletedPayload(status="error", error=failed)
+                        line = self._encoder.encode(seq, moment, event_type, payload)
+            if event_type is RunCompleted:
+                self._ended = True
+        if failed is not None:
+            self._stop_for(failed)
         event: RunEvent = event_type(run_id=self.id, seq=seq, time=moment, payload=payload)
         if threading.get_ident() == self._loop_thread:
             self.hub.publish(event, line[:-1])
@@ -469,49 +502,111 @@ class Run:
                 reason=reason or kind.value, source=source, requested_by=requested_by
             ),
         )
-        self.token.cancel(reason or kind.value)
+        self._stop_for(reason or kind.value)
+        return True
+
+    def _stop_for(self, reason: str) -> None:
+        """Make the agent stop: its token, its approvals, and (async agents) its task."""
+        self.token.cancel(reason)
         for approval_id in list(self._approvals):
-            pending = self._approvals.pop(approval_id)
+            pending = self._approvals.pop(approval_id, None)
+            if pending is None:
+                continue
             if pending.timer is not None:
                 pending.timer.cancel()
             pending.future.cancel()
-        if self.task is not None and not self.in_thread:
-            self.task.cancel(kind.value)
-        return True
+        if _on_loop(self.loop):
+            self._interrupt()
+        else:
+            self.loop.call_soon_threadsafe(self._interrupt)
+
+    def _interrupt(self) -> None:
+        """Cancel the task, and again every :data:`REDELIVER_EVERY` until it ends.
+
+        An agent may swallow one ``CancelledError`` (a retry wrapper does);
+        the cancel is then delivered again, level-triggered like a cancel
+        scope, until the run ends or the manager gives up on it. A
+        synchronous agent's thread cannot be interrupted: only its token tells it.
+        """
+        self._redeliver = None
+        task = self.task
+        if self.status is not Status.RUNNING or task is None or task.done() or self.in_thread:
+            return
+        task.cancel(self.token.reason)
+        self._redeliver = self.loop.call_later(REDELIVER_EVERY, self._interrupt)
+
+    def abandon(self) -> None:
+        """Give up on an agent that did not stop: record it cancelled at shutdown.
+
+        Its task (or thread) may go on; nothing it does is recorded any more.
+        """
+        if self.cancel_kind is None:
+            self.cancel_kind = CancelKind.SHUTDOWN
+        if self.cancel_reason is None:
+            self.cancel_reason = "the manager is shutting down"
+        self.finish(Status.CANCELED)
 
     def finish(
         self, status: Status, *, output: str | None = None, error: str | None = None
     ) -> None:
-        """Record the end, release the ledger, wake everyone waiting."""
+        """Record the end, release the ledger, wake everyone waiting; never raises for the ledger.
+
+        A run whose ledger could not be written ends ``failed`` with that reason,
+        however the agent ended.
+        """
         if self.status is not Status.RUNNING:
             return
-        self._close_llm_node(success=status is Status.SUCCEEDED)
-        for call_id in list(self._tool_nodes):
-            self.tool_finished(call_id, "interrupted", is_error=True)
-        if status is Status.CANCELED:
-            kind = self.cancel_kind or CancelKind.USER
-            error = f"canceled: {self.cancel_reason or kind.value}"
-            payload = RunCompletedPayload(status="cancelled", error=error, reason=kind.value)
-        elif status is Status.FAILED:
-            payload = RunCompletedPayload(status="error", error=error)
-        else:
-            value, truncated = cap_payload_value(output)
-            payload = RunCompletedPayload(
-                status="ok", output=value, truncated=True if truncated else None
-            )
-        self.emit(RunCompleted, payload)
-        self.status = status
-        self.output = output
-        self.error = error
-        self.ended_at = time.time()
+        try:
+            self._close_llm_node(success=status is Status.SUCCEEDED)
+            for call_id in list(self._tool_nodes):
+                self.tool_finished(call_id, "interrupted", is_error=True)
+            if self.ledger_failure is not None:
+                status, output, error = Status.FAILED, None, self.ledger_failure
+            if status is Status.CANCELED:
+                kind = self.cancel_kind or CancelKind.USER
+                error = f"canceled: {self.cancel_reason or kind.value}"
+                payload = RunCompletedPayload(status="cancelled", error=error, reason=kind.value)
+            elif status is Status.FAILED:
+                payload = RunCompletedPayload(status="error", error=error)
+            else:
+                value, truncated = cap_payload_value(output)
+                payload = RunCompletedPayload(
+                    status="ok", output=value, truncated=True if truncated else None
+                )
+            self.emit(RunCompleted, payload)
+            if self.ledger_failure is not None:  # run_completed itself could not be written
+                status, output, error = Status.FAILED, None, self.ledger_failure
+        finally:
+            with self._emit_lock:
+                self._ended = True
+            self.status = status
+            self.output = output
+            self.error = error
+            self.ended_at = time.time()
+            self._release()
+
+    def _release(self) -> None:
+        """Let go of everything the run held; each step is independent of the others."""
         if self.writer is not None:
-            self.writer.close()
-        if self.timeout_handle is not None:
-            self.timeout_handle.cancel()
+            try:
+                self.writer.close()
+            except OSError as error:  # the lock goes with the descriptor anyway
+                if self.ledger_failure is None:
+                    self.error = self.ledger_failure = _write_failure(self.writer.path, error)
+                    self.status = Status.FAILED
+        for timer in (self.timeout_handle, self._redeliver):
+            if timer is not None:
+                timer.cancel()
         if self.stream is not None:
             self.stream.close()
         if not self.done.done():
             self.done.set_result(None)
+
+
+def _write_failure(path: Path, error: OSError) -> str:
+    """What a run's error says when its ledger could not be written."""
+    reason = error.strerror or str(error) or type(error).__name__
+    return f"the run's ledger could not be written ({path}): {reason}"
 
 
 def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:
