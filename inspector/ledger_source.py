@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -19,8 +20,9 @@ from ledger_reader import (
     event_of,
     is_valid_run_id,
 )
-from ledger_reader.directory import CONTROL_DIR
+from ledger_reader.head_tail import writer_gone
 from ledger_reader.lines import read_ledger_lines
+from ledger_reader.scan import CONTROL_DIR
 from ledger_reader.summary import run_id_from_path
 
 _OPEN_FILES: Final = 8
@@ -60,8 +62,13 @@ class LedgerFiles:
         self._open.clear()
 
 
-def read_range(files: LedgerFiles, path: str, start: int, stop: int) -> list[LedgerItem]:
-    """Items ``start``..``stop`` of a ledger, by line, blank lines left out (blocking)."""
+def read_range(
+    files: LedgerFiles, path: str, start: int, stop: int, *, torn_tail: bool = False
+) -> list[LedgerItem]:
+    """Items ``start``..``stop`` of a ledger, by line, blank lines left out (blocking).
+
+    With ``torn_tail`` (the writer is gone) a torn last line is one more line, damaged.
+    """
     ledger = files.get(path)
     ledger.poll()
     if not ledger.index_complete and stop - start <= SEQ_SEARCH_LIMIT:
@@ -74,10 +81,14 @@ def read_range(files: LedgerFiles, path: str, start: int, stop: int) -> list[Led
         ledger.wait_indexed()
     ledger.start_indexing()
     ledger.wait_indexed()
-    return [item for item in ledger.lines(start, stop) if item is not None]
+    items = [item for item in ledger.lines(start, stop) if item is not None]
+    torn = ledger.torn_line() if torn_tail else None
+    if torn is not None and torn.item is not None and start <= ledger.line_count < stop:
+        items.append(torn.item)
+    return items
 
 
-def count_lines(files: LedgerFiles, path: str) -> int:
+def count_lines(files: LedgerFiles, path: str, *, torn_tail: bool = False) -> int:
     """How many lines a ledger has now (blocking, but never waiting for a big index).
 
     Once the index is built the count is exact. Before, it is the last event's
@@ -86,13 +97,14 @@ def count_lines(files: LedgerFiles, path: str) -> int:
     """
     ledger = files.get(path)
     ledger.poll()
+    torn = 1 if torn_tail and ledger.torn_line() is not None else 0
     if ledger.index_complete:
-        return ledger.line_count
+        return ledger.line_count + torn
     last = ledger.last_event()
     ledger.start_indexing()
     if last is None or last.seq <= 0 or ledger.size < QUICK_COUNT_BYTES:
         ledger.wait_indexed()
-        return ledger.line_count
+        return ledger.line_count + torn
     return last.seq
 
 
@@ -122,6 +134,8 @@ class LedgerDirectorySource(RunSource):
             self.root, stale_after=stale_after, liveness_interval=liveness_interval, only=only
         )
         self._paths: dict[str, str] = {}
+        self._gone: set[str] = set()
+        """Runs whose writer is known gone: a torn last line of theirs is damage."""
         self._files = LedgerFiles()
         self._stop = asyncio.Event()
 
@@ -151,6 +165,10 @@ class LedgerDirectorySource(RunSource):
                 if run_id not in self._paths:  # new here: its earlier lines came as a summary
                     history = self._directory.history_end(run.path)
                 self._paths[run_id] = path
+                if writer_gone(run.summary):
+                    self._gone.add(run_id)
+                else:
+                    self._gone.discard(run_id)
                 update.runs.append(
                     RunUpdate(run_id, run.summary, run.items, run.reset, history_end=history)
                 )
@@ -170,14 +188,22 @@ class LedgerDirectorySource(RunSource):
     async def events(self, run_id: str, start: int, stop: int) -> list[LedgerItem]:
         path = self.path_of(run_id)
         try:
-            return await asyncio.to_thread(read_range, self._files, path, start, stop)
+            return await asyncio.to_thread(
+                functools.partial(read_range, torn_tail=run_id in self._gone),
+                self._files,
+                path,
+                start,
+                stop,
+            )
         except LedgerError as error:
             raise SourceError(str(error)) from error
 
     async def event_count(self, run_id: str) -> int:
         path = self.path_of(run_id)
         try:
-            return await asyncio.to_thread(count_lines, self._files, path)
+            return await asyncio.to_thread(
+                functools.partial(count_lines, torn_tail=run_id in self._gone), self._files, path
+            )
         except LedgerError as error:
             raise SourceError(str(error)) from error
 

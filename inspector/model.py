@@ -118,11 +118,11 @@ class RunView(msgspec.Struct, frozen=True, gc=False):
         return _epoch(self.summary.last_event_at)
 
     @property
-    def event_count(self) -> int:
+    def event_count(self) -> int | None:
         return self.summary.event_count
 
     @property
-    def damaged_lines(self) -> int:
+    def damaged_lines(self) -> int | None:
         return self.summary.damaged_lines
 
     @property

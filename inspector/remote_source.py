@@ -168,7 +168,7 @@ class RemoteSource(RunSource):
             builder = self._runs.get(summary.run_id)
             if builder is None or initial:
                 builder = self._runs[summary.run_id] = SummaryBuilder(summary.run_id)
-                count = summary.event_count + summary.damaged_lines
+                count = (summary.event_count or 0) + (summary.damaged_lines or 0)
                 if summary.status.is_live and count <= LIVE_HISTORY:
                     # A live run's events are read now, whole: what it is doing shows at once.
                     items = await self._history_after(summary.run_id, 0)
@@ -240,7 +240,7 @@ class RemoteSource(RunSource):
         if builder is None:
             return 0
         summary = builder.summary()
-        return summary.event_count + summary.damaged_lines
+        return (summary.event_count or 0) + (summary.damaged_lines or 0)
 
     # -- acting ---------------------------------------------------------------------
 

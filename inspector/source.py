@@ -18,7 +18,7 @@ from typing import ClassVar
 
 import msgspec
 
-from ledger_reader import LedgerItem, RunSummary
+from ledger_reader import LedgerItem, RunStatus, RunSummary
 
 
 class SourceError(Exception):
@@ -61,10 +61,13 @@ class SourceUpdate(msgspec.Struct):
 
 def live_run_refusal(action: str, summary: RunSummary) -> str | None:
     """Why a source that acts on live runs cannot ``action`` this one, or ``None``."""
+    if action == "approve":
+        if summary.pending_approval is None:
+            return "the run is not waiting on an approval"
+        if summary.status is RunStatus.SUSPENDED:
+            return None  # suspended on its approval: approving it is what it waits for
     if action in {"cancel", "approve"} and not summary.status.is_live:
         return f"the run already ended ({summary.status.value})"
-    if action == "approve" and summary.pending_approval is None:
-        return "the run is not waiting on an approval"
     if action == "resume" and summary.status.is_live:
         return "the run is still running"
     return None

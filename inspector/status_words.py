@@ -23,8 +23,9 @@ from ledger_reader import RunStatus
 UNKNOWN: Final = "unknown"
 """A live run whose source is disconnected: it may have ended, or not."""
 
-WORDS: Final = (*(status.value for status in RunStatus), UNKNOWN)
-"""Every status word, in the order the help lists them."""
+WORDS: Final = tuple(dict.fromkeys((*(status.value for status in RunStatus), UNKNOWN)))
+"""Every status word, in the order the help lists them (a ledger nothing could be read
+from is ``unknown`` too: :attr:`RunStatus.UNKNOWN`)."""
 
 LEDGER_SPELLINGS: Final = {
     "ok": RunStatus.SUCCEEDED.value,

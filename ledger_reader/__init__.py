@@ -7,14 +7,7 @@ inspector and the command line stand on.
 from __future__ import annotations
 
 from ledger_reader.decode import decode_line, iter_events
-from ledger_reader.directory import (
-    DirectoryUpdate,
-    LedgerDirectory,
-    RunChange,
-    ScanResult,
-    find_ledgers,
-    scan_paths,
-)
+from ledger_reader.directory import DirectoryUpdate, LedgerDirectory, RunChange
 from ledger_reader.errors import LedgerError, LedgerGone, LedgerUnreadable, NoLedgers
 from ledger_reader.events import (
     EVENT_TYPES,
@@ -46,17 +39,11 @@ from ledger_reader.events import (
     parse_time,
 )
 from ledger_reader.file import LedgerFile
+from ledger_reader.head_tail import LedgerState, read_ledger_state, summarize_ledger
 from ledger_reader.lines import Line, LineAssembler, read_ledger_lines, read_lines
-from ledger_reader.liveness import ledger_lock_held, writer_holds_lock
-from ledger_reader.summary import (
-    LedgerState,
-    PendingApproval,
-    RunStatus,
-    RunSummary,
-    SummaryBuilder,
-    read_ledger_state,
-    summarize_ledger,
-)
+from ledger_reader.liveness import judge_liveness, ledger_lock_held, writer_holds_lock
+from ledger_reader.scan import ScanResult, find_ledgers, scan_paths
+from ledger_reader.summary import PendingApproval, RunStatus, RunSummary, SummaryBuilder
 from ledger_reader.tail import LedgerTail, TailBatch
 
 __all__ = [
@@ -107,6 +94,7 @@ __all__ = [
     "find_ledgers",
     "is_valid_run_id",
     "iter_events",
+    "judge_liveness",
     "ledger_lock_held",
     "parse_time",
     "read_ledger_lines",

@@ -1,4 +1,4 @@
-"""A directory of ledgers: scanned recursively, watched as files come and go.
+"""A directory of ledgers, watched as files come and go (the scan is in :mod:`ledger_reader.scan`).
 
 One watchfiles watcher covers the whole tree (the kernel allows only 128
 inotify instances per user, so one per directory would not scale), with
@@ -19,18 +19,19 @@ from typing import TYPE_CHECKING, Final
 
 import msgspec
 
-from ledger_reader.errors import LedgerError, LedgerGone, LedgerUnreadable, NoLedgers
+from ledger_reader.errors import LedgerError, LedgerGone, LedgerUnreadable
 from ledger_reader.events import MAX_LINE_BYTES, LedgerItem
-from ledger_reader.summary import (
-    DEFAULT_STALE_AFTER,
-    WHOLE_FILE_BYTES,
-    LedgerState,
-    RunStatus,
-    RunSummary,
-    SummaryBuilder,
-    read_ledger_state,
-    run_id_from_path,
+from ledger_reader.head_tail import WHOLE_FILE_BYTES, LedgerState, read_ledger_state
+from ledger_reader.liveness import DEFAULT_STALE_AFTER
+from ledger_reader.scan import (
+    CONTROL_DIR,
+    LEDGER_SUFFIX,
+    ScanResult,
+    find_ledgers,
+    ledger_names,
+    scan_paths,
 )
+from ledger_reader.summary import RunStatus, RunSummary, SummaryBuilder, run_id_from_path
 from ledger_reader.tail import LedgerTail
 
 if TYPE_CHECKING:
@@ -38,68 +39,12 @@ if TYPE_CHECKING:
 
     from watchfiles import Change
 
-LEDGER_SUFFIX: Final = ".jsonl"
 MAX_HELD_OPEN: Final = 256
 """Unfinished ledgers kept open between polls; opening costs more than reading here."""
 FIRST_STEP: Final = 500
 """Ledgers a scan reads before it reports the first of them (then four times as many)."""
 QUIET_TICK: Final = 0.2
 """Seconds of quiet after which unfinished ledgers are read again, watched or not."""
-CONTROL_DIR: Final = ".control"
-
-
-class ScanResult(msgspec.Struct):
-    """The ledgers found under some paths, and what could not be read."""
-
-    states: dict[str, LedgerState] = msgspec.field(default_factory=dict)
-    """By path, as a string."""
-    errors: list[LedgerError] = msgspec.field(default_factory=list)
-
-    def summaries(self, now: float | None = None) -> list[RunSummary]:
-        """Every run found, newest first."""
-        found = [state.summary(now) for state in self.states.values()]
-        found.sort(key=lambda summary: (summary.started, summary.run_id), reverse=True)
-        return found
-
-
-def find_ledgers(root: Path, errors: list[LedgerError]) -> list[Path]:
-    """Every ``*.jsonl`` under ``root``, following links but never round a loop.
-
-    Unreadable subdirectories are reported in ``errors`` and skipped.
-    """
-    return [Path(name) for name in ledger_names(os.fspath(root), errors)]
-
-
-def ledger_names(root: str, errors: list[LedgerError]) -> list[str]:
-    """:func:`find_ledgers` as plain strings (a scan of 10,000 files feels pathlib's cost)."""
-    found: list[str] = []
-    seen: set[tuple[int, int]] = set()
-    stack = [root]
-    while stack:
-        directory = stack.pop()
-        try:
-            info = os.stat(directory)
-        except OSError as error:
-            errors.append(_error_for(Path(directory), error))
-            continue
-        key = (info.st_dev, info.st_ino)
-        if key in seen:
-            continue
-        seen.add(key)
-        try:
-            with os.scandir(directory) as entries:
-                for entry in entries:
-                    try:
-                        if entry.is_dir():
-                            if entry.name != CONTROL_DIR:
-                                stack.append(entry.path)
-                        elif entry.name.endswith(LEDGER_SUFFIX) and entry.is_file():
-                            found.append(entry.path)
-                    except OSError as error:
-                        errors.append(_error_for(Path(entry.path), error))
-        except OSError as error:
-            errors.append(_error_for(Path(directory), error))
-    return found
 
 
 def _newest_first(names: Iterable[str]) -> list[str]:
@@ -124,47 +69,6 @@ def _worth_a_look(change: Change, name: str) -> bool:
 def _ledgers_in_new_dir(path: Path) -> list[Path]:
     """Ledgers under a path that was just added, if it is a directory."""
     return find_ledgers(path, []) if path.is_dir() else []
-
-
-def _error_for(path: Path, error: OSError) -> LedgerError:
-    if isinstance(error, FileNotFoundError):
-        return LedgerGone(path)
-    return LedgerUnreadable(path, error)
-
-
-def scan_paths(
-    paths: list[Path],
-    *,
-    stale_after: float = DEFAULT_STALE_AFTER,
-    max_line_bytes: int = MAX_LINE_BYTES,
-) -> ScanResult:
-    """Summarise every ledger under ``paths`` (files or directories).
-
-    A path that does not exist, cannot be read, or holds no ledger is
-    reported in the result's errors; the others are still read.
-    """
-    result = ScanResult()
-    for path in paths:
-        try:
-            info = path.stat()
-        except OSError as error:
-            result.errors.append(_error_for(path, error))
-            continue
-        if stat_module.S_ISDIR(info.st_mode):
-            before = len(result.errors)
-            files = ledger_names(os.fspath(path), result.errors)
-            if not files and len(result.errors) == before:
-                result.errors.append(NoLedgers(path))
-        else:
-            files = [os.fspath(path)]
-        for file in files:
-            try:
-                result.states[file] = read_ledger_state(
-                    file, stale_after=stale_after, max_line_bytes=max_line_bytes
-                )
-            except LedgerError as error:
-                result.errors.append(error)
-    return result
 
 
 class RunChange(msgspec.Struct):
@@ -422,6 +326,7 @@ class LedgerDirectory:
             update.errors.append(error)
             return
         self._held += tail.holding - was_holding
+        followed.state.torn_bytes = tail.pending_bytes
         self._apply(path, followed, batch.reset is not None, batch.items, update)
 
     def _apply(
@@ -567,6 +472,7 @@ class LedgerDirectory:
             update.errors.append(error)
             return
         self._followed[path] = followed
+        state.torn_bytes = tail.pending_bytes
         self._apply(path, followed, True, batch.items, update)
         if not batch.items:
             update.changes.append(RunChange(path, state.summary(), [], True))
@@ -584,10 +490,13 @@ class LedgerDirectory:
         changed = {change.path for change in update.changes}
         now = time.time()
         running, awaiting = RunStatus.RUNNING, RunStatus.AWAITING_APPROVAL
+        unknown = RunStatus.UNKNOWN  # an empty ledger turns stale with time alone
         live = [
             (path, followed)
             for path, followed in self._followed.items()
-            if followed.reported is running or followed.reported is awaiting
+            if followed.reported is running
+            or followed.reported is awaiting
+            or followed.reported is unknown
         ]  # a pass over 10,000 runs a second: kept to identity checks
         for path, followed in live:
             if path in changed or followed.state.builder.terminal:

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Final
 from ledger_reader.decode import decode_line, over_long_line
 from ledger_reader.errors import LedgerGone, LedgerUnreadable
 from ledger_reader.events import MAX_LINE_BYTES, LedgerItem, RunEvent, event_of
-from ledger_reader.lines import BOM, LineAssembler, complete_end
+from ledger_reader.lines import BOM, Line, LineAssembler, complete_end
 from ledger_reader.tail import Reset, TailBatch
 
 if TYPE_CHECKING:
@@ -443,6 +443,14 @@ class LedgerFile:
         begin, finish = known[0][0], known[-1][1]
         block = self._pread(finish - begin, begin)
         return [block[first - begin : end - begin] for first, end in known]
+
+    def torn_line(self) -> Line | None:
+        """The bytes after the last ``\\n`` (as of the last :meth:`poll`) as a damaged line.
+
+        For a reader that knows the writer is gone: its torn last line will
+        never be finished, so it is damage, shown where it is.
+        """
+        return self._tail.torn()
 
     def offset_of_seq(self, seq: int) -> int | None:
         """Where the line holding ``seq`` starts (or the first line after it), by binary search.

@@ -1,4 +1,4 @@
-"""Whether a ledger's writer is still alive.
+"""Whether a ledger's writer is still alive, and the status of an unfinished run that follows.
 
 runtop's writer holds an exclusive ``flock`` on its ledger for as long as
 the run lives. The kernel drops the lock when the process dies however it
@@ -10,6 +10,16 @@ from __future__ import annotations
 
 import fcntl
 import os
+import socket
+import time as time_module
+from typing import Final
+
+from ledger_reader.summary import RunStatus, RunSummary
+
+_HOST: Final = socket.gethostname()
+
+DEFAULT_STALE_AFTER: Final = 300.0
+"""Seconds without a write after which another writer's unfinished run is ``stale``."""
 
 
 def writer_holds_lock(fd: int) -> bool | None:
@@ -39,3 +49,36 @@ def ledger_lock_held(path: str | os.PathLike[str]) -> bool | None:
         return writer_holds_lock(fd)
     finally:
         os.close(fd)
+
+
+def judge_liveness(
+    summary: RunSummary,
+    *,
+    mtime: float,
+    lock_held: bool | None,
+    now: float | None = None,
+    stale_after: float = DEFAULT_STALE_AFTER,
+    host: str | None = None,
+) -> RunStatus:
+    """The status of an unfinished run once its writer's liveness is known.
+
+    A runtop writer on this host holds an exclusive ``flock`` while its run
+    lives, so a free lock means it is gone (``abandoned``). For any other
+    writer only time tells: no write for ``stale_after`` seconds (or past a
+    pending approval's own timeout) makes the run ``stale``. A ledger nothing
+    could be read from stays ``unknown`` until it is as quiet, then ``stale``.
+    """
+    if summary.status is RunStatus.UNKNOWN:
+        quiet = (now if now is not None else time_module.time()) - mtime
+        return RunStatus.STALE if quiet > stale_after else RunStatus.UNKNOWN
+    if not summary.status.is_live:
+        return summary.status
+    local = summary.host is None or summary.host == (host or _HOST)
+    if summary.writer == "runtop" and local and lock_held is not None:
+        return summary.status if lock_held else RunStatus.ABANDONED
+    quiet = (now if now is not None else time_module.time()) - mtime
+    limit = stale_after
+    approval = summary.pending_approval
+    if approval is not None and approval.timeout_seconds:
+        limit = max(limit, approval.timeout_seconds)
+    return RunStatus.STALE if quiet > limit else summary.status

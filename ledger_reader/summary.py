@@ -1,28 +1,23 @@
 """What a reader derives from a run's events: its summary and status.
 
 :class:`SummaryBuilder` folds events one at a time, so the same code
-summarises a whole small file, the head and tail of a large one, and a
-live ledger as lines land. :func:`summarize_ledger` does the reading: a
-file under :data:`WHOLE_FILE_BYTES` is read whole, a larger one only at its
-head and tail (``seq`` has no gaps, so the last ``seq`` is the count).
+summarises a whole small file, the head and tail of a large one
+(:mod:`ledger_reader.head_tail`, with the fast block fold of
+:mod:`ledger_reader.block_fold`), and a live ledger as lines land. Whether
+an unfinished run's writer still lives is judged in
+:mod:`ledger_reader.liveness`.
 """
 
 from __future__ import annotations
 
-import operator
 import os
-import socket
-import time as time_module
 from collections.abc import Callable
 from enum import StrEnum
 from typing import Any, Final
 
 import msgspec
 
-from ledger_reader.decode import decode_line
-from ledger_reader.errors import LedgerUnreadable
 from ledger_reader.events import (
-    MAX_LINE_BYTES,
     ApprovalRequest,
     ApprovalResponse,
     CancelRequested,
@@ -37,22 +32,9 @@ from ledger_reader.events import (
     is_valid_run_id,
     parse_time,
 )
-from ledger_reader.file import open_ledger_fd
-from ledger_reader.lines import LineAssembler
-from ledger_reader.liveness import ledger_lock_held, writer_holds_lock
 
-WHOLE_FILE_BYTES: Final = 256 * 1024
-"""Ledgers up to this size are summarised from every line, larger ones from head and tail."""
-
-HEAD_BYTES: Final = 64 * 1024
-TAIL_BYTES: Final = 64 * 1024
 MAX_WARNINGS: Final = 20
 """Warnings kept per run; the rest are only counted, so a damaged file cannot grow memory."""
-
-_HOST: Final = socket.gethostname()
-
-DEFAULT_STALE_AFTER: Final = 300.0
-"""Seconds without a write after which another writer's unfinished run is ``stale``."""
 
 
 class RunStatus(StrEnum):
@@ -66,6 +48,8 @@ class RunStatus(StrEnum):
     SUSPENDED = "suspended"
     ABANDONED = "abandoned"
     STALE = "stale"
+    UNKNOWN = "unknown"
+    """Nothing could be read from the ledger (empty, blank, or only damage): not running."""
 
     @property
     def is_live(self) -> bool:
@@ -103,8 +87,11 @@ class RunSummary(msgspec.Struct, kw_only=True):
     started_at: str | None = None
     completed_at: str | None = None
     last_event_at: str | None = None
-    event_count: int = 0
-    damaged_lines: int = 0
+    event_count: int | None = 0
+    """Events in the ledger; ``None`` when a head and tail read could not tell (no event
+    in the tail), never a guess."""
+    damaged_lines: int | None = 0
+    """Damaged lines; ``None`` when only the head and tail were read (``partial``)."""
     warnings: list[str] = msgspec.field(default_factory=list)
     warning_count: int = 0
     parent_run_id: str | None = None
@@ -121,7 +108,8 @@ class RunSummary(msgspec.Struct, kw_only=True):
     input: Any = None
     last_seq: int = 0
     partial: bool = False
-    """Built from the head and tail only: damage in the middle is not counted yet."""
+    """Built from the head and tail only: what the middle holds beyond the status and a
+    pending approval is unknown, and counts that need it are ``None``."""
 
     @property
     def started(self) -> float:
@@ -147,7 +135,10 @@ class SummaryBuilder:
         self._counted = 0
         self._pending: dict[str, PendingApproval] = {}
         self._open_nodes: list[str] = []
+        self._damaged = 0
         self.terminal = False
+        self.tail_events = 0
+        """Events folded since the last :meth:`skip_gap` (a head and tail read's tail)."""
 
     @property
     def writer(self) -> str | None:
@@ -171,7 +162,9 @@ class SummaryBuilder:
         if not self.run_id:
             self.run_id = summary.run_id
         self._last_seq = summary.last_seq or None
-        self._counted = summary.event_count
+        self._counted = summary.event_count or 0
+        self._damaged = summary.damaged_lines or 0
+        self.tail_events = 1 if summary.event_count is not None else 0
         self._pending = (
             {summary.pending_approval.approval_id: summary.pending_approval}
             if summary.pending_approval is not None
@@ -187,13 +180,14 @@ class SummaryBuilder:
         self._last_seq = None
         self._open_nodes.clear()
         self._summary.partial = True
+        self.tail_events = 0
 
     def add_item(self, item: LedgerItem | None) -> None:
         """Add one line's item: an event, or a damaged line (and what it recovered)."""
         if item is None:
             return
         if isinstance(item, DamagedLine):
-            self._summary.damaged_lines += 1
+            self._damaged += 1
             if item.recovered is not None:
                 self.add(item.recovered)
         else:
@@ -202,6 +196,7 @@ class SummaryBuilder:
     def note(self, seq: int, run_id: str) -> None:
         """Count an event whose type does not change the summary, by its envelope alone."""
         self._counted += 1
+        self.tail_events += 1
         if run_id != self.run_id:
             if not self.run_id and run_id:
                 self.run_id = self._summary.run_id = run_id
@@ -229,6 +224,7 @@ class SummaryBuilder:
         if not self.run_id:
             self.run_id = self._summary.run_id = run_id
         self._counted += count
+        self.tail_events += count
         self._last_seq = first_seq + count - 1
         self._summary.last_seq = max(self._summary.last_seq, self._last_seq)
         return True
@@ -276,7 +272,8 @@ class SummaryBuilder:
         summary.status = status
         if payload.error:
             summary.error = payload.error
-        self._pending.clear()
+        if status is not RunStatus.SUSPENDED:
+            self._pending.clear()  # a suspended run waits on its approval (gridctl says so too)
         self._open_nodes.clear()
         summary.cancel_requested = False
 
@@ -326,43 +323,23 @@ class SummaryBuilder:
     def summary(self) -> RunSummary:
         """The summary so far (a copy: later events do not change it)."""
         summary = msgspec.structs.replace(self._summary, warnings=list(self._summary.warnings))
-        summary.event_count = summary.last_seq if summary.partial else self._counted
-        if summary.last_seq > summary.event_count:
-            summary.event_count = summary.last_seq
+        if summary.partial:
+            # seq has no gaps, so the last one counts the events, if the tail held one.
+            summary.event_count = summary.last_seq if self.tail_events else None
+            summary.damaged_lines = None
+        else:
+            summary.event_count = max(self._counted, summary.last_seq)
+            summary.damaged_lines = self._damaged
         summary.pending_approval = next(reversed(self._pending.values())) if self._pending else None
         summary.current_node = self._open_nodes[-1] if self._open_nodes else None
         if not self.terminal:
-            summary.status = RunStatus.AWAITING_APPROVAL if self._pending else RunStatus.RUNNING
+            if self._pending:
+                summary.status = RunStatus.AWAITING_APPROVAL
+            elif self._counted:
+                summary.status = RunStatus.RUNNING
+            else:
+                summary.status = RunStatus.UNKNOWN  # not one event read: nothing is known
         return summary
-
-
-def judge_liveness(
-    summary: RunSummary,
-    *,
-    mtime: float,
-    lock_held: bool | None,
-    now: float | None = None,
-    stale_after: float = DEFAULT_STALE_AFTER,
-    host: str | None = None,
-) -> RunStatus:
-    """The status of an unfinished run once its writer's liveness is known.
-
-    A runtop writer on this host holds an exclusive ``flock`` while its run
-    lives, so a free lock means it is gone (``abandoned``). For any other
-    writer only time tells: no write for ``stale_after`` seconds (or past a
-    pending approval's own timeout) makes the run ``stale``.
-    """
-    if not summary.status.is_live:
-        return summary.status
-    local = summary.host is None or summary.host == (host or _HOST)
-    if summary.writer == "runtop" and local and lock_held is not None:
-        return summary.status if lock_held else RunStatus.ABANDONED
-    quiet = (now if now is not None else time_module.time()) - mtime
-    limit = stale_after
-    approval = summary.pending_approval
-    if approval is not None and approval.timeout_seconds:
-        limit = max(limit, approval.timeout_seconds)
-    return RunStatus.STALE if quiet > limit else summary.status
 
 
 def run_id_from_path(path: str | os.PathLike[str]) -> str:
@@ -370,261 +347,3 @@ def run_id_from_path(path: str | os.PathLike[str]) -> str:
     name = os.path.basename(path)
     stem = name[: -len(".jsonl")] if name.endswith(".jsonl") else os.path.splitext(name)[0]
     return stem if is_valid_run_id(stem) else ""
-
-
-def summarize_ledger(
-    path: str | os.PathLike[str],
-    *,
-    now: float | None = None,
-    stale_after: float = DEFAULT_STALE_AFTER,
-    max_line_bytes: int = MAX_LINE_BYTES,
-) -> RunSummary:
-    """Summarise one ledger from its head and tail (small files: from every line).
-
-    Raises:
-        LedgerGone, LedgerUnreadable: the file vanished or cannot be read.
-    """
-    state = read_ledger_state(path, stale_after=stale_after, max_line_bytes=max_line_bytes)
-    return state.summary(now)
-
-
-class LedgerState:
-    """A ledger's summary in the making, and where a follower picks up from."""
-
-    def __init__(
-        self,
-        builder: SummaryBuilder,
-        *,
-        complete_end: int,
-        mtime: float,
-        stale_after: float = DEFAULT_STALE_AFTER,
-    ) -> None:
-        self.builder = builder
-        self.complete_end = complete_end
-        """Just past the last ``\\n``: a follower starts here, so a torn tail is read once whole."""
-        self.mtime = mtime
-        self.lock_held: bool | None = None
-        self.stale_after = stale_after
-
-    def summary(self, now: float | None = None) -> RunSummary:
-        """The summary, with liveness judged from the last probe and write time."""
-        summary = self.builder.summary()
-        if summary.status.is_live:
-            summary.status = judge_liveness(
-                summary,
-                mtime=self.mtime,
-                lock_held=self.lock_held,
-                now=now,
-                stale_after=self.stale_after,
-            )
-        return summary
-
-    def probe(self, fd: int | None = None) -> None:
-        """Probe the writer's lock again (only runtop writers hold one)."""
-        if self.builder.writer != "runtop" or self.builder.terminal:
-            self.lock_held = None
-        elif fd is not None:
-            self.lock_held = writer_holds_lock(fd)
-        else:
-            self.lock_held = ledger_lock_held(self.builder.path or "")
-
-
-def read_ledger_state(
-    path: str | os.PathLike[str],
-    *,
-    stale_after: float = DEFAULT_STALE_AFTER,
-    max_line_bytes: int = MAX_LINE_BYTES,
-) -> LedgerState:
-    """Read a ledger's head and tail into a :class:`LedgerState`.
-
-    Raises:
-        LedgerGone, LedgerUnreadable: the file vanished or cannot be read.
-    """
-    path = os.fspath(path)  # plain strings: pathlib costs more than the read here
-    fd, stat = open_ledger_fd(path)
-    try:
-        builder = SummaryBuilder(run_id_from_path(path), path)
-        complete_end = _fold_head_and_tail(fd, stat.st_size, builder, max_line_bytes)
-        state = LedgerState(
-            builder, complete_end=complete_end, mtime=stat.st_mtime, stale_after=stale_after
-        )
-        state.probe(fd)
-        return state
-    except OSError as error:
-        raise LedgerUnreadable(path, error) from error
-    finally:
-        os.close(fd)
-
-
-class _Probe(msgspec.Struct, gc=False):
-    """Just enough of a line to count it and decide whether to decode it whole.
-
-    Decoding into this validates the whole line (it is damaged exactly when
-    this fails) while building almost nothing, so msgspec's ``decode_lines``
-    checks a whole small ledger at C speed.
-    """
-
-    type: str
-    seq: int = 0
-    run_id: str = ""
-
-
-_probe = msgspec.json.Decoder(_Probe)
-_TYPE_OF: Final = operator.attrgetter("type")
-_SEQ_OF: Final = operator.attrgetter("seq")
-_RUN_ID_OF: Final = operator.attrgetter("run_id")
-
-_SUMMARY_TYPES: Final = (
-    "run_started",
-    "run_completed",
-    "error",
-    "approval_request",
-    "approval_response",
-    "cancel_requested",
-)
-"""Types whose payload a summary needs; node types too while the run is unfinished."""
-
-_SLICED_FROM_END: Final = 8
-"""Lines this close to the end are sliced out directly, without splitting the block."""
-
-
-def fold_block(data: bytes, start: int, builder: SummaryBuilder) -> None:
-    """Fold the complete lines of ``data`` (which starts at file offset ``start``).
-
-    Every line is validated, counted and checked for ``seq`` order; only the
-    lines whose type a summary needs are decoded whole. Where any line is
-    damaged the block is folded line by line, so the damage is counted with
-    its offset and an event glued to a torn line is recovered.
-    """
-    try:
-        probes = _probe.decode_lines(data)
-    except (msgspec.DecodeError, RecursionError, ValueError, OverflowError):
-        _fold_line_by_line(data, start, builder)
-        return
-    count = len(probes)
-    if not count:
-        return
-    types = list(map(_TYPE_OF, probes))
-    needed = [
-        number for kind in _SUMMARY_TYPES if kind in types for number in _positions(types, kind)
-    ]
-    if "run_completed" not in types:
-        node = _innermost_open_node(types)
-        if node is not None:
-            needed.append(node)
-    needed.sort()
-    if not needed or needed[-1] != count - 1:
-        needed.append(count - 1)
-    lines = _pick_lines(data, count, needed)
-    if lines is None:
-        _fold_line_by_line(data, start, builder)
-        return
-    seqs = list(map(_SEQ_OF, probes))
-    run_ids = set(map(_RUN_ID_OF, probes))
-    first = seqs[0]
-    if (
-        len(run_ids) == 1
-        and seqs == list(range(first, first + count))
-        and builder.note_block(count, first, run_ids.pop())
-    ):
-        # The usual case: one run, in order. Count it at once; decode only what matters.
-        for number in needed:
-            event = decode_line(lines[number])
-            if event is not None and not isinstance(event, DamagedLine):
-                builder.apply(event)
-        return
-    for number, probe in enumerate(probes):
-        if number in lines:
-            builder.add_item(decode_line(lines[number]))
-        else:
-            builder.note(probe.seq, probe.run_id)
-
-
-def _positions(items: list[str], wanted: str) -> list[int]:
-    """Where ``wanted`` occurs in ``items`` (``list.index`` scans in C: most kinds are absent)."""
-    found: list[int] = []
-    at = -1
-    try:
-        while True:
-            at = items.index(wanted, at + 1)
-            found.append(at)
-    except ValueError:
-        return found
-
-
-def _innermost_open_node(types: list[str]) -> int | None:
-    """The line of the node still open at the end (nodes nest: enter A, enter B, exit B, exit A)."""
-    depth = 0
-    for number in range(len(types) - 1, -1, -1):
-        kind = types[number]
-        if kind == "node_exit":
-            depth += 1
-        elif kind == "node_enter":
-            if depth == 0:
-                return number
-            depth -= 1
-    return None
-
-
-def _pick_lines(data: bytes, count: int, needed: list[int]) -> dict[int, bytes] | None:
-    """The bytes of the ``needed`` non-blank lines of ``data`` (which holds ``count`` of them).
-
-    The first and the last line are sliced out directly; only a block whose
-    summary needs a line in the middle is split whole. ``None`` if the lines
-    do not match the count (the caller then goes line by line).
-    """
-    lowest = needed[1] if needed[0] == 0 and len(needed) > 1 else needed[0]
-    if lowest >= count - _SLICED_FROM_END and data[:1] == b"{" and data[-2:] == b"}\n":
-        picked: dict[int, bytes] = {}
-        end = len(data) - 1
-        for number in range(count - 1, lowest - 1, -1):
-            start = data.rfind(b"\n", 0, end) + 1
-            if data[start : start + 1] != b"{":
-                break  # a blank line: the slow way below
-            picked[number] = data[start:end]
-            end = start - 1
-        else:
-            if needed[0] == 0:
-                picked[0] = data[: data.find(b"\n")]
-            return picked
-    lines = data.split(b"\n")
-    if lines and not lines[-1]:
-        lines.pop()
-    if len(lines) != count:  # blank lines: decode_lines skipped them
-        lines = [raw for raw in lines if raw.strip()]
-    if len(lines) != count:
-        return None
-    return {number: lines[number] for number in needed}
-
-
-def _fold_line_by_line(data: bytes, start: int, builder: SummaryBuilder) -> None:
-    assembler = LineAssembler(start)
-    for line in assembler.feed(data):
-        builder.add_item(line.item)
-
-
-def _fold_head_and_tail(fd: int, size: int, builder: SummaryBuilder, max_line_bytes: int) -> int:
-    """Feed a ledger's lines (all, or head and tail) to ``builder``; return the complete end."""
-    if size <= WHOLE_FILE_BYTES:
-        data = os.pread(fd, size, 0)
-        complete_end = data.rfind(b"\n") + 1
-        fold_block(data[:complete_end] if complete_end < len(data) else data, 0, builder)
-        return complete_end
-    head = LineAssembler(0, max_line_bytes=max_line_bytes)
-    lines = head.feed(os.pread(fd, HEAD_BYTES, 0))
-    position = HEAD_BYTES
-    # The first line holds the run's input (up to the 64 KiB cap): read on until it ends.
-    while not lines and position < size and head.pending_bytes <= max_line_bytes:
-        lines = head.feed(os.pread(fd, HEAD_BYTES, position))
-        position += HEAD_BYTES
-    for line in lines:
-        builder.add_item(line.item)
-    tail_start = max(position, size - TAIL_BYTES)
-    chunk = os.pread(fd, size - tail_start, tail_start)
-    first_newline = chunk.find(b"\n")
-    last_newline = chunk.rfind(b"\n")
-    if first_newline == -1 or first_newline == last_newline:
-        return head.offset
-    builder.skip_gap()
-    fold_block(chunk[first_newline + 1 : last_newline + 1], tail_start + first_newline + 1, builder)
-    return tail_start + last_newline + 1

@@ -40,9 +40,12 @@ class RunHistory:
         self._ledgers_lock = threading.Lock()
 
     async def frames_after(
-        self, run_id: str, path: str | None, after: int
+        self, run_id: str, path: str | None, after: int, *, torn_tail: bool = False
     ) -> AsyncIterator[tuple[bytes, int, bool]]:
-        """The run's events after seq ``after`` as frames, in batches: (frames, last seq, ended)."""
+        """The run's events after seq ``after`` as frames, in batches: (frames, last seq, ended).
+
+        With ``torn_tail`` (the writer is gone) a torn last line ends the history as damage.
+        """
         if path is None:
             _, events = self.hub.history(run_id)
             chosen = [event for event in events if event.seq > after]
@@ -51,7 +54,7 @@ class RunHistory:
                 ended = chosen[-1].type == "run_completed"
                 yield frames, chosen[-1].seq, ended
             return
-        reader = LedgerFrames(path)
+        reader = LedgerFrames(path, torn_tail=torn_tail)
         try:
             if not await asyncio.to_thread(reader.seek_after, after):
                 return
@@ -116,8 +119,9 @@ class LedgerFrames:
     BLOCK: Final = 1024 * 1024
     """Bytes of lines sent per batch."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, *, torn_tail: bool = False) -> None:
         self.path = path
+        self.torn_tail = torn_tail
         self._fd: int | None = None
         self._lines: Iterator[Line] | None = None
         self._offset = 0
@@ -137,7 +141,7 @@ class LedgerFrames:
             if found is None:
                 return False
             self._offset = found
-        self._lines = read_lines(self._fd, self._offset, keep_raw=True)
+        self._lines = read_lines(self._fd, self._offset, keep_raw=True, torn_tail=self.torn_tail)
         return True
 
     def read(self) -> tuple[bytes, int, bool] | None:

@@ -34,6 +34,7 @@ from ledger_reader import (
     is_valid_run_id,
     timespan,
 )
+from ledger_reader.head_tail import writer_gone
 from run_manager.errors import RunNotFound, RunNotResumable
 from run_manager.frame_ring import FrameRing
 from run_manager.history import LedgerUnreadable, RunHistory
@@ -318,7 +319,7 @@ class AttachServer:
             live = self._live(run_id, booked)
             ended = False
             async for frames, last_seq, saw_end in self.history.frames_after(
-                run_id, booked.path, after
+                run_id, booked.path, after, torn_tail=writer_gone(booked.summary())
             ):
                 await response.write(frames)
                 after = max(after, last_seq)

@@ -14,7 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ledger_reader import LineAssembler, RunStatus, RunSummary, SummaryBuilder, summarize_ledger
-from ledger_reader.summary import HEAD_BYTES, WHOLE_FILE_BYTES, fold_block
+from ledger_reader.block_fold import fold_block
+from ledger_reader.head_tail import HEAD_BYTES, WHOLE_FILE_BYTES
 from tests.conftest import RUN_ID, completed, line, started
 
 

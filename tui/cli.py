@@ -41,6 +41,7 @@ from ledger_reader import (
     parse_time,
     scan_paths,
 )
+from ledger_reader.head_tail import summarize_ledger, writer_gone
 from ledger_reader.lines import Line, read_ledger_lines
 from ledger_reader.locations import default_ledger_dir
 from tui.describe import describe, glyph
@@ -60,6 +61,7 @@ STATUS_STYLE: Final = {
     RunStatus.SUSPENDED: ("‖", "yellow"),
     RunStatus.ABANDONED: ("✝", "red"),
     RunStatus.STALE: ("?", "bright_black"),
+    RunStatus.UNKNOWN: ("?", "bright_black"),
 }
 
 
@@ -139,8 +141,8 @@ def runs_table(summaries: Sequence[RunSummary]) -> Text:
                 shorten(inert(who, single_line=True), 32),
                 _when(summary.started_at),
                 _duration(summary),
-                str(summary.event_count),
-                str(summary.damaged_lines),
+                "?" if summary.event_count is None else str(summary.event_count),
+                "?" if summary.damaged_lines is None else str(summary.damaged_lines),
                 inert(_note(summary), single_line=True),
             ]
         )
@@ -288,8 +290,11 @@ def command_show(args: argparse.Namespace, out: Console, err: Console) -> int:
     search = [Path(path) for path in args.dir] if args.dir else [default_ledger_dir()]
     path = resolve_ledger(args.target, search)
     printer = EventPrinter(out, as_json=args.json)
+    # A torn last line is damage once the writer is known gone; until then it is a line
+    # still being written.
+    gone = writer_gone(summarize_ledger(path))
     end = 0
-    for line in read_ledger_lines(path, keep_raw=True):
+    for line in read_ledger_lines(path, keep_raw=True, torn_tail=gone):
         printer.line(line)
         end = line.end + 1
     if args.follow and not printer.finished:

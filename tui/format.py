@@ -37,6 +37,7 @@ STATUS: Final = {
     RunStatus.SUSPENDED: ("‖", "$warning"),
     RunStatus.ABANDONED: ("✝", "$error"),
     RunStatus.STALE: ("?", "$text-muted"),
+    RunStatus.UNKNOWN: ("?", "$text-muted"),
 }
 """Glyph and theme colour of each status (colours are resolved by the widget); the word is
 the status's own (:mod:`inspector.status_words`), as ``runtop ls`` and the API say it."""

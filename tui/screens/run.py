@@ -106,7 +106,8 @@ class RunScreen(Screen[None]):
         text.append(cell(run.run_id, 60), style="bold")
         text.append(f"  {cell(run.agent or run.skill, 30)}  {cell(run.source, 40)}\n")
         took = duration(run.duration(run.last_event_at if down else now_or(self.clock)))
-        text.append(f"{run.event_count} events  {took}  {tokens_and_cost(run) or 'no tokens'}")
+        count = "?" if run.event_count is None else run.event_count
+        text.append(f"{count} events  {took}  {tokens_and_cost(run) or 'no tokens'}")
         text.append(f"  {run.tool_calls} tool calls ({run.tool_errors} failed)")
         if run.damaged_lines:
             text.append(f"  {run.damaged_lines} damaged lines", style="bold red")

@@ -226,12 +226,12 @@ class RunsScreen(Screen[None]):
             self._update("#preview", "")
             return
         recent = self.store.recent(run.key)[-PREVIEW_LINES:]
-        if len(recent) < min(PREVIEW_LINES, run.event_count):
+        if len(recent) < min(PREVIEW_LINES, (run.event_count or 0)):
             # Came as a summary: its last lines are read from the source, once per count.
             key, count, items = self._read_preview
             if key == run.key:
                 recent = items
-            wanted = (run.key, run.event_count)
+            wanted = (run.key, (run.event_count or 0))
             if (key, count) != wanted and self._reading_preview != wanted:
                 self._reading_preview = wanted  # not again while it is read: redraws are frequent
                 self._load_preview(run)
@@ -245,12 +245,12 @@ class RunsScreen(Screen[None]):
         except SourceError:
             return
         finally:
-            if self._reading_preview == (run.key, run.event_count):
+            if self._reading_preview == (run.key, (run.event_count or 0)):
                 self._reading_preview = None
         tables = self.query(RunTable)
         if not self.is_mounted or not tables:
             return  # the screen went away while the lines were read
-        self._read_preview = (run.key, run.event_count, items)
+        self._read_preview = (run.key, (run.event_count or 0), items)
         selected = tables.first().selected
         if selected is not None and selected.key == run.key:
             self._update("#preview", _preview_text(selected, items))

@@ -111,7 +111,7 @@ def sort_runs(runs: Sequence[RunView], key: str, reverse: bool, now: float) -> l
             case "duration":
                 return (run.duration(now) or 0.0,)
             case "events":
-                return (run.event_count,)
+                return (-1 if run.event_count is None else run.event_count,)
             case "tokens":
                 return (run.prompt_tokens + run.output_tokens, run.cost_usd)
             case "source":
@@ -329,7 +329,7 @@ class RunTable(ScrollView, can_focus=True):
                 case "duration":
                     text = duration(run.duration(now))
                 case "events":
-                    text = str(run.event_count)
+                    text = "?" if run.event_count is None else str(run.event_count)
                 case "doing":
                     text = cell(doing_now(run), size)
                 case "tokens":
