@@ -92,6 +92,8 @@ class RunStartedPayload(Payload):
     resumed_from: str | None = None
     writer: str | None = None
     truncated: bool | None = None
+    executor: str | None = None
+    """*Extension*: where the run's code executes, when not in the writer's process (``ray``)."""
 
 
 class RunCompletedPayload(Payload):
@@ -181,6 +183,18 @@ class CancelRequestedPayload(Payload):
     requested_by: str | None = None
 
 
+class RunPlacedPayload(Payload):
+    """*Extension*: the process a run's code landed on, when an executor placed it elsewhere."""
+
+    executor: str | None = None
+    node_id: str | None = None
+    worker_id: str | None = None
+    actor_id: str | None = None
+    pid: int | None = None
+    host: str | None = None
+    address: str | None = None
+
+
 class Envelope(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
     """The fields every line carries.
 
@@ -266,6 +280,10 @@ class CancelRequested(TypedEvent, tag="cancel_requested"):
     payload: CancelRequestedPayload = msgspec.field(default_factory=CancelRequestedPayload)
 
 
+class RunPlaced(TypedEvent, tag="run_placed"):
+    payload: RunPlacedPayload = msgspec.field(default_factory=RunPlacedPayload)
+
+
 class UnknownEvent(Envelope):
     """A line whose type is unknown, or whose payload does not fit its type.
 
@@ -293,6 +311,7 @@ KNOWN_EVENTS: Final[tuple[type[TypedEvent], ...]] = (
     ApprovalResponse,
     ErrorEvent,
     CancelRequested,
+    RunPlaced,
 )
 
 EVENT_TYPES: Final[dict[str, type[TypedEvent]]] = {
@@ -316,6 +335,7 @@ KnownEvent = (
     | ApprovalResponse
     | ErrorEvent
     | CancelRequested
+    | RunPlaced
 )
 """An event of a type LEDGER.md defines (msgspec decodes it in one pass)."""
 

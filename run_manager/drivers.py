@@ -17,16 +17,19 @@ from typing import Any
 import msgspec
 
 from run_manager.agents import AgentError, Canceled, FunctionAgent
+from run_manager.executor import Executor, StreamFailed
 from run_manager.run import CancelKind, Run, Status
 
 
-async def drive(run: Run, runnable: Any, streamed: bool) -> None:
-    """The run's task: call the agent, record how it ended."""
+async def drive(run: Run, runnable: Any, streamed: bool, executor: Executor | None = None) -> None:
+    """The run's task: call the agent (here, or through ``executor``), record how it ended."""
     if run.ledger_failure is not None:  # not even run_started could be written
         run.finish(Status.FAILED)
         return
     try:
-        if isinstance(runnable, FunctionAgent):
+        if executor is not None:
+            output = await executor.execute(run, runnable, streamed)
+        elif isinstance(runnable, FunctionAgent):
             output = await _in_thread(run, runnable)
         elif streamed:
             output = await _stream(run, runnable)
@@ -38,7 +41,7 @@ async def drive(run: Run, runnable: Any, streamed: bool) -> None:
         run.finish(Status.CANCELED)
     except Canceled:
         run.finish(Status.CANCELED)
-    except _StreamFailed as failure:
+    except StreamFailed as failure:
         run.finish(Status.FAILED, error=str(failure))
     except Exception as error:
         message = str(error) or type(error).__name__
@@ -56,11 +59,11 @@ async def _stream(run: Run, runnable: Any) -> str:
     if run_stream is None:
         message = f"agent {run.agent_name!r} cannot stream (it has no run_stream method)"
         run.record_error(message)
-        raise _StreamFailed(message)
+        raise StreamFailed(message)
     async for event in run_stream(as_agent_input(run.input)):
         run.on_agent_event(event)
         if isinstance(event, AgentError):
-            raise _StreamFailed(event.message)
+            raise StreamFailed(event.message)
     output = getattr(runnable, "output", None)  # an adapter knows the framework's output
     return output if isinstance(output, str) else run.streamed_output
 
@@ -100,10 +103,6 @@ async def _in_thread(run: Run, runnable: FunctionAgent) -> str:
     if future.done():
         return future.result()
     return ""  # abandoned: the run is already recorded as ended
-
-
-class _StreamFailed(Exception):
-    """A streamed run reported an error (already recorded)."""
 
 
 def _settle(future: asyncio.Future[str], output: str | None, error: BaseException | None) -> None:

@@ -32,6 +32,7 @@ from run_manager.agents import (
 from run_manager.current import context_of, current_run_id
 from run_manager.drivers import drive
 from run_manager.errors import RunCanceled, RunFailed, RunNotFound, RunNotResumable
+from run_manager.executor import Executor
 from run_manager.handle import Handle, Info, info_of
 from run_manager.hub import Hub
 from run_manager.ids import new_run_id
@@ -65,6 +66,9 @@ class Manager:
         hub: the live fan-out (one is made if not given).
         watch_control: follow ``<ledger_dir>/.control`` for cancel and resume
             requests.
+        executor: where agents execute; ``None`` (the default) runs them on
+            this event loop (or a thread of their own); ``RayExecutor()``
+            (``run_manager.ray``) on Ray workers. The manager closes it.
     """
 
     def __init__(
@@ -76,6 +80,7 @@ class Manager:
         hub: Hub | None = None,
         watch_control: bool = True,
         writer_name: str = "runtop",
+        executor: Executor | None = None,
     ) -> None:
         if retained_runs < 0:
             raise ValueError("retained_runs must be 0 or more")
@@ -84,6 +89,7 @@ class Manager:
         self.hub = hub or Hub()
         self.writer_name = writer_name
         self.watch_control = watch_control and self.ledger_dir is not None
+        self.executor = executor
         self._live: dict[str, Run] = {}
         self._finished: OrderedDict[str, Run] = OrderedDict()
         self._agents: dict[str, object] = {}
@@ -167,10 +173,14 @@ class Manager:
             parent_run_id=parent,
             resumed_from=resumed_from,
         )
-        run.in_thread = isinstance(runnable, FunctionAgent)
+        # Elsewhere, a synchronous agent's thread is the executor's to stop: cancel the task.
+        run.in_thread = self.executor is None and isinstance(runnable, FunctionAgent)
+        run.executor_name = self.executor.name if self.executor is not None else None
         self._live[run_id] = run
         run.record_started()
-        run.task = loop.create_task(drive(run, runnable, streamed), context=context_of(run))
+        run.task = loop.create_task(
+            drive(run, runnable, streamed, self.executor), context=context_of(run)
+        )
         run.task.add_done_callback(functools.partial(self._task_done, run))
         if timeout is not None:
             run.timeout_handle = loop.call_later(
@@ -407,6 +417,8 @@ class Manager:
                 ", ".join(left),
             )
         await self._stop_control_watch()
+        if self.executor is not None and (cancel_running or not self._live):
+            await self.executor.close()
         return Closed(left=tuple(left))
 
     async def _stop_control_watch(self) -> None:

@@ -217,6 +217,8 @@ class Run:
         """The manager has moved the run from its live runs to its finished ones."""
         self.caller: asyncio.Task[Any] | None = None
         self.in_thread = False
+        self.executor_name: str | None = None
+        """Where the agent executes, when not on this loop (``run_started.executor``)."""
         """A synchronous agent: cancelling the task would not stop its thread, the token does."""
 
     # -- recording -----------------------------------------------------------
@@ -278,6 +280,7 @@ class Run:
                 host=_HOST,
                 writer=self.writer_name,
                 flavor="py",
+                executor=self.executor_name,
             ),
         )
 

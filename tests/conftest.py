@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -106,3 +107,30 @@ def held_ledger(tmp_path: Path) -> Iterator[tuple[Path, subprocess.Popen[str]]]:
         writer.wait()
         if writer.stdout is not None:
             writer.stdout.close()
+
+
+@pytest.fixture(scope="session")
+def ray_cluster() -> Iterator[None]:
+    """One local Ray cluster (2 CPUs) for every test that executes runs on Ray.
+
+    Starting one takes seconds, so it is made once; its workers import the
+    tests' agents from this checkout.
+    """
+    import ray
+
+    # The cluster's processes inherit the environment of the one that starts it:
+    # its pooled workers (quicker to hand out than ones made for a runtime_env)
+    # then import the tests' agents.
+    saved = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), saved]))
+    try:
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    finally:
+        if saved is None:
+            del os.environ["PYTHONPATH"]
+        else:
+            os.environ["PYTHONPATH"] = saved
+    try:
+        yield
+    finally:
+        ray.shutdown()

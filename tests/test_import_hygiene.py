@@ -35,8 +35,8 @@ def test_the_probe_sees_ui_imports() -> None:
     assert "rich" in json.loads(result.stdout)
 
 
-EXTRAS = ("pydantic_ai", "agents", "openai", "opentelemetry", "google")
-"""Top-level packages of the extras (pydantic-ai, openai-agents, otlp): the core loads none."""
+EXTRAS = ("pydantic_ai", "agents", "openai", "opentelemetry", "google", "ray")
+"""Top-level packages of the extras (pydantic-ai, openai-agents, otlp, ray): the core loads none."""
 
 
 def test_the_core_loads_no_extra_even_running_an_agent(tmp_path: Path) -> None:
@@ -77,3 +77,15 @@ def test_the_probe_sees_an_extra_once_its_agent_is_passed(tmp_path: Path) -> Non
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
     )
     assert "pydantic_ai" in json.loads(result.stdout)
+
+
+def test_the_probe_sees_ray_once_the_ray_executor_is_imported() -> None:
+    """Only ``run_manager.ray`` imports ray (extra ``ray``)."""
+    probe = (
+        "import json, sys; import run_manager.ray; "
+        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] == 'ray')))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert "ray" in json.loads(result.stdout)

@@ -25,6 +25,7 @@ from ledger_reader import (
     ReasoningChunk,
     RunCompleted,
     RunEvent,
+    RunPlaced,
     RunStarted,
     StructuredOutput,
     ToolCall,
@@ -48,6 +49,7 @@ GLYPHS: Final = {
     "approval_response": "✓",
     "error": "✗",
     "cancel_requested": "⊘",
+    "run_placed": "⌂",
     "damaged_line": "!",
 }
 
@@ -123,6 +125,14 @@ def describe(item: RunEvent | DamagedLine) -> str:
             who = f" ({_text(p.requested_by, 40)})" if p.requested_by else ""
             why = f": {_text(p.reason)}" if p.reason else ""
             return f"cancel requested{by}{who}{why}"
+        case RunPlaced(payload=p):
+            where = " ".join(
+                f"{label} {_text(value, 16)}"
+                for label, value in (("node", p.node_id), ("worker", p.worker_id), ("on", p.host))
+                if value
+            )
+            pid = f" pid {p.pid}" if p.pid is not None else ""
+            return f"placed on {_text(p.executor or '?', 20)} {where}{pid}"
         case UnknownEvent():
             return f"{_text(item.type, 40)} {compact_json(item.payload)}"
     return _text(str(item))

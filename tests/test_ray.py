@@ -1,0 +1,233 @@
+"""Runs executed on Ray workers of a local cluster: same handle, ledger, cancel and approvals."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ledger_reader import ApprovalRequest, RunPlaced, RunStatus, ToolCall, summarize_ledger
+from run_manager import Manager, RunCanceled, RunFailed, Status
+from run_manager.ray import RayExecutor
+from tests.agents import Echo, Failing, Gatekeeper, Streamer, counting_worker
+from tests.ray_agents import Chatty, Holder, WorkerPid
+
+pytestmark = [pytest.mark.timeout(60), pytest.mark.usefixtures("ray_cluster")]
+
+
+def ledger_lines(path: Path | None) -> list[dict[str, Any]]:
+    assert path is not None
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def types_of(path: Path | None) -> list[str]:
+    return [line["type"] for line in ledger_lines(path)]
+
+
+async def ready_executor() -> RayExecutor:
+    """An executor whose hosts are up, so that a test's clock starts with its run."""
+    executor = RayExecutor()
+    assert len(await executor.placements()) == executor.hosts
+    return executor
+
+
+@pytest.fixture
+async def manager(tmp_path: Path) -> AsyncIterator[Manager]:
+    async with Manager(ledger_dir=tmp_path / "runs", executor=await ready_executor()) as manager:
+        yield manager
+
+
+async def placed(manager: Manager, run_id: str) -> dict[str, Any]:
+    """Wait, through the hub, for the run to land on a worker; where it landed."""
+    async for item in manager.hub.subscribe(run_id):
+        if isinstance(item, RunPlaced):
+            return {name: getattr(item.payload, name) for name in ("pid", "node_id", "worker_id")}
+    raise AssertionError("the run ended before it was placed")
+
+
+async def tool_called(manager: Manager, run_id: str) -> None:
+    async for item in manager.hub.subscribe(run_id):
+        if isinstance(item, ToolCall):
+            return
+    raise AssertionError("the run ended without calling a tool")
+
+
+async def test_runs_execute_in_workers_and_write_the_same_ledger(
+    manager: Manager, tmp_path: Path
+) -> None:
+    handle = manager.start(WorkerPid(), "who")
+    worker_pid = int(await handle.result())
+    assert worker_pid != os.getpid()
+    lines = ledger_lines(handle.info().ledger_path)
+    started, where = lines[0], lines[1]
+    assert started["payload"]["executor"] == "ray"
+    assert started["payload"]["pid"] == os.getpid()  # the manager wrote it
+    assert where["type"] == "run_placed"
+    assert where["payload"]["pid"] == worker_pid
+    assert where["payload"]["node_id"]
+    assert where["payload"]["worker_id"]
+    tool = next(line for line in lines if line["type"] == "tool_result")
+    assert tool["payload"]["output"] == str(worker_pid)
+    assert [line["seq"] for line in lines] == list(range(1, len(lines) + 1))
+
+    # The same agent in process writes the same events, less the placement.
+    async with Manager(ledger_dir=tmp_path / "local") as local:
+        here = local.start(Echo(), "x")
+        await here.result()
+        there = manager.start(Echo(), "x")
+        assert await there.result() == "X"
+        remote_types = types_of(there.info().ledger_path)
+        assert remote_types.pop(1) == "run_placed"
+        assert remote_types == types_of(here.info().ledger_path)
+
+
+async def test_streamed_text_and_tool_calls_are_recorded_in_order(
+    manager: Manager, tmp_path: Path
+) -> None:
+    handle = manager.stream(Streamer(), "q")
+    assert await handle.result() == "Hello, world"
+    events = handle.events()
+    assert events is not None
+    seen = [type(event).__name__ async for event in events]
+    assert seen == ["Thinking", "Content", "ToolCallEvent", "ToolCallEvent", "Content", "Complete"]
+    async with Manager(ledger_dir=tmp_path / "local") as local:
+        here = local.stream(Streamer(), "q")
+        await here.result()
+        remote_types = types_of(handle.info().ledger_path)
+        assert remote_types.pop(1) == "run_placed"
+        assert remote_types == types_of(here.info().ledger_path)
+
+    failing = manager.stream(Streamer(), "fail")
+    with pytest.raises(RunFailed, match="the model refused"):
+        await failing.result()
+
+    many = manager.start(Chatty(), "3000")
+    assert await many.result() == "done"
+    lines = ledger_lines(many.info().ledger_path)
+    chunks = [line["payload"] for line in lines if line["type"] == "llm_chunk"]
+    assert [chunk["delta"] for chunk in chunks] == [f"chunk {n} " for n in range(3000)]
+    assert [chunk["index"] for chunk in chunks] == list(range(3000))
+    assert [line["seq"] for line in lines] == list(range(1, len(lines) + 1))
+
+
+async def test_a_failing_agent_fails_the_run_with_its_message(manager: Manager) -> None:
+    handle = manager.start(Failing(), "the impossible")
+    with pytest.raises(RunFailed, match="cannot do the impossible"):
+        await handle.result()
+    assert types_of(handle.info().ledger_path)[-2:] == ["error", "run_completed"]
+
+
+async def test_a_synchronous_agent_records_from_its_thread_in_the_worker(
+    manager: Manager,
+) -> None:
+    handle = manager.start(counting_worker, "3")
+    assert await handle.result() == "counted 3"
+    types = types_of(handle.info().ledger_path)
+    assert types.count("tool_call") == 3
+    assert types.count("tool_result") == 3
+
+
+async def test_cancel_reaches_the_coroutine_in_its_worker(manager: Manager, tmp_path: Path) -> None:
+    marker = tmp_path / "holder"
+    handle = manager.start(Holder(), str(marker))
+    await tool_called(manager, handle.run_id)
+    assert handle.cancel("enough")
+    with pytest.raises(RunCanceled, match="enough"):
+        await handle.result()
+    pid, stopped_by = marker.read_text().split(" ", 1)
+    assert int(pid) != os.getpid()
+    assert stopped_by == "CancelledError('enough',)"
+    lines = ledger_lines(handle.info().ledger_path)
+    assert [line["type"] for line in lines][-4:] == [
+        "cancel_requested",
+        "tool_result",  # recorded by the agent's tool_call block as it unwound, in the worker
+        "node_exit",
+        "run_completed",
+    ]
+    assert lines[-3]["payload"]["is_error"] is True
+    assert lines[-1]["payload"] == {
+        "status": "cancelled",
+        "error": "canceled: enough",
+        "reason": "user",
+    }
+
+
+async def test_a_timeout_cancels_the_worker_coroutine(manager: Manager, tmp_path: Path) -> None:
+    marker = tmp_path / "holder"
+    handle = manager.start(Holder(), str(marker), timeout=1.0)
+    with pytest.raises(RunCanceled, match="timeout"):
+        await handle.result()
+    assert "CancelledError('timeout',)" in marker.read_text()
+    assert ledger_lines(handle.info().ledger_path)[-1]["payload"]["reason"] == "timeout"
+
+
+async def test_a_worker_killed_mid_run_fails_the_run_within_seconds(
+    manager: Manager, tmp_path: Path
+) -> None:
+    handle = manager.start(Holder(), str(tmp_path / "never"))
+    where = await placed(manager, handle.run_id)
+    await tool_called(manager, handle.run_id)
+    os.kill(where["pid"], signal.SIGKILL)
+    killed = time.monotonic()
+    info = await asyncio.wait_for(handle.wait(), 15)
+    assert time.monotonic() - killed < 10
+    assert info.status is Status.FAILED
+    assert info.error is not None
+    assert "worker running this run died" in info.error
+    assert f"pid {where['pid']}" in info.error
+    assert summarize_ledger(info.ledger_path).status == RunStatus.FAILED  # type: ignore[arg-type]
+    # The host comes back for later runs.
+    again = manager.start(WorkerPid(), "again")
+    assert int(await asyncio.wait_for(again.result(), 30)) != where["pid"]
+
+
+async def test_close_cancels_live_runs_within_its_grace(tmp_path: Path) -> None:
+    manager = Manager(ledger_dir=tmp_path / "runs", executor=await ready_executor())
+    markers = [tmp_path / f"holder{n}" for n in range(3)]
+    handles = [manager.start(Holder(), str(marker), detached=True) for marker in markers]
+    for handle in handles:
+        await tool_called(manager, handle.run_id)
+    began = time.monotonic()
+    await manager.close(grace=5)
+    assert time.monotonic() - began < 5
+    for handle, marker in zip(handles, markers, strict=True):
+        assert handle.status is Status.CANCELED
+        assert "CancelledError" in marker.read_text()
+        assert ledger_lines(handle.info().ledger_path)[-1]["payload"]["reason"] == "shutdown"
+
+
+async def test_approvals_cross_the_process_boundary(manager: Manager) -> None:
+    yes = manager.start(Gatekeeper(), "deploy")
+    no = manager.start(Gatekeeper(), "drop the table")
+    for handle in (yes, no):
+        async for item in manager.hub.subscribe(handle.run_id):
+            if isinstance(item, ApprovalRequest):
+                break
+    assert yes.info().pending_approvals
+    path = yes.info().ledger_path
+    assert summarize_ledger(path).status == RunStatus.AWAITING_APPROVAL  # type: ignore[arg-type]
+    manager.approve(yes.run_id, None, True, "looks fine", source="tui")
+    manager.approve(no.run_id, None, False, "not today", source="tui")
+    assert await yes.result() == "approved"
+    assert await no.result() == "denied: not today"
+    response = next(line for line in ledger_lines(path) if line["type"] == "approval_response")
+    assert response["payload"]["source"] == "tui"
+    assert response["payload"]["approved"] is True
+
+
+async def test_cancel_while_waiting_on_an_approval(manager: Manager) -> None:
+    handle = manager.start(Gatekeeper(), "deploy")
+    async for item in manager.hub.subscribe(handle.run_id):
+        if isinstance(item, ApprovalRequest):
+            break
+    handle.cancel("changed my mind")
+    with pytest.raises(RunCanceled, match="changed my mind"):
+        await handle.result()
+    assert handle.info().pending_approvals == ()
