@@ -481,7 +481,7 @@ class RayExecutor:
                 run.id, run.agent, _agent_input(run.input), streamed
             )
         except Exception as error:  # the agent or its input could not be serialised
-            raise RuntimeError(f"the run could not be sent to Ray: {error}") from error
+            raise RuntimeError(f"the run could not be sent to Ray: {_first_line(error)}") from error
         pump = asyncio.ensure_future(self._pump(run, host, stream))
         cancel_sent = False
         while True:
