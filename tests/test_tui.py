@@ -519,40 +519,6 @@ async def test_hovering_a_row_shows_its_full_run_id(fixtures: Path) -> None:
         assert rows.tooltip is None
 
 
-def test_the_other_screens_are_imported_after_the_first_load_not_before(
-    fixtures: Path,
-) -> None:
-    """Not on the launch's path (~35 ms), but ready before the first Enter."""
-    import subprocess
-    import sys
-
-    probe = f"""
-import sys
-from tests.tui_support import sample_app
-from tui.widgets.run_table import RunTable
-from pathlib import Path
-app = sample_app(Path({str(fixtures)!r}))
-seen = {{}}
-def look():
-    tables = app.screen.query(RunTable)
-    if tables and tables.first().rows and "first" not in seen:
-        seen["first"] = "tui.screens.run" in sys.modules
-        app.set_timer(2.0, later)
-    elif "first" not in seen:
-        app.set_timer(0.02, look)
-def later():
-    seen["later"] = "tui.screens.run" in sys.modules
-    app.exit()
-app.call_later(look)
-app.run(headless=True, size=(80, 24))
-print(seen["first"], seen["later"])
-"""
-    done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
-    )
-    assert done.stdout.split() == ["False", "True"]
-
-
 async def test_news_that_reaches_the_tool_calls_screen_before_its_columns_is_not_a_crash(
     fixtures: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

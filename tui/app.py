@@ -7,12 +7,8 @@ sources to open; tests use the same factory.
 from __future__ import annotations
 
 import contextlib
-import gc
-import importlib
-import sys
-import threading
 from collections.abc import Awaitable, Callable, Iterable
-from typing import TYPE_CHECKING, Any, ClassVar, Final, cast
+from typing import Any, ClassVar
 
 from textual import work
 from textual.app import App, ScreenStackError, SystemCommand
@@ -22,15 +18,13 @@ from textual.events import Key
 from textual.screen import ModalScreen, Screen
 
 from inspector import ActionRefused, ReplaySource, RunKey, RunSource, RunStore, RunView
+from tui.screens.cancel import CancelScreen
+from tui.screens.run import RunScreen
 from tui.screens.runs import RunsScreen
+from tui.screens.tools import ToolsScreen
 from tui.settings import Settings, load_state, save_state
+from tui.widgets.detail import EventDetail
 from tui.widgets.run_table import RunTable
-
-if TYPE_CHECKING:
-    from tui.screens.run import RunScreen
-
-# The run, tool-call and cancel screens are imported when first opened: with
-# the syntax highlighter and DataTable they would add ~35 ms to every launch.
 
 ACTION_KEYS = {"c": "cancel", "r": "resume", "a": "approve", "d": "approve"}
 
@@ -71,6 +65,23 @@ class RuntopApp(App[None]):
         """The last filter applied, this session or the one before (offered by ``/``)."""
         self.theme = settings.theme
 
+    crash: BaseException | None = None
+    """The exception the app died of, if it did: the command line says it in one line."""
+
+    def _handle_exception(self, error: Exception) -> None:
+        """Textual's hook for an exception nothing handled: the app exits.
+
+        Textual would print a Rich traceback, locals and all (ledger text
+        among them), after restoring the terminal; the command line says it
+        in one line instead and keeps the traceback in a file (tui.crash).
+        Overrides a private method of Textual (pinned in constraints.txt):
+        ``test_crash`` fails if it stops being called.
+        """
+        if self.crash is None:
+            self.crash = error
+        super()._handle_exception(error)
+        self._exit_renderables.clear()
+
     def remember_filter(self, text: str) -> None:
         """The filter just applied: offered again by ``/``, in this session and the next."""
         self.last_filter = text
@@ -84,22 +95,11 @@ class RuntopApp(App[None]):
             RunsScreen(self.store, clock=self.settings.clock, remembered=self.last_filter)
         )
         self.follow_store()
-        # The launch paused the collector (tui.cli.pause_collector); a first load that
-        # never comes (a server down) must not keep it paused.
-        self.set_timer(COLLECTOR_PAUSED_AT_MOST, _settle_memory)
 
     @work(exclusive=True, group="store")
     async def follow_store(self) -> None:
         """Forward each batch of store changes to the screen on top."""
-        loaded = False
         async for change in self.store.changes():
-            if change.reset:
-                loaded = False  # a source's first load began (or began again)
-            if not loaded and not self.store.loading:
-                # Every source delivered its first load. Not now: its screen is being drawn.
-                loaded = True
-                self.set_timer(SETTLE_AFTER, _settle_memory)
-                self.set_timer(SETTLE_AFTER, _import_other_screens)
             try:
                 screen = self.screen
             except ScreenStackError:
@@ -111,7 +111,6 @@ class RuntopApp(App[None]):
                 handler(change)
 
     async def on_unmount(self) -> None:
-        gc.enable()
         await self.store.close()
         if self.on_exit_hook is not None:
             await self.on_exit_hook()
@@ -198,8 +197,6 @@ class RuntopApp(App[None]):
                     self.store.cancel(run.key, reason or None), f"cancel requested for {run.run_id}"
                 )
 
-        from tui.screens.cancel import CancelScreen
-
         self.push_screen(CancelScreen(run), confirmed)
 
     def action_resume(self) -> None:
@@ -240,8 +237,6 @@ class RuntopApp(App[None]):
     def action_copy(self) -> None:
         run_screen = _open_run_screen(self.screen)
         if run_screen is not None:
-            from tui.widgets.detail import EventDetail
-
             text = run_screen.query_one(EventDetail).text or run_screen.key.run_id
         else:
             run = self.current_run()
@@ -257,8 +252,6 @@ class RuntopApp(App[None]):
             self.action_show_help_panel()
 
     def action_tools(self) -> None:
-        from tui.screens.tools import ToolsScreen
-
         if isinstance(self.screen, ToolsScreen):
             self.pop_screen()
         else:
@@ -316,57 +309,12 @@ class RuntopApp(App[None]):
             action()
 
     def on_run_table_opened(self, message: RunTable.Opened) -> None:
-        from tui.screens.run import RunScreen
-
         self.push_screen(RunScreen(self.store, message.run.key, clock=self.settings.clock))
 
 
 def _open_run_screen(screen: Screen[Any]) -> RunScreen | None:
-    """``screen`` if it is a run's screen (none is, before the first run is opened)."""
-    module = sys.modules.get("tui.screens.run")
-    if module is not None and isinstance(screen, module.RunScreen):
-        return cast("RunScreen", screen)
-    return None
-
-
-SETTLE_AFTER: Final = 1.0
-COLLECTOR_PAUSED_AT_MOST: Final = 10.0
-"""Seconds after start when the collector resumes, whether or not a first load came."""
-
-
-def _settle_memory() -> None:
-    """Move what a source's first load made out of the collector's way, and resume it.
-
-    Ten thousand runs are some 90,000 tracked objects; with the app's own,
-    each full collection scanned them all and stalled the screen for 50 to
-    90 ms under live load (bench/tui.py). They live as long as the app, so
-    they are frozen (``gc.freeze``) once loaded; what is made later is
-    collected as usual. The launch paused the collector until now.
-
-    Frozen without a collection first: one full collection over a load of
-    10,000 ledgers held the screen for 170-420 ms, to free ~0.65 MB of the
-    renderer's cyclic garbage (7,500 objects, mostly Strip caches), once.
-    """
-    gc.freeze()
-    gc.enable()
-
-
-def _import_other_screens() -> None:
-    """Import the screens left out of the launch, in a thread, while the user reads the table.
-
-    The run screen brings the event list, the detail pane and the syntax
-    highlighter (~35 ms): imported on the first Enter, the first run opened
-    took that much longer. A thread takes the interpreter in turns with the
-    screen, so no frame waits for the whole import.
-    """
-    modules = ("tui.screens.run", "tui.screens.tools", "tui.screens.cancel")
-    if all(name in sys.modules for name in modules):
-        return
-    threading.Thread(
-        target=lambda: [importlib.import_module(name) for name in modules],
-        name="runtop-imports",
-        daemon=True,
-    ).start()
+    """``screen`` if it is a run's screen."""
+    return screen if isinstance(screen, RunScreen) else None
 
 
 def make_app(

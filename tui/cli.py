@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import gc
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -471,22 +470,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
 
 
-def pause_collector() -> None:
-    """Pause the cyclic garbage collector while the TUI loads.
-
-    Importing Textual and folding the first 10,000 runs make some 300,000
-    objects; the collector scanned them again and again as they were made,
-    ~60 ms of a launch here (bench/tui.py). Little made then is garbage
-    (~0.65 MB of the renderer's cycles for 10,000 ledgers), so collection
-    waits: the app freezes what was loaded and resumes the collector once
-    its first load settles (``tui.app``).
-    """
-    gc.disable()
-
-
 def _launch(start: Callable[[Any], int], err: Console) -> int:
     """Start the TUI (imported only now: ls and show never load Textual)."""
-    pause_collector()
     from tui import launch
 
     try:
@@ -496,6 +481,11 @@ def _launch(start: Callable[[Any], int], err: Console) -> int:
         return EXIT_ERROR
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
+    except Exception as error:  # a bug: one line, the traceback kept in a file
+        from tui.crash import EXIT_CRASHED, crash_line
+
+        _fail(err, crash_line(error))
+        return EXIT_CRASHED
 
 
 if __name__ == "__main__":
