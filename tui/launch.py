@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from inspector import SPEEDS, LedgerDirectorySource, ReplaySource, RunSource
-from tui.app import make_app
+from tui.app import RuntopApp, make_app
 from tui.attach_commands import is_url
 from tui.settings import Settings
 
@@ -111,13 +111,20 @@ def sources_for(
     return sources
 
 
+def run_app(app: RuntopApp) -> int:
+    """Run ``app`` until it exits; re-raise what it died of, if it crashed."""
+    app.run()
+    if app.crash is not None:
+        raise app.crash
+    return app.return_code or 0
+
+
 def run_tui(arguments: list[str]) -> int:
     args = tui_parser().parse_args(arguments)
     settings = settings_from(args)
     targets: list[Path | str] = list(args.paths)
     sources = sources_for(targets or [settings.ledger_dir], default=not targets, token=args.token)
-    make_app(settings, sources).run()
-    return 0
+    return run_app(make_app(settings, sources))
 
 
 def run_demo(args: argparse.Namespace) -> int:
@@ -140,11 +147,11 @@ def run_demo(args: argparse.Namespace) -> int:
         tasks.append(asyncio.create_task(start_demo(manager, pace=args.pace)))
 
     app.call_later(lambda: app.run_worker(begin()))
-    app.run()
+    status = run_app(app)
     sys.stdout.write(
         f"The demo's ledgers are in {ledger_dir}\nWatch them again with: runtop {ledger_dir}\n"
     )
-    return 0
+    return status
 
 
 def run_replay(args: argparse.Namespace) -> int:
@@ -153,5 +160,4 @@ def run_replay(args: argparse.Namespace) -> int:
         if not path.is_file():
             raise LaunchError(f"{path}: no such file")
     source = ReplaySource(list(files), speed=SPEEDS[args.speed], name="replay")
-    make_app(settings_from(args), [source]).run()
-    return 0
+    return run_app(make_app(settings_from(args), [source]))

@@ -1,0 +1,53 @@
+"""A crash said in one line on stderr; its full traceback kept in a file.
+
+The app restores the terminal before it returns (Textual does that on its
+way out), so the line lands on a normal screen, and the exit status says
+the run failed.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+import traceback
+from pathlib import Path
+from typing import Final
+
+EXIT_CRASHED: Final = 70
+"""The exit status of a crash: ``EX_SOFTWARE`` of sysexits.h, an internal error."""
+
+
+def _home() -> Path:
+    configured = os.environ.get("RUNTOP_HOME")
+    return Path(configured).expanduser() if configured else Path.home() / ".runtop"
+
+
+def keep_traceback(error: BaseException) -> Path:
+    """Write ``error``'s traceback to a new file (mode 0600); return its path.
+
+    In ``$RUNTOP_HOME`` (``~/.runtop``), else the temporary directory when
+    that cannot be written.
+    """
+    text = "".join(traceback.format_exception(error))
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+    for directory in (_home(), Path(tempfile.gettempdir())):
+        try:
+            directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+            fd, name = tempfile.mkstemp(prefix=f"crash-{stamp}-", suffix=".txt", dir=directory)
+        except OSError:
+            continue
+        with os.fdopen(fd, "w", encoding="utf-8", errors="replace") as report:
+            report.write(text)
+        return Path(name)
+    raise OSError("no directory to keep the traceback in")
+
+
+def crash_line(error: BaseException) -> str:
+    """The one line a crash is said in (its traceback kept in a file first)."""
+    what = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+    try:
+        where = f"the full traceback is in {keep_traceback(error)}"
+    except OSError as failure:
+        where = f"and its traceback could not be kept ({failure})"
+    return f"crashed with {what}; {where}. Please report it."
