@@ -45,7 +45,7 @@ def test_a_crash_restores_the_terminal_says_one_line_and_exits_non_zero(
     argv = [sys.executable, "-c", BROKEN.format(method=method), "replay", str(LEDGER)]
     with Terminal(argv, size=(80, 24), home=tmp_path) as terminal:
         if key:
-            terminal.wait_for("1 runs")
+            terminal.wait_for(LEDGER.stem[-12:])
             terminal.press(key)
         status = terminal.wait_exit()
         output = bytes(terminal.output)

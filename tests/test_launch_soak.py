@@ -23,12 +23,15 @@ the first load, with no key pressed."""
 AT_ONCE = 3
 """Launches in flight together: the machine's cores are shared."""
 
+LEDGERS = sorted(FIXTURES.glob("*.jsonl"))
+
 COMMANDS = {
-    "replay": (["replay", str(sorted(FIXTURES.glob("*.jsonl"))[0])], "1 runs"),
-    "dir": ([str(FIXTURES)], "6 runs"),
+    "replay": (["replay", str(LEDGERS[0])], LEDGERS[0].stem[-12:]),
+    "dir": ([str(FIXTURES)], LEDGERS[-1].stem[-12:]),
     "demo": (["demo"], "researcher"),
 }
-"""Each command, and what its first screen shows once its first load is in."""
+"""Each command, and what its first screen shows once its first load is in (the end of
+a run id, as the table shows it)."""
 
 
 def launch(command: str, size: tuple[int, int], home: Path) -> str | None:
