@@ -18,6 +18,7 @@ from ledger_reader import (
     CancelRequested,
     DamagedLine,
     ErrorEvent,
+    LedgerItem,
     LlmCall,
     LlmChunk,
     NodeEnter,
@@ -144,6 +145,33 @@ def _ended_as(status: str | None) -> str:
         return status_named(status or "")
     except UnknownStatus:
         return f"ended {status or '?'}"
+
+
+def describe_entry(items: list[LedgerItem]) -> tuple[str, str]:
+    """The mark and words of an entry (:mod:`tui.entries`): a paragraph as its text, a tool
+    call with its outcome, anything else as its one event."""
+    first = items[0]
+    if isinstance(first, LlmChunk | ReasoningChunk):
+        label = "thinking" if isinstance(first, ReasoningChunk) else "text"
+        text = "".join(
+            item.payload.delta or ""
+            for item in items
+            if isinstance(item, LlmChunk | ReasoningChunk)
+        )
+        count = f"  [{len(items)} chunks]" if len(items) > 1 else ""
+        return glyph(first), f"{label} {_text(text)}{count}"
+    call = next((item for item in items if isinstance(item, ToolCall)), None)
+    if call is not None:
+        result = next((item for item in items if isinstance(item, ToolResult)), None)
+        name = _text(call.payload.name or "?", 60)
+        arguments = compact_json(call.payload.arguments, 60)
+        if result is None:
+            return GLYPHS["tool_call"], f"{name} … running  {arguments}"
+        outcome = "✘ error" if result.payload.is_error else "✔"
+        return GLYPHS[
+            "tool_call"
+        ], f"{name} {outcome}  {arguments} → {compact_json(result.payload.output, 60)}"
+    return glyph(first), describe(first)
 
 
 def glyph(item: RunEvent | DamagedLine) -> str:

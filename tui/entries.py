@@ -9,14 +9,20 @@ call, so consecutive events that belong together make one *entry*:
 - a ``tool_call`` with its ``tool_result`` right after it (and the tool
   node's enter and exit around them): one call, with its outcome.
 
+A paragraph ends where the text does: at the next event that is not a
+chunk of the same node (a tool call, the model call's end), or after a
+chunk that ends a blank line; however many chunks it took.
+
 Entries are found from the events near the ones on screen only (by looking
-at neighbours), never by a pass over the whole run: a run of a million
-events scrolls like one of ten. A paragraph longer than ``MAX_ENTRY``
-events is cut into several entries.
+at neighbours), never by a pass over the whole run. A long paragraph is
+walked once: :class:`EntryIndex` remembers the spans of events it found
+joined, so the next walk jumps over them, and a run of a million events
+scrolls like one of ten.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
@@ -32,8 +38,8 @@ from ledger_reader import (
     ToolResult,
 )
 
-MAX_ENTRY: Final = 96
-"""Events in one entry at most: the walk to an entry's ends stays short."""
+SPAN_KEPT: Final = 16
+"""Joined spans at least this long are remembered (shorter ones are cheap to walk again)."""
 
 ItemAt = Callable[[int], LedgerItem | None]
 """The item at a position, or ``None`` when it is not read yet."""
@@ -45,16 +51,27 @@ def _node(item: LedgerItem) -> str | None:
     return None
 
 
+def _ends_paragraph(before: str | None, after: str | None) -> bool:
+    """Whether a blank line falls between two chunks (at the end of the first)."""
+    text = before or ""
+    return text.endswith("\n\n") or (text.endswith("\n") and (after or "").startswith("\n"))
+
+
 def joins(previous: LedgerItem, item: LedgerItem) -> bool:
     """Whether ``item`` continues the entry ``previous`` is in."""
     if isinstance(previous, DamagedLine) or isinstance(item, DamagedLine):
         return False
     if isinstance(item, LlmChunk):
-        return isinstance(previous, LlmChunk) and previous.payload.node_id == item.payload.node_id
+        return (
+            isinstance(previous, LlmChunk)
+            and previous.payload.node_id == item.payload.node_id
+            and not _ends_paragraph(previous.payload.delta, item.payload.delta)
+        )
     if isinstance(item, ReasoningChunk):
         return (
             isinstance(previous, ReasoningChunk)
             and previous.payload.node_id == item.payload.node_id
+            and not _ends_paragraph(previous.payload.delta, item.payload.delta)
         )
     if isinstance(item, ToolCall):
         # A tool node's enter, then its call: one entry.
@@ -81,32 +98,6 @@ def joins(previous: LedgerItem, item: LedgerItem) -> bool:
     return False
 
 
-def entry_start(position: int, item_at: ItemAt) -> int:
-    """Where the entry holding ``position`` starts (as far back as events are read)."""
-    start = position
-    item = item_at(start)
-    while item is not None and start > 0 and position - start < MAX_ENTRY:
-        previous = item_at(start - 1)
-        if previous is None or not joins(previous, item):
-            break
-        start -= 1
-        item = previous
-    return start
-
-
-def entry_end(start: int, count: int, item_at: ItemAt) -> int:
-    """Where the entry starting at ``start`` ends (exclusive; as far as events are read)."""
-    end = start + 1
-    previous = item_at(start)
-    while previous is not None and end < count and end - start < MAX_ENTRY:
-        item = item_at(end)
-        if item is None or not joins(previous, item):
-            break
-        previous = item
-        end += 1
-    return end
-
-
 @dataclass(frozen=True, slots=True)
 class Entry:
     """One line of the stream: events ``start`` to ``end`` (exclusive)."""
@@ -115,24 +106,97 @@ class Entry:
     end: int
 
 
-def entries_from(top: int, wanted: int, count: int, item_at: ItemAt) -> list[Entry]:
-    """Up to ``wanted`` entries from the one holding ``top`` on."""
-    found: list[Entry] = []
-    if count <= 0:
+class EntryIndex:
+    """Finds the entries of one run near a position, remembering long spans already walked.
+
+    A *joined span* ``[a, b)`` is a stretch of events each of which joins
+    the one before it: all of one entry. Spans never break (a ledger only
+    grows), so once walked they are jumped over; :meth:`clear` forgets them
+    when the run's events are replaced.
+    """
+
+    def __init__(self, item_at: ItemAt) -> None:
+        self.item_at = item_at
+        self._starts: list[int] = []
+        self._ends: list[int] = []
+
+    def clear(self) -> None:
+        self._starts.clear()
+        self._ends.clear()
+
+    def _span_at(self, position: int) -> int:
+        """The index of the remembered span holding ``position``, or -1."""
+        at = bisect_right(self._starts, position) - 1
+        return at if at >= 0 and position < self._ends[at] else -1
+
+    def _remember(self, start: int, end: int) -> None:
+        if end - start < SPAN_KEPT:
+            return
+        at = bisect_right(self._starts, start) - 1
+        if at >= 0 and self._ends[at] >= start:
+            start = self._starts[at]  # overlaps or touches the one before: grow it
+            end = max(end, self._ends[at])
+            del self._starts[at], self._ends[at]
+        else:
+            at += 1
+        while at < len(self._starts) and self._starts[at] <= end:
+            end = max(end, self._ends[at])
+            del self._starts[at], self._ends[at]
+        self._starts.insert(at, start)
+        self._ends.insert(at, end)
+
+    def start(self, position: int) -> int:
+        """Where the entry holding ``position`` starts (as far back as events are read)."""
+        start = position
+        while start > 0:
+            span = self._span_at(start)
+            if span >= 0 and self._starts[span] < start:
+                start = self._starts[span]
+                continue
+            previous, item = self.item_at(start - 1), self.item_at(start)
+            if previous is None or item is None or not joins(previous, item):
+                break
+            start -= 1
+        self._remember(start, position + 1)
+        return start
+
+    def end(self, start: int, count: int) -> int:
+        """Where the entry starting at ``start`` ends (exclusive; as far as events are read)."""
+        end = start + 1
+        while end < count:
+            span = self._span_at(end - 1)
+            if span >= 0 and self._ends[span] > end:
+                end = min(self._ends[span], count)
+                continue
+            previous, item = self.item_at(end - 1), self.item_at(end)
+            if previous is None or item is None or not joins(previous, item):
+                break
+            end += 1
+        self._remember(start, end)
+        return end
+
+    def entry_of(self, position: int, count: int) -> Entry:
+        """The entry holding ``position``."""
+        start = self.start(position)
+        return Entry(start, self.end(start, count))
+
+    def entries_from(self, top: int, wanted: int, count: int) -> list[Entry]:
+        """Up to ``wanted`` entries from the one holding ``top`` on."""
+        found: list[Entry] = []
+        if count <= 0:
+            return found
+        position = self.start(min(top, count - 1))
+        while position < count and len(found) < wanted:
+            end = self.end(position, count)
+            found.append(Entry(position, end))
+            position = end
         return found
-    position = entry_start(min(top, count - 1), item_at)
-    while position < count and len(found) < wanted:
-        end = entry_end(position, count, item_at)
-        found.append(Entry(position, end))
-        position = end
-    return found
 
-
-def entries_before(position: int, wanted: int, item_at: ItemAt) -> int:
-    """The start of the entry ``wanted`` entries before the one holding ``position``."""
-    start = entry_start(position, item_at)
-    for _ in range(wanted):
-        if start == 0:
-            break
-        start = entry_start(start - 1, item_at)
-    return start
+    def before(self, position: int, wanted: int) -> int:
+        """The start of the entry ``wanted`` entries before the one holding ``position``."""
+        start = self.start(position)
+        for _ in range(wanted):
+            if start == 0:
+                break
+            start = self.start(start - 1)
+        return start

@@ -66,6 +66,8 @@ class RunScreen(Screen[None]):
         self.show_raw = False
         """Show the selected event's ledger line under its detail (``w``)."""
         self._selected: list[LedgerItem] = []
+        self._entry_size = 0
+        """Events in the selected entry (more than handed over, for a very long paragraph)."""
 
     def compose(self) -> ComposeResult:
         yield Static(id="run-header")
@@ -86,7 +88,9 @@ class RunScreen(Screen[None]):
             self.query_one(EventList).reload()
 
     def on_store_change(self, change: StoreChange) -> None:
-        if self.key in change.events or change.reset:
+        if change.reset:
+            self.query_one(EventList).reset()
+        elif self.key in change.events:
             self.query_one(EventList).reload()
         if self.key in change.runs or self.key in change.removed:
             self._header()
@@ -124,12 +128,14 @@ class RunScreen(Screen[None]):
 
     def on_event_list_selected(self, message: EventList.Selected) -> None:
         self._selected = message.items
+        self._entry_size = message.entry.end - message.entry.start
         self._show(message.items)
 
     def _show(self, items: list[LedgerItem]) -> None:
         detail = self.query_one(EventDetail)
-        if len(items) > 1 and all(isinstance(i, LlmChunk | ReasoningChunk) for i in items):
-            detail.show_paragraph(items, self._raw(items[0]) if self.show_raw else None)
+        if items and all(isinstance(i, LlmChunk | ReasoningChunk) for i in items):
+            raw = self._raw(items[0]) if self.show_raw else None
+            detail.show_paragraph(items, raw, total=max(self._entry_size, len(items)))
             return
         shown = next((i for i in items if isinstance(i, ToolCall)), items[0] if items else None)
         raw = self._raw(shown) if self.show_raw and shown is not None else None

@@ -28,7 +28,8 @@ from inspector import (
     StoreChange,
 )
 from ledger_reader import LedgerItem
-from tui.describe import describe, glyph
+from tui.describe import describe_entry
+from tui.entries import EntryIndex
 from tui.format import now_or
 from tui.text import inert
 from tui.widgets.key_bar import KeyBar
@@ -225,8 +226,8 @@ class RunsScreen(Screen[None]):
         if run is None:
             self._update("#preview", "")
             return
-        recent = self.store.recent(run.key)[-PREVIEW_LINES:]
-        if len(recent) < min(PREVIEW_LINES, (run.event_count or 0)):
+        recent = self.store.recent(run.key)[-PREVIEW_EVENTS:]
+        if len(recent) < min(PREVIEW_EVENTS, (run.event_count or 0)):
             # Came as a summary: its last lines are read from the source, once per count.
             key, count, items = self._read_preview
             if key == run.key:
@@ -241,7 +242,7 @@ class RunsScreen(Screen[None]):
     async def _load_preview(self, run: RunView) -> None:
         try:
             count = await self.store.event_count(run.key)
-            items = await self.store.events(run.key, max(0, count - PREVIEW_LINES), count)
+            items = await self.store.events(run.key, max(0, count - PREVIEW_EVENTS), count)
         except SourceError:
             return
         finally:
@@ -357,6 +358,8 @@ class RunsScreen(Screen[None]):
 
 
 PREVIEW_LINES = 7
+PREVIEW_EVENTS: Final = 64
+"""The last events read for the preview: its lines gather chunks into paragraphs."""
 REDRAW_EVERY: Final = 0.1
 """Seconds between redraws of the table while runs stream."""
 
@@ -367,6 +370,9 @@ def _preview_text(run: RunView, items: list[LedgerItem]) -> Text:
     if run.error:
         title += f"  {run.error}"
     lines.append(inert(title[:400], single_line=True) + "\n", style="bold")
-    for item in items[-PREVIEW_LINES:]:
-        lines.append(f"{glyph(item)} {describe(item)}\n")
+    index = EntryIndex(lambda at: items[at] if 0 <= at < len(items) else None)
+    entries = index.entries_from(0, len(items), len(items))
+    for entry in entries[-PREVIEW_LINES:]:
+        mark, words = describe_entry(items[entry.start : entry.end])
+        lines.append(f"{mark} {words}\n")
     return lines

@@ -81,22 +81,32 @@ class EventDetail(VerticalScroll):
     def compose(self):  # type: ignore[no-untyped-def]
         yield self._body
 
-    def show_paragraph(self, items: list[LedgerItem], raw: bytes | None) -> None:
-        """Streamed text or reasoning, gathered: the whole paragraph, inert."""
+    def show_paragraph(
+        self, items: list[LedgerItem], raw: bytes | None, *, total: int | None = None
+    ) -> None:
+        """Streamed text or thinking, gathered: the whole paragraph, inert.
+
+        ``total`` is the paragraph's length in events when only its start was handed over.
+        """
         chunks = [item for item in items if isinstance(item, LlmChunk | ReasoningChunk)]
-        label = "reasoning" if isinstance(chunks[0], ReasoningChunk) else "text"
+        label = "thinking" if isinstance(chunks[0], ReasoningChunk) else "text"
         node = chunks[0].payload.node_id or "-"
         first, last = chunks[0], chunks[-1]
+        size = max(total or 0, len(chunks))
+        noun = "chunk" if size == 1 else "chunks"
+        upto = f"{first.seq}-{last.seq}" if size == len(chunks) else f"{first.seq}-…"
         parts: list[Text] = [
-            Text(inert(f"{label}  ·  {len(chunks)} chunks  ·  node {node}"), style="bold"),
-            Text(inert(f"seq {first.seq}-{last.seq}  ·  {first.time}"), style="dim"),
+            Text(inert(f"{label}  ·  {size:,} {noun}  ·  node {node}"), style="bold"),
+            Text(inert(f"seq {upto}  ·  {first.time}"), style="dim"),
         ]
         text = "".join(chunk.payload.delta or "" for chunk in chunks)
         limit = None if self.show_all else OUTPUT_PREVIEW
         shown = text if limit is None or len(text) <= limit else text[:limit]
-        body = Text(inert(shown), style="italic" if label == "reasoning" else "")
+        body = Text(inert(shown), style="italic" if label == "thinking" else "")
         parts.append(body)
-        if shown is not text:
+        if size > len(chunks):
+            parts.append(Text(f"… {size - len(chunks):,} more chunks", style="dim"))
+        elif shown is not text:
             parts.append(
                 Text(f"… {len(text) - len(shown):,} more characters (o shows all)", style="dim")
             )

@@ -36,13 +36,15 @@ from ledger_reader import (
     event_of,
 )
 from tui.describe import GLYPHS, compact_json, describe, glyph
-from tui.entries import Entry, entries_before, entries_from, entry_end, entry_start
+from tui.entries import Entry, EntryIndex
 from tui.text import inert
 from tui.widgets.lines import CURSOR_BINDINGS, highlighted
 
 PAGE: Final = 256
 PAGES_KEPT: Final = 128
 RECOUNT_AFTER: Final = 1.5
+DETAIL_EVENTS: Final = 4 * PAGE
+"""Events of one entry handed to the detail pane at most (it says how many more there are)."""
 FIT_CHECK_EVENTS: Final = 4 * PAGE
 """Runs up to this many events are checked for entries that all fit on screen."""
 
@@ -74,14 +76,20 @@ class EventList(ScrollView, can_focus=True):
     """Keep the newest event in view."""
 
     class Selected(Message):
-        """The selection moved to another entry: its first event and all of its events."""
+        """The selection moved to another entry, or the selected entry grew: its first
+        event, its events as far as read (``DETAIL_EVENTS`` at most), and where it is."""
 
         def __init__(
-            self, index: int, item: LedgerItem | None, items: list[LedgerItem] | None = None
+            self,
+            index: int,
+            item: LedgerItem | None,
+            items: list[LedgerItem] | None = None,
+            entry: Entry | None = None,
         ) -> None:
             self.index = index
             self.item = item
             self.items = items if items is not None else ([item] if item is not None else [])
+            self.entry = entry if entry is not None else Entry(index, index + len(self.items))
             super().__init__()
 
     def __init__(self, store: RunStore, key: RunKey, *, id: str | None = None) -> None:
@@ -95,7 +103,11 @@ class EventList(ScrollView, can_focus=True):
         self._loading: set[int] = set()
         self._loaded = 0
         """Pages read so far: entries on screen are found again when it changes."""
+        self._index = EntryIndex(self.item)
+        """Where entries start and end, long paragraphs remembered once walked."""
         self._window: list[Entry] = []
+        self._announced: tuple[Entry, int] | None = None
+        """The entry the detail pane was last told of."""
         self._window_key: tuple[int, int, int, int] = (-1, -1, -1, -1)
 
     # -- data -------------------------------------------------------------------------
@@ -132,13 +144,15 @@ class EventList(ScrollView, can_focus=True):
             self._loaded += 1
         if self.follow and count:
             self.show_last()
+        else:
+            self._announce()  # the selected entry may be the newest, grown
         self.refresh()
 
     def show_last(self) -> None:
         """Select the newest entry and show the last screenful."""
-        last = entry_start(self.count - 1, self.item)
+        last = self._index.start(self.count - 1)
         self.cursor = last
-        top = entries_before(last, max(0, self._height() - 1), self.item)
+        top = self._index.before(last, max(0, self._height() - 1))
         self.scroll_to(y=top, animate=False, immediate=True)
 
     def _height(self) -> int:
@@ -150,22 +164,24 @@ class EventList(ScrollView, can_focus=True):
         if key != self._window_key:
             self._window_key = key
             height = self._height()
-            window = entries_from(self.scroll_offset.y, height, self.count, self.item)
+            window = self._index.entries_from(self.scroll_offset.y, height, self.count)
             if window and len(window) < height and window[0].start > 0:
                 # The end is in view with room to spare: fill the screen from further up, as
                 # a pager does (the scroll offset counts events, and entries hold several).
-                top = entries_before(window[-1].start, height - 1, self.item)
-                window = entries_from(top, height, self.count, self.item)
+                top = self._index.before(window[-1].start, height - 1)
+                window = self._index.entries_from(top, height, self.count)
             self._window = window
         return self._window
 
     def entry_of(self, position: int) -> Entry:
         """The entry holding ``position``."""
-        start = entry_start(position, self.item)
-        return Entry(start, entry_end(start, self.count, self.item))
+        start = self._index.start(position)
+        return Entry(start, self._index.end(start, self.count))
 
     def entry_items(self, entry: Entry) -> list[LedgerItem]:
-        items = [self.item(n) for n in range(entry.start, entry.end)]
+        """The entry's events as far as read, the first ``DETAIL_EVENTS`` at most."""
+        stop = min(entry.end, entry.start + DETAIL_EVENTS)
+        items = [self.item(n) for n in range(entry.start, stop)]
         return [item for item in items if item is not None]
 
     def item(self, index: int) -> LedgerItem | None:
@@ -199,17 +215,26 @@ class EventList(ScrollView, can_focus=True):
             first = event_of(items[0])
             moment = first.timestamp if first is not None else None
             self.started_at = moment.timestamp() if moment is not None else None
-        if page * PAGE <= self.cursor < (page + 1) * PAGE:
-            self._announce()
+        self._announce()  # the selected entry may reach into this page
         if self.follow and self.count and page == (self.count - 1) // PAGE:
             self.show_last()  # the newest paragraph may reach back further than thought
         self.refresh()
 
     def _announce(self) -> None:
         entry = self.entry_of(self.cursor) if self.count else Entry(0, 0)
-        self.post_message(
-            self.Selected(self.cursor, self.item(self.cursor), self.entry_items(entry))
-        )
+        items = self.entry_items(entry)
+        if (entry, len(items)) == self._announced:
+            return  # the detail shows this entry, as read, already
+        self._announced = (entry, len(items))
+        self.post_message(self.Selected(entry.start, self.item(entry.start), items, entry))
+
+    def reset(self) -> None:
+        """The run's events were replaced: forget what was read and where entries are."""
+        self._pages.clear()
+        self._index.clear()
+        self._announced = None
+        self._loaded += 1
+        self.reload()
 
     # -- drawing --------------------------------------------------------------------------
 
@@ -314,32 +339,32 @@ class EventList(ScrollView, can_focus=True):
         if not window:
             return
         if index < window[0].start:
-            self.scroll_to(y=entry_start(index, self.item), animate=False, immediate=True)
+            self.scroll_to(y=self._index.start(index), animate=False, immediate=True)
         elif index >= window[-1].end or (
             len(window) >= self._height() and index >= window[-1].start
         ):
-            top = entries_before(index, max(0, self._height() - 1), self.item)
+            top = self._index.before(index, max(0, self._height() - 1))
             self.scroll_to(y=top, animate=False, immediate=True)
 
     def move(self, entries: int) -> None:
         """Move the selection by ``entries`` entries (negative: up)."""
         if not self.count:
             return
-        position = entry_start(min(self.cursor, self.count - 1), self.item)
+        position = self._index.start(min(self.cursor, self.count - 1))
         for _ in range(abs(entries)):
             if entries > 0:
-                following = entry_end(position, self.count, self.item)
+                following = self._index.end(position, self.count)
                 if following >= self.count:
                     break
                 position = following
             else:
                 if position == 0:
                     break
-                position = entry_start(position - 1, self.item)
+                position = self._index.start(position - 1)
         self.cursor = position
         if entries < 0:
             self.follow = False
-        elif entry_end(position, self.count, self.item) >= self.count:
+        elif self._index.end(position, self.count) >= self.count:
             self.follow = True
 
     def action_cursor(self, delta: int) -> None:
@@ -375,7 +400,7 @@ class EventList(ScrollView, can_focus=True):
         self.follow = False
         window = self.entries()
         if window and window[0].start > 0:
-            top = entries_before(window[0].start, 3, self.item)
+            top = self._index.before(window[0].start, 3)
             self.scroll_to(y=top, animate=False, immediate=True)
 
     def on_resize(self) -> None:
@@ -403,5 +428,5 @@ class EventList(ScrollView, can_focus=True):
             return False
         if any(page not in self._pages for page in range((self.count - 1) // PAGE + 1)):
             return False  # not read yet: decided when the pages arrive
-        window = entries_from(0, height + 1, self.count, self.item)
+        window = self._index.entries_from(0, height + 1, self.count)
         return len(window) <= height and bool(window) and window[-1].end >= self.count

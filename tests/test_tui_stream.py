@@ -1,0 +1,157 @@
+"""Watching a stream: paragraphs that end where the text does, follow that follows, and a
+detail pane that shows exactly the selected entry."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from textual.widgets import Static
+
+from inspector import LedgerDirectorySource, ManagerSource
+from run_manager import AgentEvent, Content, Manager, ToolCallEvent
+from tests.conftest import RUN_ID, line, started
+from tests.tui_support import loaded, sample_app, settle
+from tui.app import make_app
+from tui.entries import EntryIndex
+from tui.screens.run import RunScreen
+from tui.settings import Settings
+from tui.widgets.detail import EventDetail
+from tui.widgets.event_list import EventList
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def chunk(seq: int, delta: str, kind: str = "llm_chunk") -> bytes:
+    return line(seq, kind, {"index": seq, "delta": delta})
+
+
+def shown_lines(events: EventList) -> list[str]:
+    return [
+        "".join(segment.text for segment in events.render_line(y))
+        for y in range(len(events.entries()))
+    ]
+
+
+def test_a_paragraph_is_as_long_as_its_text_and_walked_once() -> None:
+    from ledger_reader.decode import decode_line
+
+    raw = [started(1)] + [chunk(seq, "word ") for seq in range(2, 5002)]
+    raw += [chunk(5002, "end.\n\n"), chunk(5003, "Next paragraph.")]
+    raw += [line(5004, "llm_call", {"model": "m"})]
+    items = [decode_line(data.rstrip(b"\n")) for data in raw]
+    reads = 0
+
+    def item_at(position: int) -> object:
+        nonlocal reads
+        reads += 1
+        return items[position] if 0 <= position < len(items) else None
+
+    index = EntryIndex(item_at)  # type: ignore[arg-type]
+    entries = index.entries_from(0, 10, len(items))
+    assert [(e.start, e.end) for e in entries] == [(0, 1), (1, 5002), (5002, 5003), (5003, 5004)]
+    reads = 0
+    assert index.start(4000) == 1  # from the middle: a jump over the span walked before
+    assert reads < 10
+
+
+async def test_a_long_paragraph_is_one_line_and_its_detail_is_all_of_it(
+    tmp_path: Path, write_ledger: object
+) -> None:
+    directory = tmp_path / "runs"
+    lines = [started(1)] + [chunk(seq, f"w{seq} ") for seq in range(2, 302)]
+    lines += [line(302, "run_completed", {"status": "ok"})]
+    directory.mkdir()
+    (directory / f"{RUN_ID}.jsonl").write_bytes(b"".join(lines))
+    app = make_app(Settings(flush_interval=0.01), [LedgerDirectorySource(directory, name="d")])
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot, 1)
+        preview = str(app.screen.query_one("#preview", Static).render())
+        await settle(
+            pilot,
+            lambda: "[" in str(app.screen.query_one("#preview", Static).render()),
+            "the preview",
+        )
+        preview = str(app.screen.query_one("#preview", Static).render())
+        assert "¶ text w" in preview  # chunks merged, as on the run screen
+        await pilot.press("enter")
+        events = app.screen.query_one(EventList)
+        await settle(pilot, lambda: events.item(301) is not None, "the events")
+        await pilot.press("home", "down")
+        lines_shown = shown_lines(events)
+        assert len(lines_shown) == 3  # started, one paragraph of 300 chunks, completed
+        assert "[300 chunks]" in lines_shown[1]
+        detail = app.screen.query_one(EventDetail)
+        assert "text  ·  300 chunks" in detail.text
+        assert "seq 2-301" in detail.text
+        assert "w301" in detail.text
+
+
+class Streamer:
+    """Streams text in paragraphs around a tool call, one chunk each time it is let go."""
+
+    name = "streamer"
+
+    def __init__(self) -> None:
+        self.go = asyncio.Semaphore(0)
+
+    async def run(self, input: str) -> str:
+        return ""
+
+    async def run_stream(self, input: str) -> AsyncIterator[AgentEvent]:
+        for number in range(40):
+            await self.go.acquire()
+            yield Content(f"w{number} ")
+            if number == 20:
+                yield ToolCallEvent(id="call_1", name="lookup", arguments={"q": 1})
+                yield ToolCallEvent(id="call_1", name="lookup", status="completed", result="ok")
+
+
+async def test_follow_keeps_the_newest_entry_selected_and_the_detail_on_it(
+    fixtures: Path,
+) -> None:
+    async with Manager() as manager:
+        agent = Streamer()
+        app = sample_app(fixtures, ManagerSource(manager, name="local"), clock=None)
+        async with app.run_test(size=(160, 48)) as pilot:
+            handle = manager.stream(agent, "go")
+            rows = await loaded(pilot, 7)
+            rows.select_key(next(r.key for r in rows.rows if r.run_id == handle.run_id))
+            await pilot.press("enter")
+            assert isinstance(app.screen, RunScreen)
+            events = app.screen.query_one(EventList)
+            detail = app.screen.query_one(EventDetail)
+            for number in range(30):
+                agent.go.release()
+                await settle(
+                    pilot,
+                    lambda n=number: (
+                        (
+                            "tool lookup" if n == 20 else f"w{n} "  # a tool call after chunk 20
+                        )
+                        in detail.text
+                    ),
+                    f"event {number} in the detail",
+                )
+                window = events.entries()
+                selected = events.entry_of(events.cursor)
+                assert selected == window[-1], number  # the newest entry, in view
+                assert selected.end == events.count
+                if number != 20:
+                    chunks = selected.end - selected.start
+                    assert f"{chunks} chunk" in detail.text  # exactly the selected entry
+            # moving up pauses follow; the selection stays put as events arrive
+            await pilot.press("up")
+            assert not events.follow
+            held = events.entry_of(events.cursor)
+            agent.go.release()
+            await settle(pilot, lambda: events.entry_of(events.count - 1).end > held.end, "more")
+            assert events.entry_of(events.cursor) == held
+            await pilot.press("f")  # follow again: back to the newest
+            assert events.follow
+            assert events.entry_of(events.cursor).end == events.count
+            for _ in range(10):
+                agent.go.release()
+            await asyncio.wait_for(handle.wait(), 10)
