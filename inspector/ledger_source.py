@@ -10,7 +10,14 @@ from pathlib import Path
 from typing import ClassVar, Final
 
 from inspector.model import TrackedRun
-from inspector.source import ActionRefused, RunSource, RunUpdate, SourceError, SourceUpdate
+from inspector.source import (
+    ActionRefused,
+    RunSource,
+    RunUpdate,
+    SourceError,
+    SourceUpdate,
+    otlp_refusal,
+)
 from ledger_reader import (
     LedgerDirectory,
     LedgerError,
@@ -214,6 +221,9 @@ class LedgerDirectorySource(RunSource):
         return await asyncio.to_thread(ledger.wait_indexed)
 
     def refusal(self, action: str, summary: RunSummary) -> str | None:
+        refused = otlp_refusal(action, summary)
+        if refused is not None:
+            return refused
         if action == "approve":
             return "approvals cannot be given through a ledger directory"
         if summary.writer != "runtop":

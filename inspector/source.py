@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import AsyncIterator
-from typing import ClassVar
+from typing import ClassVar, Final
 
 import msgspec
 
@@ -59,8 +59,22 @@ class SourceUpdate(msgspec.Struct):
     when it has more to say than live; ``None`` leaves it as it was, ``""`` clears it."""
 
 
+OTLP_REFUSAL: Final = "sent over OpenTelemetry; runtop cannot stop it"
+"""Why runs from OTLP spans (``writer: "otlp"``) take no action: runtop does not run them."""
+
+
+def otlp_refusal(action: str, summary: RunSummary) -> str | None:
+    """The refusal of every action on a run sent over OpenTelemetry."""
+    if summary.writer == "otlp" and action in {"cancel", "resume", "approve"}:
+        return OTLP_REFUSAL
+    return None
+
+
 def live_run_refusal(action: str, summary: RunSummary) -> str | None:
     """Why a source that acts on live runs cannot ``action`` this one, or ``None``."""
+    refused = otlp_refusal(action, summary)
+    if refused is not None:
+        return refused
     if action == "approve":
         if summary.pending_approval is None:
             return "the run is not waiting on an approval"

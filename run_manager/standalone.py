@@ -10,6 +10,8 @@ from pathlib import Path
 from aiohttp import web
 
 from run_manager.manager import Manager
+from run_manager.otlp import OtlpIngest
+from run_manager.otlp_route import OTLP_PREFIX, OtlpRoute
 from run_manager.server import API_PREFIX, MAX_BODY, AttachServer
 from run_manager.tokens import make_token, write_token
 
@@ -38,6 +40,10 @@ async def serve(
     server = AttachServer(manager, token=token, read_only=read_only)
     root = web.Application(client_max_size=MAX_BODY, middlewares=[server.json_errors])
     root.add_subapp(API_PREFIX, server.app)
+    if manager.ledger_dir is not None:  # OTLP/HTTP: POST /v1/traces, behind the same token
+        ingest = OtlpIngest(manager.ledger_dir, manager.hub)
+        middlewares = [server.json_errors, server._authorize]
+        root.add_subapp(OTLP_PREFIX, OtlpRoute(ingest).app(middlewares))
     runner = web.AppRunner(root, handle_signals=False, access_log=None, shutdown_timeout=5)
     await runner.setup()
     site = web.TCPSite(runner, host, port)

@@ -1,0 +1,645 @@
+"""OTLP ingest: OpenTelemetry spans that follow the GenAI conventions, written as runs.
+
+``runtop serve`` answers ``POST /v1/traces`` (OTLP/HTTP, protobuf or JSON,
+optionally gzipped) with :class:`OtlpIngest`, behind the server's bearer
+token. Each trace is a run, written as a ledger (``writer: "otlp"``) in
+the server's ledger directory, so ``ls``, ``show``, replay and the TUI
+read it as any other; its events are published on the manager's hub, so
+attached clients see it live. ``../shared/design/OTLP.md`` is the design;
+in short:
+
+- an ``invoke_agent`` span with no ``invoke_agent`` above it is the
+  trace's run (its end is ``run_completed``); one nested under another
+  is a child run (``parent_run_id``); a trace without one is one run,
+  ended by its root span;
+- ``chat`` / ``text_completion`` / ``generate_content`` spans become
+  ``node_enter``, the output text as ``llm_chunk``, ``llm_call`` with the
+  ``gen_ai.usage.*`` tokens, ``node_exit``; ``execute_tool`` spans become
+  ``node_enter``, ``tool_call``, ``tool_result``, ``node_exit``; any other
+  span is an ``otel_span`` event with its name and attributes; a span's
+  ``exception`` events and an error status are ``error`` events;
+- spans arrive when they end, children first, batches mixed: each event
+  carries its span's own time, and a run is made by the first span of
+  its trace that arrives (``run_<UTC start>_<16 hex of the trace id>``;
+  a nested agent's run takes its span id);
+- a span sent twice (an exporter's retry) is written once: spans placed
+  are remembered per trace, and a run's ledger is read back for them
+  after a restart;
+- which run a span belongs to is decided with what the server knows when
+  it arrives: the spans of the same request and those before. A span
+  that ends before its nested agent's span is sent in a later request
+  is kept in the enclosing run.
+
+Runs sent this way are read-only: runtop does not run them and cannot
+stop them (:data:`READ_ONLY_REASON`).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import OrderedDict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+import msgspec
+
+from ledger_reader import RunEvent
+from ledger_reader.events import (
+    ChunkPayload,
+    ErrorEvent,
+    ErrorPayload,
+    LineEncoder,
+    LlmCall,
+    LlmCallPayload,
+    LlmChunk,
+    NodeEnter,
+    NodeEnterPayload,
+    NodeExit,
+    NodeExitPayload,
+    RunCompleted,
+    RunCompletedPayload,
+    RunStarted,
+    RunStartedPayload,
+    ToolCall,
+    ToolCallPayload,
+    ToolResult,
+    ToolResultPayload,
+    UnknownEvent,
+)
+from run_manager.ledger import cap_payload_value, make_private_dir
+from run_manager.otlp_spans import STATUS_ERROR, Decoded, Span, SpanEvent
+
+if TYPE_CHECKING:
+    from run_manager.hub import Hub
+
+WRITER: Final = "otlp"
+READ_ONLY_REASON: Final = "sent over OpenTelemetry; runtop cannot stop it"
+"""The reason the inspector gives (inspector.source.OTLP_REFUSAL says the same)."""
+MAX_TRACES: Final = 10_000
+"""Traces whose span ids are kept in memory; an older one is read back from its ledger."""
+MAX_ANCESTRY: Final = 256
+"""Parent links followed to find a span's agent (a cycle in hostile input ends there)."""
+
+_LLM_OPERATIONS: Final = frozenset({"chat", "text_completion", "generate_content"})
+_encoder: Final = msgspec.json.Encoder()
+_decoder: Final = msgspec.json.Decoder()
+
+
+def _operation(span: Span) -> str:
+    operation = span.attributes.get("gen_ai.operation.name")
+    if isinstance(operation, str):
+        return operation
+    return span.name.partition(" ")[0] if span.name.startswith("invoke_agent") else ""
+
+
+def _is_agent(span: Span) -> bool:
+    return _operation(span) == "invoke_agent"
+
+
+_second: list[Any] = [-1, "", ""]
+
+
+def _time(ns: int) -> str:
+    """A span time (Unix nanoseconds) as ledgers write times."""
+    second, rest = divmod(max(ns, 0), 1_000_000_000)
+    if _second[0] != second:
+        moment = time.gmtime(second)
+        _second[:] = [
+            second,
+            time.strftime("%Y-%m-%dT%H:%M:%S", moment),
+            time.strftime("%Y%m%dT%H%M%S", moment),
+        ]
+    return f"{_second[1]}.{rest // 1000:06d}Z"
+
+
+def _id_stamp(ns: int) -> str:
+    _, rest = divmod(max(ns, 0), 1_000_000_000)
+    _time(ns)
+    return f"{_second[2]}{rest // 1_000_000:03d}"
+
+
+@dataclass(slots=True)
+class _Run:
+    """A run being written from spans."""
+
+    run_id: str
+    path: Path
+    encoder: LineEncoder
+    seq: int = 0
+    completed: bool = False
+    chunk_index: int = 0
+    node_counts: dict[str, int] = field(default_factory=dict)
+    pending: list[bytes] = field(default_factory=list)
+    events: list[RunEvent] = field(default_factory=list)
+
+    def emit(self, moment: str, event_type: type[Any], payload: Any) -> None:
+        self.seq += 1
+        self.pending.append(self.encoder.encode(self.seq, moment, event_type, payload))
+        self.events.append(
+            event_type(run_id=self.run_id, seq=self.seq, time=moment, payload=payload)
+        )
+
+    def emit_unknown(self, moment: str, kind: str, payload: dict[str, Any]) -> None:
+        self.seq += 1
+        event = UnknownEvent(
+            run_id=self.run_id, seq=self.seq, time=moment, type=kind, payload=payload
+        )
+        line = _encoder.encode(
+            {
+                "run_id": self.run_id,
+                "seq": self.seq,
+                "time": moment,
+                "type": kind,
+                "payload": payload,
+            }
+        )
+        self.pending.append(line + b"\n")
+        self.events.append(event)
+
+    def node(self, kind: str, name: str) -> str:
+        key = f"{kind}:{name}"
+        count = self.node_counts.get(key, 0) + 1
+        self.node_counts[key] = count
+        return f"{key}#{count}"
+
+
+@dataclass(slots=True)
+class _Trace:
+    """What is known of one trace: its spans' parents, its agents, its runs."""
+
+    trace_id: str
+    parents: dict[str, str] = field(default_factory=dict)
+    agents: set[str] = field(default_factory=set)
+    placed: set[str] = field(default_factory=set)
+    run: _Run | None = None
+    children: dict[str, _Run] = field(default_factory=dict)
+
+    def agent_above(self, span_id: str) -> str | None:
+        """The nearest ``invoke_agent`` span above ``span_id`` (itself excluded)."""
+        current = self.parents.get(span_id, "")
+        for _ in range(MAX_ANCESTRY):
+            if not current:
+                return None
+            if current in self.agents:
+                return current
+            current = self.parents.get(current, "")
+        return None
+
+
+@dataclass(slots=True)
+class IngestResult:
+    """What one export request did."""
+
+    accepted: int = 0
+    duplicates: int = 0
+    rejected: int = 0
+    reason: str = ""
+    runs: set[str] = field(default_factory=set)
+
+
+class OtlpIngest:
+    """Turns decoded export requests into ledgers in ``ledger_dir`` and events on ``hub``.
+
+    Call :meth:`ingest` on the event loop that runs the hub (the server's).
+    """
+
+    def __init__(self, ledger_dir: str | os.PathLike[str], hub: Hub | None = None) -> None:
+        self.ledger_dir = Path(ledger_dir)
+        self.hub = hub
+        self._traces: OrderedDict[str, _Trace] = OrderedDict()
+        self._on_disk: dict[str, str] | None = None
+        """The ledgers already in the directory, by the 16 hex their run ids end in."""
+
+    # -- the entry point -------------------------------------------------------------
+
+    def ingest(self, decoded: Decoded) -> IngestResult:
+        """Place every span of one request in its run; write and publish what they make."""
+        result = IngestResult(rejected=decoded.rejected, reason=decoded.reason)
+        by_trace: dict[str, list[Span]] = {}
+        for span in decoded.spans:
+            by_trace.setdefault(span.trace_id, []).append(span)
+        touched: dict[str, _Run] = {}
+        for trace_id, spans in by_trace.items():
+            trace = self._trace(trace_id)
+            for span in spans:
+                if span.span_id not in trace.placed:
+                    trace.parents[span.span_id] = span.parent_span_id
+                    if _is_agent(span):
+                        trace.agents.add(span.span_id)
+            spans.sort(key=lambda span: (span.start_ns, span.end_ns))
+            endings: list[tuple[_Run, Span]] = []
+            for span in spans:
+                if span.span_id in trace.placed:
+                    result.duplicates += 1
+                    continue
+                run = self._place(trace, span, spans, endings)
+                trace.placed.add(span.span_id)
+                touched[run.run_id] = run
+                if run.completed and _is_agent(span):  # its end is in the ledger already
+                    result.duplicates += 1
+                else:
+                    result.accepted += 1
+            # A run ends after what happened in it, whatever order its spans came in.
+            endings.sort(key=lambda ending: ending[1].end_ns)
+            for run, span in endings:
+                self._complete(run, span)
+            if trace.run is not None and trace.run.pending:
+                touched[trace.run.run_id] = trace.run
+            for child in trace.children.values():
+                if child.pending:
+                    touched[child.run_id] = child
+        self._flush(touched.values())
+        result.runs = set(touched)
+        return result
+
+    # -- runs --------------------------------------------------------------------------
+
+    def _trace(self, trace_id: str) -> _Trace:
+        trace = self._traces.get(trace_id)
+        if trace is not None:
+            self._traces.move_to_end(trace_id)
+            return trace
+        trace = self._traces[trace_id] = _Trace(trace_id)
+        while len(self._traces) > MAX_TRACES:
+            self._traces.popitem(last=False)
+        written = self._ledgers_on_disk().get(trace_id[16:])
+        if written is not None:  # seen before a restart (or before it was evicted here)
+            trace.run = self._reopen(trace, written)
+        return trace
+
+    def _run_of_agent(self, trace: _Trace, agent: str | None, spans: list[Span]) -> _Run:
+        """The run an ``invoke_agent`` span stands for (``None``: the trace's own run)."""
+        if agent is None or trace.agent_above(agent) is None:
+            if trace.run is None:
+                trace.run = self._open(trace, trace.trace_id[16:], spans, None, None)
+            return trace.run
+        run = trace.children.get(agent)
+        if run is None:
+            parent = self._run_of_agent(trace, trace.agent_above(agent), spans)
+            run = self._open(trace, agent, spans, agent, parent.run_id)
+            trace.children[agent] = run
+        return run
+
+    def _open(
+        self,
+        trace: _Trace,
+        suffix: str,
+        spans: list[Span],
+        agent_span: str | None,
+        parent_run_id: str | None,
+    ) -> _Run:
+        """A run made by this request, or found again in the directory after a restart."""
+        on_disk = self._ledgers_on_disk()
+        known = on_disk.get(suffix)
+        if known is not None:
+            return self._reopen(trace, known)
+        own = [span for span in spans if span.span_id == agent_span]
+        first = min(spans, key=lambda span: span.start_ns)
+        start = own[0].start_ns if own else first.start_ns
+        run_id = f"run_{_id_stamp(start)}_{suffix}"
+        on_disk[suffix] = run_id
+        run = _Run(run_id, self.ledger_dir / f"{run_id}.jsonl", LineEncoder(run_id))
+        name, service = self._name(trace, spans, own[0] if own else None)
+        run.emit(
+            _time(start),
+            RunStarted,
+            RunStartedPayload(
+                skill=name,
+                agent=name,
+                trace_id=trace.trace_id,
+                parent_run_id=parent_run_id,
+                writer=WRITER,
+                host=service,
+                flavor="otel",
+            ),
+        )
+        return run
+
+    def _name(self, trace: _Trace, spans: list[Span], own: Span | None) -> tuple[str, str | None]:
+        """The run's name: its agent's, else the trace's top agent, root span or service."""
+        service = next((span.service for span in spans if span.service), None)
+        candidates = [own] if own is not None else []
+        if own is None:
+            candidates += [
+                s for s in spans if _is_agent(s) and trace.agent_above(s.span_id) is None
+            ]
+            candidates += [s for s in spans if not s.parent_span_id]
+        for span in candidates:
+            name = span.attributes.get("gen_ai.agent.name")
+            if isinstance(name, str) and name:
+                return name, service
+        if own is not None:
+            return own.name or "agent", service
+        for span in spans:
+            name = span.attributes.get("gen_ai.agent.name")
+            if isinstance(name, str) and name:
+                return name, service
+        roots = [span for span in spans if not span.parent_span_id]
+        if roots:
+            return roots[0].name or "trace", service
+        return service or "trace", service
+
+    def _ledgers_on_disk(self) -> dict[str, str]:
+        if self._on_disk is None:
+            make_private_dir(self.ledger_dir)
+            found: dict[str, str] = {}
+            with os.scandir(self.ledger_dir) as entries:
+                for entry in entries:
+                    name = entry.name
+                    if name.startswith("run_") and name.endswith(".jsonl") and len(name) > 23:
+                        found[name[-22:-6]] = name[:-6]
+            self._on_disk = found
+        return self._on_disk
+
+    def _reopen(self, trace: _Trace, run_id: str) -> _Run:
+        """A run written before (by this process or an earlier one): continue where it ended."""
+        for run in [trace.run, *trace.children.values()]:
+            if run is not None and run.run_id == run_id:
+                return run
+        path = self.ledger_dir / f"{run_id}.jsonl"
+        run = _Run(run_id, path, LineEncoder(run_id))
+        try:
+            data = path.read_bytes()
+        except OSError:
+            data = b""
+        for raw in data.splitlines():
+            try:
+                line = _decoder.decode(raw)
+            except msgspec.DecodeError:
+                continue
+            if not isinstance(line, dict):
+                continue
+            seq = line.get("seq")
+            if isinstance(seq, int):
+                run.seq = max(run.seq, seq)
+            payload = line.get("payload")
+            if not isinstance(payload, dict):
+                continue
+            span_id = payload.get("span_id")
+            if isinstance(span_id, str):
+                trace.placed.add(span_id)
+            node_id = payload.get("node_id")
+            if line.get("type") == "node_enter" and isinstance(node_id, str):
+                key, _, count = node_id.rpartition("#")
+                if count.isdigit():
+                    run.node_counts[key] = max(run.node_counts.get(key, 0), int(count))
+            if line.get("type") == "run_completed":
+                run.completed = True
+        if data and not data.endswith(b"\n"):
+            run.pending.append(b"\n")  # a torn line stays damaged; ours starts clean
+        return run
+
+    # -- spans to events -------------------------------------------------------------------
+
+    def _place(
+        self, trace: _Trace, span: Span, spans: list[Span], endings: list[tuple[_Run, Span]]
+    ) -> _Run:
+        if _is_agent(span):
+            run = self._run_of_agent(trace, span.span_id, spans)
+            self._errors(run, span, None)
+            endings.append((run, span))
+            return run
+        agent = trace.agent_above(span.span_id)
+        run = self._run_of_agent(trace, agent, spans)
+        operation = _operation(span)
+        if operation in _LLM_OPERATIONS:
+            self._model_call(run, span)
+        elif operation == "execute_tool":
+            self._tool_call(run, span)
+        else:
+            self._generic(run, span)
+            if not span.parent_span_id and not trace.agents:
+                endings.append((run, span))
+        return run
+
+    def _model_call(self, run: _Run, span: Span) -> None:
+        attributes = span.attributes
+        model = _text(attributes.get("gen_ai.response.model")) or _text(
+            attributes.get("gen_ai.request.model")
+        )
+        node_id = run.node("llm", model or "default")
+        run.emit(
+            _time(span.start_ns),
+            NodeEnter,
+            NodeEnterPayload(node_id=node_id, node_name=model, span_id=span.span_id),
+        )
+        end = _time(span.end_ns)
+        text = _output_text(attributes.get("gen_ai.output.messages"))
+        if text:
+            value, _ = cap_payload_value(text)
+            run.emit(
+                end, LlmChunk, ChunkPayload(index=run.chunk_index, delta=value, node_id=node_id)
+            )
+            run.chunk_index += 1
+        run.emit(
+            end,
+            LlmCall,
+            LlmCallPayload(
+                model=model,
+                provider=_text(attributes.get("gen_ai.provider.name"))
+                or _text(attributes.get("gen_ai.system")),
+                prompt_tokens=_int(attributes.get("gen_ai.usage.input_tokens")),
+                output_tokens=_int(attributes.get("gen_ai.usage.output_tokens")),
+                cache_read_tokens=_int(attributes.get("gen_ai.usage.cache_read.input_tokens"))
+                or _int(attributes.get("gen_ai.usage.cache_read_input_tokens")),
+                cache_write_tokens=_int(attributes.get("gen_ai.usage.cache_creation.input_tokens"))
+                or _int(attributes.get("gen_ai.usage.cache_creation_input_tokens")),
+                cost_usd=_float(attributes.get("operation.cost")),
+                node_id=node_id,
+            ),
+        )
+        failed = self._errors(run, span, node_id)
+        run.emit(end, NodeExit, _exit(node_id, span, failed))
+
+    def _tool_call(self, run: _Run, span: Span) -> None:
+        attributes = span.attributes
+        name = _text(attributes.get("gen_ai.tool.name")) or span.name.removeprefix("execute_tool ")
+        node_id = run.node("tool", name or "tool")
+        start = _time(span.start_ns)
+        call_id = _text(attributes.get("gen_ai.tool.call.id")) or f"call_{span.span_id}"
+        run.emit(
+            start,
+            NodeEnter,
+            NodeEnterPayload(node_id=node_id, node_name=name, span_id=span.span_id),
+        )
+        arguments, cut = cap_payload_value(
+            _json_or_text(attributes.get("gen_ai.tool.call.arguments"))
+        )
+        run.emit(
+            start,
+            ToolCall,
+            ToolCallPayload(
+                call_id=call_id,
+                node_id=node_id,
+                name=name,
+                arguments=arguments,
+                truncated=True if cut else None,
+            ),
+        )
+        failed = self._errors(run, span, node_id)
+        result = attributes.get("gen_ai.tool.call.result")
+        if result is not None and not isinstance(result, str):
+            result = _encoder.encode(result).decode()
+        output, cut = cap_payload_value(result)
+        end = _time(span.end_ns)
+        run.emit(
+            end,
+            ToolResult,
+            ToolResultPayload(
+                call_id=call_id,
+                node_id=node_id,
+                output=output,
+                truncated=True if cut else None,
+                is_error=failed,
+            ),
+        )
+        run.emit(end, NodeExit, _exit(node_id, span, failed))
+
+    def _generic(self, run: _Run, span: Span) -> None:
+        attributes, cut = cap_payload_value(span.attributes)
+        payload: dict[str, Any] = {
+            "name": span.name,
+            "span_id": span.span_id,
+            "parent_span_id": span.parent_span_id or None,
+            "duration_micros": max(span.end_ns - span.start_ns, 0) // 1000,
+            "attributes": attributes,
+        }
+        if cut:
+            payload["truncated"] = True
+        if span.status_code == STATUS_ERROR:
+            payload["status"] = "error"
+        run.emit_unknown(_time(span.start_ns), "otel_span", payload)
+        self._errors(run, span, None)
+
+    def _errors(self, run: _Run, span: Span, node_id: str | None) -> bool:
+        """The span's exception events and error status as ``error`` events; whether it failed."""
+        said = False
+        for event in span.events:
+            if event.name == "exception":
+                run.emit(
+                    _time(event.time_ns),
+                    ErrorEvent,
+                    ErrorPayload(message=_exception_message(event), node_id=node_id),
+                )
+                said = True
+        if span.status_code != STATUS_ERROR:
+            return said
+        if not said:
+            message = span.status_message or f"span {span.name!r} failed"
+            run.emit(_time(span.end_ns), ErrorEvent, ErrorPayload(message=message, node_id=node_id))
+        return True
+
+    def _complete(self, run: _Run, span: Span) -> None:
+        if run.completed:
+            return
+        run.completed = True
+        end = _time(span.end_ns)
+        if span.status_code == STATUS_ERROR:
+            error = span.status_message or next(
+                (_exception_message(event) for event in span.events if event.name == "exception"),
+                f"span {span.name!r} failed",
+            )
+            run.emit(end, RunCompleted, RunCompletedPayload(status="error", error=error))
+            return
+        output = span.attributes.get("final_result")
+        if output is None:
+            output = _output_text(span.attributes.get("gen_ai.output.messages"))
+        value, cut = cap_payload_value(output)
+        run.emit(
+            end,
+            RunCompleted,
+            RunCompletedPayload(status="ok", output=value, truncated=True if cut else None),
+        )
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def _flush(self, runs: Iterable[_Run]) -> None:
+        """Write each run's new lines in one ``write()``, then publish its events."""
+        for run in runs:
+            if not run.pending:
+                continue
+            data = b"".join(run.pending)
+            run.pending.clear()
+            fd = os.open(run.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            try:
+                view = memoryview(data)
+                while view:
+                    written = os.write(fd, view)
+                    view = view[written:]
+            finally:
+                os.close(fd)
+            events, run.events = run.events, []
+            if self.hub is not None:
+                for event in events:
+                    self.hub.publish(event, _encode_line(event))
+                if run.completed:
+                    self.hub.forget(run.run_id)
+
+
+def _encode_line(event: RunEvent) -> bytes:
+    from ledger_reader import encode_event
+
+    return encode_event(event)[:-1]
+
+
+def _exit(node_id: str, span: Span, failed: bool) -> NodeExitPayload:
+    return NodeExitPayload(
+        node_id=node_id,
+        duration_micros=max(span.end_ns - span.start_ns, 0) // 1000,
+        success=not failed,
+    )
+
+
+def _exception_message(event: SpanEvent) -> str:
+    kind = _text(event.attributes.get("exception.type"))
+    message = _text(event.attributes.get("exception.message"))
+    if kind and message:
+        return f"{kind}: {message}"
+    return message or kind or "exception"
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _float(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    return float(value) if isinstance(value, int | float) else None
+
+
+def _json_or_text(value: Any) -> Any:
+    """Tool arguments as the JSON they hold where they are JSON text."""
+    if isinstance(value, str):
+        try:
+            return _decoder.decode(value)
+        except msgspec.DecodeError:
+            return value
+    return value
+
+
+def _output_text(messages: Any) -> str | None:
+    """The assistant text in ``gen_ai.output.messages`` (JSON text of messages with parts)."""
+    if isinstance(messages, str):
+        try:
+            messages = _decoder.decode(messages)
+        except msgspec.DecodeError:
+            return None
+    if not isinstance(messages, list):
+        return None
+    texts: list[str] = []
+    for message in messages:
+        parts = message.get("parts") if isinstance(message, dict) else None
+        for part in parts if isinstance(parts, list) else ():
+            if isinstance(part, dict) and part.get("type") == "text":
+                content = part.get("content")
+                if isinstance(content, str):
+                    texts.append(content)
+    return "".join(texts) or None

@@ -1,0 +1,311 @@
+"""OTLP/HTTP export requests, decoded into plain spans (protobuf or JSON, either may be gzipped).
+
+The protobuf encoding is read with ``opentelemetry-proto`` (the ``otlp``
+extra), imported on the first protobuf request. The JSON encoding is
+OTLP's own mapping (hex trace and span ids, 64-bit integers as strings,
+lowerCamelCase names, snake_case accepted too) and needs nothing more
+than msgspec. Either way a request becomes a list of :class:`Span`, and
+a span that cannot be used (no valid ids) is counted as rejected, never
+a crash.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import zlib
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import msgspec
+
+MAX_INFLATED: Final = 64 * 1024 * 1024
+"""Bytes a gzipped body may grow to once inflated (a small bomb must not eat the server)."""
+
+STATUS_ERROR: Final = 2
+"""``Status.code`` of a failed span (``STATUS_CODE_ERROR``)."""
+
+_json_decoder: Final = msgspec.json.Decoder()
+
+
+class UndecodableRequest(ValueError):
+    """The body is not an export request in the encoding it claims (a 400)."""
+
+
+class RequestTooLarge(ValueError):
+    """The body, once inflated, is over :data:`MAX_INFLATED` (a 413)."""
+
+
+@dataclass(slots=True)
+class SpanEvent:
+    """An event inside a span (``exception`` ones become errors)."""
+
+    time_ns: int
+    name: str
+    attributes: dict[str, Any]
+
+
+@dataclass(slots=True)
+class Span:
+    """One span, with what runtop reads of it."""
+
+    trace_id: str
+    span_id: str
+    parent_span_id: str
+    name: str
+    start_ns: int
+    end_ns: int
+    attributes: dict[str, Any]
+    status_code: int = 0
+    status_message: str = ""
+    events: list[SpanEvent] = field(default_factory=list)
+    service: str | None = None
+
+
+@dataclass(slots=True)
+class Decoded:
+    """The spans of one export request, and how many could not be used (and why)."""
+
+    spans: list[Span]
+    rejected: int = 0
+    reason: str = ""
+
+
+def inflate(body: bytes) -> bytes:
+    """A gzipped body, inflated up to :data:`MAX_INFLATED`."""
+    inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+    try:
+        data = inflater.decompress(body, MAX_INFLATED + 1)
+    except zlib.error as error:
+        raise UndecodableRequest(f"the body is not valid gzip: {error}") from error
+    if len(data) > MAX_INFLATED or inflater.unconsumed_tail:
+        raise RequestTooLarge(f"the body inflates to more than {MAX_INFLATED} bytes")
+    if not inflater.eof:
+        raise UndecodableRequest("the gzipped body is cut short")
+    return data
+
+
+# -- protobuf ---------------------------------------------------------------------------
+
+
+def decode_protobuf(body: bytes) -> Decoded:
+    """An ``ExportTraceServiceRequest`` in protobuf."""
+    from google.protobuf.message import DecodeError
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+
+    request = ExportTraceServiceRequest()
+    try:
+        request.ParseFromString(body)
+    except DecodeError as error:
+        message = f"the body is not an OTLP protobuf export request: {error}"
+        raise UndecodableRequest(message) from error
+    decoded = Decoded([])
+    spans = decoded.spans
+    for resource_spans in request.resource_spans:
+        service = _service_pb(resource_spans.resource.attributes)
+        for scope_spans in resource_spans.scope_spans:
+            for span in scope_spans.spans:
+                trace_id = span.trace_id.hex()
+                span_id = span.span_id.hex()
+                if len(trace_id) != 32 or len(span_id) != 16 or _zero(trace_id, span_id):
+                    decoded.rejected += 1
+                    decoded.reason = "a span has no valid trace_id or span_id"
+                    continue
+                spans.append(
+                    Span(
+                        trace_id,
+                        span_id,
+                        span.parent_span_id.hex(),
+                        span.name,
+                        span.start_time_unix_nano,
+                        span.end_time_unix_nano,
+                        {kv.key: _any_pb(kv.value) for kv in span.attributes},
+                        span.status.code,
+                        span.status.message,
+                        [
+                            SpanEvent(
+                                event.time_unix_nano,
+                                event.name,
+                                {kv.key: _any_pb(kv.value) for kv in event.attributes},
+                            )
+                            for event in span.events
+                        ],
+                        service,
+                    )
+                )
+    return decoded
+
+
+def _any_pb(value: Any) -> Any:
+    kind = value.WhichOneof("value")
+    if kind is None:
+        return None
+    if kind == "array_value":
+        return [_any_pb(item) for item in value.array_value.values]
+    if kind == "kvlist_value":
+        return {kv.key: _any_pb(kv.value) for kv in value.kvlist_value.values}
+    if kind == "bytes_value":
+        return value.bytes_value.hex()
+    return getattr(value, kind)
+
+
+def _service_pb(attributes: Any) -> str | None:
+    for kv in attributes:
+        if kv.key == "service.name":
+            name = _any_pb(kv.value)
+            return name if isinstance(name, str) else None
+    return None
+
+
+def _zero(trace_id: str, span_id: str) -> bool:
+    return trace_id.count("0") == 32 or span_id.count("0") == 16
+
+
+# -- JSON -------------------------------------------------------------------------------
+
+
+def decode_json(body: bytes) -> Decoded:
+    """An ``ExportTraceServiceRequest`` in OTLP's JSON mapping."""
+    try:
+        request = _json_decoder.decode(body)
+    except msgspec.DecodeError as error:
+        raise UndecodableRequest(f"the body is not JSON: {error}") from error
+    if not isinstance(request, dict):
+        raise UndecodableRequest("the body is not an OTLP export request (not a JSON object)")
+    decoded = Decoded([])
+    try:
+        for resource_spans in _list(request, "resourceSpans", "resource_spans"):
+            resource = _get(resource_spans, "resource") or {}
+            attributes = _attributes(_get(resource, "attributes"))
+            service = attributes.get("service.name")
+            service = service if isinstance(service, str) else None
+            for scope_spans in _list(resource_spans, "scopeSpans", "scope_spans"):
+                for span in _list(scope_spans, "spans"):
+                    parsed = _span_json(span, service)
+                    if parsed is None:
+                        decoded.rejected += 1
+                        decoded.reason = "a span has no valid traceId or spanId"
+                    else:
+                        decoded.spans.append(parsed)
+    except (TypeError, ValueError, AttributeError) as error:
+        raise UndecodableRequest(f"the body is not an OTLP export request: {error}") from error
+    return decoded
+
+
+def _span_json(span: Any, service: str | None) -> Span | None:
+    if not isinstance(span, dict):
+        raise TypeError("a span is not an object")
+    trace_id = _id(_get(span, "traceId", "trace_id"), 16)
+    span_id = _id(_get(span, "spanId", "span_id"), 8)
+    if trace_id is None or span_id is None or _zero(trace_id, span_id):
+        return None
+    parent = _id(_get(span, "parentSpanId", "parent_span_id"), 8) or ""
+    status = _get(span, "status") or {}
+    code = _get(status, "code") or 0
+    if isinstance(code, str):
+        code = STATUS_ERROR if code.endswith("ERROR") else 1 if code.endswith("OK") else 0
+    return Span(
+        trace_id,
+        span_id,
+        parent,
+        str(_get(span, "name") or ""),
+        int(_get(span, "startTimeUnixNano", "start_time_unix_nano") or 0),
+        int(_get(span, "endTimeUnixNano", "end_time_unix_nano") or 0),
+        _attributes(_get(span, "attributes")),
+        int(code),
+        str(_get(status, "message") or ""),
+        [
+            SpanEvent(
+                int(_get(event, "timeUnixNano", "time_unix_nano") or 0),
+                str(_get(event, "name") or ""),
+                _attributes(_get(event, "attributes")),
+            )
+            for event in _list(span, "events")
+        ],
+        service,
+    )
+
+
+def _get(mapping: Any, name: str, other: str | None = None) -> Any:
+    if not isinstance(mapping, dict):
+        raise TypeError(f"expected an object holding {name!r}")
+    value = mapping.get(name)
+    if value is None and other is not None:
+        value = mapping.get(other)
+    return value
+
+
+def _list(mapping: Any, name: str, other: str | None = None) -> list[Any]:
+    value = _get(mapping, name, other)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise TypeError(f"{name!r} is not a list")
+    return value
+
+
+def _attributes(items: Any) -> dict[str, Any]:
+    if not items:
+        return {}
+    if not isinstance(items, list):
+        raise TypeError("attributes are not a list")
+    return {str(_get(item, "key")): _any_json(_get(item, "value")) for item in items}
+
+
+def _any_json(value: Any) -> Any:
+    if not isinstance(value, dict) or not value:
+        return None
+    kind, inner = next(iter(value.items()))
+    if kind in ("stringValue", "string_value", "boolValue", "bool_value"):
+        return inner
+    if kind in ("intValue", "int_value"):
+        return int(inner)
+    if kind in ("doubleValue", "double_value"):
+        return float(inner)
+    if kind in ("arrayValue", "array_value"):
+        return [_any_json(item) for item in _list(inner, "values")]
+    if kind in ("kvlistValue", "kvlist_value"):
+        return _attributes(_list(inner, "values"))
+    if kind in ("bytesValue", "bytes_value"):
+        return base64.b64decode(inner).hex()
+    return None
+
+
+def _id(value: Any, size: int) -> str | None:
+    """A trace or span id as lowercase hex: OTLP/JSON sends hex; base64 is taken too."""
+    if not isinstance(value, str) or not value:
+        return None
+    if len(value) == size * 2:
+        try:
+            return bytes.fromhex(value).hex()
+        except ValueError:
+            pass
+    try:
+        raw = base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    return raw.hex() if len(raw) == size else None
+
+
+# -- answers ----------------------------------------------------------------------------
+
+
+def response_body(protobuf: bool, rejected: int, reason: str) -> bytes:
+    """An ``ExportTraceServiceResponse`` in the request's encoding."""
+    if protobuf:
+        from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+            ExportTraceServiceResponse,
+        )
+
+        response = ExportTraceServiceResponse()
+        if rejected:
+            response.partial_success.rejected_spans = rejected
+            response.partial_success.error_message = reason
+        return bytes(response.SerializeToString())
+    if not rejected:
+        return b"{}"
+    return msgspec.json.encode(
+        {"partialSuccess": {"rejectedSpans": str(rejected), "errorMessage": reason}}
+    )

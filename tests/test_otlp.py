@@ -1,0 +1,464 @@
+"""OTLP ingest: spans into ledgers, over a real ``runtop serve`` on loopback."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+
+from run_manager import Manager
+from run_manager.otlp import OtlpIngest
+from run_manager.otlp_spans import decode_json
+from run_manager.standalone import serve
+from run_manager.tokens import token_path
+from tests.conftest import REPO
+
+TOKEN = "otlp-test-token"
+TRACE = "5b8efff798038103d269b633813fc60c"
+
+
+def attribute(key: str, value: Any) -> dict[str, Any]:
+    if isinstance(value, bool):
+        wrapped = {"boolValue": value}
+    elif isinstance(value, int):
+        wrapped = {"intValue": str(value)}
+    elif isinstance(value, float):
+        wrapped = {"doubleValue": value}
+    else:
+        wrapped = {"stringValue": value}
+    return {"key": key, "value": wrapped}
+
+
+def span(
+    span_id: str,
+    name: str,
+    start: float,
+    end: float,
+    *,
+    parent: str = "",
+    trace: str = TRACE,
+    status: int = 0,
+    message: str = "",
+    events: list[dict[str, Any]] | None = None,
+    **attributes: Any,
+) -> dict[str, Any]:
+    base = 1_796_000_000_000_000_000
+    return {
+        "traceId": trace,
+        "spanId": span_id,
+        "parentSpanId": parent,
+        "name": name,
+        "startTimeUnixNano": str(base + int(start * 1e9)),
+        "endTimeUnixNano": str(base + int(end * 1e9)),
+        "attributes": [
+            attribute(key.replace("__", "."), value) for key, value in attributes.items()
+        ],
+        "status": {"code": status, "message": message},
+        "events": events or [],
+    }
+
+
+def request(*spans: dict[str, Any]) -> bytes:
+    resource = {"attributes": [attribute("service.name", "weather-service")]}
+    body = {"resourceSpans": [{"resource": resource, "scopeSpans": [{"spans": list(spans)}]}]}
+    return json.dumps(body).encode()
+
+
+AGENT = "a000000000000001"
+CHAT = "c000000000000001"
+TOOL = "d000000000000001"
+
+
+def agent_run() -> list[dict[str, Any]]:
+    """An agent run as PydanticAI reports it: a model call, a tool call, the agent's span."""
+    return [
+        span(
+            CHAT,
+            "chat gpt-5",
+            0.1,
+            0.4,
+            parent=AGENT,
+            gen_ai__operation__name="chat",
+            gen_ai__request__model="gpt-5",
+            gen_ai__provider__name="openai",
+            gen_ai__usage__input_tokens=120,
+            gen_ai__usage__output_tokens=30,
+        ),
+        span(
+            TOOL,
+            "execute_tool get_weather",
+            0.5,
+            0.6,
+            parent=AGENT,
+            gen_ai__operation__name="execute_tool",
+            gen_ai__tool__name="get_weather",
+            gen_ai__tool__call__id="call_1",
+            gen_ai__tool__call__arguments='{"city": "Paris"}',
+            gen_ai__tool__call__result="sunny",
+        ),
+        span(
+            AGENT,
+            "invoke_agent weather",
+            0.0,
+            1.0,
+            gen_ai__operation__name="invoke_agent",
+            gen_ai__agent__name="weather",
+        ),
+    ]
+
+
+def ledgers(directory: Path) -> dict[str, list[dict[str, Any]]]:
+    found = {}
+    for path in sorted(directory.glob("*.jsonl")):
+        found[path.stem] = [json.loads(text) for text in path.read_text().splitlines()]
+    return found
+
+
+def types(events: list[dict[str, Any]]) -> list[str]:
+    return [event["type"] for event in events]
+
+
+# -- spans into runs (no HTTP) -------------------------------------------------------------
+
+
+def test_an_agent_trace_becomes_one_run(tmp_path: Path) -> None:
+    ingest = OtlpIngest(tmp_path)
+    result = ingest.ingest(decode_json(request(*agent_run())))
+    assert result.accepted == 3
+    [(run_id, events)] = ledgers(tmp_path).items()
+    assert run_id.endswith("_" + TRACE[16:])
+    assert types(events) == [
+        "run_started",
+        "node_enter",
+        "llm_call",
+        "node_exit",
+        "node_enter",
+        "tool_call",
+        "tool_result",
+        "node_exit",
+        "run_completed",
+    ]
+    started = events[0]["payload"]
+    assert (started["agent"], started["writer"], started["trace_id"]) == ("weather", "otlp", TRACE)
+    llm = events[2]["payload"]
+    assert (llm["model"], llm["provider"], llm["prompt_tokens"], llm["output_tokens"]) == (
+        "gpt-5",
+        "openai",
+        120,
+        30,
+    )
+    assert events[5]["payload"]["arguments"] == {"city": "Paris"}
+    assert events[6]["payload"] == {
+        "call_id": "call_1",
+        "node_id": "tool:get_weather#1",
+        "output": "sunny",
+        "is_error": False,
+    }
+    assert events[-1]["payload"]["status"] == "ok"
+    assert [event["seq"] for event in events] == list(range(1, 10))
+
+
+def test_a_span_sent_twice_is_recorded_once(tmp_path: Path) -> None:
+    ingest = OtlpIngest(tmp_path)
+    body = request(*agent_run())
+    ingest.ingest(decode_json(body))
+    again = ingest.ingest(decode_json(body))
+    assert (again.accepted, again.duplicates) == (0, 3)
+    [events] = ledgers(tmp_path).values()
+    assert len(events) == 9
+    # After a restart the ledger itself says which spans are in.
+    restarted = OtlpIngest(tmp_path).ingest(decode_json(body))
+    assert (restarted.accepted, restarted.duplicates) == (0, 3)
+    assert [len(events) for events in ledgers(tmp_path).values()] == [9]
+
+
+def test_spans_out_of_order_and_in_pieces_make_one_live_run(tmp_path: Path) -> None:
+    chat, tool, agent = agent_run()
+    ingest = OtlpIngest(tmp_path)
+    ingest.ingest(decode_json(request(tool)))  # the later span first
+    [events] = ledgers(tmp_path).values()
+    assert types(events)[-1] == "node_exit"  # live: no run_completed yet
+    ingest.ingest(decode_json(request(chat)))
+    ingest.ingest(decode_json(request(agent)))
+    [events] = ledgers(tmp_path).values()
+    assert types(events).count("run_started") == 1
+    assert types(events)[-1] == "run_completed"
+    # Each event carries its span's own time: the model call is placed before the tool.
+    llm = next(event for event in events if event["type"] == "llm_call")
+    tool_call = next(event for event in events if event["type"] == "tool_call")
+    assert llm["time"] < tool_call["time"]
+    assert llm["seq"] > tool_call["seq"]
+
+
+def test_a_nested_agent_is_a_child_run(tmp_path: Path) -> None:
+    inner = "b000000000000002"
+    spans = [
+        *agent_run(),
+        span(
+            "e000000000000003",
+            "chat small",
+            0.7,
+            0.8,
+            parent=inner,
+            gen_ai__operation__name="chat",
+            gen_ai__request__model="small",
+        ),
+        span(
+            inner,
+            "invoke_agent helper",
+            0.65,
+            0.9,
+            parent=TOOL,
+            gen_ai__operation__name="invoke_agent",
+            gen_ai__agent__name="helper",
+        ),
+    ]
+    OtlpIngest(tmp_path).ingest(decode_json(request(*spans)))
+    runs = ledgers(tmp_path)
+    assert len(runs) == 2
+    child_id = next(run_id for run_id in runs if run_id.endswith("_" + inner))
+    parent_id = next(run_id for run_id in runs if run_id != child_id)
+    child = runs[child_id]
+    assert child[0]["payload"]["parent_run_id"] == parent_id
+    assert child[0]["payload"]["agent"] == "helper"
+    assert types(child) == ["run_started", "node_enter", "llm_call", "node_exit", "run_completed"]
+    assert "llm_call" in types(runs[parent_id])
+
+
+def test_spans_without_genai_attributes_are_kept_and_errors_recorded(tmp_path: Path) -> None:
+    exception = {
+        "timeUnixNano": "1796000000500000000",
+        "name": "exception",
+        "attributes": [
+            attribute("exception.type", "TimeoutError"),
+            attribute("exception.message", "db \x1b[31m slow"),
+        ],
+    }
+    spans = [
+        span("f000000000000001", "SELECT users", 0.1, 0.5, parent="f000000000000000",
+             db__system="postgresql", status=2, events=[exception]),
+        span("f000000000000000", "GET /weather", 0.0, 1.0, status=2, message="upstream failed"),
+    ]  # fmt: skip
+    OtlpIngest(tmp_path).ingest(decode_json(request(*spans)))
+    [events] = ledgers(tmp_path).values()
+    assert events[0]["payload"]["agent"] == "GET /weather"  # no agent: named after its root
+    generic = [event for event in events if event["type"] == "otel_span"]
+    assert [event["payload"]["name"] for event in generic] == ["GET /weather", "SELECT users"]
+    assert generic[1]["payload"]["attributes"] == {"db.system": "postgresql"}
+    errors = [event["payload"]["message"] for event in events if event["type"] == "error"]
+    assert "TimeoutError: db \x1b[31m slow" in errors
+    assert events[-1]["type"] == "run_completed"
+    assert events[-1]["payload"] == {"status": "error", "error": "upstream failed"}
+
+
+def test_a_span_without_ids_is_rejected_not_a_crash(tmp_path: Path) -> None:
+    bad = span("zz", "broken", 0, 1)
+    decoded = decode_json(request(bad, *agent_run()))
+    assert decoded.rejected == 1
+    assert OtlpIngest(tmp_path).ingest(decoded).accepted == 3
+
+
+# -- over HTTP, in process -------------------------------------------------------------------
+
+
+@pytest.fixture
+async def server(tmp_path: Path) -> AsyncIterator[tuple[str, Path]]:
+    ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    stop = asyncio.Event()
+    manager = Manager(ledger_dir=tmp_path / "runs")
+    task = asyncio.create_task(
+        serve(
+            manager,
+            port=0,
+            token=TOKEN,
+            home=tmp_path / "home",
+            ready=lambda url, _: ready.set_result(url),
+            stop=stop,
+        )
+    )
+    url = await asyncio.wait_for(ready, 10)
+    try:
+        yield url, tmp_path / "runs"
+    finally:
+        stop.set()
+        await asyncio.wait_for(task, 20)
+
+
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+
+async def post(url: str, body: bytes, headers: dict[str, str]) -> tuple[int, bytes]:
+    async with (
+        aiohttp.ClientSession() as session,
+        session.post(f"{url}/v1/traces", data=io.BytesIO(body), headers=headers) as response,
+    ):
+        return response.status, await response.read()
+
+
+async def test_json_and_gzip_bodies_are_taken(server: tuple[str, Path]) -> None:
+    url, runs = server
+    headers = {**AUTH, "Content-Type": "application/json"}
+    status, answer = await post(url, request(*agent_run()[:1]), headers)
+    assert (status, json.loads(answer)) == (200, {})
+    gzipped = gzip.compress(request(*agent_run()[1:]))
+    status, _ = await post(url, gzipped, {**headers, "Content-Encoding": "gzip"})
+    assert status == 200
+    [events] = ledgers(runs).values()
+    assert types(events)[-1] == "run_completed"
+    async with (
+        aiohttp.ClientSession(headers=AUTH) as session,
+        session.get(f"{url}/api/agent/runs") as response,
+    ):
+        listed = await response.json()
+    [run] = listed["runs"] if isinstance(listed, dict) else listed
+    assert run["status"] == "succeeded"
+
+
+@pytest.mark.parametrize(
+    ("headers", "body", "status"),
+    [
+        ({"Content-Type": "application/json"}, b"{not json", 400),
+        ({"Content-Type": "application/json"}, b"[1, 2]", 400),
+        ({"Content-Type": "application/json"}, b'{"resourceSpans": 7}', 400),
+        ({"Content-Type": "application/x-protobuf"}, b"\xff\xff\xff\xff", 400),
+        ({"Content-Type": "application/json", "Content-Encoding": "gzip"}, b"not gzip", 400),
+        ({"Content-Type": "text/plain"}, b"{}", 415),
+        ({"Content-Type": "application/json", "Content-Encoding": "zstd-ish"}, b"{}", 415),
+    ],
+)
+async def test_bad_bodies_are_refused_with_a_reason(
+    server: tuple[str, Path], headers: dict[str, str], body: bytes, status: int
+) -> None:
+    url, runs = server
+    answer_status, answer = await post(url, body, {**AUTH, **headers})
+    assert answer_status == status
+    assert json.loads(answer)["error"]
+    assert not list(runs.glob("*.jsonl"))
+
+
+async def test_no_token_is_401_and_too_big_is_413(server: tuple[str, Path]) -> None:
+    url, runs = server
+    status, _ = await post(url, request(*agent_run()), {"Content-Type": "application/json"})
+    assert status == 401
+    wrong = {"Authorization": "Bearer nope", "Content-Type": "application/json"}
+    status, _ = await post(url, request(*agent_run()), wrong)
+    assert status == 401
+    huge = b" " * (32 * 1024 * 1024 + 1)
+    status, answer = await post(url, huge, {**AUTH, "Content-Type": "application/json"})
+    assert status == 413
+    assert "over" in json.loads(answer)["error"]
+    bomb = gzip.compress(b" " * (65 * 1024 * 1024))
+    headers = {**AUTH, "Content-Type": "application/json", "Content-Encoding": "gzip"}
+    status, _ = await post(url, bomb, headers)
+    assert status == 413
+    assert not list(runs.glob("*.jsonl"))
+
+
+# -- the real exporter, PydanticAI's spans, a real `runtop serve` ------------------------------
+
+
+@pytest.fixture
+def runtop_serve(tmp_path: Path) -> Iterator[tuple[str, str, dict[str, str]]]:
+    env = {**os.environ, "RUNTOP_HOME": str(tmp_path / "home"), "PYTHONPATH": str(REPO)}
+    env.pop("RUNTOP_TOKEN", None)
+    command = [sys.executable, "-m", "tui.cli", "serve", "--port", "0"]
+    command += ["--ledger-dir", str(tmp_path / "runs")]
+    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO)
+    assert process.stderr is not None
+    first = process.stderr.readline()
+    assert first.startswith("runtop serve: http://127.0.0.1:"), first
+    url = first.split()[2].rstrip(",")
+    port = int(url.rsplit(":", 1)[1])
+    token = token_path("127.0.0.1", port, tmp_path / "home").read_text().strip()
+    try:
+        yield url, token, env
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(20)
+        process.stderr.close()
+
+
+def runtop(*args: str, env: dict[str, str]) -> str:
+    result = subprocess.run(
+        [sys.executable, "-m", "tui.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        timeout=30,
+        check=True,
+    )
+    return result.stdout
+
+
+def test_pydantic_ai_spans_through_the_real_exporter(
+    runtop_serve: tuple[str, str, dict[str, str]],
+) -> None:
+    pytest.importorskip("pydantic_ai")
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+    from pydantic_ai import Agent
+    from pydantic_ai.models.instrumented import InstrumentationSettings
+    from pydantic_ai.models.test import TestModel
+
+    url, token, env = runtop_serve
+    exporter = OTLPSpanExporter(
+        endpoint=f"{url}/v1/traces", headers={"Authorization": f"Bearer {token}"}
+    )
+    provider = TracerProvider()
+    provider.add_span_processor(BatchSpanProcessor(exporter))
+    Agent.instrument_all(InstrumentationSettings(tracer_provider=provider))
+    try:
+        agent = Agent(TestModel(), name="weather")
+
+        @agent.tool_plain
+        async def get_weather(city: str) -> str:
+            return f"sunny in {city}"
+
+        result = agent.run_sync("What's the weather in Paris?")
+        assert provider.force_flush(10_000)
+    finally:
+        Agent.instrument_all(False)
+        provider.shutdown()
+    [listed] = json.loads(runtop("ls", url, "--json", env=env))
+    assert listed["agent"] == "weather"
+    assert listed["status"] == "succeeded"
+    shown = runtop("show", listed["run_id"], "--from", url, "--json", env=env)
+    events = [json.loads(text) for text in shown.splitlines()]
+    assert events[0]["payload"]["writer"] == "otlp"
+    calls = [event["payload"] for event in events if event["type"] == "llm_call"]
+    assert len(calls) == 2
+    assert all(call["prompt_tokens"] > 0 and call["output_tokens"] > 0 for call in calls)
+    tool_call = next(event["payload"] for event in events if event["type"] == "tool_call")
+    assert (tool_call["name"], tool_call["arguments"]) == ("get_weather", {"city": "a"})
+    tool_result = next(event["payload"] for event in events if event["type"] == "tool_result")
+    assert tool_result["output"] == "sunny in a"
+    assert events[-1]["type"] == "run_completed"
+    assert events[-1]["payload"]["output"] == result.output
+
+
+def test_the_inspector_refuses_actions_on_otlp_runs_with_the_reason(tmp_path: Path) -> None:
+    from inspector.ledger_source import LedgerDirectorySource
+    from inspector.source import OTLP_REFUSAL, live_run_refusal
+    from ledger_reader import scan_paths
+
+    chat, tool, _ = agent_run()
+    OtlpIngest(tmp_path).ingest(decode_json(request(chat, tool)))  # live: its root is to come
+    [state] = scan_paths([tmp_path]).states.values()
+    summary = state.summary()
+    assert summary.status.is_live
+    for action in ("cancel", "resume", "approve"):
+        assert live_run_refusal(action, summary) == OTLP_REFUSAL
+        assert LedgerDirectorySource(tmp_path).refusal(action, summary) == OTLP_REFUSAL
