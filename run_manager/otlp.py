@@ -69,7 +69,8 @@ from ledger_reader.events import (
     ToolResultPayload,
     UnknownEvent,
 )
-from run_manager.ledger import cap_payload_value, make_private_dir
+from ledger_reader.locations import make_private_dir
+from run_manager.ledger import cap_payload_value
 from run_manager.otlp_spans import STATUS_ERROR, Decoded, Span, SpanEvent
 
 if TYPE_CHECKING:

@@ -427,7 +427,7 @@ def test_pydantic_ai_spans_through_the_real_exporter(
         async def get_weather(city: str) -> str:
             return f"sunny in {city}"
 
-        result = agent.run_sync("What's the weather in Paris?")
+        result = asyncio.run(agent.run("What's the weather in Paris?"))
         assert provider.force_flush(10_000)
     finally:
         Agent.instrument_all(False)
