@@ -36,6 +36,7 @@ stop them (:data:`READ_ONLY_REASON`).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import time
 from collections import OrderedDict
@@ -71,7 +72,7 @@ from ledger_reader.events import (
 )
 from ledger_reader.locations import make_private_dir
 from run_manager.ledger import cap_payload_value
-from run_manager.otlp_spans import STATUS_ERROR, Decoded, Span, SpanEvent
+from run_manager.otlp_spans import MAX_MESSAGE, STATUS_ERROR, Decoded, Span, SpanEvent
 
 if TYPE_CHECKING:
     from run_manager.hub import Hub
@@ -81,6 +82,9 @@ READ_ONLY_REASON: Final = "sent over OpenTelemetry; runtop cannot stop it"
 """The reason the inspector gives (inspector.source.OTLP_REFUSAL says the same)."""
 MAX_TRACES: Final = 10_000
 """Traces whose span ids are kept in memory; an older one is read back from its ledger."""
+MAX_NAME: Final = 256
+"""Characters of a name taken from a span (its name, a model's, a tool's): a name goes into
+node ids and every line of the run that names it."""
 MAX_ANCESTRY: Final = 256
 """Parent links followed to find a span's agent (a cycle in hostile input ends there)."""
 
@@ -101,11 +105,13 @@ def _is_agent(span: Span) -> bool:
 
 
 _second: list[Any] = [-1, "", ""]
+_LAST_NS: Final = 253_402_300_799_999_999_999
+"""The last nanosecond of the year 9999: a later time from a span is taken as this."""
 
 
 def _time(ns: int) -> str:
     """A span time (Unix nanoseconds) as ledgers write times."""
-    second, rest = divmod(max(ns, 0), 1_000_000_000)
+    second, rest = divmod(min(max(ns, 0), _LAST_NS), 1_000_000_000)
     if _second[0] != second:
         moment = time.gmtime(second)
         _second[:] = [
@@ -117,7 +123,7 @@ def _time(ns: int) -> str:
 
 
 def _id_stamp(ns: int) -> str:
-    _, rest = divmod(max(ns, 0), 1_000_000_000)
+    _, rest = divmod(min(max(ns, 0), _LAST_NS), 1_000_000_000)
     _time(ns)
     return f"{_second[2]}{rest // 1_000_000:03d}"
 
@@ -134,7 +140,9 @@ class _Run:
     chunk_index: int = 0
     node_counts: dict[str, int] = field(default_factory=dict)
     pending: list[bytes] = field(default_factory=list)
+    """Lines to write, ``\n`` included."""
     events: list[RunEvent] = field(default_factory=list)
+    """The events of ``pending``, in the same order, to publish once written."""
 
     def emit(self, moment: str, event_type: type[Any], payload: Any) -> None:
         self.seq += 1
@@ -268,7 +276,7 @@ class OtlpIngest:
             self._traces.popitem(last=False)
         written = self._ledgers_on_disk().get(trace_id[16:])
         if written is not None:  # seen before a restart (or before it was evicted here)
-            trace.run = self._reopen(trace, written)
+            trace.run = self._reopen(trace, written)  # None: not this trace's ledger
         return trace
 
     def _run_of_agent(self, trace: _Trace, agent: str | None, spans: list[Span]) -> _Run:
@@ -296,7 +304,16 @@ class OtlpIngest:
         on_disk = self._ledgers_on_disk()
         known = on_disk.get(suffix)
         if known is not None:
-            return self._reopen(trace, known)
+            reopened = self._reopen(trace, known)
+            if reopened is not None:
+                return reopened
+            # Another writer's run ends in the same 16 hex (chance, or a trace id made to
+            # match): never write into it; this trace takes 16 hex of a hash instead.
+            suffix = hashlib.sha256(f"{trace.trace_id}/{suffix}".encode()).hexdigest()[:16]
+            known = on_disk.get(suffix)
+            reopened = self._reopen(trace, known) if known is not None else None
+            if reopened is not None:
+                return reopened
         own = [span for span in spans if span.span_id == agent_span]
         first = min(spans, key=lambda span: span.start_ns)
         start = own[0].start_ns if own else first.start_ns
@@ -355,8 +372,9 @@ class OtlpIngest:
             self._on_disk = found
         return self._on_disk
 
-    def _reopen(self, trace: _Trace, run_id: str) -> _Run:
-        """A run written before (by this process or an earlier one): continue where it ended."""
+    def _reopen(self, trace: _Trace, run_id: str) -> _Run | None:
+        """A run of this trace written before (by this process or an earlier one), to go on
+        with; ``None`` if that ledger is not one this ingest wrote for this trace."""
         for run in [trace.run, *trace.children.values()]:
             if run is not None and run.run_id == run_id:
                 return run
@@ -365,7 +383,9 @@ class OtlpIngest:
         try:
             data = path.read_bytes()
         except OSError:
-            data = b""
+            return None
+        if not _started_by_this_trace(data, trace.trace_id):
+            return None
         for raw in data.splitlines():
             try:
                 line = _decoder.decode(raw)
@@ -562,8 +582,8 @@ class OtlpIngest:
         for run in runs:
             if not run.pending:
                 continue
-            data = b"".join(run.pending)
-            run.pending.clear()
+            lines, run.pending = run.pending, []
+            data = b"".join(lines)
             fd = os.open(run.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
             try:
                 view = memoryview(data)
@@ -574,16 +594,12 @@ class OtlpIngest:
                 os.close(fd)
             events, run.events = run.events, []
             if self.hub is not None:
-                for event in events:
-                    self.hub.publish(event, _encode_line(event))
+                publish = self.hub.publish
+                # A reopened ledger's first line may be a lone newline, with no event.
+                for event, line in zip(events, lines[len(lines) - len(events) :], strict=True):
+                    publish(event, line[:-1])
                 if run.completed:
                     self.hub.forget(run.run_id)
-
-
-def _encode_line(event: RunEvent) -> bytes:
-    from ledger_reader import encode_event
-
-    return encode_event(event)[:-1]
 
 
 def _exit(node_id: str, span: Span, failed: bool) -> NodeExitPayload:
@@ -596,14 +612,34 @@ def _exit(node_id: str, span: Span, failed: bool) -> NodeExitPayload:
 
 def _exception_message(event: SpanEvent) -> str:
     kind = _text(event.attributes.get("exception.type"))
-    message = _text(event.attributes.get("exception.message"))
+    message = _long_text(event.attributes.get("exception.message"))
     if kind and message:
         return f"{kind}: {message}"
     return message or kind or "exception"
 
 
+def _started_by_this_trace(data: bytes, trace_id: str) -> bool:
+    """Whether a ledger's first line is this ingest's ``run_started`` for ``trace_id``."""
+    try:
+        first = _decoder.decode(data.partition(b"\n")[0])
+    except msgspec.DecodeError:
+        return False
+    payload = first.get("payload") if isinstance(first, dict) else None
+    return (
+        isinstance(payload, dict)
+        and first.get("type") == "run_started"
+        and payload.get("writer") == WRITER
+        and payload.get("trace_id") == trace_id
+    )
+
+
+def _long_text(value: Any) -> str | None:
+    return value[:MAX_MESSAGE] if isinstance(value, str) and value else None
+
+
 def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
+    """A name from a span (model, tool, provider, agent), cut at :data:`MAX_NAME`."""
+    return value[:MAX_NAME] if isinstance(value, str) and value else None
 
 
 def _int(value: Any) -> int | None:

@@ -22,6 +22,11 @@ import msgspec
 MAX_INFLATED: Final = 64 * 1024 * 1024
 """Bytes a gzipped body may grow to once inflated (a small bomb must not eat the server)."""
 
+MAX_NAME: Final = 1024
+"""Characters of a span's name kept (the name is repeated in events and node ids)."""
+MAX_MESSAGE: Final = 16 * 1024
+"""Characters of a status or exception message kept."""
+
 STATUS_ERROR: Final = 2
 """``Status.code`` of a failed span (``STATUS_CODE_ERROR``)."""
 
@@ -118,12 +123,12 @@ def decode_protobuf(body: bytes) -> Decoded:
                         trace_id,
                         span_id,
                         span.parent_span_id.hex(),
-                        span.name,
+                        span.name[:MAX_NAME],
                         span.start_time_unix_nano,
                         span.end_time_unix_nano,
                         {kv.key: _any_pb(kv.value) for kv in span.attributes},
                         span.status.code,
-                        span.status.message,
+                        span.status.message[:MAX_MESSAGE],
                         [
                             SpanEvent(
                                 event.time_unix_nano,
@@ -210,12 +215,12 @@ def _span_json(span: Any, service: str | None) -> Span | None:
         trace_id,
         span_id,
         parent,
-        str(_get(span, "name") or ""),
+        str(_get(span, "name") or "")[:MAX_NAME],
         int(_get(span, "startTimeUnixNano", "start_time_unix_nano") or 0),
         int(_get(span, "endTimeUnixNano", "end_time_unix_nano") or 0),
         _attributes(_get(span, "attributes")),
         int(code),
-        str(_get(status, "message") or ""),
+        str(_get(status, "message") or "")[:MAX_MESSAGE],
         [
             SpanEvent(
                 int(_get(event, "timeUnixNano", "time_unix_nano") or 0),

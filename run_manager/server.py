@@ -39,6 +39,8 @@ from run_manager.errors import RunNotFound, RunNotResumable
 from run_manager.frame_ring import FrameRing
 from run_manager.history import LedgerUnreadable, RunHistory
 from run_manager.manager import Manager
+from run_manager.otlp import READ_ONLY_REASON as OTLP_REFUSAL
+from run_manager.otlp import WRITER as OTLP_WRITER
 from run_manager.run import ApprovalNotFound, Status
 from run_manager.sse import SSE_HEADERS, LineHead, damaged_frame, sse_frame
 from run_manager.summary_index import IndexedRun, SummaryIndex
@@ -454,6 +456,11 @@ class AttachServer:
         started = handle.info().started_at
         return _json({"run_id": handle.run_id, "started_at": _rfc3339(started)}, 201)
 
+    def _refuse_otlp(self, booked: IndexedRun) -> None:
+        """A run sent over OpenTelemetry runs elsewhere: nothing here can stop or re-issue it."""
+        if booked.summary().writer == OTLP_WRITER:
+            raise _ApiError(409, OTLP_REFUSAL)
+
     async def cancel_run(self, request: web.Request) -> web.Response:
         run_id = request.match_info["run_id"]
         body = await self._body(request)
@@ -461,7 +468,7 @@ class AttachServer:
         try:
             handle = self.manager.get(run_id)
         except RunNotFound:
-            self._booked(run_id)
+            self._refuse_otlp(self._booked(run_id))
             raise _ApiError(409, "the run already ended") from None
         if handle.status is not Status.RUNNING:
             raise _ApiError(409, f"the run already ended ({handle.status.value})")
@@ -474,6 +481,7 @@ class AttachServer:
         if body.get("from_step"):
             raise _ApiError(400, "runtop re-issues a run from its input; it cannot start mid-run")
         booked = self._booked(run_id)
+        self._refuse_otlp(booked)
         try:
             handle = self.manager.resume(run_id)
         except RunNotFound:

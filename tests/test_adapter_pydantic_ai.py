@@ -211,3 +211,16 @@ async def test_a_structured_output_is_the_runs_output_as_json(tmp_path: Path) ->
     async with Manager(ledger_dir=tmp_path) as manager:
         output = await manager.start(agent, "forecast").result()
     assert json.loads(output) == {"city": "Paris", "degrees": 21}
+
+
+async def test_the_demo_shows_a_pydantic_ai_agent_on_its_test_model(tmp_path: Path) -> None:
+    from tui.demo import weather_agent
+
+    agent = weather_agent(pace=0.001)
+    assert agent is not None
+    async with Manager(ledger_dir=tmp_path) as manager:
+        handle = manager.stream(agent, "What's the weather in Paris?")
+        assert "sunny" in await handle.result()
+    events = ledger(tmp_path, handle.run_id)
+    assert events[0]["payload"]["agent"] == "weather"
+    assert "tool_result" in types(events)

@@ -462,3 +462,56 @@ def test_the_inspector_refuses_actions_on_otlp_runs_with_the_reason(tmp_path: Pa
     for action in ("cancel", "resume", "approve"):
         assert live_run_refusal(action, summary) == OTLP_REFUSAL
         assert LedgerDirectorySource(tmp_path).refusal(action, summary) == OTLP_REFUSAL
+
+
+def test_a_trace_never_writes_into_another_writers_ledger(tmp_path: Path) -> None:
+    """A runtop run whose id ends in the trace's 16 hex (chance, or a trace id made to match)."""
+    theirs = tmp_path / f"run_20261130T000000000_{TRACE[16:]}.jsonl"
+    line = {"run_id": theirs.stem, "seq": 1, "time": "2026-11-30T00:00:00Z", "type": "run_started"}
+    line["payload"] = {"writer": "runtop", "agent": "mine"}
+    theirs.write_text(json.dumps(line) + "\n")
+    before = theirs.read_bytes()
+    for ingest in (OtlpIngest(tmp_path), OtlpIngest(tmp_path)):  # and again after a restart
+        ingest.ingest(decode_json(request(*agent_run())))
+    assert theirs.read_bytes() == before
+    runs = ledgers(tmp_path)
+    assert len(runs) == 2
+    [(_, ours)] = [(key, events) for key, events in runs.items() if key != theirs.stem]
+    assert ours[0]["payload"]["trace_id"] == TRACE
+    assert types(ours).count("tool_call") == 1  # the second ingest found it again: no repeat
+
+
+def test_hostile_names_and_times_are_cut_not_fatal(tmp_path: Path) -> None:
+    spans = [
+        span("9000000000000001", "x" * 100_000, 0, 1, parent="9000000000000000",
+             gen_ai__operation__name="execute_tool", gen_ai__tool__name="t" * 100_000),
+        span("9000000000000000", "root", 0, 1),
+    ]  # fmt: skip
+    spans[0]["endTimeUnixNano"] = str(10**25)  # JSON can say any number: past the year 9999
+    OtlpIngest(tmp_path).ingest(decode_json(request(*spans)))
+    [events] = ledgers(tmp_path).values()
+    call = next(event for event in events if event["type"] == "tool_call")
+    assert len(call["payload"]["name"]) == 256
+    assert max(len(json.dumps(event)) for event in events) < 4096
+    result = next(event for event in events if event["type"] == "tool_result")
+    assert result["time"].startswith("9999-12-31T23:59:59")
+
+
+async def test_the_server_refuses_to_cancel_or_resume_an_otlp_run(server: tuple[str, Path]) -> None:
+    url, _ = server
+    status, _ = await post(
+        url, request(*agent_run()[:2]), {**AUTH, "Content-Type": "application/json"}
+    )
+    assert status == 200
+    async with aiohttp.ClientSession(headers=AUTH) as session:
+        async with session.get(f"{url}/api/agent/runs") as response:
+            listed = await response.json()
+        [run] = listed["runs"] if isinstance(listed, dict) else listed
+        for action in ("cancel", "resume"):
+            async with session.post(
+                f"{url}/api/agent/runs/{run['run_id']}/{action}", json={}
+            ) as answer:
+                assert answer.status == 409
+                assert (await answer.json())[
+                    "error"
+                ] == "sent over OpenTelemetry; runtop cannot stop it"
