@@ -165,6 +165,35 @@ async def start_demo(manager: Manager, *, pace: float = 1.0, forever: bool = Tru
     manager.start(agents["migrator"], "v42", detached=True)
     manager.start(agents["summarizer"], "logs/2026-11-28.txt", detached=True)
     questions = ["textual datatable speed", "asyncio cancel semantics", "inotify limits"]
+    weather: object | None = None
+    if forever:
+        # PydanticAI takes a second to import: in a thread, once the first screen is up.
+        await asyncio.sleep(2 * pace)
+        weather = await asyncio.to_thread(weather_agent, pace)
+        if weather is not None:
+            manager.register(weather)
+            manager.stream(weather, "What's the weather in Paris?", detached=True)
     while forever:
         await asyncio.sleep(random.uniform(4, 9) * pace)
-        manager.stream(agents["researcher"], random.choice(questions), detached=True)
+        if weather is not None and random.random() < 0.3:
+            manager.stream(weather, random.choice(["Paris", "Oslo", "Lima"]), detached=True)
+        else:
+            manager.stream(agents["researcher"], random.choice(questions), detached=True)
+
+
+def weather_agent(pace: float = 1.0) -> object | None:
+    """A PydanticAI agent on PydanticAI's own test model; ``None`` without runtop[pydantic-ai]."""
+    try:
+        from pydantic_ai import Agent
+        from pydantic_ai.models.test import TestModel
+    except ImportError:
+        return None
+    agent = Agent(TestModel(), name="weather")
+
+    @agent.tool_plain
+    async def get_forecast(city: str) -> str:
+        """The forecast for a city."""
+        await asyncio.sleep(1.5 * pace)
+        return f"sunny in {city}, 21 °C"
+
+    return agent
