@@ -1,0 +1,306 @@
+"""OTLP ingest's figures: spans per second into ledgers, and export-to-client latency.
+
+    .venv/bin/python bench/otlp.py [--repeats 5]
+
+The server is a real ``runtop serve`` process on loopback, writing ledgers
+into a temporary directory; the exporters and the client run in this
+process. Every figure is the median of ``--repeats``.
+
+- ingest: export requests of 512 spans each (the OpenTelemetry SDK's batch
+  size), protobuf, as PydanticAI's instrumentation makes them: per run one
+  ``invoke_agent`` span, four ``chat`` spans with token counts and four
+  ``execute_tool`` spans with arguments and results. Four connections
+  post them at once; spans per second from the first request to the last
+  answer, every span written to a ledger by then. Beside it, in the same
+  run, the floor: decoding the same requests in this process, no writing.
+- latency: the OpenTelemetry SDK's own exporter (``OTLPSpanExporter`` with a
+  ``SimpleSpanProcessor``, so a span is sent when it ends) against a client
+  following the server's global SSE stream, as the TUI attached to it does:
+  from ``span.end()`` to the span's ``tool_call`` decoded at the client,
+  p50 and p99 over 300 spans. (The batching processor a service would use
+  adds its own ``schedule_delay``, 5 s by default.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import secrets
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+SPANS_PER_REQUEST = 512
+REQUESTS = 120
+CONNECTIONS = 4
+LATENCY_SPANS = 300
+
+
+class Server:
+    """``runtop serve`` in a process of its own, with a fresh ledger directory."""
+
+    def __init__(self) -> None:
+        self.home = Path(tempfile.mkdtemp(prefix="runtop-bench-otlp-"))
+        env = {**os.environ, "RUNTOP_HOME": str(self.home / "home"), "PYTHONPATH": str(REPO)}
+        command = [sys.executable, "-m", "tui.cli", "serve", "--port", "0"]
+        command += ["--ledger-dir", str(self.home / "runs")]
+        self.process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=env)
+        assert self.process.stderr is not None
+        first = self.process.stderr.readline()
+        self.url = first.split()[2].rstrip(",")
+        port = int(self.url.rsplit(":", 1)[1])
+        from run_manager.tokens import token_path
+
+        self.token = token_path("127.0.0.1", port, self.home / "home").read_text().strip()
+
+    def ledger_lines(self) -> int:
+        return sum(path.read_bytes().count(b"\n") for path in (self.home / "runs").glob("*.jsonl"))
+
+    def stop(self) -> None:
+        self.process.send_signal(signal.SIGTERM)
+        self.process.wait(20)
+        assert self.process.stderr is not None
+        self.process.stderr.close()
+        shutil.rmtree(self.home, ignore_errors=True)
+
+
+def agent_requests(count: int) -> tuple[list[bytes], int]:
+    """``count`` export requests of agent runs, and the ledger lines they make."""
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+    from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+    from opentelemetry.proto.trace.v1.trace_pb2 import Span
+
+    def attribute(key: str, value: str | int) -> KeyValue:
+        if isinstance(value, int):
+            return KeyValue(key=key, value=AnyValue(int_value=value))
+        return KeyValue(key=key, value=AnyValue(string_value=value))
+
+    now = time.time_ns()
+    bodies: list[bytes] = []
+    lines = 0
+    for _ in range(count):
+        request = ExportTraceServiceRequest()
+        resource = request.resource_spans.add()
+        resource.resource.attributes.append(attribute("service.name", "bench"))
+        spans = resource.scope_spans.add().spans
+        while len(spans) + 9 <= SPANS_PER_REQUEST:
+            trace_id = secrets.token_bytes(16)
+            agent_id = secrets.token_bytes(8)
+            for step in range(4):
+                chat = Span(
+                    trace_id=trace_id,
+                    span_id=secrets.token_bytes(8),
+                    parent_span_id=agent_id,
+                    name="chat gpt-5",
+                    start_time_unix_nano=now + step * 1000,
+                    end_time_unix_nano=now + step * 1000 + 500,
+                )
+                chat.attributes.extend(
+                    [
+                        attribute("gen_ai.operation.name", "chat"),
+                        attribute("gen_ai.request.model", "gpt-5"),
+                        attribute("gen_ai.provider.name", "openai"),
+                        attribute("gen_ai.usage.input_tokens", 812),
+                        attribute("gen_ai.usage.output_tokens", 41),
+                    ]
+                )
+                tool = Span(
+                    trace_id=trace_id,
+                    span_id=secrets.token_bytes(8),
+                    parent_span_id=agent_id,
+                    name="execute_tool search",
+                    start_time_unix_nano=now + step * 1000 + 600,
+                    end_time_unix_nano=now + step * 1000 + 900,
+                )
+                tool.attributes.extend(
+                    [
+                        attribute("gen_ai.operation.name", "execute_tool"),
+                        attribute("gen_ai.tool.name", "search"),
+                        attribute("gen_ai.tool.call.id", f"call_{secrets.token_hex(8)}"),
+                        attribute("gen_ai.tool.call.arguments", '{"q": "textual datatable"}'),
+                        attribute("gen_ai.tool.call.result", "DataTable: rows, columns, cursor"),
+                    ]
+                )
+                spans.extend([chat, tool])
+            agent = Span(
+                trace_id=trace_id,
+                span_id=agent_id,
+                name="invoke_agent researcher",
+                start_time_unix_nano=now,
+                end_time_unix_nano=now + 5000,
+            )
+            agent.attributes.extend(
+                [
+                    attribute("gen_ai.operation.name", "invoke_agent"),
+                    attribute("gen_ai.agent.name", "researcher"),
+                ]
+            )
+            spans.append(agent)
+            lines += 2 + 4 * 3 + 4 * 4  # run_started, run_completed; per chat 3; per tool 4
+        bodies.append(request.SerializeToString())
+    return bodies, lines
+
+
+async def post_all(server: Server, bodies: list[bytes]) -> float:
+    import aiohttp
+
+    headers = {
+        "Authorization": f"Bearer {server.token}",
+        "Content-Type": "application/x-protobuf",
+    }
+    queue = list(reversed(bodies))
+    connector = aiohttp.TCPConnector(limit=CONNECTIONS)
+
+    async def sender(session: aiohttp.ClientSession) -> None:
+        while queue:
+            body = queue.pop()
+            async with session.post(f"{server.url}/v1/traces", data=body) as response:
+                await response.read()
+                assert response.status == 200, response.status
+
+    async with aiohttp.ClientSession(headers=headers, connector=connector) as session:
+        began = time.perf_counter()
+        await asyncio.gather(*(sender(session) for _ in range(CONNECTIONS)))
+        return time.perf_counter() - began
+
+
+def decode_floor(bodies: list[bytes]) -> float:
+    """Spans per second decoding the same requests here (protobuf to spans, nothing written)."""
+    from run_manager.otlp_spans import decode_protobuf
+
+    began = time.perf_counter()
+    spans = sum(len(decode_protobuf(body).spans) for body in bodies)
+    return spans / (time.perf_counter() - began)
+
+
+def ingest_once(bodies: list[bytes], lines: int) -> tuple[float, float]:
+    server = Server()
+    try:
+        elapsed = asyncio.run(post_all(server, bodies))
+        written = server.ledger_lines()
+        assert written == lines, f"{written} ledger lines, expected {lines}"
+    finally:
+        server.stop()
+    spans = len(bodies) * (SPANS_PER_REQUEST // 9 * 9)
+    return spans / elapsed, decode_floor(bodies)
+
+
+def latency_once() -> list[float]:
+    """Seconds from ``span.end()`` (the real exporter) to the event at an SSE client."""
+    import aiohttp
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    from inspector.attach_client import SseParser
+    from ledger_reader import ToolCall, decode_line
+
+    server = Server()
+    ended: dict[str, float] = {}
+    arrived: dict[str, float] = {}
+    ready = threading.Event()
+    done = threading.Event()
+
+    async def follow() -> None:
+        parser = SseParser()
+        headers = {"Authorization": f"Bearer {server.token}"}
+        async with (
+            aiohttp.ClientSession(headers=headers) as session,
+            session.get(f"{server.url}/api/agent/runs/events/stream") as response,
+        ):
+            async for chunk in response.content.iter_any():
+                now = time.perf_counter()
+                for frame in parser.feed(chunk):
+                    if frame.event == "ready":
+                        ready.set()
+                        continue
+                    event = decode_line(frame.data)
+                    if isinstance(event, ToolCall) and event.payload.call_id:
+                        arrived[event.payload.call_id] = now
+                if len(arrived) >= LATENCY_SPANS:
+                    done.set()
+                    return
+
+    follower = threading.Thread(target=lambda: asyncio.run(follow()), daemon=True)
+    follower.start()
+    ready.wait(10)
+    exporter = OTLPSpanExporter(
+        endpoint=f"{server.url}/v1/traces", headers={"Authorization": f"Bearer {server.token}"}
+    )
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = provider.get_tracer("bench")
+    try:
+        for number in range(LATENCY_SPANS):
+            call_id = f"call_{number:016x}"
+            span = tracer.start_span(
+                "execute_tool search",
+                attributes={
+                    "gen_ai.operation.name": "execute_tool",
+                    "gen_ai.tool.name": "search",
+                    "gen_ai.tool.call.id": call_id,
+                    "gen_ai.tool.call.arguments": '{"q": "textual"}',
+                    "gen_ai.tool.call.result": "found",
+                },
+            )
+            ended[call_id] = time.perf_counter()
+            span.end()  # SimpleSpanProcessor: exported now, on this thread
+            time.sleep(0.005)
+        done.wait(10)
+    finally:
+        provider.shutdown()
+        server.stop()
+    return [arrived[key] - ended[key] for key in ended if key in arrived]
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    rates: list[float] = []
+    floors: list[float] = []
+    for _ in range(args.repeats):
+        bodies, lines = agent_requests(REQUESTS)
+        rate, floor = ingest_once(bodies, lines)
+        rates.append(rate)
+        floors.append(floor)
+    size = len(bodies[0])
+    print(
+        f"OTLP ingest over loopback into ledgers: {statistics.median(rates):,.0f} spans/s "
+        f"(runs {', '.join(f'{rate:,.0f}' for rate in rates)}; "
+        f"{REQUESTS} requests of {SPANS_PER_REQUEST // 9 * 9} spans, {size / 1024:.0f} KiB each, "
+        f"{CONNECTIONS} connections); target >= 20,000 spans/s"
+    )
+    print(f"  floor, decoding the same requests only: {statistics.median(floors):,.0f} spans/s")
+    p50s: list[float] = []
+    p99s: list[float] = []
+    for _ in range(args.repeats):
+        latencies = latency_once()
+        p50s.append(percentile(latencies, 0.5) * 1000)
+        p99s.append(percentile(latencies, 0.99) * 1000)
+    print(
+        f"export to an attached client (real exporter, SimpleSpanProcessor): "
+        f"p50 {statistics.median(p50s):.2f} ms, p99 {statistics.median(p99s):.2f} ms "
+        f"(p50s {', '.join(f'{value:.2f}' for value in p50s)})"
+    )
+
+
+if __name__ == "__main__":
+    main()
