@@ -298,7 +298,8 @@ class ReplaySource(RunSource):
         self._changed = asyncio.Event()
         self._stop = asyncio.Event()
         self.finished = asyncio.Event()
-        """Set once every event has been played."""
+        """Set once every event has been played (cleared by a restart)."""
+        self._restart = False
 
     def describe(self) -> str:
         return "a replay"
@@ -347,6 +348,11 @@ class ReplaySource(RunSource):
         timeline.sort(key=lambda entry: (entry[0], entry[1]))
         return timeline, errors
 
+    def restart(self) -> None:
+        """Play again from the first event (a replay played to the end, or not)."""
+        self._restart = True
+        self._changed.set()
+
     async def updates(self) -> AsyncIterator[SourceUpdate]:
         timeline, errors = await asyncio.to_thread(self._load)
         reported = self._state()
@@ -354,23 +360,43 @@ class ReplaySource(RunSource):
         if errors:
             first.error = SourceError("; ".join(str(error) for error in errors))
         yield first
+        while not self._stop.is_set():
+            async for update in self._play(timeline):
+                yield update
+            while not self._restart and not self._stop.is_set():
+                self._changed.clear()
+                await self._changed.wait()
+            if self._stop.is_set():
+                return
+            yield SourceUpdate(status=self._state())
+
+    async def _play(
+        self, timeline: list[tuple[float, int, str, LedgerItem]]
+    ) -> AsyncIterator[SourceUpdate]:
+        """The timeline once, from its start: each run's first event voids what it had shown."""
+        self._restart = False
+        self.finished.clear()
+        self._played.clear()
+        reported = self._state()
         previous: float | None = None
         for when, _, run_id, item in timeline:
-            while not self._stop.is_set():
+            while not self._stop.is_set() and not self._restart:
                 state = self._state()
                 if state != reported:  # paused, played, sped up: the source line says so
                     reported = state
                     yield SourceUpdate(status=state)
                 if await self._turn(when, previous):
                     break
-            if self._stop.is_set():
+            if self._stop.is_set() or self._restart:
                 return
             previous = when
             played = self._played.get(run_id)
+            fresh = played is None
             if played is None:
                 played = self._played[run_id] = TrackedRun(run_id, None, None)
             played.add(item)
-            yield SourceUpdate(runs=[RunUpdate(run_id, played.builder.summary(), [item])])
+            summary = played.builder.summary()
+            yield SourceUpdate(runs=[RunUpdate(run_id, summary, [item], reset=fresh)])
         self.finished.set()
         yield SourceUpdate(status="played to the end")
 

@@ -64,12 +64,24 @@ async def confirm_cancel(pilot: Pilot[Any]) -> None:
         box.cursor_blink = False  # type: ignore[attr-defined]
 
 
+async def confirm_approval(pilot: Pilot[Any]) -> None:
+    from tui.screens.approval import ApprovalScreen
+
+    app = pilot.app
+    run = app.screen.query_one("RunTable").rows[2]  # type: ignore[attr-defined]
+    app.push_screen(ApprovalScreen(run, approve=False))
+    await pilot.pause(0.1)
+    for box in app.screen.query("Input"):
+        box.cursor_blink = False  # type: ignore[attr-defined]
+
+
 CASES = {
     "runs": before(),
     "runs_filtered": before("slash", *"status:failed,canceled,stale", "enter"),
     "run_tool_call": before("end", "enter", extra=select_tool_call),
     "run_damaged": before("home", "enter", extra=events_read),
     "cancel_confirm": before(extra=confirm_cancel),
+    "approval_confirm": before(extra=confirm_approval),
     "tool_calls": before("t"),
 }
 
@@ -80,6 +92,8 @@ CASES = {
 def test_screens(
     snap_compare: Any, fixtures: Path, case: str, size: tuple[int, int], theme: str
 ) -> None:
+    if theme == "textual-light" and case == "approval_confirm":
+        pytest.skip("the dark theme shows it")
     if theme == "textual-light" and case in {"runs_filtered", "tool_calls"} and size == SMALL:
         pytest.skip("covered in the dark theme at this size")
     app = sample_app(fixtures, theme=theme)

@@ -200,10 +200,10 @@ async def test_approve_and_deny(fixtures: Path) -> None:
                 "two approvals",
             )
             rows.select_key(next(r.key for r in rows.rows if r.run_id == yes.run_id))
-            await pilot.press("a")
+            await pilot.press("a", "enter")  # the confirmation, then yes
             assert await asyncio.wait_for(yes.result(), 5) == "approved"
             rows.select_key(next(r.key for r in rows.rows if r.run_id == no.run_id))
-            await pilot.press("d")
+            await pilot.press("d", "enter")
             assert (await asyncio.wait_for(no.result(), 5)).startswith("denied")
 
 

@@ -172,3 +172,15 @@ async def test_a_run_of_a_disconnected_source_shows_unknown(tmp_path: Path) -> N
             await settle(pilot, lambda: "◌ unknown" not in table.show_text(), "the return")
     finally:
         await server.stop()
+
+
+async def test_the_header_totals_what_is_shown(fixtures: Path) -> None:
+    app = sample_app(fixtures)
+    async with app.run_test(size=(160, 48)) as pilot:
+        rows = await loaded(pilot)
+        sources = app.screen.query_one("#sources", Static)
+        tokens = sum(run.prompt_tokens + run.output_tokens for run in rows.rows)
+        assert tokens > 1000
+        assert f"◐1 ✔2 ✘1 ⊘1 ?1  {tokens / 1000:.1f}k tok $" in str(sources.render())
+        await pilot.press("slash", *"status:fail", "enter")
+        assert "1 of 6 runs  ✘1  " in str(sources.render())  # totals of what is shown

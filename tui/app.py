@@ -46,6 +46,7 @@ class RuntopApp(App[None]):
         Binding("space", "replay_toggle", "Pause/play"),
         Binding("n", "replay_step", "Step"),
         Binding("x", "replay_speed", "Speed"),
+        Binding("R", "replay_restart", "Restart"),
     ]
 
     def __init__(
@@ -139,9 +140,14 @@ class RuntopApp(App[None]):
         if action.startswith("replay_"):
             return bool(self.replays()) and not isinstance(self.screen, ModalScreen)
         kind = {"cancel": "cancel", "resume": "resume", "approve": "approve", "deny": "approve"}
+        if action in kind and self.current_run() is None and not self._on_runs_screen():
+            return False  # a screen of no run (the tool calls): the keys do not apply there
         if action in kind and not isinstance(self.screen, ModalScreen):
             return None if self.refusal(kind[action]) else True
         return True
+
+    def _on_runs_screen(self) -> bool:
+        return isinstance(self.screen, RunsScreen)
 
     def on_key(self, event: Key) -> None:
         """A greyed action's key says why it is greyed instead of doing nothing."""
@@ -162,6 +168,11 @@ class RuntopApp(App[None]):
         return [source for source in self.pending_sources if isinstance(source, ReplaySource)]
 
     def action_replay_toggle(self) -> None:
+        if self.replays() and all(replay.finished.is_set() for replay in self.replays()):
+            for replay in self.replays():  # played to the end: space plays it again
+                replay.play()
+            self.action_replay_restart()
+            return
         for replay in self.replays():
             if replay.paused:
                 replay.play()
@@ -169,6 +180,11 @@ class RuntopApp(App[None]):
                 replay.pause()
         paused = all(replay.paused for replay in self.replays())
         self.notify("replay paused (n steps)" if paused else "replay playing", timeout=1.5)
+
+    def action_replay_restart(self) -> None:
+        for replay in self.replays():
+            replay.restart()  # paused or playing, as it was
+        self.notify("replay from the start", timeout=1.5)
 
     def action_replay_step(self) -> None:
         for replay in self.replays():
@@ -214,14 +230,28 @@ class RuntopApp(App[None]):
         self.notify(f"resumed as {new_id}" if new_id else "resume requested", markup=False)
 
     def action_approve(self) -> None:
-        run = self.current_run()
-        if run is not None and not self.refusal("approve"):
-            self._act(self.store.approve(run.key, True, "approved in runtop"), "approved")
+        self._answer(approve=True)
 
     def action_deny(self) -> None:
+        self._answer(approve=False)
+
+    def _answer(self, *, approve: bool) -> None:
+        """Approve or deny, after a confirmation that shows the question and takes a reason."""
         run = self.current_run()
-        if run is not None and not self.refusal("approve"):
-            self._act(self.store.approve(run.key, False, "denied in runtop"), "denied")
+        if run is None or self.refusal("approve"):
+            return
+        verdict = "approved" if approve else "denied"
+
+        def confirmed(reason: str | None) -> None:
+            if reason is not None:
+                self._act(
+                    self.store.approve(run.key, approve, reason or f"{verdict} in runtop"),
+                    f"{verdict}: {run.run_id}",
+                )
+
+        from tui.screens.approval import ApprovalScreen
+
+        self.push_screen(ApprovalScreen(run, approve=approve), confirmed)
 
     def _act(self, action: Awaitable[None], done: str) -> None:
         async def run_it() -> None:

@@ -54,6 +54,9 @@ GLYPHS: Final = {
     "damaged_line": "!",
 }
 
+DENIED: Final = "⊗"
+"""The mark of an approval denied."""
+
 _DETAIL_LIMIT: Final = 160
 
 
@@ -175,5 +178,7 @@ def describe_entry(items: list[LedgerItem]) -> tuple[str, str]:
 
 
 def glyph(item: RunEvent | DamagedLine) -> str:
-    """A one-character mark of the event's type."""
+    """A one-character mark of the event's type (a denial is not drawn with a tick)."""
+    if isinstance(item, ApprovalResponse) and not item.payload.approved:
+        return DENIED
     return GLYPHS.get(item.type, "·")

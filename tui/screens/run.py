@@ -38,8 +38,8 @@ class RunScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "back", "Back"),
         Binding("f", "follow", "Follow"),
-        Binding("o", "show_all", "All output", show=False),
-        Binding("w", "raw", "Raw line", show=False),
+        Binding("o", "show_all", "All output"),
+        Binding("w", "raw", "Raw line"),
         Binding("p", "parent", "Parent"),
     ]
 
@@ -164,6 +164,12 @@ class RunScreen(Screen[None]):
             if call.call_id == call_id:
                 return call
         return None
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "parent":
+            run = self.store.get(self.key)
+            return run is not None and bool(run.parent_run_id)  # hidden without a parent
+        return True
 
     def action_back(self) -> None:
         self.app.pop_screen()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections import Counter
 from typing import TYPE_CHECKING, ClassVar, Final
 
 from rich.text import Text
@@ -27,10 +28,11 @@ from inspector import (
     SourceState,
     StoreChange,
 )
+from inspector.status_words import WORDS
 from ledger_reader import LedgerItem
 from tui.describe import describe_entry
 from tui.entries import EntryIndex
-from tui.format import now_or
+from tui.format import now_or, status_mark
 from tui.text import inert
 from tui.widgets.key_bar import KeyBar
 from tui.widgets.run_table import SORT_KEYS, RunTable, column_at, header_text, sort_runs
@@ -172,9 +174,13 @@ class RunsScreen(Screen[None]):
         if self.sort != "started" or not self.reverse:
             runs = sort_runs(runs, self.sort, self.reverse, now_or(self.clock))
         table = self.query_one(RunTable)
-        table.set_rows(runs, snapshot.sources_down())
+        down = snapshot.sources_down()
+        if table.sort_key != self.sort:
+            table.sort_key = self.sort
+            table.refresh()
+        table.set_rows(runs, down)
         self._update("#header", header_text(max(self.size.width, 80), self.sort, self.reverse))
-        self._show_sources(snapshot.sources, len(snapshot.runs), len(runs))
+        self._show_sources(snapshot.sources, len(snapshot.runs), len(runs), _totals(runs, down))
         empty = self.query_one("#empty", Static)
         if not runs:
             if snapshot.runs:
@@ -193,7 +199,9 @@ class RunsScreen(Screen[None]):
             empty.remove_class("shown")
         self._preview(table.selected)
 
-    def _show_sources(self, sources: tuple[SourceState, ...], total: int, shown: int) -> None:
+    def _show_sources(
+        self, sources: tuple[SourceState, ...], total: int, shown: int, totals: str = ""
+    ) -> None:
         parts = Text(no_wrap=True, overflow="ellipsis")
         for source in sources:
             name = inert(source.name, single_line=True)  # a directory's name: anything at all
@@ -208,6 +216,8 @@ class RunsScreen(Screen[None]):
         noun = "run" if total == 1 else "runs"
         counted = f"{shown:,} of {total:,} {noun}" if shown != total else f"{total:,} {noun}"
         parts.append(f"  {counted}")
+        if totals:
+            parts.append(f"  {totals}")
         if self.filter_text:
             parts.append(f"  filter: {self.filter_text}", style="italic")
         self._update("#sources", parts)
@@ -331,8 +341,7 @@ class RunsScreen(Screen[None]):
         index = SORT_KEYS.index(self.sort) if self.sort in SORT_KEYS else 0
         self.sort = SORT_KEYS[(index + 1) % len(SORT_KEYS)]
         self.reverse = self.sort in {"started", "duration", "events", "tokens"}
-        self.refresh_runs()
-        self.notify(f"sorted by {self.sort}", timeout=1.5)
+        self.refresh_runs()  # the header marks the column: no notification to stack up
 
     def action_reverse(self) -> None:
         self.reverse = not self.reverse
@@ -343,7 +352,7 @@ class RunsScreen(Screen[None]):
         header = self.query_one("#header", Static)
         if event.widget is not header:
             return
-        key = column_at(max(self.size.width, 80), event.screen_x - header.region.x)
+        key = column_at(max(self.size.width, 80), event.screen_x - header.region.x, self.sort)
         if key is None:
             return
         if key not in SORT_KEYS:
@@ -362,6 +371,28 @@ PREVIEW_EVENTS: Final = 64
 """The last events read for the preview: its lines gather chunks into paragraphs."""
 REDRAW_EVERY: Final = 0.1
 """Seconds between redraws of the table while runs stream."""
+
+
+def _totals(runs: list[RunView], sources_down: frozenset[str]) -> str:
+    """The runs shown, by status (glyph and count), and their tokens and cost together."""
+    by_status: Counter[tuple[str, str]] = Counter()
+    tokens = 0
+    cost = 0.0
+    for run in runs:
+        glyph, word, _ = status_mark(run, source_down=run.source in sources_down)
+        by_status[(glyph, word)] += 1
+        tokens += run.prompt_tokens + run.output_tokens
+        cost += run.cost_usd
+    counts = " ".join(
+        f"{glyph}{count}" for (glyph, _), count in sorted(by_status.items(), key=_by_word)
+    )
+    spent = f"{tokens / 1000:.1f}k tok" if tokens >= 1000 else f"{tokens} tok"
+    return f"{counts}  {spent} ${cost:.3f}" if runs else ""
+
+
+def _by_word(item: tuple[tuple[str, str], int]) -> int:
+    word = item[0][1]
+    return WORDS.index(word) if word in WORDS else len(WORDS)
 
 
 def _preview_text(run: RunView, items: list[LedgerItem]) -> Text:

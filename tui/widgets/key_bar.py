@@ -9,12 +9,15 @@ line, and a click on a key presses it.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Final
 
 from rich.text import Text
 from textual import events
 from textual.screen import Screen
 from textual.widget import Widget
+
+ESSENTIAL: Final = ("question_mark", "q")
+"""Keys shown however narrow the bar: the one that lists every key, and quit."""
 
 
 class KeyBar(Widget):
@@ -58,6 +61,9 @@ class KeyBar(Widget):
     def on_unmount(self) -> None:
         self.screen.bindings_updated_signal.unsubscribe(self)
 
+    def on_resize(self) -> None:
+        self.refresh()
+
     def _bindings_changed(self, screen: Screen[object]) -> None:
         if self._shown() != self._drawn:
             self.refresh()
@@ -75,8 +81,28 @@ class KeyBar(Widget):
             )
         return tuple(shown)
 
+    def _fitting(
+        self, shown: tuple[tuple[str, str, str, bool], ...]
+    ) -> list[tuple[str, str, str, bool]]:
+        """The keys that fit the bar's width: greyed ones give way first, then the last
+        ones; ``?`` (every key) and ``q`` always stay."""
+        kept = list(shown)
+
+        def width() -> int:
+            return sum(len(label) + len(description) + 3 for _, label, description, _ in kept)
+
+        room = self.size.width or 10_000
+        for greyed_only in (True, False):
+            for entry in reversed(list(kept)):
+                if width() <= room:
+                    return kept
+                if entry[0] not in ESSENTIAL and (not greyed_only or not entry[3]):
+                    kept.remove(entry)
+        return kept
+
     def render(self) -> Text:
-        self._drawn = shown = self._shown()
+        self._drawn = self._shown()
+        shown = self._fitting(self._drawn)
         key_style = self.get_component_rich_style("key-bar--key")
         description_style = self.get_component_rich_style("key-bar--description")
         disabled = self.get_component_rich_style("key-bar--disabled", partial=True)

@@ -47,40 +47,48 @@ room for its title and the sort arrow."""
 SORT_KEYS: Final = ("started", "status", "agent", "duration", "events", "tokens", "source")
 
 
-DROP_FIRST: Final = ("source", "tokens", "started", "events")
-"""Columns left out, in this order, when the terminal is too narrow for all."""
+DROP_FIRST: Final = ("source", "tokens", "started", "events", "duration")
+"""Columns left out, in this order, when the terminal is too narrow for all (never the one
+the table is sorted by: it takes the place of the next one instead)."""
 
 MIN_DOING: Final = 16
+NARROW: Final = 120
+"""Below this width the agent column gives up room it rarely fills."""
+NARROW_AGENT: Final = 12
 
 
-def visible_columns(total: int) -> list[tuple[str, str, int]]:
+def visible_columns(total: int, keep: str = "") -> list[tuple[str, str, int]]:
     """The columns that fit ``total`` cells, with their widths (one space between them)."""
-    shown = list(COLUMNS)
+    shown = [
+        (key, title, NARROW_AGENT if key == "agent" and total < NARROW else width)
+        for key, title, width in COLUMNS
+    ]
     for key in DROP_FIRST:
         fixed = sum(width for _, _, width in shown) + len(shown) - 1
         if total - fixed >= MIN_DOING:
             break
-        shown = [column for column in shown if column[0] != key]
+        if key != keep:
+            shown = [column for column in shown if column[0] != key]
     fixed = sum(width for _, _, width in shown) + len(shown) - 1
     flexible = max(8, total - fixed)
     return [(key, title, width or flexible) for key, title, width in shown]
 
 
 @functools.cache
-def _layout(total: int) -> tuple[tuple[str, int, bool], ...]:
+def _layout(total: int, keep: str = "") -> tuple[tuple[str, int, bool], ...]:
     """Each column's key and width at ``total`` cells, and whether it is right-aligned."""
     right = {"events", "duration", "tokens"}
-    return tuple((key, width, key in right) for key, _, width in visible_columns(total))
+    return tuple((key, width, key in right) for key, _, width in visible_columns(total, keep))
 
 
 def column_widths(total: int) -> list[int]:
     return [width for _, _, width in visible_columns(total)]
 
 
-def column_at(total: int, x: int) -> str | None:
+def column_at(total: int, x: int, keep: str = "") -> str | None:
     """The key of the column drawn at cell ``x`` of a line ``total`` cells wide."""
     start = 0
-    for key, _, width in visible_columns(total):
+    for key, _, width in visible_columns(total, keep):
         if start <= x < start + width + 1:
             return key
         start += width + 1
@@ -90,7 +98,7 @@ def column_at(total: int, x: int) -> str | None:
 def header_text(total: int, sort: str, reverse: bool) -> Text:
     """The header line, with the sort column marked (its whole title, then the arrow)."""
     text = Text(no_wrap=True)
-    for key, title, width in visible_columns(total):
+    for key, title, width in visible_columns(total, sort):
         if key == sort:
             arrow = "▼" if reverse else "▲"
             title = f"{title[: max(1, width - 2)]} {arrow}"
@@ -173,6 +181,8 @@ class RunTable(ScrollView, can_focus=True):
         super().__init__(id=id)
         self.clock = clock
         self.rows: list[RunView] = []
+        self.sort_key = "started"
+        """The column the rows are sorted by: kept on screen however narrow."""
         self.sources_down: frozenset[str] = frozenset()
         """Sources that cannot be read now: their live runs show as unknown, clocks stopped."""
         self.now = now_or(clock)
@@ -313,7 +323,7 @@ class RunTable(ScrollView, can_focus=True):
             base = base + Style(dim=True)
             now = run.last_event_at or now  # nobody knows what it does now: the clock stops
         segments: list[Segment] = []
-        for key, size, right in _layout(width):
+        for key, size, right in _layout(width, self.sort_key):
             style = base
             match key:
                 case "status":

@@ -1,0 +1,117 @@
+"""Acting safely: approvals confirmed with the question shown, replays restarted."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from textual.widgets import Label, Static
+
+from inspector import ManagerSource, ReplaySource
+from run_manager import Manager
+from tests.agents import Gatekeeper
+from tests.tui_support import loaded, sample_app, settle
+from tui.app import make_app
+from tui.screens.approval import ApprovalScreen
+from tui.screens.run import RunScreen
+from tui.screens.runs import RunsScreen
+from tui.settings import Settings
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def labels(app: object) -> str:
+    return "\n".join(str(label.render()) for label in app.screen.query(Label))  # type: ignore[attr-defined]
+
+
+async def test_approve_and_deny_ask_first_showing_the_question(fixtures: Path) -> None:
+    async with Manager() as manager:
+        app = sample_app(fixtures, ManagerSource(manager, name="local"))
+        async with app.run_test(size=(160, 48)) as pilot:
+            handle = manager.start(Gatekeeper(), "drop the table")
+            rows = await loaded(pilot, 7)
+            await settle(
+                pilot,
+                lambda: any(r.pending_approval and r.run_id == handle.run_id for r in rows.rows),
+                "the approval",
+            )
+            rows.select_key(next(r.key for r in rows.rows if r.run_id == handle.run_id))
+            await pilot.press("a")
+            assert isinstance(app.screen, ApprovalScreen)
+            assert "may I drop the table?" in labels(app)  # the question, in full
+            assert "Approve for run" in labels(app)
+            await pilot.press("escape")  # left waiting: nothing was answered
+            assert isinstance(app.screen, RunsScreen)
+            assert handle.status.value == "running"
+            await pilot.press("d")
+            assert "Deny for run" in labels(app)
+            await pilot.press(*"not on a friday", "enter")
+            assert await asyncio.wait_for(handle.result(), 5) == "denied: not on a friday"
+            await pilot.press("enter", "end")
+            assert isinstance(app.screen, RunScreen)
+            from tests.test_vocabulary import _event_lines
+
+            await settle(pilot, lambda: "not on a friday" in _event_lines(app), "the denial")
+            denial = next(x for x in _event_lines(app).splitlines() if "not on a friday" in x)
+            assert "⊗ approval" in denial  # not drawn with a tick
+            assert "✓" not in denial
+
+
+async def test_a_replay_played_to_the_end_starts_again(fixtures: Path) -> None:
+    ledger = next(fixtures.glob("run_20261128T143000031_*.jsonl"))
+    replay = ReplaySource([ledger], step=True, name="replay")
+    app = make_app(Settings(clock=1795876500.0, flush_interval=0.01), [replay])
+    async with app.run_test(size=(160, 48)) as pilot:
+        sources = app.screen.query_one("#sources", Static)
+
+        def said() -> str:
+            return str(sources.render())
+
+        await settle(pilot, lambda: "paused" in said(), "the paused replay")
+        await pilot.press(*"nnnnnnn")
+        rows = await loaded(pilot, 1)
+        await settle(pilot, lambda: "played to the end" in said(), "the end")
+        assert rows.rows[0].event_count == 7
+        await pilot.press("R")  # again from the start, still stepping
+        await settle(pilot, lambda: "paused" in said(), "the restart")
+        await pilot.press("n")
+        await settle(pilot, lambda: rows.rows[0].event_count == 1, "the first event again")
+        await pilot.press("space")  # playing on to the end
+        await settle(pilot, lambda: "played to the end" in said(), "the end again")
+        await pilot.press("space")  # at the end, space plays it again
+        await settle(pilot, lambda: "played to the end" not in said(), "a second restart")
+
+
+async def test_at_80x24_every_screen_shows_keys_help_and_quit(fixtures: Path) -> None:
+    from tui.widgets.key_bar import KeyBar
+    from tui.widgets.run_table import RunTable
+
+    ledger = next(fixtures.glob("run_20261128T143000012_*.jsonl"))
+    replay = ReplaySource([ledger], step=True, name="replay")
+    app = sample_app(fixtures, replay)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("n")
+        await settle(pilot, lambda: len(app.screen.query_one(RunTable).rows) == 7, "7 runs")
+
+        def bar() -> str:
+            return str(app.screen.query_one(KeyBar).render())
+
+        for screen_keys in ([], ["enter"], ["t"]):
+            await pilot.press(*screen_keys)
+            await pilot.pause()
+            shown = bar()
+            assert len(shown) <= 80, shown
+            assert " ? " in shown, shown
+            assert " q Quit" in shown, shown
+            if screen_keys == ["t"]:
+                assert "Cancel" not in shown  # no run here: the run keys do not apply
+            if screen_keys == ["enter"]:
+                assert "Parent" not in shown  # this run has no parent
+            await pilot.press("escape")
+        header = app.screen.query_one("#header", Static)
+        assert "TOKENS" not in str(header.render())  # no room at 80 columns
+        await pilot.press(*"sssss")  # status, agent, time, events, tokens
+        assert "TOKENS / COST ▼" in str(header.render())  # sorted by it: on screen, marked
+        assert "2.9k $0.010" in app.screen.query_one(RunTable).render_line(0).text
+        assert not app._notifications  # sorting says nothing: the header shows it

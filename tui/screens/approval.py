@@ -1,0 +1,96 @@
+"""Confirm an approval or a denial: the question asked, and a reason."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label
+
+from inspector import RunView
+from tui.format import cell
+
+
+class ApprovalScreen(ModalScreen[str | None]):
+    """Shows what the run asks and takes a reason; dismisses with it, or ``None`` to wait on.
+
+    ``a`` and ``d`` open it, so no single keystroke answers "Apply migration
+    v42 to production?". Enter confirms what was pressed; Escape leaves the
+    run waiting.
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "wait", "Leave it waiting")]
+
+    DEFAULT_CSS = """
+    ApprovalScreen {
+        align: center middle;
+    }
+    ApprovalScreen > Vertical {
+        width: 72;
+        max-width: 100%;
+        height: auto;
+        background: $panel;
+        padding: 1 2;
+    }
+    ApprovalScreen > Vertical.approve {
+        border: thick $success 60%;
+    }
+    ApprovalScreen > Vertical.deny {
+        border: thick $error 60%;
+    }
+    ApprovalScreen Label {
+        width: 100%;
+        margin-bottom: 1;
+    }
+    ApprovalScreen #question {
+        text-style: bold;
+    }
+    ApprovalScreen Horizontal {
+        height: auto;
+        align-horizontal: right;
+        margin-top: 1;
+    }
+    ApprovalScreen Button {
+        margin-left: 2;
+    }
+    """
+
+    def __init__(self, run: RunView, *, approve: bool) -> None:
+        super().__init__()
+        self.run = run
+        self.approve = approve
+        """Approve (``a``) or deny (``d``): what Enter confirms."""
+
+    def compose(self) -> ComposeResult:
+        pending = self.run.pending_approval
+        question = (pending.prompt or pending.approval_id) if pending is not None else None
+        verb = "Approve" if self.approve else "Deny"
+        with Vertical(classes="approve" if self.approve else "deny"):
+            yield Label(
+                f"{verb} for run {cell(self.run.run_id, 44)}"
+                f" ({cell(self.run.agent or self.run.skill, 24)})?",
+                markup=False,
+            )
+            yield Label(cell(question or "(no question given)", 400), id="question", markup=False)
+            yield Input(placeholder=f"reason (optional): why {verb.lower()}", id="reason")
+            with Horizontal():
+                yield Button("Leave it waiting", id="wait")
+                yield Button(verb, id="confirm", variant="success" if self.approve else "error")
+
+    def on_mount(self) -> None:
+        self.query_one("#reason", Input).focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value.strip())
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "confirm":
+            self.dismiss(self.query_one("#reason", Input).value.strip())
+        else:
+            self.dismiss(None)
+
+    def action_wait(self) -> None:
+        self.dismiss(None)
