@@ -64,6 +64,15 @@ async def confirm_cancel(pilot: Pilot[Any]) -> None:
         box.cursor_blink = False  # type: ignore[attr-defined]
 
 
+async def search_mouse(pilot: Pilot[Any]) -> None:
+    await events_read(pilot)
+    await pilot.press("home", "slash", *"mouse", "enter")
+    box = pilot.app.screen.query_one("#search")
+    await settle(pilot, lambda: "of" in str(box.border_title), "the matches")
+    box.cursor_blink = False  # type: ignore[attr-defined]
+    await pilot.pause(0.1)
+
+
 async def confirm_approval(pilot: Pilot[Any]) -> None:
     from tui.screens.approval import ApprovalScreen
 
@@ -82,6 +91,7 @@ CASES = {
     "run_damaged": before("home", "enter", extra=events_read),
     "cancel_confirm": before(extra=confirm_cancel),
     "approval_confirm": before(extra=confirm_approval),
+    "run_search": before("end", "enter", extra=search_mouse),
     "tool_calls": before("t"),
 }
 
@@ -92,7 +102,7 @@ CASES = {
 def test_screens(
     snap_compare: Any, fixtures: Path, case: str, size: tuple[int, int], theme: str
 ) -> None:
-    if theme == "textual-light" and case == "approval_confirm":
+    if theme == "textual-light" and case in {"approval_confirm", "run_search"}:
         pytest.skip("the dark theme shows it")
     if theme == "textual-light" and case in {"runs_filtered", "tool_calls"} and size == SMALL:
         pytest.skip("covered in the dark theme at this size")

@@ -155,3 +155,33 @@ async def test_follow_keeps_the_newest_entry_selected_and_the_detail_on_it(
             for _ in range(10):
                 agent.go.release()
             await asyncio.wait_for(handle.wait(), 10)
+
+
+async def test_search_inside_a_run_steps_through_matches(fixtures: Path) -> None:
+    app = sample_app(fixtures)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot)
+        await pilot.press("end", "enter")  # the research run: text, thinking, two tool calls
+        events = app.screen.query_one(EventList)
+        await settle(pilot, lambda: events.item(21) is not None, "the events")
+        await pilot.press("home", "slash", *"mouse", "enter")
+        screen = app.screen
+        assert isinstance(screen, RunScreen)
+        await settle(
+            pilot, lambda: "of" in str(screen.query_one("#search").border_title), "a match"
+        )
+        first = events.entry_of(events.cursor)
+        assert screen.matches  # in the arguments of web_search and in a paragraph at least
+        shown = shown_lines(events)
+        assert any("mouse" in line.lower() for line in shown)
+        # as in less, from the line after the selected one (the input at the top matched)
+        assert "match 2 of" in str(screen.query_one("#search").border_title)
+        await pilot.press("n")
+        second = events.entry_of(events.cursor)
+        assert second.start > first.start
+        said = str(screen.query_one("#search").border_title)  # events that match, counted
+        assert said.startswith(("match 3 of", "match 4 of")), said
+        await pilot.press("N")
+        assert events.entry_of(events.cursor) == first
+        detail = app.screen.query_one(EventDetail)
+        assert "mouse" in detail.text.lower()  # the detail is the matching entry

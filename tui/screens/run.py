@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, Final
+from bisect import bisect_left
+from typing import TYPE_CHECKING, ClassVar, Final
 
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Static
 
-from inspector import RunKey, RunStore, StoreChange, ToolCallView
+from inspector import RunKey, RunStore, SourceError, StoreChange, ToolCallView
 from ledger_reader import (
     DamagedLine,
     LedgerItem,
@@ -23,10 +25,14 @@ from ledger_reader import (
 )
 from tui.describe import compact_json
 from tui.format import cell, duration, now_or, status_mark, tokens_and_cost
+from tui.run_search import matches
 from tui.text import inert
 from tui.widgets.detail import EventDetail
 from tui.widgets.event_list import EventList
 from tui.widgets.key_bar import KeyBar
+
+if TYPE_CHECKING:
+    from textual.widgets import Input
 
 RAW_LIMIT: Final = 64 * 1024
 """Bytes of a damaged line shown raw."""
@@ -41,6 +47,9 @@ class RunScreen(Screen[None]):
         Binding("o", "show_all", "All output"),
         Binding("w", "raw", "Raw line"),
         Binding("p", "parent", "Parent"),
+        Binding("slash", "search", "Search"),
+        Binding("n", "next_match", "Next match", show=False),
+        Binding("N", "previous_match", "Previous match", show=False),
     ]
 
     DEFAULT_CSS = """
@@ -56,6 +65,14 @@ class RunScreen(Screen[None]):
     RunScreen EventDetail {
         width: 2fr;
     }
+    RunScreen #search {
+        dock: bottom;
+        margin-bottom: 1;
+        display: none;
+    }
+    RunScreen #search.open {
+        display: block;
+    }
     """
 
     def __init__(self, store: RunStore, key: RunKey, *, clock: float | None = None) -> None:
@@ -67,6 +84,11 @@ class RunScreen(Screen[None]):
         """Show the selected event's ledger line under its detail (``w``)."""
         self._selected: list[LedgerItem] = []
         self._entry_size = 0
+        self.search_text = ""
+        """What ``/`` searched for last (``n`` and ``N`` step through its matches)."""
+        self.matches: list[int] = []
+        """Positions of the events that hold it, in order, as far as the search has read."""
+        self._search_box: Input | None = None
         """Events in the selected entry (more than handed over, for a very long paragraph)."""
 
     def compose(self) -> ComposeResult:
@@ -170,6 +192,92 @@ class RunScreen(Screen[None]):
             run = self.store.get(self.key)
             return run is not None and bool(run.parent_run_id)  # hidden without a parent
         return True
+
+    async def action_search(self) -> None:
+        if self._search_box is None:
+            from textual.widgets import Input
+
+            self._search_box = Input(placeholder="search this run (Enter; n / N step)", id="search")
+            await self.mount(self._search_box)
+        box = self._search_box
+        box.add_class("open")
+        box.focus()
+        box.action_select_all()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id != "search":
+            return
+        event.stop()
+        self.search_text = event.value.strip()
+        self.matches = []
+        events = self.query_one(EventList)
+        events.search = self.search_text
+        events.focus()
+        if self.search_text:
+            event.input.border_title = "searching…"
+            self._search(self.search_text)
+        else:
+            event.input.remove_class("open")
+
+    @work(exclusive=True, group="search", exit_on_error=False)
+    async def _search(self, text: str) -> None:
+        box = self._search_box
+        first = True
+        try:
+            async for found in matches(self.store, self.key, text):
+                self.matches.extend(found)
+                if first and self.matches:
+                    first = False
+                    self.action_next_match()
+        except SourceError as error:
+            self.notify(str(error), severity="error", markup=False)
+            return
+        if box is not None:
+            self._say_where()
+        if not self.matches:
+            self.notify(f"{text!r} is not in this run", timeout=2, markup=False)
+
+    def _say_where(self) -> None:
+        box = self._search_box
+        if box is None:
+            return
+        if not self.matches:
+            box.border_title = Text(inert(f"no match for {self.search_text}", single_line=True))
+            return
+        events = self.query_one(EventList)
+        entry = events.entry_of(events.cursor) if events.count else None
+        at = bisect_left(self.matches, entry.start) if entry is not None else 0
+        here = at < len(self.matches) and entry is not None and self.matches[at] < entry.end
+        where = (
+            f"match {at + 1} of {len(self.matches):,}" if here else f"{len(self.matches):,} matches"
+        )
+        box.border_title = Text(f"{where}  (n next, N previous)")
+
+    def action_next_match(self) -> None:
+        if not self.search_text:
+            self.app.action_replay_step()  # type: ignore[attr-defined]  # n steps a replay
+            return
+        self._jump(forward=True)
+
+    def action_previous_match(self) -> None:
+        if self.search_text:
+            self._jump(forward=False)
+
+    def _jump(self, *, forward: bool) -> None:
+        """To the next (or previous) entry holding a match, wrapping around as less does."""
+        if not self.matches:
+            return
+        events = self.query_one(EventList)
+        entry = events.entry_of(events.cursor)
+        if forward:
+            at = bisect_left(self.matches, entry.end)
+            target = self.matches[at] if at < len(self.matches) else self.matches[0]
+        else:
+            at = bisect_left(self.matches, entry.start) - 1
+            target = self.matches[at] if at >= 0 else self.matches[-1]
+        events.follow = False
+        events.cursor = target
+        self._say_where()
 
     def action_back(self) -> None:
         self.app.pop_screen()

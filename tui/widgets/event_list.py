@@ -54,7 +54,11 @@ class EventList(ScrollView, can_focus=True):
 
     BINDINGS: ClassVar[list[BindingType]] = CURSOR_BINDINGS
 
-    COMPONENT_CLASSES: ClassVar[set[str]] = {"eventlist--cursor", "eventlist--time"}
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "eventlist--cursor",
+        "eventlist--time",
+        "eventlist--match",
+    }
 
     DEFAULT_CSS = """
     EventList {
@@ -68,12 +72,18 @@ class EventList(ScrollView, can_focus=True):
     EventList > .eventlist--time {
         color: $text-muted;
     }
+    EventList > .eventlist--match {
+        background: $warning 60%;
+        text-style: bold;
+    }
     """
 
     cursor: reactive[int] = reactive(0, always_update=True)
     """The first event of the selected entry."""
     follow: reactive[bool] = reactive(True)
     """Keep the newest event in view."""
+    search: reactive[str] = reactive("")
+    """Text searched for in the run: marked where it shows."""
 
     class Selected(Message):
         """The selection moved to another entry, or the selected entry grew: its first
@@ -280,8 +290,24 @@ class EventList(ScrollView, can_focus=True):
         return [
             Segment(f"{since:>10}  ", muted),
             Segment(f"{mark} ", style),
-            Segment(words, style),
+            *self._marked(words, style),
         ]
+
+    def _marked(self, words: str, style: Style) -> list[Segment]:
+        """``words``, with what is searched for marked wherever it shows."""
+        needle = self.search.lower()
+        if not needle:
+            return [Segment(words, style)]
+        mark = style + self.get_component_rich_style("eventlist--match", partial=True)
+        segments: list[Segment] = []
+        lowered = words.lower()
+        at = 0
+        while (found := lowered.find(needle, at)) >= 0:
+            segments.append(Segment(words[at:found], style))
+            segments.append(Segment(words[found : found + len(needle)], mark))
+            at = found + len(needle)
+        segments.append(Segment(words[at:], style))
+        return segments
 
     def _paragraph(self, entry: Entry, first: LlmChunk | ReasoningChunk, width: int) -> str:
         """The entry's chunks as one line of text, as much as fits."""
