@@ -73,6 +73,17 @@ async def search_mouse(pilot: Pilot[Any]) -> None:
     await pilot.pause(0.1)
 
 
+async def shell_calls(pilot: Pilot[Any]) -> None:
+    from textual.widgets import DataTable
+
+    tools = pilot.app.screen.query_one(DataTable)
+    await settle(pilot, lambda: tools.row_count >= 3, "the tools")
+    names = [str(tools.get_row_at(index)[0]) for index in range(tools.row_count)]
+    tools.move_cursor(row=names.index("shell"))
+    await pilot.press("enter")
+    await pilot.pause(0.1)
+
+
 async def confirm_approval(pilot: Pilot[Any]) -> None:
     from tui.screens.approval import ApprovalScreen
 
@@ -92,6 +103,7 @@ CASES = {
     "cancel_confirm": before(extra=confirm_cancel),
     "approval_confirm": before(extra=confirm_approval),
     "run_search": before("end", "enter", extra=search_mouse),
+    "tool_drilldown": before("t", extra=shell_calls),
     "tool_calls": before("t"),
 }
 
@@ -102,7 +114,7 @@ CASES = {
 def test_screens(
     snap_compare: Any, fixtures: Path, case: str, size: tuple[int, int], theme: str
 ) -> None:
-    if theme == "textual-light" and case in {"approval_confirm", "run_search"}:
+    if theme == "textual-light" and case in {"approval_confirm", "run_search", "tool_drilldown"}:
         pytest.skip("the dark theme shows it")
     if theme == "textual-light" and case in {"runs_filtered", "tool_calls"} and size == SMALL:
         pytest.skip("covered in the dark theme at this size")

@@ -115,3 +115,42 @@ async def test_at_80x24_every_screen_shows_keys_help_and_quit(fixtures: Path) ->
         assert "TOKENS / COST ▼" in str(header.render())  # sorted by it: on screen, marked
         assert "2.9k $0.010" in app.screen.query_one(RunTable).render_line(0).text
         assert not app._notifications  # sorting says nothing: the header shows it
+
+
+async def test_a_tool_leads_to_its_calls_and_a_call_to_its_run(fixtures: Path) -> None:
+    from textual.widgets import DataTable
+
+    from tui.screens.tool_calls import ToolCallsScreen
+    from tui.screens.tools import ToolsScreen
+    from tui.widgets.detail import EventDetail
+    from tui.widgets.event_list import EventList
+
+    app = sample_app(fixtures)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot)
+        await pilot.press("t")
+        assert isinstance(app.screen, ToolsScreen)
+        tools = app.screen.query_one(DataTable)
+        await settle(pilot, lambda: tools.row_count >= 3, "the tools")
+        row = next(
+            index for index in range(tools.row_count) if str(tools.get_row_at(index)[0]) == "shell"
+        )
+        tools.move_cursor(row=row)
+        await pilot.press("enter")
+        assert isinstance(app.screen, ToolsScreen) is False
+        assert isinstance(app.screen, ToolCallsScreen)
+        title = str(app.screen.query_one("#calls-title", Static).render())
+        assert "shell: 1 call, 1 failed" in title
+        calls = app.screen.query_one(DataTable)
+        failed = next(
+            index for index in range(calls.row_count) if calls.get_row_at(index)[4] == "error"
+        )
+        assert str(calls.get_row_at(failed)[0]) == "…7a6f5e4d3c2b"  # the failed deploy run
+        calls.move_cursor(row=failed)
+        await pilot.press("enter")
+        assert isinstance(app.screen, RunScreen)
+        assert app.screen.key.run_id.endswith("9c8b7a6f5e4d3c2b")
+        events = app.screen.query_one(EventList)
+        detail = app.screen.query_one(EventDetail)
+        await settle(pilot, lambda: "tool shell  ·  error" in detail.text, "the call, selected")
+        assert not events.follow

@@ -285,7 +285,7 @@ class RuntopApp(App[None]):
         if isinstance(self.screen, ToolsScreen):
             self.pop_screen()
         else:
-            self.push_screen(ToolsScreen(self.store))
+            self.push_screen(ToolsScreen(self.store, clock=self.settings.clock))
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         """The command palette reaches every action (greyed ones say why when chosen)."""

@@ -75,11 +75,20 @@ class RunScreen(Screen[None]):
     }
     """
 
-    def __init__(self, store: RunStore, key: RunKey, *, clock: float | None = None) -> None:
+    def __init__(
+        self,
+        store: RunStore,
+        key: RunKey,
+        *,
+        clock: float | None = None,
+        select: int | None = None,
+    ) -> None:
         super().__init__()
         self.store = store
         self.key = key
         self.clock = clock
+        self.select = select
+        """The event to select on opening (a tool call chosen on the tool calls screen)."""
         self.show_raw = False
         """Show the selected event's ledger line under its detail (``w``)."""
         self._selected: list[LedgerItem] = []
@@ -101,7 +110,10 @@ class RunScreen(Screen[None]):
     def on_mount(self) -> None:
         self.store.focus(self.key)
         self._header()
-        self.query_one(EventList).focus()
+        events = self.query_one(EventList)
+        events.focus()
+        if self.select is not None:
+            events.select(self.select)
 
     def on_screen_resume(self) -> None:
         """Back from the cancel dialog or the tool calls: show what changed meanwhile."""

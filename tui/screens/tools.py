@@ -17,7 +17,10 @@ from tui.widgets.key_bar import KeyBar
 class ToolsScreen(Screen[None]):
     """Per-tool statistics, live (a handful of rows: the stock DataTable is right here)."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,t", "back", "Back")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,t", "back", "Back"),
+        Binding("enter", "calls", "Its calls"),
+    ]
 
     DEFAULT_CSS = """
     ToolsScreen #tools-title {
@@ -31,9 +34,10 @@ class ToolsScreen(Screen[None]):
     }
     """
 
-    def __init__(self, store: RunStore) -> None:
+    def __init__(self, store: RunStore, *, clock: float | None = None) -> None:
         super().__init__()
         self.store = store
+        self.clock = clock
         self._ready = False
         """The table has its columns (the store's news can come before they are added)."""
 
@@ -83,6 +87,20 @@ class ToolsScreen(Screen[None]):
 
     def action_back(self) -> None:
         self.app.pop_screen()
+
+    def action_calls(self) -> None:
+        """The selected tool's calls, across runs."""
+        table = self.query_one(DataTable)
+        if not table.row_count:
+            return
+        name = str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
+        from tui.screens.tool_calls import ToolCallsScreen
+
+        self.app.push_screen(ToolCallsScreen(self.store, name, clock=self.clock))
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.action_calls()
 
 
 def _ms(seconds: float | None) -> str:

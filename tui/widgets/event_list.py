@@ -117,6 +117,8 @@ class EventList(ScrollView, can_focus=True):
         """Where entries start and end, long paragraphs remembered once walked."""
         self._window: list[Entry] = []
         self._announced: tuple[Entry, int] | None = None
+        self._pending: int | None = None
+        """An event to select once read (:meth:`select`)."""
         """The entry the detail pane was last told of."""
         self._window_key: tuple[int, int, int, int] = (-1, -1, -1, -1)
 
@@ -152,11 +154,28 @@ class EventList(ScrollView, can_focus=True):
             # The last page may have been read before the run wrote more.
             self._pages.pop(last_page, None)
             self._loaded += 1
+        self._select_pending()
         if self.follow and count:
             self.show_last()
         else:
             self._announce()  # the selected entry may be the newest, grown
         self.refresh()
+
+    def select(self, position: int) -> None:
+        """Select the entry holding event ``position`` once it is read, and stop following."""
+        self.follow = False
+        self._pending = position
+        self._select_pending()
+
+    def _select_pending(self) -> None:
+        position = self._pending
+        if position is None or position >= self.count:
+            return
+        if self.item(position) is None:
+            return  # asked for: done again when its page is read
+        self._pending = None
+        self.cursor = self._index.start(position)
+        self._keep_in_view(self.cursor)
 
     def show_last(self) -> None:
         """Select the newest entry and show the last screenful."""
@@ -225,6 +244,7 @@ class EventList(ScrollView, can_focus=True):
             first = event_of(items[0])
             moment = first.timestamp if first is not None else None
             self.started_at = moment.timestamp() if moment is not None else None
+        self._select_pending()
         self._announce()  # the selected entry may reach into this page
         if self.follow and self.count and page == (self.count - 1) // PAGE:
             self.show_last()  # the newest paragraph may reach back further than thought
