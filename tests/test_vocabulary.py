@@ -184,3 +184,37 @@ async def test_the_header_totals_what_is_shown(fixtures: Path) -> None:
         assert f"◐1 ✔2 ✘1 ⊘1 ?1  {tokens / 1000:.1f}k tok $" in str(sources.render())
         await pilot.press("slash", *"status:fail", "enter")
         assert "1 of 6 runs  ✘1  " in str(sources.render())  # totals of what is shown
+
+
+async def test_a_parents_children_show_under_it_in_the_tree(tmp_path: Path) -> None:
+    from inspector import LedgerDirectorySource
+
+    directory = tmp_path / "runs"
+    directory.mkdir()
+    parent = "run_20261129T064500100_000000000000a000"
+    for number, (run_id, parent_id) in enumerate(
+        [
+            (parent, None),
+            ("run_20261129T064500200_000000000000b001", parent),
+            ("run_20261129T064500300_000000000000c000", None),
+            ("run_20261129T064500400_000000000000b002", parent),
+        ]
+    ):
+        payload = {"skill": f"s{number}", "parent_run_id": parent_id}
+        stamp = f"2026-11-29T06:45:0{number}.000000Z"
+        (directory / f"{run_id}.jsonl").write_bytes(
+            line(1, "run_started", payload, run_id=run_id, time=stamp)
+            + line(2, "run_completed", {"status": "ok"}, run_id=run_id, time=stamp)
+        )
+    source = LedgerDirectorySource(directory, name="d")
+    app = make_app(Settings(clock=1795876500.0, flush_interval=0.01), [source])
+    async with app.run_test(size=(160, 48)) as pilot:
+        rows = await loaded(pilot, 4)
+        assert [run.skill for run in rows.rows] == ["s3", "s2", "s1", "s0"]  # newest first
+        await pilot.press("T")
+        assert [run.skill for run in rows.rows] == ["s2", "s0", "s3", "s1"]
+        shown = rows.show_text().splitlines()
+        assert "  └ s3" in shown[2]
+        assert "  └ s1" in shown[3]
+        await pilot.press("T")
+        assert [run.skill for run in rows.rows] == ["s3", "s2", "s1", "s0"]

@@ -155,6 +155,9 @@ class RunScreen(Screen[None]):
             links.append(f"parent {cell(run.parent_run_id, 40)} (p)")
         if run.resumed_from:
             links.append(f"resumed from {cell(run.resumed_from, 40)}")
+        children = len(self.store.children(self.key))
+        if children:
+            links.append(f"{children} child run{'s' if children != 1 else ''} (T on the runs list)")
         text.append(f"input {compact_json(run.input, 100)}  " + "  ".join(links))
         if run.error:
             text.append(f"\n{cell(run.error, 200)}", style="red")

@@ -35,7 +35,14 @@ from tui.entries import EntryIndex
 from tui.format import now_or, status_mark
 from tui.text import inert
 from tui.widgets.key_bar import KeyBar
-from tui.widgets.run_table import SORT_KEYS, RunTable, column_at, header_text, sort_runs
+from tui.widgets.run_table import (
+    SORT_KEYS,
+    RunTable,
+    column_at,
+    header_text,
+    sort_runs,
+    tree_order,
+)
 
 
 class RunsScreen(Screen[None]):
@@ -46,6 +53,7 @@ class RunsScreen(Screen[None]):
         Binding("escape", "clear_filter", "Clear filter", show=False),
         Binding("s", "sort", "Sort"),
         Binding("S", "reverse", "Reverse", show=False),
+        Binding("T", "tree", "Tree"),
     ]
 
     DEFAULT_CSS = """
@@ -100,6 +108,8 @@ class RunsScreen(Screen[None]):
         self.sort = "started"
         self.reverse = True
         self.run_filter: RunFilter | None = None
+        self.as_tree = False
+        """Each run's child runs right under it, indented (``T``)."""
         self.filter_text = filter_text
         self.remembered = remembered
         """The last session's filter: in the box when ``/`` opens it, not applied until Enter."""
@@ -174,6 +184,9 @@ class RunsScreen(Screen[None]):
         if self.sort != "started" or not self.reverse:
             runs = sort_runs(runs, self.sort, self.reverse, now_or(self.clock))
         table = self.query_one(RunTable)
+        table.depths = {}
+        if self.as_tree:
+            runs, table.depths = tree_order(runs)
         down = snapshot.sources_down()
         if table.sort_key != self.sort:
             table.sort_key = self.sort
@@ -342,6 +355,11 @@ class RunsScreen(Screen[None]):
         self.sort = SORT_KEYS[(index + 1) % len(SORT_KEYS)]
         self.reverse = self.sort in {"started", "duration", "events", "tokens"}
         self.refresh_runs()  # the header marks the column: no notification to stack up
+
+    def action_tree(self) -> None:
+        self.as_tree = not self.as_tree
+        self.query_one(RunTable).refresh()
+        self.refresh_runs()
 
     def action_reverse(self) -> None:
         self.reverse = not self.reverse

@@ -130,6 +130,34 @@ def sort_runs(runs: Sequence[RunView], key: str, reverse: bool, now: float) -> l
     return sorted(runs, key=value, reverse=reverse)
 
 
+def tree_order(runs: Sequence[RunView]) -> tuple[list[RunView], dict[RunKey, int]]:
+    """``runs`` with each run's children right after it (in their order), and each depth.
+
+    As htop shows a process tree: a run whose parent is not among ``runs`` is a root.
+    """
+    present = {run.key for run in runs}
+    children: dict[RunKey, list[RunView]] = {}
+    roots: list[RunView] = []
+    for run in runs:
+        parent = RunKey(run.source, run.parent_run_id) if run.parent_run_id else None
+        if parent is not None and parent in present and parent != run.key:
+            children.setdefault(parent, []).append(run)
+        else:
+            roots.append(run)
+    ordered: list[RunView] = []
+    depths: dict[RunKey, int] = {}
+    stack = [(run, 0) for run in reversed(roots)]
+    while stack:
+        run, depth = stack.pop()
+        if run.key in depths:
+            continue  # a cycle of parents: shown once
+        depths[run.key] = depth
+        ordered.append(run)
+        stack.extend((child, depth + 1) for child in reversed(children.get(run.key, [])))
+    ordered.extend(run for run in runs if run.key not in depths)  # only in a cycle
+    return ordered, depths
+
+
 def doing_now(run: RunView) -> str:
     """The DOING NOW cell: what a live run does, why an ended one failed or was canceled."""
     if run.live:
@@ -181,6 +209,8 @@ class RunTable(ScrollView, can_focus=True):
         super().__init__(id=id)
         self.clock = clock
         self.rows: list[RunView] = []
+        self.depths: dict[RunKey, int] = {}
+        """In the tree view, how deep each run is below a run shown (children indented)."""
         self.sort_key = "started"
         """The column the rows are sorted by: kept on screen however narrow."""
         self.sources_down: frozenset[str] = frozenset()
@@ -333,7 +363,9 @@ class RunTable(ScrollView, can_focus=True):
                 case "run":
                     text = short_id(run.run_id)
                 case "agent":
-                    text = cell(run.agent or run.skill, size)
+                    depth = self.depths.get(run.key, 0)
+                    indent = "  " * (depth - 1) + "└ " if depth else ""
+                    text = indent + cell(run.agent or run.skill, size - len(indent))
                 case "started":
                     text = relative(run.started_at, now)
                 case "duration":
