@@ -54,7 +54,9 @@ class ManagerSource(RunSource):
 
     def _snapshot(self) -> SourceUpdate:
         """Every run the manager retains, from the hub's replay (or the ledger's head and tail)."""
-        update = SourceUpdate(initial=True)
+        where = self.manager.ledger_dir
+        # Where its ledgers go, on screen while it runs (not only said on exit).
+        update = SourceUpdate(initial=True, status=f"live, ledgers in {where}" if where else None)
         infos = self.manager.list()
         current = {info.run_id for info in infos}
         for run_id in list(self._runs):

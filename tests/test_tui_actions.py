@@ -154,3 +154,34 @@ async def test_a_tool_leads_to_its_calls_and_a_call_to_its_run(fixtures: Path) -
         detail = app.screen.query_one(EventDetail)
         await settle(pilot, lambda: "tool shell  ·  error" in detail.text, "the call, selected")
         assert not events.follow
+
+
+async def test_the_demo_shows_the_whole_picture_and_where_its_ledgers_are(
+    tmp_path: Path,
+) -> None:
+    from tui.demo import start_demo
+    from tui.widgets.run_table import RunTable
+
+    async with Manager(ledger_dir=tmp_path / "runs") as manager:
+        app = make_app(Settings(flush_interval=0.01), [ManagerSource(manager, name="demo")])
+        async with app.run_test(size=(160, 48)) as pilot:
+            demo = asyncio.create_task(start_demo(manager, pace=0.05, forever=False))
+            table = app.screen.query_one(RunTable)
+            sources = app.screen.query_one("#sources", Static)
+            assert f"ledgers in {tmp_path / 'runs'}" in str(sources.render())
+
+            def seen() -> set[str]:
+                runs = table.rows
+                found = {f"agent {run.agent}" for run in runs}
+                found |= {"child" for run in runs if run.parent_run_id}
+                found |= {"resumed" for run in runs if run.resumed_from}
+                found |= {run.status.value for run in runs}
+                return found
+
+            wanted = {"child", "resumed", "failed", "awaiting_approval", "running"}
+            await settle(pilot, lambda: wanted <= seen(), f"{wanted}")
+            await demo
+            await settle(
+                pilot, lambda: len({s for s in seen() if s.startswith("agent ")}) >= 8, "8 agents"
+            )
+            manager.cancel_all()

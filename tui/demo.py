@@ -2,13 +2,16 @@
 
 The agents do what real ones do, slowly enough to watch: stream text and
 reasoning, call tools of varying latency (one fails), wait on an approval,
-and one runs long enough to cancel. Ledgers go to a temporary directory,
-so ``runtop DIR`` replays the session afterwards.
+and one runs long enough to cancel; a planner starts child runs, and the
+failed deploy is resumed. Eight agents run in the first minute. Ledgers go
+to a temporary directory (the source line says which), so ``runtop DIR``
+replays the session afterwards.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 from collections.abc import AsyncIterator
 from typing import Final
@@ -18,6 +21,8 @@ from run_manager import (
     Complete,
     Content,
     Manager,
+    RunNotFound,
+    RunNotResumable,
     Thinking,
     ToolCallEvent,
     approval,
@@ -150,20 +155,120 @@ class Summarizer:
         return "summary done"
 
 
-def demo_agents(pace: float = 1.0) -> list[object]:
+class Classifier:
+    """Labels a ticket with one quick model call."""
+
+    name = "classifier"
+
+    def __init__(self, pace: float) -> None:
+        self.pace = pace
+
+    async def run(self, input: str) -> str:
+        async with model_call("claude-haiku", provider="anthropic") as model:
+            await asyncio.sleep(0.6 * self.pace)
+            model.chunk("billing")
+            model.usage(prompt_tokens=420, output_tokens=3, cost_usd=0.0004)
+        return "billing"
+
+
+class Triager(Classifier):
+    """Sorts an alert by urgency (the classifier's model call, another agent's name)."""
+
+    name = "triager"
+
+
+class Reviewer:
+    """Reads a diff with two tools and writes a review."""
+
+    name = "reviewer"
+
+    def __init__(self, pace: float) -> None:
+        self.pace = pace
+
+    async def run(self, input: str) -> str:
+        async with tool_call("git_diff", {"ref": input}) as call:
+            await asyncio.sleep(0.5 * self.pace)
+            call.output = "3 files changed, 41 insertions(+), 7 deletions(-)"
+        async with tool_call("run_tests", {"path": "tests/"}) as call:
+            await asyncio.sleep(2.0 * self.pace)
+            call.output = {"passed": 212, "failed": 0}
+        async with model_call("claude-sonnet", provider="anthropic") as model:
+            for word in [
+                "Looks",
+                "good:",
+                "the",
+                "new",
+                "cache",
+                "is",
+                "bounded",
+                "and",
+                "tested.",
+            ]:
+                model.chunk(word + " ")
+                await asyncio.sleep(0.1 * self.pace)
+            model.usage(prompt_tokens=3100, output_tokens=60, cost_usd=0.011)
+        return "approved"
+
+
+class Planner:
+    """Splits a question in two and hands each half to a child run."""
+
+    name = "planner"
+
+    def __init__(self, pace: float, manager: Manager | None = None) -> None:
+        self.pace = pace
+        self.manager = manager
+
+    async def run(self, input: str) -> str:
+        async with model_call("claude-sonnet", provider="anthropic") as model:
+            model.chunk("Two parts: the widgets, then the events.")
+            await asyncio.sleep(0.4 * self.pace)
+            model.usage(prompt_tokens=900, output_tokens=12, cost_usd=0.003)
+        if self.manager is None:
+            return "planned"
+        researcher = Researcher(self.pace)
+        children = [
+            self.manager.stream(researcher, f"{input}: {part}") for part in ("widgets", "events")
+        ]
+        answers = [await child.result() for child in children]
+        return " / ".join(str(answer)[:40] for answer in answers)
+
+
+def demo_agents(pace: float = 1.0, manager: Manager | None = None) -> list[object]:
     """The demo's agents, for ``runtop serve --agents tui.demo:demo_agents``."""
-    return [Researcher(pace), Deployer(pace), Migrator(pace), Summarizer(pace)]
+    return [
+        Researcher(pace),
+        Deployer(pace),
+        Migrator(pace),
+        Summarizer(pace),
+        Classifier(pace),
+        Triager(pace),
+        Reviewer(pace),
+        Planner(pace, manager),
+    ]
 
 
 async def start_demo(manager: Manager, *, pace: float = 1.0, forever: bool = True) -> None:
     """Start the demo's runs, and new ones now and then while ``forever``."""
-    agents = {agent.name: agent for agent in demo_agents(pace)}  # type: ignore[attr-defined]
+    agents = {agent.name: agent for agent in demo_agents(pace, manager)}  # type: ignore[attr-defined]
     for agent in agents.values():
         manager.register(agent)
     manager.stream(agents["researcher"], "python tui frameworks with mouse support", detached=True)
-    manager.start(agents["deployer"], "billing-staging", detached=True)
+    deploy = manager.start(agents["deployer"], "billing-staging", detached=True)
     manager.start(agents["migrator"], "v42", detached=True)
     manager.start(agents["summarizer"], "logs/2026-11-28.txt", detached=True)
+    manager.start(agents["planner"], "textual", detached=True)
+    later = [
+        (agents["classifier"], "ticket 4512: charged twice"),
+        (agents["triager"], "alert: disk 91% on db-2"),
+        (agents["reviewer"], "pr-318"),
+    ]
+    for agent, work in later:
+        await asyncio.sleep(2 * pace)
+        manager.start(agent, work, detached=True)
+    await deploy.wait()
+    with contextlib.suppress(RunNotFound, RunNotResumable):  # a retention of 0, say
+        manager.resume(deploy.run_id)  # the failed deploy, tried again
     questions = ["textual datatable speed", "asyncio cancel semantics", "inotify limits"]
     weather: object | None = None
     if forever:
