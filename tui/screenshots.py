@@ -92,11 +92,49 @@ async def tool_calls(pilot: Pilot[Any]) -> None:
     await pilot.pause(0.5)
 
 
+async def approval_confirmation(pilot: Pilot[Any]) -> None:
+    app = pilot.app
+    assert isinstance(app, RuntopApp)
+    await _until(pilot, lambda: any(r.pending_approval for r in _rows(app).rows))
+    table = _rows(app)
+    table.select_key(next(r.key for r in table.rows if r.pending_approval))
+    await pilot.pause(0.5)
+    await pilot.press("d")
+    await pilot.press(*"not during the freeze")
+    for box in app.screen.query("Input"):
+        box.cursor_blink = False  # type: ignore[attr-defined]
+    await pilot.pause(0.3)
+
+
+async def run_search(pilot: Pilot[Any]) -> None:
+    await run_with_tool_call(pilot)
+    await pilot.press("home", "slash", *"mouse", "enter")
+    box = pilot.app.screen.query_one("#search")
+    await _until(pilot, lambda: "of" in str(box.border_title))
+    box.cursor_blink = False  # type: ignore[attr-defined]
+    await pilot.pause(0.3)
+
+
+async def tool_drilldown(pilot: Pilot[Any]) -> None:
+    from textual.widgets import DataTable
+
+    await tool_calls(pilot)
+    tools = pilot.app.screen.query_one(DataTable)
+    names = [str(tools.get_row_at(index)[0]) for index in range(tools.row_count)]
+    if "web_search" in names:
+        tools.move_cursor(row=names.index("web_search"))
+    await pilot.press("enter")
+    await pilot.pause(0.5)
+
+
 SCENARIOS: dict[str, Callable[[Pilot[Any]], Awaitable[None]]] = {
     "runs": runs_live,
     "run-tool-call": run_with_tool_call,
     "cancel-confirm": cancel_confirmation,
     "tool-calls": tool_calls,
+    "approval-confirm": approval_confirmation,
+    "run-search": run_search,
+    "tool-drilldown": tool_drilldown,
 }
 
 
