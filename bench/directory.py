@@ -6,10 +6,14 @@ runtop runs). The time is measured from before the process is spawned to
 its exit; peak memory is the child's maximum resident set. The page cache is
 warm: the files were just written or read.
 
-Then ``runtop ls`` of it, and the CPU an idle watcher of that directory uses: the store following
-it (as runtop does), once every run is listed and detailed, over 10 s.
+Then ``runtop ls DIR --json`` beside its floor, in turns: a bare Python
+process that only finds the ledgers and reads 4 KiB of each one's head and
+tail (ISSUE 11: runtop must stay within 3x of it), with the ratio of the
+medians. Then ``runtop ls`` (the table), and the CPU an idle watcher of
+that directory uses: the store following it (as runtop does), once every
+run is listed and detailed, over 10 s.
 
-    .venv/bin/python bench/directory.py [--runs 5]
+    .venv/bin/python bench/directory.py [--runs 5] [--only-ls]
 """
 
 from __future__ import annotations
@@ -43,6 +47,55 @@ print(json.dumps({"runs": len(summaries), "errors": len(result.errors), "statuse
 """
 
 
+FLOOR = """
+import os, sys
+def walk(directory):
+    with os.scandir(directory) as entries:
+        for entry in entries:
+            if entry.is_dir():
+                yield from walk(entry.path)
+            elif entry.name.endswith(".jsonl"):
+                yield entry.path
+count = 0
+for name in walk(sys.argv[1]):
+    fd = os.open(name, os.O_RDONLY)
+    size = os.fstat(fd).st_size
+    os.pread(fd, 4096, 0)
+    os.pread(fd, 4096, max(0, size - 4096))
+    os.close(fd)
+    count += 1
+print(count)
+"""
+"""The floor: find every ledger, open it, read 4 KiB of its head and of its tail."""
+
+
+def timed(command: list[str]) -> float:
+    """Seconds from spawn to exit, output into a pipe."""
+    started = time.perf_counter()
+    subprocess.run(command, stdout=subprocess.PIPE, check=True, timeout=300)
+    return time.perf_counter() - started
+
+
+def ls_json_against_floor(root: Path, runs: int) -> None:
+    """``runtop ls DIR --json`` and the floor, in turns so both see the same machine."""
+    runtop = str(Path(sys.executable).parent / "runtop")
+    listed: list[float] = []
+    floors: list[float] = []
+    for _ in range(runs):
+        floors.append(timed([sys.executable, "-c", FLOOR, str(root)]))
+        listed.append(timed([runtop, "ls", str(root), "--json"]))
+    ls_median, floor_median = statistics.median(listed), statistics.median(floors)
+    print(
+        f"runtop ls DIR --json: {ls_median:.3f} s "
+        f"(median of {runs}: {', '.join(f'{t:.3f}' for t in listed)})"
+    )
+    print(
+        f"floor (open, 4 KiB of head and tail, bare Python): {floor_median:.3f} s "
+        f"({', '.join(f'{t:.3f}' for t in floors)})"
+    )
+    print(f"ratio: {ls_median / floor_median:.2f} (target <= 3)")
+
+
 def one_run(root: Path) -> tuple[float, float, dict[str, object]]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     started = time.perf_counter()
@@ -59,10 +112,14 @@ def one_run(root: Path) -> tuple[float, float, dict[str, object]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--only-ls", action="store_true", help="only ls --json and its floor")
     args = parser.parse_args()
     root = ledger_directory()
     files = sum(1 for _ in root.rglob("*.jsonl"))
     print(f"directory: {root.name}, {files} ledgers in 100 subdirectories, warm page cache")
+    ls_json_against_floor(root, max(args.runs, 5))
+    if args.only_ls:
+        return
     times: list[float] = []
     peaks: list[float] = []
     for _ in range(args.runs):

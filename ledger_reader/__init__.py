@@ -43,7 +43,7 @@ from ledger_reader.file import LedgerFile
 from ledger_reader.head_tail import LedgerState, read_ledger_state, summarize_ledger
 from ledger_reader.lines import Line, LineAssembler, read_ledger_lines, read_lines
 from ledger_reader.liveness import judge_liveness, ledger_lock_held, writer_holds_lock
-from ledger_reader.scan import ScanResult, find_ledgers, scan_paths
+from ledger_reader.scan import ScanResult, find_ledgers, scan_paths, scan_summaries
 from ledger_reader.summary import PendingApproval, RunStatus, RunSummary, SummaryBuilder
 from ledger_reader.tail import LedgerTail, TailBatch
 
@@ -103,6 +103,7 @@ __all__ = [
     "read_ledger_state",
     "read_lines",
     "scan_paths",
+    "scan_summaries",
     "summarize_ledger",
     "writer_holds_lock",
 ]

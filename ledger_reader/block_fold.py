@@ -46,6 +46,7 @@ _SUMMARY_TYPES: Final = (
     "cancel_requested",
 )
 """Types whose payload a summary needs; node types too while the run is unfinished."""
+_SUMMARY_TYPE_SET: Final = frozenset(_SUMMARY_TYPES)
 
 _SLICED_FROM_END: Final = 8
 """Lines this close to the end are sliced out directly, without splitting the block."""
@@ -68,10 +69,9 @@ def fold_block(data: bytes, start: int, builder: SummaryBuilder) -> None:
     if not count:
         return
     types = list(map(_TYPE_OF, probes))
-    needed = [
-        number for kind in _SUMMARY_TYPES if kind in types for number in _positions(types, kind)
-    ]
-    if "run_completed" not in types:
+    present = _SUMMARY_TYPE_SET.intersection(types)
+    needed = [number for kind in present for number in _positions(types, kind)]
+    if "run_completed" not in present:
         node = _innermost_open_node(types)
         if node is not None:
             needed.append(node)

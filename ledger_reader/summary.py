@@ -344,6 +344,6 @@ class SummaryBuilder:
 
 def run_id_from_path(path: str | os.PathLike[str]) -> str:
     """The run id a ledger's name gives (``<run_id>.jsonl``), or ``""``."""
-    name = os.path.basename(path)
+    name = path.rpartition(os.sep)[2] if isinstance(path, str) else os.path.basename(path)
     stem = name[: -len(".jsonl")] if name.endswith(".jsonl") else os.path.splitext(name)[0]
     return stem if is_valid_run_id(stem) else ""

@@ -33,12 +33,11 @@ from ledger_reader import (
     RunEvent,
     RunStatus,
     RunSummary,
-    ScanResult,
     encode_event,
     find_ledgers,
     is_valid_run_id,
     parse_time,
-    scan_paths,
+    scan_summaries,
 )
 from ledger_reader.head_tail import summarize_ledger, writer_gone
 from ledger_reader.lines import Line, read_ledger_lines
@@ -72,12 +71,6 @@ def _fail(console: Console, message: str) -> None:
     """One line on stderr, never wrapped: scripts and people both read it."""
     console.file.write(f"runtop: {inert(message, single_line=True)}\n")
     console.file.flush()
-
-
-def _summary_json(summary: RunSummary) -> dict[str, object]:
-    raw = msgspec.to_builtins(summary)
-    assert isinstance(raw, dict)
-    return raw
 
 
 def _duration(summary: RunSummary) -> str:
@@ -179,11 +172,10 @@ def command_ls(args: argparse.Namespace, out: Console, err: Console) -> int:
 
     targets: list[str] = args.paths or [str(default_ledger_dir())]
     paths = [Path(target) for target in targets if not is_url(target)]
-    result = scan_paths(paths) if paths else ScanResult()
-    failed = bool(result.errors)
-    for error in result.errors:
+    summaries, errors = scan_summaries(paths) if paths else ([], [])
+    failed = bool(errors)
+    for error in errors:
         _fail(err, str(error))
-    summaries = result.summaries()
     for url in (target for target in targets if is_url(target)):
         from inspector.source import SourceError
         from tui.attach_commands import remote_summaries
@@ -195,7 +187,7 @@ def command_ls(args: argparse.Namespace, out: Console, err: Console) -> int:
             failed = True
     summaries.sort(key=lambda summary: (summary.started, summary.run_id), reverse=True)
     if args.json:
-        sys.stdout.write(msgspec.json.encode([_summary_json(s) for s in summaries]).decode())
+        sys.stdout.write(msgspec.json.encode(summaries).decode())
         sys.stdout.write("\n")
     elif summaries:
         table = runs_table(summaries)
