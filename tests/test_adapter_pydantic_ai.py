@@ -224,3 +224,29 @@ async def test_the_demo_shows_a_pydantic_ai_agent_on_its_test_model(tmp_path: Pa
     events = ledger(tmp_path, handle.run_id)
     assert events[0]["payload"]["agent"] == "weather"
     assert "tool_result" in types(events)
+
+
+async def test_an_approval_inside_a_tool_waits_for_the_manager(tmp_path: Path) -> None:
+    from run_manager import approval
+
+    agent = Agent(TestModel(), name="deployer")
+
+    @agent.tool_plain
+    async def deploy(target: str) -> str:
+        decision = await approval(f"Deploy {target}?")
+        return "deployed" if decision.approved else "not deployed"
+
+    async with Manager(ledger_dir=tmp_path) as manager:
+        handle = manager.start(agent, "deploy it")
+        subscription = manager.hub.subscribe(handle.run_id)
+        async for item in subscription:
+            if getattr(item, "type", None) == "approval_request":
+                break
+        subscription.close()
+        manager.approve(handle.run_id, None, True, "fine")
+        assert "deployed" in await handle.result()
+    events = ledger(tmp_path, handle.run_id)
+    kinds = types(events)
+    assert kinds.index("approval_request") < kinds.index("approval_response")
+    result = next(event["payload"] for event in events if event["type"] == "tool_result")
+    assert result["output"] == "deployed"

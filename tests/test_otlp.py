@@ -515,3 +515,25 @@ async def test_the_server_refuses_to_cancel_or_resume_an_otlp_run(server: tuple[
                 assert (await answer.json())[
                     "error"
                 ] == "sent over OpenTelemetry; runtop cannot stop it"
+
+
+async def test_the_tui_greys_cancel_on_an_otlp_run_and_says_why(tmp_path: Path) -> None:
+    from inspector import LedgerDirectorySource
+    from inspector.source import OTLP_REFUSAL
+    from tests.tui_support import loaded
+    from tui.app import make_app
+    from tui.screens.cancel import CancelScreen
+    from tui.settings import Settings
+
+    chat, tool, _ = agent_run()
+    runs = tmp_path / "runs"
+    OtlpIngest(runs).ingest(decode_json(request(chat, tool)))  # live: its root is to come
+    app = make_app(Settings(flush_interval=0.01), [LedgerDirectorySource(runs, name="otlp")])
+    async with app.run_test(size=(160, 48)) as pilot:
+        rows = await loaded(pilot, 1)
+        assert rows.rows[0].status.is_live
+        await pilot.press("c")
+        assert not isinstance(app.screen, CancelScreen)
+        messages = [notification.message for notification in app._notifications]
+        assert any(OTLP_REFUSAL in message for message in messages)
+        assert app.check_action("cancel", ()) is None  # greyed in the footer
