@@ -30,8 +30,9 @@ from run_manager.otlp_spans import (
 
 OTLP_PREFIX: Final = "/v1/"
 """Where the route is mounted: exporters post to ``<endpoint>/v1/traces``."""
-MAX_OTLP_BODY: Final = 32 * 1024 * 1024
-"""Bytes an export request may hold as sent (a batch of 512 spans with their messages)."""
+MAX_OTLP_BODY: Final = 64 * 1024 * 1024
+"""Bytes an export request may hold, inflated: the OpenTelemetry SDK's exporter sends up to
+64 MiB (a batch of 512 spans with their messages)."""
 
 _PROTOBUF: Final = "application/x-protobuf"
 _JSON: Final = "application/json"

@@ -19,6 +19,7 @@ import pytest
 
 from run_manager import Manager
 from run_manager.otlp import OtlpIngest
+from run_manager.otlp_route import MAX_OTLP_BODY
 from run_manager.otlp_spans import decode_json
 from run_manager.standalone import serve
 from run_manager.tokens import token_path
@@ -354,7 +355,7 @@ async def test_no_token_is_401_and_too_big_is_413(server: tuple[str, Path]) -> N
     wrong = {"Authorization": "Bearer nope", "Content-Type": "application/json"}
     status, _ = await post(url, request(*agent_run()), wrong)
     assert status == 401
-    huge = b" " * (32 * 1024 * 1024 + 1)
+    huge = b" " * (MAX_OTLP_BODY + 1)
     status, answer = await post(url, huge, {**AUTH, "Content-Type": "application/json"})
     assert status == 413
     assert "over" in json.loads(answer)["error"]
