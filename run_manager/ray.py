@@ -48,11 +48,12 @@ import dataclasses
 import functools
 import itertools
 import os
+import re
 import secrets
 import socket
 import threading
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final, cast
 
 import msgspec
@@ -371,6 +372,39 @@ class RunHost:
         return True
 
 
+class BuiltInWorker:
+    """An agent made where it runs, by ``factory``: for agents that cannot be pickled.
+
+    A framework's agent often holds what cannot cross to another process
+    (locks, HTTP clients): ``BuiltInWorker(make_agent, name="weather")``
+    sends the function instead, and each run builds its agent in its worker
+    (its adapter then records there as in process). It works the same in
+    process, so one agent list serves both executors.
+    """
+
+    def __init__(self, factory: Callable[[], object], *, name: str | None = None) -> None:
+        self.factory = factory
+        self.name = name or getattr(factory, "__name__", None) or "agent"
+
+    async def run(self, input: str) -> str:
+        return str(await self._build().run(input))
+
+    async def run_stream(self, input: str) -> AsyncIterator[AgentEvent]:
+        run_stream = getattr(self._build(), "run_stream", None)
+        if run_stream is None:
+            raise TypeError(f"the agent {self.name!r} builds cannot stream (no run_stream)")
+        async for event in run_stream(input):
+            yield event
+
+    def _build(self) -> Any:
+        runnable = as_runnable(self.factory())
+        if isinstance(runnable, FunctionAgent):
+            raise TypeError(
+                f"{self.name!r} built a plain function: give it to the manager as it is"
+            )
+        return runnable
+
+
 # -- in the manager -----------------------------------------------------------
 
 _LOST: Final = (
@@ -418,6 +452,7 @@ class RayExecutor:
         self._init_options = dict(init_options or {})
         self._host_options = dict(host_options or {})
         self._handles: list[Any] = []
+        self._streams: list[Any] = []
         self._turn = itertools.count()
         self._connect_lock = threading.Lock()
         self._connecting: asyncio.Future[None] | None = None
@@ -450,6 +485,9 @@ class RayExecutor:
             }
             host = ray.remote(RunHost).options(**options)
             self._handles = [host.remote() for _ in range(self.hosts)]
+            self._streams = [
+                handle.execute.options(num_returns="streaming") for handle in self._handles
+            ]
 
     async def _connected(self) -> None:
         if self._handles:
@@ -475,11 +513,10 @@ class RayExecutor:
         await self._connected()
         if self._closed:
             raise RuntimeError("the Ray executor is closed")
-        host = self._handles[next(self._turn) % len(self._handles)]
+        turn = next(self._turn) % len(self._handles)
+        host, execute = self._handles[turn], self._streams[turn]
         try:
-            stream = host.execute.options(num_returns="streaming").remote(
-                run.id, run.agent, _agent_input(run.input), streamed
-            )
+            stream = execute.remote(run.id, run.agent, _agent_input(run.input), streamed)
         except Exception as error:  # the agent or its input could not be serialised
             raise RuntimeError(f"the run could not be sent to Ray: {_first_line(error)}") from error
         pump = asyncio.ensure_future(self._pump(run, host, stream))
@@ -509,6 +546,8 @@ class RayExecutor:
             case ("ended", "failed", message):
                 raise _RemoteFailure(message)
             case ("lost", message):
+                if self._closed and run.cancel_kind is not None:
+                    raise Canceled(message)  # stopped for good with the executor, as asked
                 raise _RemoteFailure(message)
         raise _RemoteFailure(f"the Ray worker sent an outcome runtop does not know: {outcome!r}")
 
@@ -539,7 +578,7 @@ class RayExecutor:
         if self._connecting is not None:
             with contextlib.suppress(Exception):
                 await asyncio.shield(self._connecting)
-        handles, self._handles = self._handles, []
+        handles, self._handles, self._streams = self._handles, [], []
         for handle in handles:
             with contextlib.suppress(Exception):
                 ray.kill(handle, no_restart=True)
@@ -618,9 +657,18 @@ class _Applier:
 
 
 def _first_line(error: BaseException) -> str:
-    text = str(error).strip().splitlines()
-    first = text[0] if text else type(error).__name__
+    """One line that says what went wrong: the cause Ray wraps, without its colours."""
+    cause = getattr(error, "cause", None)
+    if isinstance(cause, BaseException) and cause is not error:
+        text = f"{type(cause).__name__}: {cause}"
+    else:
+        text = str(error)
+    lines = [line.strip() for line in _COLOURS.sub("", text).splitlines() if line.strip()]
+    first = lines[0] if lines else type(error).__name__
     return first if len(first) <= 300 else first[:299] + "…"
+
+
+_COLOURS: Final = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
 def _kind(run: Run) -> str:
@@ -634,4 +682,4 @@ def _agent_input(value: Any) -> str:
     return msgspec.json.encode(value).decode()
 
 
-__all__ = ["RayExecutor", "RunHost"]
+__all__ = ["BuiltInWorker", "RayExecutor", "RunHost"]

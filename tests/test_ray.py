@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import signal
+import sys
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -15,7 +16,7 @@ import pytest
 
 from ledger_reader import ApprovalRequest, RunPlaced, RunStatus, ToolCall, summarize_ledger
 from run_manager import Manager, RunCanceled, RunFailed, Status
-from run_manager.ray import RayExecutor
+from run_manager.ray import BuiltInWorker, RayExecutor
 from tests.agents import Echo, Failing, Gatekeeper, Streamer, counting_worker
 from tests.ray_agents import Chatty, Holder, WorkerPid
 
@@ -231,3 +232,48 @@ async def test_cancel_while_waiting_on_an_approval(manager: Manager) -> None:
     with pytest.raises(RunCanceled, match="changed my mind"):
         await handle.result()
     assert handle.info().pending_approvals == ()
+
+
+async def test_a_framework_agent_built_in_its_worker_records_as_in_process(
+    manager: Manager, tmp_path: Path
+) -> None:
+    """A PydanticAI agent (offline TestModel) cannot be pickled: it is built in its worker."""
+    pytest.importorskip("pydantic_ai")
+    from tests.test_adapter_pydantic_ai import weather_agent
+
+    agent = BuiltInWorker(weather_agent, name="weather")
+    there = manager.start(agent, "What's the weather in Paris?")
+    output = await there.result()
+    assert json.loads(output) == {"get_weather": "sunny in a"}
+    async with Manager(ledger_dir=tmp_path / "local") as local:
+        here = local.start(agent, "What's the weather in Paris?")
+        assert await here.result() == output
+    remote_types = types_of(there.info().ledger_path)
+    assert remote_types.pop(1) == "run_placed"
+    assert remote_types == types_of(here.info().ledger_path)
+    lines = ledger_lines(there.info().ledger_path)
+    assert lines[0]["payload"]["agent"] == "weather"
+    tool = next(line for line in lines if line["type"] == "tool_call")
+    assert tool["payload"]["arguments"] == {"city": "a"}
+
+
+async def test_an_agent_the_workers_cannot_import_fails_its_run_saying_why(
+    manager: Manager, tmp_path: Path
+) -> None:
+    (tmp_path / "only_here.py").write_text(
+        "class OnlyHere:\n    name = 'only_here'\n\n    async def run(self, input):\n"
+        "        return input\n"
+    )
+    sys.path.insert(0, str(tmp_path))
+    try:
+        from only_here import OnlyHere  # type: ignore[import-not-found]
+
+        handle = manager.start(OnlyHere(), "x")
+        info = await handle.wait()
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("only_here", None)
+    assert info.status is Status.FAILED
+    assert info.error is not None
+    assert "No module named 'only_here'" in info.error
+    assert "\x1b" not in info.error
