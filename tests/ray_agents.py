@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from pathlib import Path
 
@@ -54,3 +55,14 @@ class Chatty:
                     await asyncio.sleep(0)
             model.usage(prompt_tokens=1, output_tokens=int(input))
         return "done"
+
+
+class Stubborn:
+    """Swallows every cancel: only the end of its process stops it."""
+
+    name = "stubborn"
+
+    async def run(self, input: str) -> str:
+        while True:
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.sleep(3600)

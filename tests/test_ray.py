@@ -16,9 +16,10 @@ import pytest
 
 from ledger_reader import ApprovalRequest, RunPlaced, RunStatus, ToolCall, summarize_ledger
 from run_manager import Manager, RunCanceled, RunFailed, Status
+from run_manager.manager import CLOSE_MARGIN
 from run_manager.ray import BuiltInWorker, RayExecutor
 from tests.agents import Echo, Failing, Gatekeeper, Streamer, counting_worker
-from tests.ray_agents import Chatty, Holder, WorkerPid
+from tests.ray_agents import Chatty, Holder, Stubborn, WorkerPid
 
 pytestmark = [pytest.mark.timeout(60), pytest.mark.usefixtures("ray_cluster")]
 
@@ -277,3 +278,27 @@ async def test_an_agent_the_workers_cannot_import_fails_its_run_saying_why(
     assert info.error is not None
     assert "No module named 'only_here'" in info.error
     assert "\x1b" not in info.error
+
+
+async def test_close_returns_within_its_grace_when_an_agent_swallows_cancel(
+    tmp_path: Path,
+) -> None:
+    manager = Manager(ledger_dir=tmp_path / "runs", executor=await ready_executor())
+    handle = manager.start(Stubborn(), "x", detached=True)
+    where = await placed(manager, handle.run_id)
+    began = time.monotonic()
+    closed = await manager.close(grace=1)
+    assert time.monotonic() - began < 1 + CLOSE_MARGIN + 1
+    assert closed.left == (handle.run_id,)
+    assert handle.status is Status.CANCELED
+    assert ledger_lines(handle.info().ledger_path)[-1]["payload"]["reason"] == "shutdown"
+    # Closing the executor stopped its hosts: the stubborn agent's process is gone.
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(where["pid"], 0)
+        except ProcessLookupError:
+            break
+        await asyncio.sleep(0.05)
+    else:
+        raise AssertionError(f"the host process {where['pid']} outlived close()")
