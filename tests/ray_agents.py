@@ -66,3 +66,8 @@ class Stubborn:
         while True:
             with contextlib.suppress(asyncio.CancelledError):
                 await asyncio.sleep(3600)
+
+
+def serve_agents() -> list[object]:
+    """The agents ``runtop serve --ray`` is given in the tests."""
+    return [WorkerPid(), Holder()]

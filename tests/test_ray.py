@@ -6,8 +6,10 @@ import asyncio
 import json
 import os
 import signal
+import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +21,7 @@ from run_manager import Manager, RunCanceled, RunFailed, Status
 from run_manager.manager import CLOSE_MARGIN
 from run_manager.ray import BuiltInWorker, RayExecutor
 from tests.agents import Echo, Failing, Gatekeeper, Streamer, counting_worker
+from tests.conftest import REPO
 from tests.ray_agents import Chatty, Holder, Stubborn, WorkerPid
 
 pytestmark = [pytest.mark.timeout(60), pytest.mark.usefixtures("ray_cluster")]
@@ -302,3 +305,79 @@ async def test_close_returns_within_its_grace_when_an_agent_swallows_cancel(
         await asyncio.sleep(0.05)
     else:
         raise AssertionError(f"the host process {where['pid']} outlived close()")
+
+
+def test_serve_with_ray_runs_and_cancels_on_the_cluster(tmp_path: Path) -> None:
+    """``runtop serve --ray ADDRESS``: started over HTTP, executed on a worker, cancelled by URL."""
+    import ray
+
+    env = {**os.environ, "RUNTOP_HOME": str(tmp_path / "home"), "PYTHONPATH": str(REPO)}
+    env.pop("RUNTOP_TOKEN", None)
+    address = ray.get_runtime_context().gcs_address
+    command = [sys.executable, "-m", "tui.cli", "serve", "--port", "0", "--ray", address]
+    command += ["--agents", "tests.ray_agents:serve_agents", "--ledger-dir", str(tmp_path / "runs")]
+    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO)
+    assert process.stderr is not None
+    try:
+        said = []
+        for line in process.stderr:
+            said.append(line)
+            if line.startswith("runtop serve: http://"):
+                break
+        assert any("runs execute on Ray, 2 hosts" in line for line in said), said
+        url = said[-1].split()[2].rstrip(",")
+        token = (tmp_path / "home" / "tokens" / f"127.0.0.1_{url.rsplit(':', 1)[1]}").read_text()
+        marker = tmp_path / "holder"
+        quick = post(url, "runs", {"skill_name": "worker_pid", "input": "x"}, token.strip())
+        held = post(url, "runs", {"skill_name": "holder", "input": str(marker)}, token.strip())
+        runs = tmp_path / "runs"
+        lines = wait_for_lines(runs / f"{quick['run_id']}.jsonl", "run_completed")
+        assert lines[0]["payload"]["executor"] == "ray"
+        assert lines[0]["payload"]["pid"] == process.pid
+        assert lines[1]["payload"]["pid"] not in (process.pid, os.getpid())
+        assert lines[-1]["payload"]["output"] == str(lines[1]["payload"]["pid"])
+        wait_for_lines(runs / f"{held['run_id']}.jsonl", "tool_call")
+        canceled = subprocess.run(
+            [sys.executable, "-m", "tui.cli", "cancel", str(held["run_id"]), "--from", url],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=REPO,
+            timeout=30,
+            check=False,
+        )
+        assert canceled.returncode == 0, canceled.stderr
+        last = wait_for_lines(runs / f"{held['run_id']}.jsonl", "run_completed")[-1]
+        assert last["payload"]["status"] == "cancelled"
+        assert "CancelledError" in marker.read_text()
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(20) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(10)
+        process.stderr.close()
+
+
+def post(url: str, path: str, body: dict[str, object], token: str) -> dict[str, object]:
+    request = urllib.request.Request(
+        f"{url}/api/agent/{path}",
+        data=json.dumps(body).encode(),
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+        method="POST",
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        answer: dict[str, object] = json.load(response)
+        return answer
+
+
+def wait_for_lines(path: Path, kind: str, seconds: float = 30) -> list[dict[str, Any]]:
+    """The ledger's lines once one of type ``kind`` is there (a file another process writes)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if path.exists():
+            lines = ledger_lines(path)
+            if any(line["type"] == kind for line in lines):
+                return lines
+        time.sleep(0.05)
+    raise AssertionError(f"no {kind} in {path} after {seconds} s")

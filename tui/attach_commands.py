@@ -71,7 +71,8 @@ def command_serve(args: argparse.Namespace, out: Console, err: Console) -> int:
         )
 
     async def main() -> None:
-        manager = Manager(ledger_dir=ledger_dir, agents=agents)
+        executor = await _ray_executor(args.ray, err) if args.ray is not None else None
+        manager = Manager(ledger_dir=ledger_dir, agents=agents, executor=executor)
 
         def ready(url: str, token_file: Path) -> None:
             names = ", ".join(sorted(manager.agents)) or "none (runs cannot be started over HTTP)"
@@ -104,6 +105,27 @@ def command_serve(args: argparse.Namespace, out: Console, err: Console) -> int:
             f"cannot listen on {args.host}:{args.port}: {error.strerror or error}"
         ) from None
     return 0
+
+
+async def _ray_executor(address: str, err: Console) -> Any:
+    """``--ray [ADDRESS]``: join the cluster (or start a local one) before listening."""
+    try:
+        from run_manager.ray import RayExecutor
+    except ImportError as error:
+        raise AttachCommandError(f"--ray needs Ray: pip install 'runtop[ray]' ({error})") from None
+    where = address or "the cluster ray.init() finds (or a new local one)"
+    err.print(f"runtop serve: joining Ray at {where} ...")
+    executor = RayExecutor(address or None)
+    try:
+        await asyncio.get_running_loop().run_in_executor(None, executor.connect)
+        hosts = await asyncio.wait_for(executor.placements(), 120)
+    except Exception as error:
+        await executor.close()
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise AttachCommandError(f"cannot run on Ray at {where}: {first}") from None
+    nodes = sorted({str(host["address"]) for host in hosts})
+    err.print(f"runtop serve: runs execute on Ray, {len(hosts)} hosts on {', '.join(nodes)}")
+    return executor
 
 
 def _is_loopback(host: str) -> bool:

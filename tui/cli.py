@@ -407,6 +407,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="on exit, let live runs finish (up to --grace seconds) instead of cancelling them",
     )
     serve.add_argument("--grace", type=float, default=10.0, help="seconds runs get to stop")
+    serve.add_argument(
+        "--ray",
+        nargs="?",
+        const="",
+        metavar="ADDRESS",
+        help="execute runs on a Ray cluster (extra runtop[ray]): ADDRESS as ray.init takes it, "
+        "default the cluster Ray finds or a new local one",
+    )
     for sub in (ls, show, cancel):
         sub.add_argument(
             "--token", help="an attach server's token (default: $RUNTOP_TOKEN or its token file)"
