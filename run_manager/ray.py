@@ -87,6 +87,9 @@ BATCH_SECONDS: Final = 0.004
 _OPEN_MODEL_NODE: Final = "llm:(open)"
 """What the worker's stand-in answers for "the open model node": the manager knows its id."""
 
+_CLOSE_WAIT: Final = 0.5
+"""How long ``close()`` waits on Ray itself (a connection under way, a local cluster stopping)."""
+
 _EARLY_CANCELS: Final = 4096
 """Cancels a host remembers for runs it has not started yet (or has already finished)."""
 
@@ -167,25 +170,29 @@ class _WorkerRun:
     def request_approval(
         self, prompt: str, *, name: str = "approval", timeout: float | None = None
     ) -> concurrent.futures.Future[Approval]:
-        ticket = next(self._tickets)
         future: concurrent.futures.Future[Approval] = concurrent.futures.Future()
-        self._approvals[ticket] = future
+        with self._lock:  # a synchronous agent asks from its thread
+            ticket = next(self._tickets)
+            self._approvals[ticket] = future
         self._record(("approval", ticket, prompt, name, timeout))
         return future
 
     # what the manager sends
 
     def decide(self, ticket: int, decision: Approval) -> None:
-        future = self._approvals.pop(ticket, None)
+        with self._lock:
+            future = self._approvals.pop(ticket, None)
         if future is not None and not future.done():
             future.set_result(decision)
 
     def cancel(self, reason: str) -> None:
         """Wake whatever waits: the token (a thread's agent) and every open approval."""
         self.token.cancel(reason)
-        for future in self._approvals.values():
+        with self._lock:
+            futures = list(self._approvals.values())
+            self._approvals.clear()
+        for future in futures:
             future.cancel()
-        self._approvals.clear()
 
 
 def _portable(value: Any) -> Any:
@@ -429,6 +436,9 @@ class RayExecutor:
         init_options: more keyword arguments for ``ray.init``.
         host_options: more actor options for the hosts (``num_cpus``,
             ``runtime_env``, ``resources`` ...).
+        connect_timeout: seconds a run waits for the cluster (``ray.init``
+            keeps trying an address that does not answer for minutes); the
+            next run tries again.
     """
 
     name: Final = "ray"
@@ -441,6 +451,7 @@ class RayExecutor:
         max_concurrency: int = 1000,
         init_options: dict[str, Any] | None = None,
         host_options: dict[str, Any] | None = None,
+        connect_timeout: float = 60.0,
     ) -> None:
         if hosts < 1:
             raise ValueError("hosts must be 1 or more")
@@ -449,12 +460,14 @@ class RayExecutor:
         self.address = address
         self.hosts = hosts
         self.max_concurrency = max_concurrency
+        self.connect_timeout = connect_timeout
         self._init_options = dict(init_options or {})
         self._host_options = dict(host_options or {})
         self._handles: list[Any] = []
         self._streams: list[Any] = []
         self._turn = itertools.count()
         self._connect_lock = threading.Lock()
+        self._hosts_lock = threading.Lock()
         self._connecting: asyncio.Future[None] | None = None
         self._owns_ray = False
         self._closed = False
@@ -467,7 +480,7 @@ class RayExecutor:
         Runs connect on their own when the first one starts (in a thread, so the
         event loop goes on); call this first to pay Ray's start-up up front.
         """
-        with self._connect_lock:
+        with self._connect_lock:  # one ray.init at a time (it may take minutes)
             if self._closed:
                 raise RuntimeError("the Ray executor is closed")
             if self._handles:
@@ -475,27 +488,44 @@ class RayExecutor:
             if not ray.is_initialized():
                 ray.init(address=self.address, **self._init_options)
                 self._owns_ray = True
-            options: dict[str, Any] = {
-                "max_concurrency": self.max_concurrency,
-                "max_restarts": -1,  # a host that dies comes back for later runs ...
-                "max_task_retries": 0,  # ... but a run it held is never re-executed
-                "num_cpus": 0,  # runs wait on models and tools; don't hold a CPU each
-                "scheduling_strategy": "SPREAD",
-                **self._host_options,
-            }
-            host = ray.remote(RunHost).options(**options)
-            self._handles = [host.remote() for _ in range(self.hosts)]
-            self._streams = [
-                handle.execute.options(num_returns="streaming") for handle in self._handles
-            ]
+            with self._hosts_lock:  # short: close() takes the hosts under it
+                if not self._closed:
+                    self._start_hosts()
+
+    def _start_hosts(self) -> None:
+        options: dict[str, Any] = {
+            "max_concurrency": self.max_concurrency,
+            "max_restarts": -1,  # a host that dies comes back for later runs ...
+            "max_task_retries": 0,  # ... but a run it held is never re-executed
+            "num_cpus": 0,  # runs wait on models and tools; don't hold a CPU each
+            "scheduling_strategy": "SPREAD",
+            **self._host_options,
+        }
+        host = ray.remote(RunHost).options(**options)
+        self._handles = [host.remote() for _ in range(self.hosts)]
+        self._streams = [
+            handle.execute.options(num_returns="streaming") for handle in self._handles
+        ]
 
     async def _connected(self) -> None:
         if self._handles:
             return
         if self._connecting is None:
-            loop = asyncio.get_running_loop()
-            self._connecting = loop.run_in_executor(None, self.connect)
-        await asyncio.shield(self._connecting)
+            self._connecting = _in_daemon_thread(self.connect)
+        connecting = self._connecting
+        try:
+            await asyncio.wait_for(asyncio.shield(connecting), self.connect_timeout)
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:
+            if self._connecting is connecting:
+                self._connecting = None  # the next run tries again
+            if isinstance(error, TimeoutError):
+                where = self.address or "the cluster ray.init() finds"
+                raise RuntimeError(
+                    f"no answer from Ray at {where} within {self.connect_timeout:g} s"
+                ) from None
+            raise
 
     async def placements(self) -> list[dict[str, Any]]:
         """Where each host runs: node, worker, actor, pid, host name, address."""
@@ -575,16 +605,43 @@ class RayExecutor:
     async def close(self) -> None:
         """Stop the hosts (a run still live on one fails); shut Ray down if this started it."""
         self._closed = True
-        if self._connecting is not None:
+        if self._connecting is not None:  # let a connection under way finish, briefly
             with contextlib.suppress(Exception):
-                await asyncio.shield(self._connecting)
-        handles, self._handles, self._streams = self._handles, [], []
+                await asyncio.wait([self._connecting], timeout=_CLOSE_WAIT)
+        with self._hosts_lock:
+            handles, self._handles, self._streams = self._handles, [], []
         for handle in handles:
             with contextlib.suppress(Exception):
                 ray.kill(handle, no_restart=True)
         if self._owns_ray:
             self._owns_ray = False
-            await asyncio.get_running_loop().run_in_executor(None, ray.shutdown)
+            # A local cluster takes a second or two to stop: the process exit waits, not close().
+            await asyncio.wait([_in_daemon_thread(ray.shutdown)], timeout=_CLOSE_WAIT)
+
+
+def _in_daemon_thread(work: Callable[[], None]) -> asyncio.Future[None]:
+    """Run blocking Ray calls where a hang cannot hold the event loop, nor the process's exit."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[None] = loop.create_future()
+
+    def settle(error: BaseException | None) -> None:
+        if future.done():
+            return
+        if error is None:
+            future.set_result(None)
+        else:
+            future.set_exception(error)
+
+    def call() -> None:
+        try:
+            work()
+        except BaseException as error:
+            loop.call_soon_threadsafe(settle, error)
+        else:
+            loop.call_soon_threadsafe(settle, None)
+
+    threading.Thread(target=call, name="runtop ray", daemon=True).start()
+    return future
 
 
 class _RemoteFailure(Exception):

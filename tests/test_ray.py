@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import textwrap
 import time
 import urllib.request
 from collections.abc import AsyncIterator
@@ -381,3 +382,38 @@ def wait_for_lines(path: Path, kind: str, seconds: float = 30) -> list[dict[str,
                 return lines
         time.sleep(0.05)
     raise AssertionError(f"no {kind} in {path} after {seconds} s")
+
+
+def test_a_cluster_that_does_not_answer_fails_runs_and_lets_the_process_exit(
+    tmp_path: Path,
+) -> None:
+    """``ray.init`` keeps trying a dead address for minutes: runs fail after the timeout."""
+    probe = textwrap.dedent(
+        f"""
+        import asyncio
+        from run_manager import Manager
+        from run_manager.ray import RayExecutor
+        from tests.ray_agents import WorkerPid
+
+        async def main():
+            executor = RayExecutor("127.0.0.1:9", connect_timeout=1)
+            async with Manager(ledger_dir={str(tmp_path)!r}, executor=executor) as manager:
+                info = await manager.start(WorkerPid(), "x").wait()
+                print(info.status.value, info.error)
+
+        asyncio.run(main())
+        """
+    )
+    began = time.monotonic()
+    result = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        timeout=50,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip() == "failed no answer from Ray at 127.0.0.1:9 within 1 s"
+    assert time.monotonic() - began < 30

@@ -117,8 +117,7 @@ async def _ray_executor(address: str, err: Console) -> Any:
     err.print(f"runtop serve: joining Ray at {where} ...")
     executor = RayExecutor(address or None)
     try:
-        await asyncio.get_running_loop().run_in_executor(None, executor.connect)
-        hosts = await asyncio.wait_for(executor.placements(), 120)
+        hosts = await executor.placements()  # connects, within executor.connect_timeout
     except Exception as error:
         await executor.close()
         first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
