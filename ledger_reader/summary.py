@@ -238,13 +238,9 @@ class SummaryBuilder:
             apply(self, event)
 
     def add(self, event: RunEvent) -> None:
-        """Add one event."""
+        """Add one event: count it, then what it changes."""
         self.note(event.seq, event.run_id)
-        if event.time:
-            self._summary.last_event_at = event.time
-        apply = self._APPLY.get(type(event))
-        if apply is not None:
-            apply(self, event)
+        self.apply(event)
 
     def _run_started(self, event: RunStarted) -> None:
         summary, payload = self._summary, event.payload

@@ -16,20 +16,16 @@ import json
 from pathlib import Path
 from typing import Any
 
-import aiohttp
 import pytest
-from aiohttp import web
 
 from inspector import LedgerDirectorySource, RunStore
 from ledger_reader import DamagedLine, LedgerItem, event_of
-from run_manager import Manager
-from run_manager.server import API_PREFIX, AttachServer
 from tests.ledger_fixtures import EXPECTED, write_fixture_ledgers
+from tests.test_server import served
 from tui.cli import main
 
 pytestmark = pytest.mark.timeout(60)
 
-TOKEN = "agreement-token"
 SUMMARY_FIELDS = (
     "status",
     "event_count",
@@ -114,31 +110,18 @@ def _builtins(value: object) -> Any:
 
 
 async def read_attach(directory: Path) -> dict[str, tuple[dict[str, Any], list[Line]]]:
-    manager = Manager(ledger_dir=directory)
-    server = AttachServer(manager, token=TOKEN)
-    root = web.Application()
-    root.add_subapp(API_PREFIX, server.app)
-    runner = web.AppRunner(root, access_log=None, shutdown_timeout=2)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    base = f"http://127.0.0.1:{runner.addresses[0][1]}{API_PREFIX}"
+    """Through the attach API, served on loopback over the directory (``runs`` in its parent)."""
+    assert directory.name == "runs"
     found: dict[str, tuple[dict[str, Any], list[Line]]] = {}
-    try:
-        headers = {"Authorization": f"Bearer {TOKEN}"}
-        async with aiohttp.ClientSession(headers=headers) as session:
-            async with session.get(f"{base}runs", params={"limit": "500"}) as response:
+    async with served(directory.parent) as server:
+        status, body = await server.get("runs", params={"limit": "500"})
+        assert status == 200
+        for raw in body["runs"]:
+            run_id = raw["run_id"]
+            async with server.session.get(server.api(f"runs/{run_id}/events")) as response:
                 assert response.status == 200
-                runs = (await response.json())["runs"]
-            for raw in runs:
-                run_id = raw["run_id"]
-                async with session.get(f"{base}runs/{run_id}/events") as response:
-                    assert response.status == 200
-                    text = await response.text()
-                found[run_id] = (_summary(raw), _frame_lines(text))
-    finally:
-        await runner.cleanup()
-        await manager.close(grace=2)
+                text = await response.text()
+            found[run_id] = (_summary(raw), _frame_lines(text))
     return found
 
 
