@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -153,6 +153,7 @@ class Hub:
         self._everyone: set[Subscription] = set()
         self._replays: dict[str, _Replay] = {}
         self._listeners: list[Callable[[RunEvent, bytes], None]] = []
+        self._batch_listeners: list[Callable[[Sequence[RunEvent], Sequence[bytes]], None]] = []
 
     def add_listener(self, listener: Callable[[RunEvent, bytes], None]) -> None:
         """Call ``listener(event, line)`` on every publish, with the event's ledger line.
@@ -165,6 +166,22 @@ class Hub:
     def remove_listener(self, listener: Callable[[RunEvent, bytes], None]) -> None:
         with contextlib.suppress(ValueError):
             self._listeners.remove(listener)
+
+    def add_batch_listener(
+        self, listener: Callable[[Sequence[RunEvent], Sequence[bytes]], None]
+    ) -> None:
+        """Call ``listener(events, lines)`` on every publish: one call per :meth:`publish_many`.
+
+        As :meth:`add_listener`, for a fan-out that folds a batch cheaper than
+        its events one by one (the attach server's run book and feed).
+        """
+        self._batch_listeners.append(listener)
+
+    def remove_batch_listener(
+        self, listener: Callable[[Sequence[RunEvent], Sequence[bytes]], None]
+    ) -> None:
+        with contextlib.suppress(ValueError):
+            self._batch_listeners.remove(listener)
 
     def subscribe(
         self, run_id: str | None = None, *, replay: bool = True, max_pending: int = DEFAULT_QUEUE
@@ -201,10 +218,46 @@ class Hub:
         replay.add(event, len(line), self.replay_events, self.replay_bytes)
         for listener in self._listeners:
             listener(event, line)
+        for batch_listener in self._batch_listeners:
+            batch_listener((event,), (line,))
         for subscription in self._by_run.get(run_id, ()):
             subscription._offer(event)
         for subscription in self._everyone:
             subscription._offer(event)
+
+    def publish_many(
+        self, events: Sequence[RunEvent], lines: Sequence[bytes], *, ended: bool = False
+    ) -> None:
+        """Publish consecutive events of one run, as :meth:`publish` each in order, at once.
+
+        With ``ended``, the run is over with these events and not kept: its
+        replay is dropped (as :meth:`forget` right after would), so none is built.
+        """
+        if not events:
+            return
+        if len(events) != len(lines):
+            raise ValueError("one line per event")
+        run_id = events[0].run_id
+        if any(event.run_id != run_id for event in events):
+            raise ValueError("publish_many takes the events of one run")
+        if ended:
+            self._replays.pop(run_id, None)
+        else:
+            replay = self._replays.get(run_id)
+            if replay is None:
+                replay = self._replays[run_id] = _Replay()
+            most, most_bytes = self.replay_events, self.replay_bytes
+            for event, line in zip(events, lines, strict=True):
+                replay.add(event, len(line), most, most_bytes)
+        for listener in self._listeners:
+            for event, line in zip(events, lines, strict=True):
+                listener(event, line)
+        for batch_listener in self._batch_listeners:
+            batch_listener(events, lines)
+        subscribers = [*self._by_run.get(run_id, ()), *self._everyone]
+        for subscription in subscribers:
+            for event in events:
+                subscription._offer(event)
 
     def replay(self, run_id: str) -> list[RunEvent]:
         """The recent events of ``run_id`` kept for late subscribers."""

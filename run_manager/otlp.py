@@ -94,10 +94,14 @@ _decoder: Final = msgspec.json.Decoder()
 
 
 def _operation(span: Span) -> str:
+    known = span.operation
+    if known is not None:
+        return known
     operation = span.attributes.get("gen_ai.operation.name")
-    if isinstance(operation, str):
-        return operation
-    return span.name.partition(" ")[0] if span.name.startswith("invoke_agent") else ""
+    if not isinstance(operation, str):
+        operation = span.name.partition(" ")[0] if span.name.startswith("invoke_agent") else ""
+    span.operation = operation
+    return operation
 
 
 def _is_agent(span: Span) -> bool:
@@ -594,12 +598,10 @@ class OtlpIngest:
                 os.close(fd)
             events, run.events = run.events, []
             if self.hub is not None:
-                publish = self.hub.publish
-                # A reopened ledger's first line may be a lone newline, with no event.
-                for event, line in zip(events, lines[len(lines) - len(events) :], strict=True):
-                    publish(event, line[:-1])
-                if run.completed:
-                    self.hub.forget(run.run_id)
+                # One publish per run and request: the run book and feed fold the batch at
+                # once. A reopened ledger's first line may be a lone newline, with no event.
+                published = [line[:-1] for line in lines[len(lines) - len(events) :]]
+                self.hub.publish_many(events, published, ended=run.completed)
 
 
 def _exit(node_id: str, span: Span, failed: bool) -> NodeExitPayload:

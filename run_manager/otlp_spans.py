@@ -65,6 +65,8 @@ class Span:
     status_message: str = ""
     events: list[SpanEvent] = field(default_factory=list)
     service: str | None = None
+    operation: str | None = None
+    """Its GenAI operation, once the ingest has read it (it is asked for several times)."""
 
 
 @dataclass(slots=True)

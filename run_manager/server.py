@@ -21,7 +21,7 @@ import contextlib
 import hmac
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -133,7 +133,7 @@ class AttachServer:
         self.book = SummaryIndex(manager)
         self.history = RunHistory(manager.hub)
         self._streams: set[asyncio.Task[Any]] = set()
-        manager.hub.add_listener(self._published)
+        manager.hub.add_batch_listener(self._published)
         # A sub-application's own client_max_size is not used: bodies are read by _body.
         self.app = web.Application(middlewares=[self.json_errors, self._authorize])
         self.app.router.add_get("/runs", self.list_runs)
@@ -147,9 +147,11 @@ class AttachServer:
         self.app.on_startup.append(self._on_startup)
         self.app.on_shutdown.append(self._on_shutdown)
 
-    def _published(self, event: RunEvent, line: bytes) -> None:
-        self.book.add(event)
-        self.feed.add(event, line)
+    def _published(self, events: Sequence[RunEvent], lines: Sequence[bytes]) -> None:
+        add = self.book.add
+        for event in events:
+            add(event)
+        self.feed.add_many(events, lines)
 
     async def _on_startup(self, app: web.Application) -> None:
         found, errors = await asyncio.to_thread(self.book.scan_directory)
@@ -163,7 +165,7 @@ class AttachServer:
     async def close(self) -> None:
         """End every stream (clients reconnect elsewhere or later) and release the ledgers."""
         self.feed.close()
-        self.manager.hub.remove_listener(self._published)
+        self.manager.hub.remove_batch_listener(self._published)
         if self._streams:
             await asyncio.wait(list(self._streams), timeout=5)
         self.history.close()

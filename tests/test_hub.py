@@ -72,3 +72,37 @@ async def test_closing_a_subscription_ends_its_iteration() -> None:
     subscription.close()
     assert await reader is None
     assert hub.subscriber_count == 0
+
+
+async def test_a_batch_is_published_as_its_events_one_by_one() -> None:
+    one_by_one, batched = Hub(replay_events=5), Hub(replay_events=5)
+    seen: list[tuple[int, bytes]] = []
+    batches: list[int] = []
+    batched.add_listener(lambda event, line: seen.append((event.seq, line)))
+    batched.add_batch_listener(lambda events, lines: batches.append(len(events)))
+    followers = [hub.subscribe("run_a") for hub in (one_by_one, batched)]
+    everyone = [hub.subscribe() for hub in (one_by_one, batched)]
+    events = [chunk("run_a", seq) for seq in range(1, 9)]
+    lines = [b"line %d" % seq for seq in range(1, 9)]
+    for event, line in zip(events, lines, strict=True):
+        one_by_one.publish(event, line)
+    batched.publish_many(events, lines)
+    assert followers[0].drain() == followers[1].drain() == events
+    assert everyone[0].drain() == everyone[1].drain() == events
+    assert seen == [(seq, b"line %d" % seq) for seq in range(1, 9)]
+    assert batches == [8]
+    assert one_by_one.history("run_a") == batched.history("run_a") == (3, events[3:])
+
+
+async def test_a_batch_that_ends_its_run_keeps_no_replay_and_mixed_runs_are_refused() -> None:
+    hub = Hub()
+    late_before = hub.subscribe("run_a")
+    hub.publish_many([chunk("run_a", 1), chunk("run_a", 2)], [b"a", b"b"], ended=True)
+    assert [e.seq for e in late_before.drain() if not isinstance(e, Lagged)] == [1, 2]
+    assert hub.history("run_a") == (0, [])
+    assert hub.subscribe("run_a").drain() == []
+    with pytest.raises(ValueError, match="one run"):
+        hub.publish_many([chunk("run_a", 3), chunk("run_b", 1)], [b"c", b"d"])
+    with pytest.raises(ValueError, match="one line per event"):
+        hub.publish_many([chunk("run_a", 3)], [])
+    assert hub.history("run_a") == (0, [])  # nothing of a refused batch was published
