@@ -12,6 +12,7 @@ its reach gets exactly the events it missed.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from typing import Final, NamedTuple
 
 from ledger_reader import RunEvent
@@ -53,7 +54,8 @@ class FrameRing:
         self._types: list[str] = [""] * max_events
         self._lines: list[bytes] = [b""] * max_events
         self._frames: list[bytes] = [b""] * max_events
-        """The global stream's frame of each event (``id: <run_id>:<seq>``)."""
+        """The global stream's frame of each event (``id: <run_id>:<seq>``), made when a
+        stream first reads it: with no stream attached, none is made."""
         self.head = 0
         """The number of the newest entry (0 before the first)."""
         self.oldest = 1
@@ -64,23 +66,30 @@ class FrameRing:
 
     def add(self, event: RunEvent, line: bytes) -> None:
         """Append one event (the hub's listener); wakes every waiting stream at once."""
-        number = self.head + 1
+        self.add_many((event,), (line,))
+
+    def add_many(self, events: Sequence[RunEvent], lines: Sequence[bytes]) -> None:
+        """Append events in order (the hub's batch listener); wakes waiting streams once."""
         size = self.max_events
-        slot = number % size
-        lines = self._lines
-        if number - size >= self.oldest:  # the slot's event leaves the ring
-            self._bytes -= len(lines[slot])
-            self.oldest = number - size + 1
-        run_id = event.run_id
-        self._run_ids[slot] = run_id
-        self._seqs[slot] = seq = event.seq
-        self._types[slot] = event.type
-        lines[slot] = line
-        self._frames[slot] = b"id: %s:%d\ndata: %s\n\n" % (run_id.encode(), seq, line)
-        self.head = number
-        self._bytes += len(line)
-        if self._bytes > self.max_bytes:
-            self._shed(number)
+        held = self._lines
+        run_ids, seqs, types, frames = self._run_ids, self._seqs, self._types, self._frames
+        number = self.head
+        for event, line in zip(events, lines, strict=True):
+            number += 1
+            slot = number % size
+            if number - size >= self.oldest:  # the slot's event leaves the ring
+                self._bytes -= len(held[slot])
+                self.oldest = number - size + 1
+            run_id = event.run_id
+            run_ids[slot] = run_id
+            seqs[slot] = event.seq
+            types[slot] = event.type
+            held[slot] = line
+            frames[slot] = b""  # made when a stream first reads it (frames_after)
+            self.head = number
+            self._bytes += len(line)
+            if self._bytes > self.max_bytes:
+                self._shed(number)
         waiter = self._waiter
         if waiter is not None:
             self._waiter = None
@@ -122,8 +131,16 @@ class FrameRing:
         if first >= stop:
             return cursor, []
         size = self.max_events
-        low, high = first % size, (stop - 1) % size + 1
         frames = self._frames
+        for number in range(first, stop):  # each frame is made once, for every stream
+            slot = number % size
+            if not frames[slot]:
+                frames[slot] = b"id: %s:%d\ndata: %s\n\n" % (
+                    self._run_ids[slot].encode(),
+                    self._seqs[slot],
+                    self._lines[slot],
+                )
+        low, high = first % size, (stop - 1) % size + 1
         chosen = frames[low:high] if low < high else frames[low:] + frames[:high]
         return stop - 1, chosen
 
