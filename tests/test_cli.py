@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES, REPO, completed, line, started
+from tests.conftest import FIXTURES, REPO, RUN_ID, completed, line, started
 from tui.cli import main
 
 REQUIRED_FIELDS = {
@@ -121,6 +122,43 @@ def test_hostile_strings_reach_the_terminal_inert(
     _, out, _ = run(capsys, "show", str(path))
     assert "␛]0;pwned" in out
     assert "[bold red]boom[/]" in out  # markup shown as text
+
+
+UNSAFE_IN_A_TERMINAL = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
+)
+"""C0 (ESC among them) but tab and newline, DEL, C1, line separators, bidi controls."""
+
+
+def test_every_json_runtop_prints_is_inert_and_means_the_same(
+    capsys: pytest.CaptureFixture[str], write_ledger: Callable[..., Path]
+) -> None:
+    """C1 controls, bidi overrides and U+2028/2029 are legal raw in JSON strings, and a
+    writer that does not escape non-ASCII leaves them raw in the ledger; a raw ESC
+    makes a line damaged. Printed JSON has them all as \\u escapes, same meaning."""
+    evil = "\x9b31m\u202eevil\u2066\u2028\u2029\x85\x1b[2J"
+    record = {"run_id": RUN_ID, "seq": 2, "time": "2026-11-29T06:45:02Z", "type": "tool_call"}
+    raw = json.dumps(
+        {**record, "payload": {"name": evil, "arguments": {evil: evil}}}, ensure_ascii=False
+    )
+    path = write_ledger(
+        json.dumps(json.loads(started(skill=evil)), ensure_ascii=False).encode() + b"\n",
+        raw.encode() + b"\n",
+        b'{"run_id": "\x1b]0;pwned\x07", "seq": 3}\n',  # a raw ESC: not JSON, a damaged line
+    )
+    assert "\x9b".encode() in path.read_bytes()
+    assert b"\x1b]0;" in path.read_bytes()
+    code, out, _ = run(capsys, "ls", "--json", str(path))
+    assert code == 0
+    assert UNSAFE_IN_A_TERMINAL.search(out) is None, out
+    assert json.loads(out)[0]["skill"] == evil
+    code, out, _ = run(capsys, "show", "--json", str(path))
+    assert code == 0
+    assert UNSAFE_IN_A_TERMINAL.search(out) is None, out
+    shown = [json.loads(line) for line in out.splitlines()]
+    assert shown[0]["payload"]["skill"] == evil
+    assert shown[1]["payload"]["arguments"] == {evil: evil}
+    assert shown[2]["type"] == "damaged_line"
 
 
 @pytest.mark.parametrize(

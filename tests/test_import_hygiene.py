@@ -10,29 +10,60 @@ from pathlib import Path
 
 import pytest
 
+WALK = """
+import importlib, json, pkgutil, sys
+loaded = []
+for package in sys.argv[1:]:
+    root = importlib.import_module(package)
+    for found in pkgutil.walk_packages(root.__path__, package + "."):
+        importlib.import_module(found.name)
+        loaded.append(found.name)
+top = {name.split(".")[0] for name in sys.modules}
+print(json.dumps({"loaded": loaded, "top": sorted(top)}))
+"""
+"""Imports every submodule of the packages named (pkgutil.walk_packages), not only each
+package's ``__init__``; prints what it imported and every top-level package loaded."""
+
+
+def walk(*packages: str) -> tuple[list[str], set[str]]:
+    result = subprocess.run(
+        [sys.executable, "-c", WALK, *packages],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    found = json.loads(result.stdout)
+    return found["loaded"], set(found["top"])
+
 
 @pytest.mark.parametrize("package", ["ledger_reader", "run_manager", "inspector"])
-def test_core_package_imports_no_ui(package: str) -> None:
+def test_no_module_of_the_core_imports_the_ui(package: str) -> None:
+    loaded, top = walk(package)
+    assert len(loaded) >= 5, loaded  # the walk reached the submodules
+    assert not top & {"textual", "rich"}
+
+
+def test_the_walk_sees_ui_imports() -> None:
+    """The check above would catch an import: tui's widgets do import textual."""
+    loaded, top = walk("tui")
+    assert "tui.widgets.event_list" in loaded
+    assert {"textual", "rich"} <= top
+
+
+def test_the_commands_that_print_load_neither_textual_nor_the_run_manager() -> None:
+    """``ls`` and ``show`` answer in a fraction of a second: no Textual, no run manager."""
     probe = (
-        f"import json, sys; import {package}; "
-        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in {'textual','rich'})))"
+        "import json, sys; import tui.cli, tui.commands.ls, tui.commands.show; "
+        "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))"
     )
     result = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=30
     )
-    assert json.loads(result.stdout) == []
-
-
-def test_the_probe_sees_ui_imports() -> None:
-    """The check above would catch an import: tui does import rich."""
-    probe = (
-        "import json, sys; import tui.cli; "
-        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] == 'rich')))"
-    )
-    result = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=30
-    )
-    assert "rich" in json.loads(result.stdout)
+    top = set(json.loads(result.stdout))
+    assert "rich" in top
+    assert "textual" not in top
+    assert "run_manager" not in top
 
 
 EXTRAS = ("pydantic_ai", "agents", "openai", "opentelemetry", "google", "ray")

@@ -347,6 +347,14 @@ def _open_run_screen(screen: Screen[Any]) -> RunScreen | None:
     return screen if isinstance(screen, RunScreen) else None
 
 
+def run_until_exit(app: RuntopApp) -> int:
+    """Run ``app`` until it exits; its exit status, or what it died of raised again."""
+    app.run()
+    if app.crash is not None:
+        raise app.crash
+    return app.return_code or 0
+
+
 def make_app(
     settings: Settings,
     sources: Iterable[RunSource],

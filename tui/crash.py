@@ -14,13 +14,10 @@ import traceback
 from pathlib import Path
 from typing import Final
 
+from ledger_reader.locations import make_private_dir, runtop_home
+
 EXIT_CRASHED: Final = 70
 """The exit status of a crash: ``EX_SOFTWARE`` of sysexits.h, an internal error."""
-
-
-def _home() -> Path:
-    configured = os.environ.get("RUNTOP_HOME")
-    return Path(configured).expanduser() if configured else Path.home() / ".runtop"
 
 
 def keep_traceback(error: BaseException) -> Path:
@@ -31,9 +28,9 @@ def keep_traceback(error: BaseException) -> Path:
     """
     text = "".join(traceback.format_exception(error))
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
-    for directory in (_home(), Path(tempfile.gettempdir())):
+    for directory in (runtop_home(), Path(tempfile.gettempdir())):
         try:
-            directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+            make_private_dir(directory)
             fd, name = tempfile.mkstemp(prefix=f"crash-{stamp}-", suffix=".txt", dir=directory)
         except OSError:
             continue

@@ -10,6 +10,7 @@ screen may take, for the parsing of five fields.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 from collections.abc import Mapping
@@ -68,6 +69,16 @@ class Settings(msgspec.Struct, frozen=True):
             values["state_file"] = runtop_home(environ) / "state.json"
         values.update(overrides)
         return cls(**values)
+
+
+def settings_from(args: argparse.Namespace) -> Settings:
+    """:meth:`Settings.from_env`, with the app's options of the command line over it."""
+    values: dict[str, Any] = {}
+    if getattr(args, "theme", None):
+        values["theme"] = args.theme
+    if getattr(args, "read_only", False):
+        values["read_only"] = True
+    return Settings.from_env(**values)
 
 
 def load_state(path: Path | None) -> dict[str, Any]:

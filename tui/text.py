@@ -21,8 +21,9 @@ _CONTROL: Final = re.compile(
 _NAMED: Final = {"\x1b": "␛", "\r": "␍", "\x00": "␀", "\x07": "␇", "\x08": "␈"}
 
 _JSON_UNSAFE: Final = re.compile(
-    "[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
 )
+"""C0 but tab and newline (ESC among them), DEL, C1, line separators and bidi controls."""
 
 
 def _visible(match: re.Match[str]) -> str:
@@ -46,13 +47,21 @@ def inert(text: str, *, single_line: bool = False) -> str:
     return cleaned
 
 
-def json_safe(line: str) -> str:
-    """A JSON text with raw C1 and bidi controls written as ``\\uXXXX`` escapes.
+def _json_escape(match: re.Match[str]) -> str:
+    char = match.group()
+    # A raw CR in valid JSON can only be whitespace between tokens (inside a string
+    # it must be escaped already): a space means the same and cannot rewrite the line.
+    return " " if char == "\r" else f"\\u{ord(char):04x}"
 
-    JSON allows those characters raw inside strings, and a terminal would act
-    on them; escaped, the JSON means the same and shows inert.
+
+def json_safe(line: str) -> str:
+    """A JSON text with raw control characters written as ``\\uXXXX`` escapes.
+
+    JSON allows C1 controls, bidi overrides and U+2028/2029 raw inside
+    strings, and a terminal would act on them; a ledger's raw line may even
+    hold an ESC. Escaped, the JSON means the same and shows inert.
     """
-    return _JSON_UNSAFE.sub(lambda match: f"\\u{ord(match.group()):04x}", line)
+    return _JSON_UNSAFE.sub(_json_escape, line)
 
 
 def shorten(text: str, limit: int) -> str:

@@ -1,0 +1,35 @@
+"""``runtop cancel``: ask a run to stop, over HTTP or by a control file beside its ledger."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from pathlib import Path
+
+from rich.console import Console
+
+from run_manager.control import request_cancel_file  # to ledger_reader.control (issue 12)
+from tui.commands.targets import CommandError, is_url, require_run_id, resolve_ledger
+
+
+def run(args: argparse.Namespace, out: Console, err: Console) -> int:
+    run_id = require_run_id(args.run_id)
+    where: str = args.where
+    if is_url(where):
+        from inspector.attach_client import AttachClient, find_token
+        from inspector.source import ActionRefused, SourceError
+
+        async def cancel() -> None:
+            async with AttachClient(where, find_token(where, args.token)) as client:
+                await client.cancel(run_id, args.reason)
+
+        try:
+            asyncio.run(cancel())
+        except (ActionRefused, SourceError) as error:
+            raise CommandError(f"cannot cancel {run_id}: {error}") from None
+        out.print(f"cancel requested: {run_id} (the run shows canceled once it has stopped)")
+        return 0
+    ledger = resolve_ledger(run_id, [Path(where)])
+    request_cancel_file(ledger.parent, run_id, reason=args.reason, source="cli")
+    out.print(f"cancel requested: {run_id} (by control file: a runtop writer there acts on it)")
+    return 0
