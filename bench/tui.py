@@ -68,8 +68,7 @@ CHILD = FIRST_FRAME + textwrap.dedent(
     import sys, time
     spawned = float(sys.argv[1])
     mode = sys.argv[2]
-    from tui.cli import pause_collector  # the console script's module, as runtop starts
-    pause_collector()  # what runtop's launch does first
+    import tui.cli  # the console script's module, as runtop starts
     from pathlib import Path
     from inspector import LedgerDirectorySource, RunSource, RunUpdate, SourceUpdate
     from ledger_reader import RunStatus, RunSummary

@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import Static
 
 from tests.tui_support import loaded, sample_app, settle
 from tui.screens.cancel import CancelScreen
 from tui.screens.runs import RunsScreen
 from tui.widgets.event_list import EventList
+from tui.widgets.run_preview import RunPreview
 from tui.widgets.run_table import RunTable
 
 pytestmark = pytest.mark.timeout(60)
@@ -35,7 +35,7 @@ def before(*keys: str, extra: Callable[[Pilot[Any]], Awaitable[None]] | None = N
         if extra is not None:
             await extra(pilot)
         if isinstance(pilot.app.screen, RunsScreen) and pilot.app.screen.query_one(RunTable).rows:
-            preview = pilot.app.screen.query_one("#preview", Static)
+            preview = pilot.app.screen.query_one(RunPreview)
             await settle(pilot, lambda: str(preview.render()).count("\n") >= 3, "the preview")
         await pilot.pause(0.1)
 

@@ -26,11 +26,11 @@ pytestmark = pytest.mark.timeout(60)
 
 
 def texts(app: object) -> str:
-    """Everything the current screen's Static widgets say."""
+    """Everything the current screen's text widgets say."""
     from tui.widgets.detail import EventDetail
 
     screen = app.screen  # type: ignore[attr-defined]
-    shown = [str(static.render()) for static in screen.query(Static)]
+    shown = [str(widget.render()) for widget in screen.query("Static, SourceLine, RunPreview")]
     shown += [detail.text for detail in screen.query(EventDetail)]
     return "\n".join(shown)
 
@@ -527,11 +527,12 @@ async def test_news_that_reaches_the_tool_calls_screen_before_its_columns_is_not
     (seen in tmux: t pressed while runs streamed), and DataTable refused the rows."""
     from inspector import StoreChange
     from tui.screens.tools import ToolsScreen
+    from tui.store_news import StoreChanged
 
     mounted = ToolsScreen.on_mount
 
     def news_first(self: ToolsScreen) -> None:
-        self.on_store_change(StoreChange())
+        self.on_store_changed(StoreChanged(StoreChange()))
         mounted(self)
 
     monkeypatch.setattr(ToolsScreen, "on_mount", news_first)

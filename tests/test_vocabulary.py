@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 
 import pytest
-from textual.widgets import Input, Static
+from textual.widgets import Input
 
 from inspector import FilterError, RemoteSource, RunFilter
 from inspector.status_words import WORDS, status_named
@@ -18,6 +18,7 @@ from tests.tui_support import loaded, sample_app, settle
 from tui.app import make_app
 from tui.settings import Settings
 from tui.widgets.run_table import RunTable
+from tui.widgets.source_line import SourceLine
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -80,7 +81,7 @@ async def test_filters_apply_as_they_are_typed(fixtures: Path) -> None:
         rows = await loaded(pilot)
         await pilot.press("slash", *"status:fail")  # no Enter
         assert [run.status for run in rows.rows] == [RunStatus.FAILED]
-        sources = app.screen.query_one("#sources", Static)
+        sources = app.screen.query_one(SourceLine)
         assert "1 of 6 runs" in str(sources.render())
 
 
@@ -91,7 +92,7 @@ async def test_one_run_is_one_run(fixtures: Path) -> None:
     app = sample_app(fixtures)
     async with app.run_test(size=(160, 48)) as pilot:
         await loaded(pilot, 1)
-        said = str(app.screen.query_one("#sources", Static).render())
+        said = str(app.screen.query_one(SourceLine).render())
         assert "1 run" in said
         assert "1 runs" not in said
 

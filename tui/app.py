@@ -6,14 +6,12 @@ sources to open; tests use the same factory.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, ClassVar
 
 from textual import work
-from textual.app import App, ScreenStackError, SystemCommand
+from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
-from textual.css.query import NoMatches
 from textual.events import Key
 from textual.screen import ModalScreen, Screen
 
@@ -23,8 +21,7 @@ from tui.screens.run import RunScreen
 from tui.screens.runs import RunsScreen
 from tui.screens.tools import ToolsScreen
 from tui.settings import Settings, load_state, save_state
-from tui.widgets.detail import EventDetail
-from tui.widgets.run_table import RunTable
+from tui.store_news import StoreNews
 
 ACTION_KEYS = {"c": "cancel", "r": "resume", "a": "approve", "d": "approve"}
 
@@ -99,17 +96,10 @@ class RuntopApp(App[None]):
 
     @work(exclusive=True, group="store")
     async def follow_store(self) -> None:
-        """Forward each batch of store changes to the screen on top."""
+        """Hand each batch of store changes to the screen on top, as ``StoreChanged``."""
+        news = StoreNews(self)
         async for change in self.store.changes():
-            try:
-                screen = self.screen
-            except ScreenStackError:
-                continue  # no screen yet, or none any more: the app is starting or closing
-            handler = getattr(screen, "on_store_change", None)
-            if handler is None:
-                continue
-            with contextlib.suppress(NoMatches):  # a screen being put together or taken apart
-                handler(change)
+            news.offer(change)
 
     async def on_unmount(self) -> None:
         await self.store.close()
@@ -120,11 +110,8 @@ class RuntopApp(App[None]):
 
     def current_run(self) -> RunView | None:
         screen = self.screen
-        run_screen = _open_run_screen(screen)
-        if run_screen is not None:
-            return self.store.get(run_screen.key)
-        if isinstance(screen, RunsScreen):
-            return screen.query_one(RunTable).selected
+        if isinstance(screen, RunScreen | RunsScreen):
+            return screen.current_run()
         return None
 
     def refusal(self, action: str) -> str | None:
@@ -153,9 +140,6 @@ class RuntopApp(App[None]):
         """A greyed action's key says why it is greyed instead of doing nothing."""
         action = ACTION_KEYS.get(event.key)
         if action is None or isinstance(self.screen, ModalScreen):
-            return
-        focused = self.focused
-        if focused is not None and focused.__class__.__name__ == "Input":
             return
         reason = self.refusal(action)
         if reason is not None:
@@ -265,9 +249,8 @@ class RuntopApp(App[None]):
         self.run_worker(run_it(), group="actions")
 
     def action_copy(self) -> None:
-        run_screen = _open_run_screen(self.screen)
-        if run_screen is not None:
-            text = run_screen.query_one(EventDetail).text or run_screen.key.run_id
+        if isinstance(self.screen, RunScreen):
+            text = self.screen.copy_text()
         else:
             run = self.current_run()
             text = run.run_id if run is not None else ""
@@ -321,11 +304,10 @@ class RuntopApp(App[None]):
             yield SystemCommand(
                 "Sort runs", "Cycle the column the table is sorted by", screen.action_sort
             )
-        run_screen = _open_run_screen(screen)
-        if run_screen is not None:
-            yield SystemCommand("Follow", "Keep the newest event in view", run_screen.action_follow)
+        if isinstance(screen, RunScreen):
+            yield SystemCommand("Follow", "Keep the newest event in view", screen.action_follow)
             yield SystemCommand(
-                "Parent run", "Open the run that started this one", run_screen.action_parent
+                "Parent run", "Open the run that started this one", screen.action_parent
             )
 
     def action_cancel_or_say(self) -> None:
@@ -337,14 +319,6 @@ class RuntopApp(App[None]):
             self.notify(f"cannot {kind}: {reason}", severity="warning", markup=False)
         else:
             action()
-
-    def on_run_table_opened(self, message: RunTable.Opened) -> None:
-        self.push_screen(RunScreen(self.store, message.run.key, clock=self.settings.clock))
-
-
-def _open_run_screen(screen: Screen[Any]) -> RunScreen | None:
-    """``screen`` if it is a run's screen."""
-    return screen if isinstance(screen, RunScreen) else None
 
 
 def run_until_exit(app: RuntopApp) -> int:

@@ -13,7 +13,7 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Static
 
-from inspector import RunKey, RunStore, SourceError, StoreChange, ToolCallView
+from inspector import RunKey, RunStore, RunView, SourceError, ToolCallView
 from ledger_reader import (
     DamagedLine,
     LedgerItem,
@@ -26,6 +26,7 @@ from ledger_reader import (
 from tui.describe import compact_json
 from tui.format import cell, duration, now_or, status_mark, tokens_and_cost
 from tui.run_search import matches
+from tui.store_news import StoreChanged
 from tui.text import inert
 from tui.widgets.detail import EventDetail
 from tui.widgets.event_list import EventList
@@ -121,7 +122,16 @@ class RunScreen(Screen[None]):
             self._header()
             self.query_one(EventList).reload()
 
-    def on_store_change(self, change: StoreChange) -> None:
+    def current_run(self) -> RunView | None:
+        """The run the keys act on: this one (``None`` once its source dropped it)."""
+        return self.store.get(self.key)
+
+    def copy_text(self) -> str:
+        """What ``y`` copies here: the selected event's detail, else the run id."""
+        return self.query_one(EventDetail).text or self.key.run_id
+
+    def on_store_changed(self, message: StoreChanged) -> None:
+        change = message.change
         if change.reset:
             self.query_one(EventList).reset()
         elif self.key in change.events:

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import time
 from collections import Counter
-from typing import TYPE_CHECKING, ClassVar, Final
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual import events, work
@@ -12,7 +11,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import Screen
-from textual.timer import Timer
 from textual.widgets import Static
 
 if TYPE_CHECKING:
@@ -25,16 +23,15 @@ from inspector import (
     RunStore,
     RunView,
     SourceError,
-    SourceState,
-    StoreChange,
 )
 from inspector.status_words import WORDS
 from ledger_reader import LedgerItem
-from tui.describe import describe_entry
-from tui.entries import EntryIndex
 from tui.format import now_or, status_mark
+from tui.screens.run import RunScreen
+from tui.store_news import StoreChanged
 from tui.text import inert
 from tui.widgets.key_bar import KeyBar
+from tui.widgets.run_preview import PREVIEW_EVENTS, RunPreview
 from tui.widgets.run_table import (
     SORT_KEYS,
     RunTable,
@@ -43,6 +40,7 @@ from tui.widgets.run_table import (
     sort_runs,
     tree_order,
 )
+from tui.widgets.source_line import SourceLine
 
 
 class RunsScreen(Screen[None]):
@@ -56,43 +54,7 @@ class RunsScreen(Screen[None]):
         Binding("T", "tree", "Tree"),
     ]
 
-    DEFAULT_CSS = """
-    RunsScreen #sources {
-        height: 1;
-        padding: 0 1;
-        background: $panel;
-    }
-    RunsScreen #header {
-        height: 1;
-        padding: 0 0;
-        background: $boost;
-        text-style: bold;
-    }
-    RunsScreen #filter {
-        display: none;
-        height: 3;
-    }
-    RunsScreen #filter.open {
-        display: block;
-    }
-    RunsScreen #filter.invalid {
-        border: tall $error;
-        border-subtitle-color: $error;
-    }
-    RunsScreen #preview {
-        height: 9;
-        border-top: solid $panel;
-        padding: 0 1;
-    }
-    RunsScreen #empty {
-        display: none;
-        padding: 1 2;
-        color: $text-muted;
-    }
-    RunsScreen #empty.shown {
-        display: block;
-    }
-    """
+    CSS_PATH = "runs.tcss"
 
     def __init__(
         self,
@@ -113,25 +75,22 @@ class RunsScreen(Screen[None]):
         self.filter_text = filter_text
         self.remembered = remembered
         """The last session's filter: in the box when ``/`` opens it, not applied until Enter."""
-        self._last_redraw = 0.0
-        self._redraw_timer: Timer | None = None
-        self._waiting: StoreChange | None = None
         self._reading_preview: tuple[RunKey, int] | None = None
         self._read_preview: tuple[RunKey | None, int, list[LedgerItem]] = (None, 0, [])
         """The last lines read for the preview of a run the store has no events of."""
         self._filter_input: Input | None = None
         self._offered: str | None = None
         """What the filter box held when opened: applied on Enter, not as it appears."""
-        self._shown: dict[str, str] = {}
-        """What each Static says now: an unchanged one is not updated (and not laid out)."""
+        self._header_said = ""
+        """What the column titles say now: unchanged, they are not updated (nor laid out)."""
 
     def compose(self) -> ComposeResult:
-        yield Static(id="sources")
+        yield SourceLine(id="sources")
         with Vertical():
             yield Static(id="header")
             yield Static(id="empty")
             yield RunTable(clock=self.clock, id="runs")
-        yield Static(id="preview")
+        yield RunPreview(id="preview")
         yield KeyBar()
 
     def on_mount(self) -> None:
@@ -152,31 +111,16 @@ class RunsScreen(Screen[None]):
 
     # -- data ----------------------------------------------------------------------------
 
-    def on_store_change(self, change: StoreChange) -> None:
-        """Called by the app for each batch of store changes; redrawn at most every 0.1 s.
-
-        Under a hundred live runs the store has news every 50 ms; a table
-        redrawn ten times a second looks as live and leaves the keys room.
-        """
-        self._waiting = change if self._waiting is None else self._waiting.merge(change)
-        if self._redraw_timer is not None:
-            return
-        wait = self._last_redraw + REDRAW_EVERY - time.monotonic()
-        if wait > 0:
-            self._redraw_timer = self.set_timer(wait, self._redraw_waiting)
-        else:
-            self._redraw_waiting()
-
-    def _redraw_waiting(self) -> None:
-        self._redraw_timer = None
-        change, self._waiting = self._waiting, None
-        if change is not None and self.is_mounted:
-            self._redraw(change)
-
-    def _redraw(self, change: StoreChange) -> None:
-        self._last_redraw = time.monotonic()
+    def on_store_changed(self, message: StoreChanged) -> None:
         self.refresh_runs()
-        self.app.refresh_bindings()
+        self.app.refresh_bindings()  # what c, r, a and d can do follows the selected run
+
+    def current_run(self) -> RunView | None:
+        """The run the keys act on: the selected one."""
+        return self.query_one(RunTable).selected
+
+    def on_run_table_opened(self, message: RunTable.Opened) -> None:
+        self.app.push_screen(RunScreen(self.store, message.run.key, clock=self.clock))
 
     def refresh_runs(self) -> None:
         snapshot = self.store.snapshot()
@@ -192,8 +136,15 @@ class RunsScreen(Screen[None]):
             table.sort_key = self.sort
             table.refresh()
         table.set_rows(runs, down)
-        self._update("#header", header_text(max(self.size.width, 80), self.sort, self.reverse))
-        self._show_sources(snapshot.sources, len(snapshot.runs), len(runs), _totals(runs, down))
+        header = header_text(max(self.size.width, 80), self.sort, self.reverse)
+        if header.markup != self._header_said:
+            self._header_said = header.markup
+            self.query_one("#header", Static).update(header, layout=False)  # a fixed height
+        line = self.query_one(SourceLine)
+        line.sources = snapshot.sources
+        line.total, line.shown = len(snapshot.runs), len(runs)
+        line.totals = _totals(runs, down)
+        line.filter_text = self.filter_text
         empty = self.query_one("#empty", Static)
         if not runs:
             if snapshot.runs:
@@ -212,42 +163,10 @@ class RunsScreen(Screen[None]):
             empty.remove_class("shown")
         self._preview(table.selected)
 
-    def _show_sources(
-        self, sources: tuple[SourceState, ...], total: int, shown: int, totals: str = ""
-    ) -> None:
-        parts = Text(no_wrap=True, overflow="ellipsis")
-        for source in sources:
-            name = inert(source.name, single_line=True)  # a directory's name: anything at all
-            if source.error:
-                error = inert(source.error, single_line=True)
-                parts.append(f" {name}: {error} ", style="bold red")
-            elif not source.available:
-                parts.append(f" {name}: unavailable ", style="bold red")
-            else:
-                live = inert(source.status or ("live" if source.live else "replay"))
-                parts.append(f" {name} ({live}) ", style="bold")
-        noun = "run" if total == 1 else "runs"
-        counted = f"{shown:,} of {total:,} {noun}" if shown != total else f"{total:,} {noun}"
-        parts.append(f"  {counted}")
-        if totals:
-            parts.append(f"  {totals}")
-        if self.filter_text:
-            parts.append(f"  filter: {self.filter_text}", style="italic")
-        self._update("#sources", parts)
-
-    def _update(self, selector: str, text: Text | str) -> None:
-        """Update a Static only when what it says changed, without a layout pass.
-
-        The three Statics updated here have fixed heights in the CSS.
-        """
-        said = text.markup if isinstance(text, Text) else text
-        if self._shown.get(selector) != said:
-            self._shown[selector] = said
-            self.query_one(selector, Static).update(text, layout=False)
-
     def _preview(self, run: RunView | None) -> None:
+        preview = self.query_one(RunPreview)
+        preview.run = run
         if run is None:
-            self._update("#preview", "")
             return
         recent = self.store.recent(run.key)[-PREVIEW_EVENTS:]
         if len(recent) < min(PREVIEW_EVENTS, (run.event_count or 0)):
@@ -259,7 +178,7 @@ class RunsScreen(Screen[None]):
             if (key, count) != wanted and self._reading_preview != wanted:
                 self._reading_preview = wanted  # not again while it is read: redraws are frequent
                 self._load_preview(run)
-        self._update("#preview", _preview_text(run, recent))
+        preview.items = tuple(recent)
 
     @work(exclusive=True, group="preview", exit_on_error=False)
     async def _load_preview(self, run: RunView) -> None:
@@ -277,7 +196,7 @@ class RunsScreen(Screen[None]):
         self._read_preview = (run.key, (run.event_count or 0), items)
         selected = tables.first().selected
         if selected is not None and selected.key == run.key:
-            self._update("#preview", _preview_text(selected, items))
+            self.query_one(RunPreview).items = tuple(items)
 
     # -- events -------------------------------------------------------------------------------
 
@@ -384,13 +303,6 @@ class RunsScreen(Screen[None]):
         self.refresh_runs()
 
 
-PREVIEW_LINES = 7
-PREVIEW_EVENTS: Final = 64
-"""The last events read for the preview: its lines gather chunks into paragraphs."""
-REDRAW_EVERY: Final = 0.1
-"""Seconds between redraws of the table while runs stream."""
-
-
 def _totals(runs: list[RunView], sources_down: frozenset[str]) -> str:
     """The runs shown, by status (glyph and count), and their tokens and cost together."""
     by_status: Counter[tuple[str, str]] = Counter()
@@ -411,17 +323,3 @@ def _totals(runs: list[RunView], sources_down: frozenset[str]) -> str:
 def _by_word(item: tuple[tuple[str, str], int]) -> int:
     word = item[0][1]
     return WORDS.index(word) if word in WORDS else len(WORDS)
-
-
-def _preview_text(run: RunView, items: list[LedgerItem]) -> Text:
-    lines = Text(no_wrap=True, overflow="ellipsis")
-    title = f"{run.run_id}  {run.status.value}"
-    if run.error:
-        title += f"  {run.error}"
-    lines.append(inert(title[:400], single_line=True) + "\n", style="bold")
-    index = EntryIndex(lambda at: items[at] if 0 <= at < len(items) else None)
-    entries = index.entries_from(0, len(items), len(items))
-    for entry in entries[-PREVIEW_LINES:]:
-        mark, words = describe_entry(items[entry.start : entry.end])
-        lines.append(f"{mark} {words}\n")
-    return lines

@@ -9,8 +9,9 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
-from inspector import RunStore, StoreChange
+from inspector import RunStore
 from tui.format import cell
+from tui.store_news import StoreChanged
 from tui.widgets.key_bar import KeyBar
 
 
@@ -62,7 +63,7 @@ class ToolsScreen(Screen[None]):
         self.refresh_tools()
         table.focus()
 
-    def on_store_change(self, change: StoreChange) -> None:
+    def on_store_changed(self, message: StoreChanged) -> None:
         if self._ready:
             self.refresh_tools()
 

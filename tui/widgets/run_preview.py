@@ -1,0 +1,52 @@
+"""The last few lines of the selected run, under the runs table."""
+
+from __future__ import annotations
+
+from typing import ClassVar, Final
+
+from rich.text import Text
+from textual.reactive import reactive
+from textual.widget import Widget
+
+from inspector import RunView
+from ledger_reader import LedgerItem
+from tui.describe import describe_entry
+from tui.entries import EntryIndex
+from tui.text import inert
+
+PREVIEW_LINES: Final = 7
+PREVIEW_EVENTS: Final = 64
+"""The last events read for the preview: its lines gather chunks into paragraphs."""
+
+
+class RunPreview(Widget):
+    """A run's id, status and error, then its last :data:`PREVIEW_LINES` lines (a line
+    gathers a paragraph's chunks) of its last :data:`PREVIEW_EVENTS` events.
+
+    Redrawn only when what it shows changed: the reactives compare equal
+    otherwise, and the runs screen sets them on every store change.
+    """
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"run-preview--title"}
+
+    run: reactive[RunView | None] = reactive(None, layout=False)
+    items: reactive[tuple[LedgerItem, ...]] = reactive((), layout=False)
+
+    def render(self) -> Text:
+        run = self.run
+        if run is None:
+            return Text()
+        lines = Text(no_wrap=True, overflow="ellipsis", end="")
+        title = f"{run.run_id}  {run.status.value}"
+        if run.error:
+            title += f"  {run.error}"
+        lines.append(
+            inert(title[:400], single_line=True) + "\n",
+            style=self.get_component_rich_style("run-preview--title"),
+        )
+        items = self.items
+        index = EntryIndex(lambda at: items[at] if 0 <= at < len(items) else None)
+        for entry in index.entries_from(0, len(items), len(items))[-PREVIEW_LINES:]:
+            mark, words = describe_entry(list(items[entry.start : entry.end]))
+            lines.append(f"{mark} {words}\n")
+        return lines
