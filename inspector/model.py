@@ -1,11 +1,12 @@
-"""What the UI shows of runs: immutable views, and the fold that keeps them current.
+"""What the UI shows of runs: immutable views, and what they are made from.
 
-A :class:`RunFold` takes a run's events one by one (or starts from a
-ledger summary) and derives what a user wants at a glance: status,
-duration, the node or tool in flight, tokens and cost, tool calls and
-errors, a cancel in progress. :meth:`RunFold.view` freezes that into a
-:class:`RunView`, which the store hands out: snapshots share views and
-never change under the reader.
+A run's :class:`~ledger_reader.RunSummary` (from its ledger, a server or
+the manager) says its status, times and counts; :class:`RunExtras` adds up
+what a summary does not count (tool calls, tokens and cost, errors, tools in
+flight) as events are folded in. :func:`make_view` freezes the two into a
+:class:`RunView`, which the store hands out: snapshots share views and never
+change under the reader. :class:`TrackedRun` keeps a live run's recent
+events for a source that holds events rather than files.
 """
 
 from __future__ import annotations
@@ -309,11 +310,3 @@ class TrackedRun:
         begin = max(start - self.dropped, 0)
         end = max(stop - self.dropped, 0)
         return list(itertools.islice(self.recent, begin, end))
-
-
-def summary_of(items: list[LedgerItem], run_id: str = "", path: str | None = None) -> RunSummary:
-    """Fold ``items`` into a summary (for sources that hold events, not files)."""
-    builder = SummaryBuilder(run_id, path)
-    for item in items:
-        builder.add_item(item)
-    return builder.summary()

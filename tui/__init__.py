@@ -1,1 +1,2 @@
-"""runtop's terminal interface: the command line and, later, the Textual app."""
+"""runtop's terminal interface: the command line (:mod:`tui.cli`, :mod:`tui.commands`)
+and the Textual app (:mod:`tui.app`, its screens and widgets)."""
