@@ -267,6 +267,27 @@ async def test_damaged_lines_are_counted_and_visible(fixtures: Path) -> None:
         del rows
 
 
+async def test_a_theme_restyles_errors(fixtures: Path) -> None:
+    """Errors are drawn in the theme's $error, not a red written by hand."""
+    from rich.color import Color
+    from textual.theme import Theme
+
+    app = sample_app(fixtures)
+    async with app.run_test(size=(160, 48)) as pilot:
+        app.register_theme(Theme(name="green-errors", primary="#224466", error="#00ff00"))
+        app.theme = "green-errors"
+        await loaded(pilot)
+        await pilot.press("home", "enter")  # the run with a damaged line
+        await events_read(pilot, 2)
+        header = app.screen.query_one("#run-header", Static)
+        await pilot.pause()
+        drawn = [segment for y in range(3) for segment in header.render_line(y)]
+        damaged = [segment for segment in drawn if "damaged" in segment.text]
+        assert damaged, [segment.text for segment in drawn]
+        assert damaged[0].style is not None
+        assert damaged[0].style.color == Color.parse("#00ff00")
+
+
 async def test_small_terminal_and_help(fixtures: Path) -> None:
     app = sample_app(fixtures)
     async with app.run_test(size=(80, 24)) as pilot:

@@ -7,6 +7,7 @@ sources to open; tests use the same factory.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable
+from pathlib import PurePath
 from typing import Any, ClassVar
 
 from textual import work
@@ -30,6 +31,12 @@ class RuntopApp(App[None]):
     """Watch agent runs, open one, and cancel, resume or approve with one key."""
 
     TITLE = "runtop"
+
+    CSS_PATH: ClassVar[list[str | PurePath]] = [
+        f"widgets/{name}.tcss"
+        for name in ("key_bar", "run_table", "source_line", "run_preview", "event_list", "detail")
+    ]
+    """The widgets' styles, beside them (a screen's are beside the screen: its CSS_PATH)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "Quit"),

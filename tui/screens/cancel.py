@@ -19,30 +19,7 @@ class CancelScreen(ModalScreen[str | None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "keep", "Keep running")]
 
-    DEFAULT_CSS = """
-    CancelScreen {
-        align: center middle;
-    }
-    CancelScreen > Vertical {
-        width: 64;
-        height: auto;
-        border: thick $error 60%;
-        background: $panel;
-        padding: 1 2;
-    }
-    CancelScreen Label {
-        width: 100%;
-        margin-bottom: 1;
-    }
-    CancelScreen Horizontal {
-        height: auto;
-        align-horizontal: right;
-        margin-top: 1;
-    }
-    CancelScreen Button {
-        margin-left: 2;
-    }
-    """
+    CSS_PATH = "cancel.tcss"
 
     def __init__(self, run: RunView) -> None:
         super().__init__()

@@ -10,6 +10,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
+from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Static
 
@@ -53,28 +54,7 @@ class RunScreen(Screen[None]):
         Binding("N", "previous_match", "Previous match", show=False),
     ]
 
-    DEFAULT_CSS = """
-    RunScreen #run-header {
-        height: auto;
-        max-height: 5;
-        padding: 0 1;
-        background: $panel;
-    }
-    RunScreen EventList {
-        width: 3fr;
-    }
-    RunScreen EventDetail {
-        width: 2fr;
-    }
-    RunScreen #search {
-        dock: bottom;
-        margin-bottom: 1;
-        display: none;
-    }
-    RunScreen #search.open {
-        display: block;
-    }
-    """
+    CSS_PATH = "run.tcss"
 
     def __init__(
         self,
@@ -141,25 +121,27 @@ class RunScreen(Screen[None]):
             self.app.refresh_bindings()
 
     def _header(self) -> None:
+        """The run's status, ids, counts, input and error; errors in the theme's $error
+        (a style resolved as it is drawn, so a new theme restyles it)."""
         run = self.store.get(self.key)
         header = self.query_one("#run-header", Static)
         if run is None:
             gone = inert(f"{self.key.run_id}: no longer in {self.key.source}", single_line=True)
-            header.update(Text(gone, style="bold"))
+            header.update(Content.styled(gone, "bold"))
             return
         down = run.source in self.store.snapshot().sources_down()
         glyph, word, _ = status_mark(run, source_down=down)
-        text = Text(no_wrap=True, overflow="ellipsis")
-        text.append(f"{glyph} {word}  ", style="bold")
-        text.append(cell(run.run_id, 60), style="bold")
-        text.append(f"  {cell(run.agent or run.skill, 30)}  {cell(run.source, 40)}\n")
+        parts: list[str | tuple[str, str]] = [
+            (f"{glyph} {word}  ", "bold"),
+            (cell(run.run_id, 60), "bold"),
+            f"  {cell(run.agent or run.skill, 30)}  {cell(run.source, 40)}\n",
+        ]
         took = duration(run.duration(run.last_event_at if down else now_or(self.clock)))
         count = "?" if run.event_count is None else run.event_count
-        text.append(f"{count} events  {took}  {tokens_and_cost(run) or 'no tokens'}")
-        text.append(f"  {run.tool_calls} tool calls ({run.tool_errors} failed)")
+        parts.append(f"{count} events  {took}  {tokens_and_cost(run) or 'no tokens'}")
+        parts.append(f"  {run.tool_calls} tool calls ({run.tool_errors} failed)")
         if run.damaged_lines:
-            text.append(f"  {run.damaged_lines} damaged lines", style="bold red")
-        text.append("\n")
+            parts.append((f"  {run.damaged_lines} damaged lines", "bold $error"))
         links = []
         if run.parent_run_id:
             links.append(f"parent {cell(run.parent_run_id, 40)} (p)")
@@ -168,10 +150,10 @@ class RunScreen(Screen[None]):
         children = len(self.store.children(self.key))
         if children:
             links.append(f"{children} child run{'s' if children != 1 else ''} (T on the runs list)")
-        text.append(f"input {compact_json(run.input, 100)}  " + "  ".join(links))
+        parts.append(f"\ninput {compact_json(run.input, 100)}  " + "  ".join(links))
         if run.error:
-            text.append(f"\n{cell(run.error, 200)}", style="red")
-        header.update(text)
+            parts.append((f"\n{cell(run.error, 200)}", "$error"))
+        header.update(Content.assemble(*parts))
 
     def on_event_list_selected(self, message: EventList.Selected) -> None:
         self._selected = message.items

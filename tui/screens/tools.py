@@ -23,17 +23,7 @@ class ToolsScreen(Screen[None]):
         Binding("enter", "calls", "Its calls"),
     ]
 
-    DEFAULT_CSS = """
-    ToolsScreen #tools-title {
-        height: 1;
-        padding: 0 1;
-        background: $panel;
-        text-style: bold;
-    }
-    ToolsScreen DataTable {
-        height: 1fr;
-    }
-    """
+    CSS_PATH = "tools.tcss"
 
     def __init__(self, store: RunStore, *, clock: float | None = None) -> None:
         super().__init__()

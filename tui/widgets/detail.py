@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 import msgspec
 from rich.console import Group, RenderableType
+from rich.style import Style
 from rich.syntax import Syntax
 from rich.text import Text
 from textual.containers import VerticalScroll
@@ -63,13 +64,7 @@ def _parses(text: str) -> bool:
 class EventDetail(VerticalScroll):
     """Shows the selected event; for a tool call, the call and its result together."""
 
-    DEFAULT_CSS = """
-    EventDetail {
-        height: 1fr;
-        border-left: solid $panel;
-        padding: 0 1;
-    }
-    """
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"event-detail--error"}
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -117,6 +112,7 @@ class EventDetail(VerticalScroll):
         self._body.update(Group(*parts))
 
     def show(self, item: LedgerItem | None, call: ToolCallView | None, raw: bytes | None) -> None:
+        error = self.get_component_rich_style("event-detail--error", partial=True)
         """Show an event (and the tool call it belongs to, if any)."""
         parts: list[Text | _JsonBlock] = []
         limit = None if self.show_all else OUTPUT_PREVIEW
@@ -139,13 +135,16 @@ class EventDetail(VerticalScroll):
                 parts.append(
                     Text(
                         label + (" (truncated)" if call.output_truncated else ""),
-                        style="underline red" if call.is_error else "underline",
+                        style=error + Style(underline=True) if call.is_error else "underline",
                     )
                 )
                 parts.append(_JsonBlock(call.output, limit))
         elif isinstance(item, DamagedLine):
             parts.append(
-                Text(f"damaged line at byte {item.offset} ({item.length} bytes)", style="bold red")
+                Text(
+                    f"damaged line at byte {item.offset} ({item.length} bytes)",
+                    style=error + Style(bold=True),
+                )
             )
             parts.append(Text(inert(item.reason)))
         elif item is not None:

@@ -58,25 +58,8 @@ class EventList(ScrollView, can_focus=True):
         "eventlist--cursor",
         "eventlist--time",
         "eventlist--match",
+        "eventlist--error",
     }
-
-    DEFAULT_CSS = """
-    EventList {
-        height: 1fr;
-        background: $surface;
-        overflow-x: hidden;
-    }
-    EventList > .eventlist--cursor {
-        background: $accent 30%;
-    }
-    EventList > .eventlist--time {
-        color: $text-muted;
-    }
-    EventList > .eventlist--match {
-        background: $warning 60%;
-        text-style: bold;
-    }
-    """
 
     cursor: reactive[int] = reactive(0, always_update=True)
     """The first event of the selected entry."""
@@ -296,7 +279,7 @@ class EventList(ScrollView, can_focus=True):
         words = describe(item)
         mark = glyph(item)
         if isinstance(item, DamagedLine) or item.type == "error":
-            style = base + Style(color="red")
+            style = base + self.get_component_rich_style("eventlist--error", partial=True)
         elif isinstance(item, LlmChunk | ReasoningChunk):
             words = self._paragraph(entry, item, width)
             if isinstance(item, ReasoningChunk):
@@ -304,7 +287,9 @@ class EventList(ScrollView, can_focus=True):
         elif entry.end - entry.start > 1 or isinstance(item, ToolCall):
             words, failed = self._call(entry)
             mark = GLYPHS["tool_call"]
-            style = base + Style(bold=True, color="red" if failed else None)
+            style = base + Style(bold=True)
+            if failed:
+                style += self.get_component_rich_style("eventlist--error", partial=True)
         elif item.type == "tool_result":
             style = base + Style(bold=True)
         return [

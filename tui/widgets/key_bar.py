@@ -29,26 +29,6 @@ class KeyBar(Widget):
         "key-bar--disabled",
     }
 
-    DEFAULT_CSS = """
-    KeyBar {
-        dock: bottom;
-        height: 1;
-        background: $footer-background;
-    }
-    KeyBar > .key-bar--key {
-        color: $footer-key-foreground;
-        background: $footer-key-background;
-        text-style: bold;
-    }
-    KeyBar > .key-bar--description {
-        color: $footer-description-foreground;
-        background: $footer-description-background;
-    }
-    KeyBar > .key-bar--disabled {
-        text-style: dim;
-    }
-    """
-
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._keys: list[tuple[int, int, str]] = []

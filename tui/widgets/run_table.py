@@ -177,17 +177,6 @@ class RunTable(ScrollView, can_focus=True):
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {"runtable--cursor"}
 
-    DEFAULT_CSS = """
-    RunTable {
-        height: 1fr;
-        background: $surface;
-    }
-    RunTable > .runtable--cursor {
-        background: $accent 30%;
-        text-style: bold;
-    }
-    """
-
     cursor: reactive[int] = reactive(0, always_update=True)
     """The selected row."""
 
