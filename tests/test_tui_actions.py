@@ -17,6 +17,7 @@ from tui.screens.approval import ApprovalScreen
 from tui.screens.run import RunScreen
 from tui.screens.runs import RunsScreen
 from tui.settings import Settings
+from tui.widgets.source_line import SourceLine
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -63,7 +64,7 @@ async def test_a_replay_played_to_the_end_starts_again(fixtures: Path) -> None:
     replay = ReplaySource([ledger], step=True, name="replay")
     app = make_app(Settings(clock=1795876500.0, flush_interval=0.01), [replay])
     async with app.run_test(size=(160, 48)) as pilot:
-        sources = app.screen.query_one("#sources", Static)
+        sources = app.screen.query_one(SourceLine)
 
         def said() -> str:
             return str(sources.render())
@@ -167,7 +168,7 @@ async def test_the_demo_shows_the_whole_picture_and_where_its_ledgers_are(
         async with app.run_test(size=(160, 48)) as pilot:
             demo = asyncio.create_task(start_demo(manager, pace=0.05, forever=False))
             table = app.screen.query_one(RunTable)
-            sources = app.screen.query_one("#sources", Static)
+            sources = app.screen.query_one(SourceLine)
             assert f"ledgers in {tmp_path / 'runs'}" in str(sources.render())
 
             def seen() -> set[str]:

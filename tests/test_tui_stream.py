@@ -8,7 +8,6 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from textual.widgets import Static
 
 from inspector import LedgerDirectorySource, ManagerSource
 from run_manager import AgentEvent, Content, Manager, ToolCallEvent
@@ -20,6 +19,7 @@ from tui.screens.run import RunScreen
 from tui.settings import Settings
 from tui.widgets.detail import EventDetail
 from tui.widgets.event_list import EventList
+from tui.widgets.run_preview import RunPreview
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -68,13 +68,13 @@ async def test_a_long_paragraph_is_one_line_and_its_detail_is_all_of_it(
     app = make_app(Settings(flush_interval=0.01), [LedgerDirectorySource(directory, name="d")])
     async with app.run_test(size=(160, 48)) as pilot:
         await loaded(pilot, 1)
-        preview = str(app.screen.query_one("#preview", Static).render())
+        preview = str(app.screen.query_one(RunPreview).render())
         await settle(
             pilot,
-            lambda: "[" in str(app.screen.query_one("#preview", Static).render()),
+            lambda: "[" in str(app.screen.query_one(RunPreview).render()),
             "the preview",
         )
-        preview = str(app.screen.query_one("#preview", Static).render())
+        preview = str(app.screen.query_one(RunPreview).render())
         assert "¶ text w" in preview  # chunks merged, as on the run screen
         await pilot.press("enter")
         events = app.screen.query_one(EventList)

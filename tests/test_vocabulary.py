@@ -179,7 +179,7 @@ async def test_the_header_totals_what_is_shown(fixtures: Path) -> None:
     app = sample_app(fixtures)
     async with app.run_test(size=(160, 48)) as pilot:
         rows = await loaded(pilot)
-        sources = app.screen.query_one("#sources", Static)
+        sources = app.screen.query_one(SourceLine)
         tokens = sum(run.prompt_tokens + run.output_tokens for run in rows.rows)
         assert tokens > 1000
         assert f"◐1 ✔2 ✘1 ⊘1 ?1  {tokens / 1000:.1f}k tok $" in str(sources.render())
