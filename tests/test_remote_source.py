@@ -53,8 +53,7 @@ class Server:
 
 def seqs_seen(store: RunStore, key: RunKey) -> list[int]:
     """The seqs the store was handed for a run, in order (duplicates would show twice)."""
-    state = store._runs[key]
-    return [item.seq for item in state.recent if not isinstance(item, DamagedLine)]
+    return [item.seq for item in store.recent(key) if not isinstance(item, DamagedLine)]
 
 
 async def test_a_server_restarted_under_a_client_loses_and_repeats_nothing(

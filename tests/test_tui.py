@@ -14,7 +14,15 @@ from ledger_reader import RunStatus
 from run_manager import Manager
 from tests.agents import Gatekeeper, slow_to_stop, stubborn_worker
 from tests.conftest import line
-from tests.tui_support import FROZEN, events_read, loaded, sample_app, settle
+from tests.tui_support import (
+    FROZEN,
+    events_read,
+    loaded,
+    noticed,
+    notices,
+    sample_app,
+    settle,
+)
 from tui.app import make_app
 from tui.screens.cancel import CancelScreen
 from tui.screens.run import RunScreen
@@ -149,12 +157,12 @@ async def test_filter_hides_rows_and_is_remembered(fixtures: Path) -> None:
 
 async def test_an_action_the_source_cannot_do_says_why(fixtures: Path) -> None:
     app = sample_app(fixtures)
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with app.run_test(size=(160, 48), notifications=True) as pilot:
         await loaded(pilot)
         await pilot.press("c")
         assert not isinstance(app.screen, CancelScreen)
-        messages = [n.message for n in app._notifications]
-        assert any("cannot cancel" in m and "already ended" in m for m in messages)
+        said = await noticed(pilot, "cannot cancel")
+        assert "already ended" in said
         assert app.check_action("cancel", ()) is None  # greyed in the footer
 
 
@@ -210,13 +218,13 @@ async def test_approve_and_deny(fixtures: Path) -> None:
 async def test_read_only_turns_every_action_off(fixtures: Path) -> None:
     async with Manager() as manager:
         app = sample_app(fixtures, ManagerSource(manager, name="local"), read_only=True)
-        async with app.run_test(size=(160, 48)) as pilot:
+        async with app.run_test(size=(160, 48), notifications=True) as pilot:
             handle = manager.start(Gatekeeper(), "x")
             rows = await loaded(pilot, 7)
             rows.select_key(next(r.key for r in rows.rows if r.run_id == handle.run_id))
             await pilot.press("c", "a")
             assert not isinstance(app.screen, CancelScreen)
-            assert any("--read-only" in n.message for n in app._notifications)
+            await noticed(pilot, "--read-only")
             assert handle.status.value == "running"
             handle.cancel()
 
@@ -412,7 +420,7 @@ async def test_the_last_filter_is_offered_in_the_next_session(
 
 async def test_clicking_a_column_title_sorts_by_it(fixtures: Path) -> None:
     app = sample_app(fixtures)
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with app.run_test(size=(160, 48), notifications=True) as pilot:
         rows = await loaded(pilot)
         events_x = 19 + 1 + 14 + 1 + 18 + 1 + 9 + 1 + 8 + 1 + 2  # inside EVENTS
         await pilot.click("#header", offset=(events_x, 0))
@@ -422,7 +430,7 @@ async def test_clicking_a_column_title_sorts_by_it(fixtures: Path) -> None:
         await pilot.click("#header", offset=(events_x, 0))  # again: the other way
         assert [run.event_count for run in rows.rows] == sorted(counts)
         await pilot.click("#header", offset=(22, 0))  # RUN: ids do not sort
-        assert any("does not sort" in n.message for n in app._notifications)
+        await noticed(pilot, "does not sort")
 
 
 async def test_replay_keys_step_pause_and_speed(fixtures: Path) -> None:
@@ -432,7 +440,7 @@ async def test_replay_keys_step_pause_and_speed(fixtures: Path) -> None:
     ledger = next(fixtures.glob("run_20261128T143000012_*.jsonl"))
     replay = ReplaySource([ledger], step=True, name="replay")
     app = make_app(Settings(clock=1795876500.0, flush_interval=0.01), [replay])
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with app.run_test(size=(160, 48), notifications=True) as pilot:
         await settle(pilot, lambda: "replay (paused)" in texts(app), "the replay's state")
         await pilot.press("n")
         rows = await loaded(pilot, 1)
@@ -450,7 +458,7 @@ async def test_replay_keys_step_pause_and_speed(fixtures: Path) -> None:
         await settle(pilot, lambda: "replay (played to the end)" in texts(app), "the end")
         await pilot.press("space")  # at the end: plays it again, from the start
         assert not replay.paused
-        assert any("replay from the start" in n.message for n in app._notifications)
+        await noticed(pilot, "replay from the start")
 
 
 async def test_replay_keys_are_hidden_without_a_replay(fixtures: Path) -> None:
@@ -514,7 +522,7 @@ async def test_a_hostile_directory_name_and_parent_id_are_shown_inert(tmp_path: 
         line(1, "run_started", {"skill": "s", "parent_run_id": evil}, run_id="run_child")
     )
     app = make_app(Settings(clock=FROZEN), [LedgerDirectorySource(root)])
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with app.run_test(size=(160, 48), notifications=True) as pilot:
         rows = await loaded(pilot, 1)
         assert "\x1b" not in texts(app)
         assert "runs␛]0;pwned␇␛[2J[b]x[i] (live)" in texts(app)
@@ -522,8 +530,8 @@ async def test_a_hostile_directory_name_and_parent_id_are_shown_inert(tmp_path: 
         await settle(pilot, lambda: "run_child" in texts(app), "the run's header")
         assert "\x1b" not in texts(app)
         await pilot.press("p")  # the parent is not here: the notice names it, inert
-        await settle(pilot, lambda: bool(app._notifications), "the notice")
-        notice = list(app._notifications)[-1].message
+        await settle(pilot, lambda: bool(notices(app)), "the notice")
+        notice = notices(app)[-1]
         assert "\x1b" not in notice
         assert "␛]0;pwned" in notice
         del rows

@@ -11,7 +11,7 @@ from textual.widgets import Label, Static
 from inspector import ManagerSource, ReplaySource
 from run_manager import Manager
 from tests.agents import Gatekeeper
-from tests.tui_support import loaded, sample_app, settle
+from tests.tui_support import loaded, notices, sample_app, settle
 from tui.app import make_app
 from tui.screens.approval import ApprovalScreen
 from tui.screens.run import RunScreen
@@ -91,7 +91,7 @@ async def test_at_80x24_every_screen_shows_keys_help_and_quit(fixtures: Path) ->
     ledger = next(fixtures.glob("run_20261128T143000012_*.jsonl"))
     replay = ReplaySource([ledger], step=True, name="replay")
     app = sample_app(fixtures, replay)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
         await pilot.press("n")
         await settle(pilot, lambda: len(app.screen.query_one(RunTable).rows) == 7, "7 runs")
 
@@ -115,7 +115,8 @@ async def test_at_80x24_every_screen_shows_keys_help_and_quit(fixtures: Path) ->
         await pilot.press(*"sssss")  # status, agent, time, events, tokens
         assert "TOKENS / COST ▼" in str(header.render())  # sorted by it: on screen, marked
         assert "2.9k $0.010" in app.screen.query_one(RunTable).render_line(0).text
-        assert not app._notifications  # sorting says nothing: the header shows it
+        await pilot.pause()
+        assert not notices(app)  # sorting says nothing: the header shows it
 
 
 async def test_a_tool_leads_to_its_calls_and_a_call_to_its_run(fixtures: Path) -> None:

@@ -66,3 +66,14 @@ async def events_read(pilot: Pilot[Any], upto: int) -> EventList:
     events = pilot.app.screen.query_one(EventList)
     await settle(pilot, lambda: events.item(upto) is not None, f"the events up to {upto}")
     return events
+
+
+def notices(app: Any) -> list[str]:
+    """The notifications on screen now, as the user reads them (their toasts)."""
+    return [str(toast.render()) for toast in app.screen.query("Toast")]
+
+
+async def noticed(pilot: Pilot[Any], words: str) -> str:
+    """The first notification on screen that says ``words``, once one does."""
+    await settle(pilot, lambda: any(words in said for said in notices(pilot.app)), repr(words))
+    return next(said for said in notices(pilot.app) if words in said)
