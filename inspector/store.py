@@ -7,6 +7,10 @@ subscribers once, with the set of what changed. So a UI is woken at most
 twenty times a second however many events arrive, and a snapshot is a
 tuple of immutable views that costs nothing to take.
 
+Beside it: what changed and how subscribers hear of it
+(:mod:`inspector.changes`), per-tool statistics (:mod:`inspector.tool_stats`),
+and what the background detail pass reads (:mod:`inspector.history`).
+
 Memory stays bounded however long a run grows: the store keeps a short
 window of each run's recent events and the paired tool calls of the
 runs being followed; anything else is read by range from the source (a
@@ -18,43 +22,36 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import statistics
 from collections import Counter, deque
 from collections.abc import AsyncIterator
 from typing import Final, Literal
 
 import msgspec
 
+from inspector.changes import ChangeSubscriber, StoreChange
 from inspector.filters import RunFilter
+from inspector.history import history_from_source, read_history
 from inspector.model import RunExtras, RunKey, RunView, ToolCallView, make_view
 from inspector.source import ActionRefused, RunSource, RunUpdate, SourceError, SourceUpdate
+from inspector.tool_stats import ToolStats, ToolTally, tool_stats
 from ledger_reader import (
-    ErrorEvent,
     LedgerError,
     LedgerItem,
-    LlmCall,
-    RunCompleted,
-    RunEvent,
     RunSummary,
     ToolCall,
     ToolResult,
     event_of,
     parse_time,
 )
-from ledger_reader.lines import read_ledger_lines
 
 log = logging.getLogger(__name__)
 
 FLUSH_INTERVAL: Final = 0.05
 RECENT_EVENTS: Final = 200
 RECENT_TOOL_CALLS: Final = 500
-LATENCY_SAMPLES: Final = 2048
 DETAIL_LIMIT: Final = 32 * 1024 * 1024
 DETAIL_EVENTS: Final = 100_000
 """Events of a run without a local ledger fetched for its detail pass, at most."""
-DETAIL_PAGE: Final = 5_000
-_DETAIL_TYPES: Final = (ToolCall, ToolResult, LlmCall, ErrorEvent, RunCompleted)
-"""The events a detail pass folds: the ones extras count."""
 """Ledgers up to this size are read whole in the background for tokens, cost and tools.
 
 A bigger one would hold the interpreter for seconds (a 1 GB ledger is ~4 M
@@ -62,29 +59,6 @@ events to decode) and starve the screen; its view says it is not detailed.
 """
 
 Action = Literal["cancel", "resume", "approve"]
-
-
-class StoreChange(msgspec.Struct, frozen=True):
-    """What changed since the last notification."""
-
-    runs: frozenset[RunKey] = frozenset()
-    """Runs whose view changed (new ones included)."""
-    events: frozenset[RunKey] = frozenset()
-    """Runs with new events."""
-    removed: frozenset[RunKey] = frozenset()
-    sources: frozenset[str] = frozenset()
-    """Sources whose state (error, availability) changed."""
-    reset: bool = False
-    """Everything changed: redraw from a fresh snapshot."""
-
-    def merge(self, other: StoreChange) -> StoreChange:
-        return StoreChange(
-            self.runs | other.runs,
-            self.events | other.events,
-            self.removed | other.removed,
-            self.sources | other.sources,
-            self.reset or other.reset,
-        )
 
 
 class SourceState(msgspec.Struct, frozen=True):
@@ -101,24 +75,6 @@ class SourceState(msgspec.Struct, frozen=True):
     run_count: int = 0
     status: str | None = None
     """The source's own word on how it stands ("connected"), shown when it has no error."""
-
-
-class ToolStats(msgspec.Struct, frozen=True):
-    """One tool across every run: how often, how often it failed, how long it took."""
-
-    name: str
-    count: int
-    errors: int
-    in_flight: int
-    median: float | None
-    p95: float | None
-
-
-class _ToolTally(msgspec.Struct):
-    count: int = 0
-    errors: int = 0
-    latencies: deque[float] = msgspec.field(default_factory=lambda: deque(maxlen=LATENCY_SAMPLES))
-    in_flight: set[tuple[RunKey, str]] = msgspec.field(default_factory=set)
 
 
 class _RunState:
@@ -231,7 +187,7 @@ class RunStore:
         10,000 in the order they were made, not a set's, reads memory in order: ~30 % faster)."""
         self._pending = StoreChange()
         self._wake = asyncio.Event()
-        self._subscribers: list[_Subscriber] = []
+        self._subscribers: list[ChangeSubscriber] = []
         self._flusher: asyncio.Task[None] | None = None
         self._detailer: asyncio.Task[None] | None = None
         self._detail_queue: deque[RunKey] = deque()
@@ -239,7 +195,7 @@ class RunStore:
         self._loading: set[str] = set()
         """Sources still delivering their first load: detail passes wait for them (a pass
         reads a ledger again, and beside a scan of 10,000 it made the scan 2.5x slower)."""
-        self._tools: dict[str, _ToolTally] = {}
+        self._tools: dict[str, ToolTally] = {}
         self._version = 0
         self._closed = False
         self.applied = 0
@@ -416,7 +372,7 @@ class RunStore:
             )
             while len(state.calls) > RECENT_TOOL_CALLS:
                 state.calls.pop(next(iter(state.calls)))
-            tally = self._tools.setdefault(name, _ToolTally())
+            tally = self._tools.setdefault(name, ToolTally())
             tally.count += 1
             tally.in_flight.add((key, call_id))
             early = state.early_results.pop(call_id, None)
@@ -449,7 +405,7 @@ class RunStore:
             result_seq=event.seq,
         )
         state.calls[call_id] = finished
-        tally = self._tools.setdefault(call.name, _ToolTally())
+        tally = self._tools.setdefault(call.name, ToolTally())
         tally.in_flight.discard((key, call_id))
         if finished.is_error:
             tally.errors += 1
@@ -536,7 +492,7 @@ class RunStore:
 
     def changes(self) -> AsyncIterator[StoreChange]:
         """Change notifications, batched in time; a slow reader gets them merged."""
-        subscriber = _Subscriber(self)
+        subscriber = ChangeSubscriber(self._subscribers.remove)
         self._subscribers.append(subscriber)
         return subscriber.read()
 
@@ -600,20 +556,7 @@ class RunStore:
 
     def tool_stats(self) -> list[ToolStats]:
         """Per tool across all runs, busiest first."""
-        stats = []
-        for name, tally in self._tools.items():
-            latencies = sorted(tally.latencies)
-            median = statistics.median(latencies) if latencies else None
-            p95 = (
-                latencies[min(len(latencies) - 1, int(len(latencies) * 0.95))]
-                if latencies
-                else None
-            )
-            stats.append(
-                ToolStats(name, tally.count, tally.errors, len(tally.in_flight), median, p95)
-            )
-        stats.sort(key=lambda s: (-s.count, s.name))
-        return stats
+        return tool_stats(self._tools)
 
     def children(self, key: RunKey) -> list[RunView]:
         """Runs whose parent is this run (in the same source)."""
@@ -699,9 +642,10 @@ class RunStore:
             path, end = state.summary.path, state.history_end or 0
             try:
                 if path is not None:
-                    history = await asyncio.to_thread(_read_history, path, end)
+                    history = await asyncio.to_thread(read_history, path, end)
                 elif state.history_count and key.source in self._sources:
-                    history = await self._history_from_source(key, state.history_count)
+                    source = self._sources[key.source]
+                    history = await history_from_source(source, key.run_id, state.history_count)
                 else:
                     continue
             except (OSError, LedgerError, SourceError):
@@ -716,18 +660,6 @@ class RunStore:
             state.detailed = True
             self._dirty[key] = None
             self._wake.set()
-
-    async def _history_from_source(self, key: RunKey, count: int) -> list[RunEvent]:
-        """A run's first ``count`` events, asked of its source, that extras count."""
-        source = self._sources[key.source]
-        found: list[RunEvent] = []
-        for start in range(0, count, DETAIL_PAGE):
-            items = await source.events(key.run_id, start, min(count, start + DETAIL_PAGE))
-            for item in items:
-                event = event_of(item)
-                if isinstance(event, _DETAIL_TYPES):
-                    found.append(event)
-        return found
 
     # -- closing ------------------------------------------------------------------------
 
@@ -751,47 +683,8 @@ class RunStore:
         await self.close()
 
 
-def _read_history(path: str, end: int) -> list[RunEvent]:
-    """The events of a ledger before ``end`` that extras count (blocking; runs in a thread)."""
-    wanted = _DETAIL_TYPES
-    found: list[RunEvent] = []
-    for line in read_ledger_lines(path, 0, end):
-        event = event_of(line.item)
-        if isinstance(event, wanted):
-            found.append(event)
-    return found
-
-
 def _replace_state(state: SourceState, **changes: object) -> SourceState:
     return msgspec.structs.replace(state, **changes)
-
-
-class _Subscriber:
-    def __init__(self, store: RunStore) -> None:
-        self._store = store
-        self._pending: StoreChange | None = None
-        self._event = asyncio.Event()
-        self._closed = False
-
-    def offer(self, change: StoreChange) -> None:
-        self._pending = change if self._pending is None else self._pending.merge(change)
-        self._event.set()
-
-    def close(self) -> None:
-        self._closed = True
-        self._event.set()
-
-    async def read(self) -> AsyncIterator[StoreChange]:
-        try:
-            while not self._closed:
-                await self._event.wait()
-                self._event.clear()
-                if self._pending is not None:
-                    change, self._pending = self._pending, None
-                    yield change
-        finally:
-            with contextlib.suppress(ValueError):
-                self._store._subscribers.remove(self)
 
 
 __all__ = ["ActionRefused", "RunStore", "Snapshot", "SourceState", "StoreChange", "ToolStats"]
