@@ -12,7 +12,6 @@ scrolls up.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from typing import ClassVar, Final
 
 from rich.segment import Segment
@@ -37,11 +36,10 @@ from ledger_reader import (
 )
 from tui.describe import GLYPHS, compact_json, describe, glyph
 from tui.entries import Entry, EntryIndex
+from tui.event_pages import PAGE, EventPages
 from tui.text import inert
 from tui.widgets.lines import CURSOR_BINDINGS, highlighted
 
-PAGE: Final = 256
-PAGES_KEPT: Final = 128
 RECOUNT_AFTER: Final = 1.5
 DETAIL_EVENTS: Final = 4 * PAGE
 """Events of one entry handed to the detail pane at most (it says how many more there are)."""
@@ -91,11 +89,10 @@ class EventList(ScrollView, can_focus=True):
         self.key = key
         self.count = 0
         self.started_at: float | None = None
-        self._pages: OrderedDict[int, list[LedgerItem]] = OrderedDict()
+        self.pages = EventPages(store, key)
+        """The run's events as read so far: entries on screen are found again when its
+        version changes."""
         self._recounted = False
-        self._loading: set[int] = set()
-        self._loaded = 0
-        """Pages read so far: entries on screen are found again when it changes."""
         self._index = EntryIndex(self.item)
         """Where entries start and end, long paragraphs remembered once walked."""
         self._window: list[Entry] = []
@@ -135,8 +132,7 @@ class EventList(ScrollView, can_focus=True):
         self._fit()
         if grew:
             # The last page may have been read before the run wrote more.
-            self._pages.pop(last_page, None)
-            self._loaded += 1
+            self.pages.forget(last_page)
         self._select_pending()
         if self.follow and count:
             self.show_last()
@@ -172,7 +168,7 @@ class EventList(ScrollView, can_focus=True):
 
     def entries(self) -> list[Entry]:
         """The entries on screen, from the top of the view."""
-        key = (self.scroll_offset.y, self.count, self._loaded, self._height())
+        key = (self.scroll_offset.y, self.count, self.pages.version, self._height())
         if key != self._window_key:
             self._window_key = key
             height = self._height()
@@ -197,32 +193,21 @@ class EventList(ScrollView, can_focus=True):
         return [item for item in items if item is not None]
 
     def item(self, index: int) -> LedgerItem | None:
-        page = self._pages.get(index // PAGE)
-        if page is None:
-            self._load(index // PAGE)
-            return None
-        offset = index % PAGE
-        return page[offset] if offset < len(page) else None
-
-    def _load(self, page: int) -> None:
-        if page in self._loading:
-            return
-        self._loading.add(page)
-        self.run_worker(self._read_page(page), group=f"page-{page}", exit_on_error=False)
+        """The event at ``index``; ``None`` (and its page asked for) until it is read."""
+        item = self.pages.item(index)
+        if item is None:
+            page = self.pages.wanted(index)
+            if page is not None:
+                self.run_worker(self._read_page(page), group=f"page-{page}", exit_on_error=False)
+        return item
 
     async def _read_page(self, page: int) -> None:
         try:
-            items = await self.store.events(self.key, page * PAGE, (page + 1) * PAGE)
+            items = await self.pages.read(page)
         except SourceError as error:
             self.notify(str(error), severity="error", markup=False)
             return
-        finally:
-            self._loading.discard(page)
-        self._pages[page] = items
-        self._loaded += 1
         self._fit()
-        while len(self._pages) > PAGES_KEPT:
-            self._pages.popitem(last=False)
         if page == 0 and items and self.started_at is None:
             first = event_of(items[0])
             moment = first.timestamp if first is not None else None
@@ -243,10 +228,9 @@ class EventList(ScrollView, can_focus=True):
 
     def reset(self) -> None:
         """The run's events were replaced: forget what was read and where entries are."""
-        self._pages.clear()
+        self.pages.clear()
         self._index.clear()
         self._announced = None
-        self._loaded += 1
         self.reload()
 
     # -- drawing --------------------------------------------------------------------------
@@ -457,7 +441,7 @@ class EventList(ScrollView, can_focus=True):
         height = self._height()
         if self.count <= height or self.count > FIT_CHECK_EVENTS:
             return False
-        if any(page not in self._pages for page in range((self.count - 1) // PAGE + 1)):
+        if not all(self.pages.is_read(page) for page in range((self.count - 1) // PAGE + 1)):
             return False  # not read yet: decided when the pages arrive
         window = self._index.entries_from(0, height + 1, self.count)
         return len(window) <= height and bool(window) and window[-1].end >= self.count
