@@ -299,6 +299,8 @@ class ReplaySource(RunSource):
         self._stop = asyncio.Event()
         self.finished = asyncio.Event()
         """Set once every event has been played (cleared by a restart)."""
+        self.holding = asyncio.Event()
+        """Set while a paused replay waits for play or a step, every event before handed on."""
         self._restart = False
 
     def describe(self) -> str:
@@ -416,7 +418,11 @@ class ReplaySource(RunSource):
                 self._budget = budget - 1
                 return True
             self._changed.clear()
-            await self._changed.wait()
+            self.holding.set()
+            try:
+                await self._changed.wait()
+            finally:
+                self.holding.clear()
             return False
         if self.speed > 0 and previous is not None:
             pause = min(max(0.0, when - previous), MAX_PAUSE) / self.speed

@@ -7,7 +7,6 @@ import os
 import re
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -200,7 +199,8 @@ def test_show_follow_prints_until_the_run_ends(tmp_path: Path) -> None:
     try:
         assert follower.stdout is not None
         assert json.loads(follower.stdout.readline())["seq"] == 1
-        time.sleep(0.3)
+        # Written whenever: before the watch starts or after, the follower reads on from
+        # the end of the last whole line it printed.
         with path.open("ab") as handle:
             handle.write(line(2, "llm_chunk", {"delta": "x"})[12:])
         assert json.loads(follower.stdout.readline())["seq"] == 2

@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -104,11 +103,14 @@ def test_serve_then_ls_show_and_cancel_by_url(
     token = token_file.read_text().strip()
     quick = str(post(url, "runs", {"skill_name": "slow", "input": "0.01"}, token)["run_id"])
     slow = str(post(url, "runs", {"skill_name": "slow", "input": "30"}, token)["run_id"])
-    time.sleep(0.3)
 
-    listed = runtop("ls", url, "--json", env=env)  # the token is found in its file
-    assert listed.returncode == 0, listed.stderr
-    by_id = {run["run_id"]: run for run in json.loads(listed.stdout)}
+    by_id: dict[str, dict[str, object]] = {}
+    for _ in range(50):  # until the quick run has finished (it takes 10 ms)
+        listed = runtop("ls", url, "--json", env=env)  # the token is found in its file
+        assert listed.returncode == 0, listed.stderr
+        by_id = {run["run_id"]: run for run in json.loads(listed.stdout)}
+        if by_id.get(quick, {}).get("status") == "succeeded":
+            break
     assert by_id[quick]["status"] == "succeeded"
     assert by_id[slow]["status"] == "running"
 

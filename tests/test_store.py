@@ -223,8 +223,9 @@ async def test_replay_steps_and_pauses(tmp_path: Path) -> None:
         store.add_source(source)
         source.step()
         await until(store, lambda s: s.runs and s.runs[0].event_count == 1, "one event")
-        await asyncio.sleep(0.05)
-        assert store.snapshot().runs[0].event_count == 1  # paused after one step
+        await asyncio.wait_for(source.holding.wait(), 5)  # it stopped after one step
+        store.flush()
+        assert store.snapshot().runs[0].event_count == 1
         source.step(2)
         await until(store, lambda s: s.runs[0].status is RunStatus.SUCCEEDED, "the end")
 
