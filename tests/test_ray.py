@@ -167,7 +167,9 @@ async def test_cancel_reaches_the_coroutine_in_its_worker(manager: Manager, tmp_
 
 async def test_a_timeout_cancels_the_worker_coroutine(manager: Manager, tmp_path: Path) -> None:
     marker = tmp_path / "holder"
-    handle = manager.start(Holder(), str(marker), timeout=1.0)
+    # Long enough for the run to reach its worker on a busy machine (a cancel that
+    # arrives first stops it before it starts, and then no finally runs).
+    handle = manager.start(Holder(), str(marker), timeout=2.0)
     with pytest.raises(RunCanceled, match="timeout"):
         await handle.result()
     assert "CancelledError('timeout',)" in marker.read_text()
