@@ -27,9 +27,9 @@ from ledger_reader import (
     event_of,
     is_valid_run_id,
 )
+from ledger_reader.control import request_cancel, request_resume
 from ledger_reader.head_tail import writer_gone
 from ledger_reader.lines import read_ledger_lines
-from ledger_reader.scan import CONTROL_DIR
 from ledger_reader.summary import run_id_from_path
 
 _OPEN_FILES: Final = 8
@@ -233,26 +233,16 @@ class LedgerDirectorySource(RunSource):
         return None
 
     async def cancel(self, run_id: str, reason: str | None) -> None:
-        from run_manager.control import request_cancel_file
-
         if not is_valid_run_id(run_id):
             raise ActionRefused(f"invalid run id {run_id!r}")
         await asyncio.to_thread(
-            request_cancel_file, self._control_root(run_id), run_id, reason=reason, source="tui"
+            request_cancel, self._control_root(run_id), run_id, reason=reason, source="tui"
         )
 
     async def resume(self, run_id: str) -> str:
-        from ledger_reader.locations import make_private_dir
-
         if not is_valid_run_id(run_id):
             raise ActionRefused(f"invalid run id {run_id!r}")
-        control = self._control_root(run_id) / CONTROL_DIR
-
-        def request() -> None:
-            make_private_dir(control)
-            (control / f"{run_id}.resume").write_text("{}")
-
-        await asyncio.to_thread(request)
+        await asyncio.to_thread(request_resume, self._control_root(run_id), run_id, source="tui")
         return ""  # the new run appears in the directory when a manager takes the request
 
     def _control_root(self, run_id: str) -> Path:

@@ -1,11 +1,17 @@
-"""Control files: cancel or resume a run from outside the process (LEDGER.md).
+"""Watching a ledger directory's ``.control`` files, as typed requests for the manager.
 
-A process that only sees the ledger directory creates
-``.control/<run_id>.cancel`` (holding ``{"reason", "source",
-"requested_at"}``) or ``.control/<run_id>.resume``. The manager that owns
-the run acts and removes the file. A resume is claimed first by renaming
-the file to ``<run_id>.resume.<pid>``, so two managers sharing a directory
-never both re-issue a run.
+The protocol itself (what a request is, how it is read safely, claimed,
+completed or answered as failed) is :mod:`ledger_reader.control`. This
+module only finds requests and hands them over: :class:`ControlWatcher`
+yields :class:`~ledger_reader.control.CancelRequest` and
+:class:`~ledger_reader.control.ResumeRequest` values, and the manager acts
+on them and completes or fails each one. It knows nothing of the manager
+beyond one question, whether a run is live here (a cancel for a run
+another manager owns is left for that manager).
+
+The watcher survives whatever it finds: a directory, FIFO or symlink
+named like a request is never opened, a request it cannot read is set
+aside as ``.failed`` with the reason, and anything it skips is logged once.
 """
 
 from __future__ import annotations
@@ -14,114 +20,157 @@ import asyncio
 import contextlib
 import logging
 import os
+from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import Final
 
-import msgspec
-
-from ledger_reader import is_valid_run_id
+from ledger_reader.control import (
+    FAILED_SUFFIX,
+    CancelRequest,
+    ControlFileError,
+    ControlRequest,
+    RequestKind,
+    ResumeRequest,
+    check_regular,
+    claim,
+    control_dir,
+    fail,
+    parse_name,
+    read_request,
+    text_field,
+)
 from ledger_reader.locations import make_private_dir
 
-if TYPE_CHECKING:
-    from run_manager.manager import Manager
-
-CONTROL_DIR: Final = ".control"
-_MAX_REQUEST_BYTES: Final = 64 * 1024
+RESCAN_EVERY: Final = 1.0
+"""Seconds between looks at the whole directory: a cancel whose run started after it was written."""
+RETRY_AFTER: Final = 1.0
+"""Seconds before watching again after the directory could not be watched."""
+_REMEMBERED: Final = 10_000
+"""Skipped entries remembered (so each is logged once) before the memory is cleared."""
 
 log = logging.getLogger(__name__)
 
 
-def control_dir(ledger_dir: Path) -> Path:
-    return ledger_dir / CONTROL_DIR
+class ControlWatcher:
+    """The requests that appear in ``<ledger_dir>/.control``.
 
+    Args:
+        ledger_dir: the ledger directory the manager writes into.
+        is_live: whether a run is live in this manager (only such runs'
+            cancels are taken; another manager may own the rest).
+    """
 
-def request_cancel_file(
-    ledger_dir: Path, run_id: str, *, reason: str | None = None, source: str = "control-file"
-) -> Path:
-    """Write a cancel request for ``run_id`` (what ``runtop cancel`` does with a directory)."""
-    if not is_valid_run_id(run_id):
-        raise ValueError(f"invalid run id: {run_id!r}")
-    directory = control_dir(ledger_dir)
-    make_private_dir(directory)
-    from run_manager.ids import utc_now
+    def __init__(self, ledger_dir: Path, is_live: Callable[[str], bool]) -> None:
+        self.directory = control_dir(ledger_dir)
+        self.is_live = is_live
+        self._skipped: set[tuple[str, int, int]] = set()
 
-    body = msgspec.json.encode({"reason": reason, "source": source, "requested_at": utc_now()})
-    target = directory / f"{run_id}.cancel"
-    partial = directory / f".{run_id}.cancel.{os.getpid()}"
-    partial.write_bytes(body)
-    os.replace(partial, target)  # whole or nothing: the watcher never reads half a request
-    return target
+    async def requests(self, stop: asyncio.Event) -> AsyncIterator[ControlRequest]:
+        """Requests as they appear, until ``stop`` is set; never raises for what it finds."""
+        from watchfiles import Change, awatch
 
+        while not stop.is_set():
+            try:
+                make_private_dir(self.directory)
+                for request in self.scan():
+                    yield request
+                async for changes in awatch(
+                    self.directory,
+                    stop_event=stop,
+                    debounce=1,
+                    step=1,
+                    recursive=False,
+                    rust_timeout=int(RESCAN_EVERY * 1000),
+                    yield_on_timeout=True,
+                ):
+                    if changes:
+                        names = {Path(name).name for change, name in changes}
+                        names -= {Path(n).name for c, n in changes if c == Change.deleted}
+                        for request in self._take(sorted(names)):
+                            yield request
+                    else:
+                        for request in self.scan():
+                            yield request
+            except Exception as error:  # the directory went away, inotify ran out, ...
+                log.warning("watching %s for control files: %s", self.directory, error)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), RETRY_AFTER)
 
-def _read_request(path: Path) -> dict[str, Any]:
-    try:
-        with path.open("rb") as handle:
-            data = handle.read(_MAX_REQUEST_BYTES)
-        request = msgspec.json.decode(data) if data.strip() else {}
-    except (OSError, msgspec.DecodeError):
-        return {}
-    return request if isinstance(request, dict) else {}
-
-
-def handle_control_file(manager: Manager, path: Path) -> None:
-    """Act on one control file if it names a run this manager can act on."""
-    name = path.name
-    if name.endswith(".cancel"):
-        run_id = name[: -len(".cancel")]
-        if not is_valid_run_id(run_id) or run_id not in {i.run_id for i in manager.active()}:
-            return  # not ours (another manager may own it)
-        request = _read_request(path)
-        reason = request.get("reason")
-        source = request.get("source")
-        manager.cancel(
-            run_id,
-            reason if isinstance(reason, str) else None,
-            source=source if isinstance(source, str) else "control-file",
-        )
-        with contextlib.suppress(FileNotFoundError):
-            path.unlink()
-    elif name.endswith(".resume"):
-        run_id = name[: -len(".resume")]
-        if not is_valid_run_id(run_id):
-            return
-        claimed = path.with_name(f"{name}.{os.getpid()}")
+    def scan(self) -> list[ControlRequest]:
+        """The requests in the directory now (blocking for a moment: a directory listing)."""
         try:
-            os.rename(path, claimed)
-        except FileNotFoundError:
-            return  # another manager claimed it
+            names = sorted(os.listdir(self.directory))
+        except OSError as error:
+            log.warning("cannot list %s: %s", self.directory, error.strerror)
+            return []
+        return list(self._take(names))
+
+    def _take(self, names: Iterable[str]) -> Iterable[ControlRequest]:
+        for name in names:
+            try:
+                request = self._request(self.directory / name)
+            except Exception as error:  # never let one file end the watcher
+                log.warning("control file %s skipped: %s", name, error)
+                continue
+            if request is not None:
+                yield request
+
+    def _skip_once(self, path: Path, why: str) -> None:
+        """Log a file that is no request once (ours in passing are not logged at all)."""
+        name = path.name
+        if name.startswith(".") or name.endswith(FAILED_SUFFIX) or _is_claimed(name):
+            return  # a request being written, one answered, or one another manager holds
         try:
-            manager.resume(run_id)
-        except Exception as error:
-            log.warning("cannot resume %s from a control file: %s", run_id, error)
-            with contextlib.suppress(OSError):
-                os.rename(claimed, path)  # leave it for a manager that can
+            info = os.lstat(path)
+        except OSError:
             return
-        with contextlib.suppress(FileNotFoundError):
-            claimed.unlink()
+        key = (name, info.st_dev, info.st_ino)
+        if key in self._skipped:
+            return
+        if len(self._skipped) >= _REMEMBERED:
+            self._skipped.clear()
+        self._skipped.add(key)
+        log.warning("control file %s left alone: %s", path, why)
+
+    def _request(self, path: Path) -> ControlRequest | None:
+        parsed = parse_name(path.name)
+        if parsed is None:
+            self._skip_once(path, "its name asks for nothing (<run_id>.cancel or .resume)")
+            return None
+        kind, run_id = parsed
+        if kind is RequestKind.CANCEL:
+            if not self.is_live(run_id):
+                return None  # not a run of ours (yet): another manager's, or a later one
+            try:
+                body = read_request(path)
+            except ControlFileError as error:
+                fail(path, str(error))
+                return None
+            except FileNotFoundError:
+                return None
+            return CancelRequest(
+                run_id, path, text_field(body, "reason"), text_field(body, "source")
+            )
+        try:
+            check_regular(path)
+        except ControlFileError as error:
+            if os.path.lexists(path):
+                fail(path, str(error))
+            return None
+        claimed = claim(path)
+        if claimed is None:
+            return None
+        try:
+            body = read_request(claimed)
+        except ControlFileError as error:
+            fail(claimed, str(error))
+            return None
+        return ResumeRequest(run_id, claimed, text_field(body, "source"))
 
 
-async def watch_control_dir(manager: Manager, ledger_dir: Path, stop: asyncio.Event) -> None:
-    """Act on control files as they appear, until ``stop`` is set."""
-    from watchfiles import Change, awatch
+def _is_claimed(name: str) -> bool:
+    stem, dot, pid = name.rpartition(".")
+    return bool(dot) and pid.isdigit() and parse_name(stem) is not None
 
-    directory = control_dir(ledger_dir)
-    make_private_dir(directory)
-    for path in sorted(directory.iterdir()):
-        handle_control_file(manager, path)
-    async for changes in awatch(
-        directory,
-        stop_event=stop,
-        debounce=1,
-        step=1,
-        recursive=False,
-        rust_timeout=1000,
-        yield_on_timeout=True,
-    ):
-        for change, name in sorted(changes):
-            if change != Change.deleted:
-                handle_control_file(manager, Path(name))
-        if not changes:
-            # A request whose run started after it was written: look again now and then.
-            for path in sorted(directory.iterdir()):
-                if path.name.endswith(".cancel"):
-                    handle_control_file(manager, path)
+
+__all__ = ["RESCAN_EVERY", "ControlWatcher"]

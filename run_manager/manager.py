@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import contextlib
 import contextvars
 import functools
 import logging
@@ -23,12 +24,14 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
 
-from ledger_reader import LedgerError, LedgerFile, RunStarted, is_valid_run_id
+from ledger_reader import LedgerError, LedgerFile, RunStarted, control, is_valid_run_id
+from ledger_reader.control import CancelRequest, ControlRequest, ResumeRequest
 from run_manager.agents import (
     FunctionAgent,
     agent_name,
     as_runnable,
 )
+from run_manager.control import ControlWatcher
 from run_manager.current import context_of, current_run_id
 from run_manager.drivers import drive
 from run_manager.errors import RunCanceled, RunFailed, RunNotFound, RunNotResumable
@@ -364,14 +367,35 @@ class Manager:
     # -- control files ------------------------------------------------------------
 
     def _start_control_watch(self) -> None:
-        from run_manager.control import watch_control_dir
-
         assert self.ledger_dir is not None
         self._control_stop = asyncio.Event()
+        watcher = ControlWatcher(self.ledger_dir, is_live=self._live.__contains__)
         self._control = asyncio.get_running_loop().create_task(
-            watch_control_dir(self, self.ledger_dir, self._control_stop),
-            context=contextvars.Context(),
+            self._follow_control(watcher, self._control_stop), context=contextvars.Context()
         )
+
+    async def _follow_control(self, watcher: ControlWatcher, stop: asyncio.Event) -> None:
+        async for request in watcher.requests(stop):
+            try:
+                self.act_on(request)
+            except Exception as error:  # the watcher outlives any one request
+                log.exception("control file %s failed", request.path)
+                control.fail(request.path, f"internal error: {error}")
+
+    def act_on(self, request: ControlRequest) -> None:
+        """Carry out a control-file request, then complete it or answer it as failed."""
+        match request:
+            case CancelRequest(run_id=run_id, reason=reason, source=source):
+                with contextlib.suppress(RunNotFound):  # it ended meanwhile: nothing to stop
+                    self.cancel(run_id, reason, source=source or "control-file")
+                control.complete(request.path)
+            case ResumeRequest(run_id=run_id):
+                try:
+                    self.resume(run_id)
+                except (RunNotFound, RunNotResumable, ValueError, OSError) as error:
+                    control.fail(request.path, f"cannot resume {run_id}: {error}")
+                else:  # its run_started is written: the request is done
+                    control.complete(request.path)
 
     # -- closing ------------------------------------------------------------------
 

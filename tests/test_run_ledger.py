@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from ledger_reader import RunStatus, summarize_ledger
+from ledger_reader.control import request_cancel
 from ledger_reader.events import PAYLOAD_CAP_BYTES
 from run_manager import LedgerBusy, LedgerWriter, Manager, Status
-from run_manager.control import request_cancel_file
 from run_manager.ledger import cap_payload_value
 from tests.agents import Echo, Sleeper
 from tests.conftest import REPO, line
@@ -123,7 +123,7 @@ async def test_a_control_file_cancels_a_run(tmp_path: Path) -> None:
         agent = Sleeper()
         handle = manager.start(agent, "30")
         await agent.started.wait()
-        control = request_cancel_file(tmp_path, handle.run_id, reason="from a script")
+        control = request_cancel(tmp_path, handle.run_id, reason="from a script")
         info = await asyncio.wait_for(handle.wait(), 10)
         assert info.status is Status.CANCELED
         assert info.cancel_reason == "from a script"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from run_manager.control import request_cancel_file  # to ledger_reader.control (issue 12)
+from ledger_reader.control import request_cancel
 from tui.commands.targets import CommandError, is_url, require_run_id, resolve_ledger
 
 
@@ -30,6 +30,6 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
         out.print(f"cancel requested: {run_id} (the run shows canceled once it has stopped)")
         return 0
     ledger = resolve_ledger(run_id, [Path(where)])
-    request_cancel_file(ledger.parent, run_id, reason=args.reason, source="cli")
+    request_cancel(ledger.parent, run_id, reason=args.reason, source="cli")
     out.print(f"cancel requested: {run_id} (by control file: a runtop writer there acts on it)")
     return 0
