@@ -15,6 +15,7 @@ import asyncio
 import builtins
 import contextlib
 import contextvars
+import errno
 import functools
 import logging
 from collections import OrderedDict
@@ -26,6 +27,7 @@ from typing import Any, Final
 
 from ledger_reader import LedgerError, LedgerFile, RunStarted, control, is_valid_run_id
 from ledger_reader.control import CancelRequest, ControlRequest, ResumeRequest
+from ledger_reader.locations import make_private_dir
 from run_manager.agents import (
     FunctionAgent,
     agent_name,
@@ -89,6 +91,8 @@ class Manager:
             raise ValueError("retained_runs must be 0 or more")
         self.retained_runs = retained_runs
         self.ledger_dir = Path(ledger_dir) if ledger_dir is not None else None
+        if self.ledger_dir is not None:
+            prepare_ledger_dir(self.ledger_dir)
         self.hub = hub or Hub()
         self.writer_name = writer_name
         self.watch_control = watch_control and self.ledger_dir is not None
@@ -470,6 +474,21 @@ class Manager:
         await self.close()
 
 
+def prepare_ledger_dir(directory: Path) -> None:
+    """Make the ledger directory now, so a path that cannot be one is refused at the start.
+
+    Raises:
+        NotADirectoryError: it names a file (or a parent of it does).
+        OSError: it cannot be made (permissions, a read-only file system).
+    """
+    with contextlib.suppress(FileExistsError):
+        make_private_dir(directory)
+    if not directory.is_dir():
+        raise NotADirectoryError(
+            errno.ENOTDIR, "not a directory; ledgers cannot be written there", str(directory)
+        )
+
+
 __all__ = [
     "CLOSE_MARGIN",
     "Approval",
@@ -483,4 +502,5 @@ __all__ = [
     "RunNotFound",
     "RunNotResumable",
     "Status",
+    "prepare_ledger_dir",
 ]

@@ -43,7 +43,7 @@ from run_manager.otlp import READ_ONLY_REASON as OTLP_REFUSAL
 from run_manager.otlp import WRITER as OTLP_WRITER
 from run_manager.run import ApprovalNotFound, Status
 from run_manager.sse import SSE_HEADERS, LineHead, damaged_frame, sse_frame
-from run_manager.summary_index import IndexedRun, SummaryIndex
+from run_manager.summary_index import MAX_FINISHED, IndexedRun, SummaryIndex
 from run_manager.tokens import make_token
 
 log = logging.getLogger(__name__)
@@ -51,6 +51,8 @@ log = logging.getLogger(__name__)
 API_PREFIX: Final = "/api/agent/"
 MAX_BODY: Final = 256 * 1024
 """Bytes a request body may hold: inputs are capped at 64 KiB in the ledger anyway."""
+BODY_TIMEOUT: Final = 15.0
+"""Seconds a request body may take to arrive whole."""
 DEFAULT_LIMIT: Final = 50
 MAX_LIMIT: Final = 500
 RUN_EVENTS_LIMIT: Final = 10_000
@@ -110,6 +112,9 @@ class AttachServer:
         read_only: refuse every ``POST`` with 403.
         feed: how far a live stream may fall behind (a default one is made).
         max_body: bytes a request body may hold.
+        body_timeout: seconds a request body may take to arrive (then 408).
+        max_finished_runs: finished runs kept listable; older ones are forgotten
+            here (their ledgers stay where they are).
     """
 
     def __init__(
@@ -121,6 +126,8 @@ class AttachServer:
         feed: FrameRing | None = None,
         max_body: int = MAX_BODY,
         keepalive: float = KEEPALIVE,
+        body_timeout: float = BODY_TIMEOUT,
+        max_finished_runs: int = MAX_FINISHED,
     ) -> None:
         if not token:
             raise ValueError("an empty token would let anyone in")
@@ -128,9 +135,10 @@ class AttachServer:
         self.read_only = read_only
         self.max_body = max_body
         self.keepalive = keepalive
+        self.body_timeout = body_timeout
         self._token = token.encode()
         self.feed = feed or FrameRing()
-        self.book = SummaryIndex(manager)
+        self.book = SummaryIndex(manager, max_finished=max_finished_runs)
         self.history = RunHistory(manager.hub)
         self._streams: set[asyncio.Task[Any]] = set()
         manager.hub.add_batch_listener(self._published)
@@ -428,11 +436,17 @@ class AttachServer:
             raise too_big
         chunks: list[bytes] = []
         size = 0
-        async for chunk in request.content.iter_chunked(64 * 1024):
-            size += len(chunk)
-            if size > self.max_body:  # a chunked body says no length up front
-                raise too_big
-            chunks.append(chunk)
+        try:
+            async with asyncio.timeout(self.body_timeout):  # a body sent half-way is not waited on
+                async for chunk in request.content.iter_chunked(64 * 1024):
+                    size += len(chunk)
+                    if size > self.max_body:  # a chunked body says no length up front
+                        raise too_big
+                    chunks.append(chunk)
+        except TimeoutError:
+            raise _ApiError(
+                408, f"the request body did not arrive within {self.body_timeout:g} s"
+            ) from None
         raw = b"".join(chunks)
         if not raw.strip():
             return {}
@@ -440,6 +454,10 @@ class AttachServer:
             body = msgspec.json.decode(raw)
         except msgspec.DecodeError as error:
             raise _ApiError(400, f"the body is not JSON: {error}") from None
+        except UnicodeDecodeError:
+            raise _ApiError(400, "the body is not UTF-8") from None
+        except RecursionError:
+            raise _ApiError(400, "the body is nested too deeply") from None
         if not isinstance(body, dict):
             raise _ApiError(400, "the body must be a JSON object")
         return body

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 from collections.abc import Callable
 from pathlib import Path
+from typing import Final
 
 from aiohttp import web
 
@@ -14,6 +15,9 @@ from run_manager.otlp import OtlpIngest
 from run_manager.otlp_route import OTLP_PREFIX, OtlpRoute
 from run_manager.server import API_PREFIX, MAX_BODY, AttachServer
 from run_manager.tokens import make_token, write_token
+
+IDLE_TIMEOUT: Final = 15.0
+"""Seconds a connection may stay open without sending a whole request's headers."""
 
 
 async def serve(
@@ -28,6 +32,7 @@ async def serve(
     stop: asyncio.Event | None = None,
     finish_runs: bool = False,
     grace: float = 10.0,
+    idle_timeout: float = IDLE_TIMEOUT,
 ) -> None:
     """Serve the attach API until ``stop`` is set (or the task is cancelled).
 
@@ -44,7 +49,16 @@ async def serve(
         ingest = OtlpIngest(manager.ledger_dir, manager.hub)
         middlewares = [server.json_errors, server._authorize]
         root.add_subapp(OTLP_PREFIX, OtlpRoute(ingest).app(middlewares))
-    runner = web.AppRunner(root, handle_signals=False, access_log=None, shutdown_timeout=5)
+    # aiohttp's keep-alive timer starts when a connection opens and again after each
+    # response, and closes a connection still waiting for a request's whole headers:
+    # one timeout for idle peers and for headers sent slowly or half-way.
+    runner = web.AppRunner(
+        root,
+        handle_signals=False,
+        access_log=None,
+        shutdown_timeout=5,
+        keepalive_timeout=idle_timeout,
+    )
     await runner.setup()
     site = web.TCPSite(runner, host, port)
     written: Path | None = None

@@ -5,13 +5,21 @@ runs whose ledgers were already in the ledger directory when the server
 started (an earlier process's, or its own before a restart) are read
 once, head and tail, so a client that attaches after a restart still
 sees them.
+
+The index is bounded like the manager's retained runs: every run still
+being folded is kept, and at most ``max_finished`` others (finished, or
+found at start-up), the one that ended longest ago evicted first. A
+``runtop serve`` that stays up for months therefore holds a constant
+amount of memory however many runs pass through it (bench/summary_index.py).
 """
 
 from __future__ import annotations
 
 import os
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Final
 
 from ledger_reader import (
     LedgerError,
@@ -24,6 +32,9 @@ from ledger_reader import (
     scan_paths,
 )
 from run_manager.manager import Manager
+
+MAX_FINISHED: Final = 10_000
+"""Finished runs the attach server keeps listable (~0.5-2 KB each); older ones are dropped."""
 
 
 @dataclass(slots=True)
@@ -73,9 +84,14 @@ class IndexedRun:
 class SummaryIndex:
     """Summaries of the manager's runs and of the ledgers found in its directory."""
 
-    def __init__(self, manager: Manager) -> None:
+    def __init__(self, manager: Manager, *, max_finished: int = MAX_FINISHED) -> None:
+        if max_finished < 0:
+            raise ValueError("max_finished must be 0 or more")
         self.manager = manager
+        self.max_finished = max_finished
         self.runs: dict[str, IndexedRun] = {}
+        self._finished: OrderedDict[str, None] = OrderedDict()
+        """The runs no longer folded, the one that ended longest ago first."""
         for info in manager.list():
             path = str(info.ledger_path) if info.ledger_path is not None else None
             builder = SummaryBuilder(info.run_id, path)
@@ -87,6 +103,7 @@ class SummaryIndex:
             for event in events:
                 booked.add(event, info.run_id)
             self.runs[info.run_id] = booked
+            self._settle(info.run_id, booked)
 
     def add(self, event: RunEvent) -> None:
         """Fold one published event (the hub's listener, on the event loop)."""
@@ -103,6 +120,19 @@ class SummaryIndex:
             )
             self.runs[event.run_id] = booked
         booked.add(event, event.run_id)
+        if booked.frozen is not None or event.run_id in self._finished:
+            self._settle(event.run_id, booked)
+
+    def _settle(self, run_id: str, booked: IndexedRun) -> None:
+        """Keep the finished runs in the order they ended, and at most ``max_finished``."""
+        if booked.frozen is None:  # folded again (a ledger found at start-up written on)
+            self._finished.pop(run_id, None)
+            return
+        self._finished[run_id] = None
+        self._finished.move_to_end(run_id)
+        while len(self._finished) > self.max_finished:
+            oldest, _ = self._finished.popitem(last=False)
+            self.runs.pop(oldest, None)
 
     def scan_directory(self) -> tuple[list[tuple[str, IndexedRun]], list[LedgerError]]:
         """Summarise the ledgers in the ledger directory (blocking: run it in a thread).
@@ -121,8 +151,20 @@ class SummaryIndex:
         return found, [error for error in scanned.errors if not isinstance(error, NoLedgers)]
 
     def merge(self, found: list[tuple[str, IndexedRun]]) -> None:
-        for run_id, booked in found:
-            self.runs.setdefault(run_id, booked)  # a run this process saw live knows more
+        """Add the runs found at start-up; past the bound, the oldest of them are dropped first."""
+        newest_first = sorted(found, key=lambda item: (item[1].started, item[0]), reverse=True)
+        for run_id, booked in newest_first:
+            if run_id in self.runs:
+                continue  # a run this process saw live knows more
+            self.runs[run_id] = booked
+            if booked.frozen is not None:
+                # Found, not ended here: older than anything that ended in this process,
+                # and each one found older than the last, so it goes to the front.
+                self._finished[run_id] = None
+                self._finished.move_to_end(run_id, last=False)
+        while len(self._finished) > self.max_finished:
+            oldest, _ = self._finished.popitem(last=False)
+            self.runs.pop(oldest, None)
 
     def get(self, run_id: str) -> IndexedRun | None:
         return self.runs.get(run_id)

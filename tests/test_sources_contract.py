@@ -84,7 +84,7 @@ class DirectoryHarness(Harness):
     kind = "ledger_directory"
 
     async def open(self) -> None:
-        self.ledgers.mkdir(mode=0o700)
+        self.ledgers.mkdir(mode=0o700, exist_ok=True)  # the manager made it
         self.store.add_source(LedgerDirectorySource(self.ledgers, liveness_interval=0.1))
 
     async def begin(self, agent: Any, input: str, *, cancel: bool = False) -> RunKey:

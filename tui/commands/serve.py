@@ -49,6 +49,7 @@ def load_agents(spec: str) -> list[object]:
 
 def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     from run_manager import Manager
+    from run_manager.manager import prepare_ledger_dir
     from run_manager.standalone import serve
 
     agents = load_agents(args.agents) if args.agents else []
@@ -58,6 +59,11 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
             f"runtop serve: listening on {args.host}, beyond this machine: anyone with the "
             "token can start and cancel runs (the token travels in the clear without TLS)"
         )
+
+    try:
+        prepare_ledger_dir(ledger_dir)
+    except OSError as error:
+        raise CommandError(f"--ledger-dir {ledger_dir}: {error.strerror or error}") from None
 
     async def main() -> None:
         executor = await _ray_executor(args.ray, err) if args.ray is not None else None
