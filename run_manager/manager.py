@@ -65,7 +65,8 @@ class Manager:
 
     Args:
         retained_runs: finished runs kept listable (0 forgets them at once).
-        ledger_dir: where runs write their ledgers; ``None`` writes none.
+        ledger_dir: where runs write their ledgers (``~`` expanded; made ``0700`` now,
+            so a path that cannot be a directory is refused here); ``None`` writes none.
         agents: agents registered by name, for :meth:`resume` from a ledger
             and for control-file resumes.
         hub: the live fan-out (one is made if not given).
@@ -90,7 +91,7 @@ class Manager:
         if retained_runs < 0:
             raise ValueError("retained_runs must be 0 or more")
         self.retained_runs = retained_runs
-        self.ledger_dir = Path(ledger_dir) if ledger_dir is not None else None
+        self.ledger_dir = Path(ledger_dir).expanduser() if ledger_dir is not None else None
         if self.ledger_dir is not None:
             prepare_ledger_dir(self.ledger_dir)
         self.hub = hub or Hub()

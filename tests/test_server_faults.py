@@ -108,6 +108,15 @@ def test_a_manager_refuses_a_ledger_dir_that_is_a_file(tmp_path: Path) -> None:
         Manager(ledger_dir=tmp_path / "file" / "below")
 
 
+def test_a_ledger_dir_under_home_is_expanded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    manager = Manager(ledger_dir="~/runs")
+    assert manager.ledger_dir == tmp_path / "runs"
+    assert (tmp_path / "runs").stat().st_mode & 0o777 == 0o700
+
+
 __all__ = ["socket"]
 
 
