@@ -36,6 +36,7 @@ stop them (:data:`READ_ONLY_REASON`).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import time
@@ -202,6 +203,10 @@ class _Trace:
         return None
 
 
+class LedgerWriteFailed(Exception):
+    """A request's spans could not be written; none of them count as recorded."""
+
+
 @dataclass(slots=True)
 class IngestResult:
     """What one export request did."""
@@ -264,7 +269,17 @@ class OtlpIngest:
             for child in trace.children.values():
                 if child.pending:
                     touched[child.run_id] = child
-        self._flush(touched.values())
+        try:
+            self._flush(touched.values())
+        except OSError as error:
+            # The ledgers are the truth: forget what this request taught about its traces,
+            # so the exporter's retry is placed again from what reached the disk whole.
+            for trace_id in by_trace:
+                self._traces.pop(trace_id, None)
+            self._on_disk = None
+            raise LedgerWriteFailed(
+                f"the spans could not be written to the ledger: {error.strerror or error}"
+            ) from error
         result.runs = set(touched)
         return result
 
@@ -590,10 +605,18 @@ class OtlpIngest:
             data = b"".join(lines)
             fd = os.open(run.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
             try:
+                before = os.fstat(fd).st_size
                 view = memoryview(data)
-                while view:
-                    written = os.write(fd, view)
-                    view = view[written:]
+                try:
+                    while view:
+                        written = os.write(fd, view)
+                        view = view[written:]
+                except OSError:
+                    # A request's lines land whole or not at all (this ingest is the only
+                    # writer of its ledgers), so a retry never meets half a span.
+                    with contextlib.suppress(OSError):
+                        os.ftruncate(fd, before)
+                    raise
             finally:
                 os.close(fd)
             events, run.events = run.events, []

@@ -18,7 +18,7 @@ import msgspec
 from aiohttp import web
 from aiohttp.web_protocol import RequestPayloadError
 
-from run_manager.otlp import OtlpIngest
+from run_manager.otlp import LedgerWriteFailed, OtlpIngest
 from run_manager.otlp_spans import (
     RequestTooLarge,
     UndecodableRequest,
@@ -94,7 +94,11 @@ class OtlpRoute:
             raise _refuse(413, str(error)) from error
         except UndecodableRequest as error:
             raise _refuse(400, str(error)) from error
-        result = self.ingest.ingest(decoded)
+        try:
+            result = self.ingest.ingest(decoded)
+        except LedgerWriteFailed as error:
+            # 503: OTLP exporters retry it (they do not retry a 500), and nothing was kept.
+            raise _refuse(503, str(error)) from error
         return web.Response(
             body=response_body(protobuf, result.rejected, result.reason),
             content_type=content_type,

@@ -7,6 +7,7 @@ import gzip
 import io
 import json
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -18,7 +19,7 @@ import aiohttp
 import pytest
 
 from run_manager import Manager
-from run_manager.otlp import OtlpIngest
+from run_manager.otlp import LedgerWriteFailed, OtlpIngest
 from run_manager.otlp_route import MAX_OTLP_BODY
 from run_manager.otlp_spans import decode_json
 from run_manager.standalone import serve
@@ -538,3 +539,74 @@ async def test_the_tui_greys_cancel_on_an_otlp_run_and_says_why(tmp_path: Path) 
         messages = [notification.message for notification in app._notifications]
         assert any(OTLP_REFUSAL in message for message in messages)
         assert app.check_action("cancel", ()) is None  # greyed in the footer
+
+
+# -- a ledger that cannot be written -------------------------------------------------------
+
+
+def test_a_write_that_fails_keeps_nothing_and_the_retry_records_every_span(
+    tmp_path: Path,
+) -> None:
+    chat, tool, agent = agent_run()
+    ingest = OtlpIngest(tmp_path)
+    ingest.ingest(decode_json(request(chat)))
+    [path] = tmp_path.glob("*.jsonl")
+    # A real failure: the ledger's name is taken by a directory, so its open fails.
+    path.rename(tmp_path / "aside")
+    path.mkdir()
+    with pytest.raises(LedgerWriteFailed, match="could not be written"):
+        ingest.ingest(decode_json(request(tool, agent)))
+    path.rmdir()
+    (tmp_path / "aside").rename(path)
+    again = ingest.ingest(decode_json(request(tool, agent)))
+    assert again.accepted == 2
+    [events] = ledgers(tmp_path).values()
+    tail = ["node_enter", "tool_call", "tool_result", "node_exit", "run_completed"]
+    assert types(events)[-5:] == tail
+    assert [event["seq"] for event in events] == list(range(1, len(events) + 1))
+
+
+def test_a_disk_that_fills_mid_request_leaves_no_half_span(tmp_path: Path) -> None:
+    chat, tool, agent = agent_run()
+    ingest = OtlpIngest(tmp_path)
+    ingest.ingest(decode_json(request(chat)))
+    [path] = tmp_path.glob("*.jsonl")
+    size = path.stat().st_size
+    # A real short write: the file size limit lets a few bytes of the next lines land.
+    limits = resource.getrlimit(resource.RLIMIT_FSIZE)
+    old_handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (size + 40, limits[1]))
+    try:
+        with pytest.raises(LedgerWriteFailed):
+            ingest.ingest(decode_json(request(tool, agent)))
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, limits)
+        signal.signal(signal.SIGXFSZ, old_handler)
+    assert path.stat().st_size == size  # the torn lines were taken back
+    again = ingest.ingest(decode_json(request(tool, agent)))
+    assert again.accepted == 2
+    [events] = ledgers(tmp_path).values()
+    assert types(events).count("tool_result") == 1
+    assert types(events)[-1] == "run_completed"
+
+
+async def test_the_server_answers_a_failed_write_with_503_so_exporters_retry(
+    server: tuple[str, Path],
+) -> None:
+    url, directory = server
+    chat, tool, agent = agent_run()
+    headers = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
+    status, _ = await post(url, request(chat), headers)
+    assert status == 200
+    [path] = directory.glob("*.jsonl")
+    path.rename(directory / "aside")
+    path.mkdir()
+    status, body = await post(url, request(tool, agent), headers)
+    assert status == 503
+    assert b"could not be written" in body
+    path.rmdir()
+    (directory / "aside").rename(path)
+    status, _ = await post(url, request(tool, agent), headers)
+    assert status == 200
+    [events] = ledgers(directory).values()
+    assert types(events)[-1] == "run_completed"
