@@ -185,3 +185,21 @@ async def test_search_inside_a_run_steps_through_matches(fixtures: Path) -> None
         assert events.entry_of(events.cursor) == first
         detail = app.screen.query_one(EventDetail)
         assert "mouse" in detail.text.lower()  # the detail is the matching entry
+
+
+async def test_at_80x24_a_paragraph_line_keeps_its_chunk_count_whole(fixtures: Path) -> None:
+    app = sample_app(fixtures)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot)
+        await pilot.press("end")
+        preview = app.screen.query_one(RunPreview)
+        await settle(pilot, lambda: "chunks]" in str(preview.render()), "the preview")
+        await pilot.press("enter")
+        events = app.screen.query_one(EventList)
+        await settle(pilot, lambda: events.item(21) is not None, "the events")
+        await pilot.press("home")
+        paragraphs = [line for line in shown_lines(events) if "¶" in line or "… thinking" in line]
+        counted = [line for line in paragraphs if "[" in line]
+        assert counted
+        for line in counted:
+            assert line.rstrip().endswith("chunks]"), line  # the text gives way, not the count

@@ -17,6 +17,7 @@ from textual.events import Key
 from textual.screen import ModalScreen, Screen
 
 from inspector import ActionRefused, ReplaySource, RunKey, RunSource, RunStore, RunView
+from tui.format import short_id
 from tui.screens.cancel import CancelScreen
 from tui.screens.run import RunScreen
 from tui.screens.runs import RunsScreen
@@ -237,7 +238,7 @@ class RuntopApp(App[None]):
             if reason is not None:
                 self._act(
                     self.store.approve(run.key, approve, reason or f"{verdict} in runtop"),
-                    f"{verdict}: {run.run_id}",
+                    f"{verdict}: {short_id(run.run_id)}",  # short: the preview stays in view
                 )
 
         from tui.screens.approval import ApprovalScreen

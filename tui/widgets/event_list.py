@@ -301,7 +301,10 @@ class EventList(ScrollView, can_focus=True):
     def _paragraph(self, entry: Entry, first: LlmChunk | ReasoningChunk, width: int) -> str:
         """The entry's chunks as one line of text, as much as fits."""
         label = "thinking" if isinstance(first, ReasoningChunk) else "text"
-        room = max(16, width - 34)  # the time, the mark, the label and the chunk count
+        count = entry.end - entry.start
+        more = f"  [{count:,} chunks]" if count > 1 else ""
+        # The time (12), the mark (2), the label and the count stay whole: the text gives way.
+        room = max(4, width - 14 - len(label) - 1 - len(more) - 1)
         parts: list[str] = []
         size = 0
         for position in range(entry.start, entry.end):
@@ -313,8 +316,6 @@ class EventList(ScrollView, can_focus=True):
                 if size > room:
                     break
         text = inert("".join(parts), single_line=True)
-        count = entry.end - entry.start
-        more = f"  [{count} chunks]" if count > 1 else ""
         return f"{label} {text[:room]}{more}" if size <= room else f"{label} {text[:room]}…{more}"
 
     def _call(self, entry: Entry) -> tuple[str, bool]:

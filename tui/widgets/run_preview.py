@@ -9,6 +9,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from inspector import RunView
+from inspector.status_words import ended_reason
 from ledger_reader import LedgerItem
 from tui.describe import describe_entry
 from tui.entries import EntryIndex
@@ -39,7 +40,7 @@ class RunPreview(Widget):
         lines = Text(no_wrap=True, overflow="ellipsis", end="")
         title = f"{run.run_id}  {run.status.value}"
         if run.error:
-            title += f"  {run.error}"
+            title += f"  {ended_reason(run)}"  # the status said once
         lines.append(
             inert(title[:400], single_line=True) + "\n",
             style=self.get_component_rich_style("run-preview--title"),
