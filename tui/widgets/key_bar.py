@@ -19,6 +19,9 @@ from textual.widget import Widget
 ESSENTIAL: Final = ("question_mark", "q")
 """Keys shown however narrow the bar: the one that lists every key, and quit."""
 
+GIVE_WAY: Final = ("y", "T", "t", "o", "w", "slash", "s")
+"""Keys that leave the bar before the others when it is too narrow (a replay's keys stay)."""
+
 
 class KeyBar(Widget):
     """Every shown binding of the screen: key and description, dim when disabled."""
@@ -72,11 +75,19 @@ class KeyBar(Widget):
             return sum(len(label) + len(description) + 3 for _, label, description, _ in kept)
 
         room = self.size.width or 10_000
-        for greyed_only in (True, False):
+        # Greyed keys first (they cannot be pressed now), then those reached through ? as
+        # well, then from the end.
+        for round_ in ("greyed", "give way", "any"):
             for entry in reversed(list(kept)):
                 if width() <= room:
                     return kept
-                if entry[0] not in ESSENTIAL and (not greyed_only or not entry[3]):
+                key, _, _, enabled = entry
+                gives_way = (
+                    (round_ == "greyed" and not enabled)
+                    or (round_ == "give way" and key in GIVE_WAY)
+                    or round_ == "any"
+                )
+                if key not in ESSENTIAL and gives_way:
                     kept.remove(entry)
         return kept
 
