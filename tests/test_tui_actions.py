@@ -191,3 +191,13 @@ async def test_the_demo_shows_the_whole_picture_and_where_its_ledgers_are(
                 pilot, lambda: len({s for s in seen() if s.startswith("agent ")}) >= 8, "8 agents"
             )
             manager.cancel_all()
+
+
+async def test_the_palette_reaches_o_w_and_search_on_a_run(fixtures: Path) -> None:
+    app = sample_app(fixtures)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot)
+        await pilot.press("enter")
+        assert isinstance(app.screen, RunScreen)
+        titles = [command.title for command in app.get_system_commands(app.screen)]
+        assert {"All output", "Raw line", "Search the run", "Follow"} <= set(titles)

@@ -312,10 +312,20 @@ class RuntopApp(App[None]):
             yield SystemCommand(
                 "Sort runs", "Cycle the column the table is sorted by", screen.action_sort
             )
+            yield SystemCommand("Tree", "Child runs under their parent (T)", screen.action_tree)
         if isinstance(screen, RunScreen):
             yield SystemCommand("Follow", "Keep the newest event in view", screen.action_follow)
             yield SystemCommand(
                 "Parent run", "Open the run that started this one", screen.action_parent
+            )
+            yield SystemCommand(
+                "All output", "Show all of a long output (o)", screen.action_show_all
+            )
+            yield SystemCommand(
+                "Raw line", "The selected event's ledger line (w)", screen.action_raw
+            )
+            yield SystemCommand(
+                "Search the run", "Find text in its events; n / N step", screen.action_search
             )
 
     def action_cancel_or_say(self) -> None:
