@@ -99,6 +99,8 @@ def header_text(total: int, sort: str, reverse: bool) -> Text:
     """The header line, with the sort column marked (its whole title, then the arrow)."""
     text = Text(no_wrap=True)
     for key, title, width in visible_columns(total, sort):
+        if len(title) > width - 2 * (key == sort):
+            title = title.split(" / ")[0]  # AGENT, not AGENT / SKIL, in a narrow column
         if key == sort:
             arrow = "▼" if reverse else "▲"
             title = f"{title[: max(1, width - 2)]} {arrow}"
