@@ -340,9 +340,10 @@ class RunTable(ScrollView, can_focus=True):
     def _cells(self, run: RunView, width: int, base: Style) -> list[Segment]:
         down = run.source in self.sources_down and run.live
         now = self.now
+        until = now
         if down:
             base = base + Style(dim=True)
-            now = run.last_event_at or now  # nobody knows what it does now: the clock stops
+            until = run.last_event_at or now  # nobody knows what it does now: its clock stops
         segments: list[Segment] = []
         for key, size, right in _layout(width, self.sort_key):
             style = base
@@ -360,7 +361,7 @@ class RunTable(ScrollView, can_focus=True):
                 case "started":
                     text = relative(run.started_at, now)
                 case "duration":
-                    text = duration(run.duration(now))
+                    text = duration(run.duration(until))
                 case "events":
                     text = "?" if run.event_count is None else str(run.event_count)
                 case "doing":
