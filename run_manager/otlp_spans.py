@@ -177,8 +177,10 @@ def decode_json(body: bytes) -> Decoded:
     """An ``ExportTraceServiceRequest`` in OTLP's JSON mapping."""
     try:
         request = _json_decoder.decode(body)
-    except msgspec.DecodeError as error:
+    except (msgspec.DecodeError, UnicodeDecodeError) as error:
         raise UndecodableRequest(f"the body is not JSON: {error}") from error
+    except RecursionError as error:  # a body nested thousands deep
+        raise UndecodableRequest("the body is not JSON: it is nested too deep") from error
     if not isinstance(request, dict):
         raise UndecodableRequest("the body is not an OTLP export request (not a JSON object)")
     decoded = Decoded([])
@@ -196,7 +198,7 @@ def decode_json(body: bytes) -> Decoded:
                         decoded.reason = "a span has no valid traceId or spanId"
                     else:
                         decoded.spans.append(parsed)
-    except (TypeError, ValueError, AttributeError) as error:
+    except (TypeError, ValueError, AttributeError, RecursionError) as error:
         raise UndecodableRequest(f"the body is not an OTLP export request: {error}") from error
     return decoded
 

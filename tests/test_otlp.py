@@ -333,6 +333,18 @@ async def test_json_and_gzip_bodies_are_taken(server: tuple[str, Path]) -> None:
         ({"Content-Type": "application/json"}, b"{not json", 400),
         ({"Content-Type": "application/json"}, b"[1, 2]", 400),
         ({"Content-Type": "application/json"}, b'{"resourceSpans": 7}', 400),
+        pytest.param(
+            {"Content-Type": "application/json"},
+            b"[" * 200_000 + b"]" * 200_000,
+            400,
+            id="nested-200000-deep",
+        ),
+        pytest.param(
+            {"Content-Type": "application/json"},
+            b'{"resourceSpans": [{"x": "\xff"}]}',
+            400,
+            id="not-utf-8",
+        ),
         ({"Content-Type": "application/x-protobuf"}, b"\xff\xff\xff\xff", 400),
         ({"Content-Type": "application/json", "Content-Encoding": "gzip"}, b"not gzip", 400),
         ({"Content-Type": "text/plain"}, b"{}", 415),
