@@ -573,3 +573,29 @@ async def test_news_that_reaches_the_tool_calls_screen_before_its_columns_is_not
         await pilot.pause()
         assert "web_search" in [key.value for key in app.screen.query_one("DataTable").rows]
         assert app.is_running
+
+
+@pytest.mark.parametrize("bad", ["status:bogus", "since:bogus", "foo:bar", "status:"])
+async def test_a_filter_that_does_not_parse_is_not_applied_nor_claimed(
+    fixtures: Path, bad: str
+) -> None:
+    """Typed a key at a time, ``status`` of ``status:bogus`` parses as free text on the way:
+    the table must not be left filtered by that prefix, nor the line above say it is."""
+    app = sample_app(fixtures)
+    async with app.run_test(size=(160, 48)) as pilot:
+        rows = await loaded(pilot)
+        await pilot.press("slash", *bad)
+        box = app.screen.query_one("#filter", Input)
+        assert box.has_class("invalid")
+        assert str(box.border_subtitle)
+        assert len(rows.rows) == 6  # no filter was ever applied
+        assert "filter:" not in texts(app)
+        assert not app.screen.query_one("#empty", Static).has_class("shown")
+        await pilot.press("escape", "slash", *"status:failed", "enter")
+        assert [run.status for run in rows.rows] == [RunStatus.FAILED]
+        await pilot.press("slash", *bad)
+        assert box.has_class("invalid")
+        assert [run.status for run in rows.rows] == [RunStatus.FAILED]  # the last one Entered
+        said = texts(app)
+        assert "filter: status:failed" in said
+        assert "1 of 6 runs" in said

@@ -81,6 +81,10 @@ class RunsScreen(Screen[None]):
         self._filter_input: Input | None = None
         self._offered: str | None = None
         """What the filter box held when opened: applied on Enter, not as it appears."""
+        self._settled: tuple[RunFilter | None, str] = (None, "")
+        """The last filter applied on Enter (or at start): what the table goes back to while
+        the box holds one that does not parse, not a prefix of it typed on the way
+        (``status`` of ``status:bogus``)."""
         self._header_said = ""
         """What the column titles say now: unchanged, they are not updated (nor laid out)."""
 
@@ -259,12 +263,16 @@ class RunsScreen(Screen[None]):
             else:
                 box.border_subtitle = Text(inert(str(error), single_line=True))
                 box.add_class("invalid")
+            if (self.run_filter, self.filter_text) != self._settled:
+                self.run_filter, self.filter_text = self._settled
+                self.refresh_runs()
             return False
         if box is not None:
             box.border_subtitle = None
             box.remove_class("invalid")
         self.filter_text = text.strip()
         if remember:
+            self._settled = (self.run_filter, self.filter_text)
             self.app.remember_filter(self.filter_text)  # type: ignore[attr-defined]
         self.refresh_runs()
         return True
