@@ -6,8 +6,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from textual.pilot import Pilot
 
 from inspector import LedgerDirectorySource, ManagerSource
 from run_manager import AgentEvent, Content, Manager, ToolCallEvent
@@ -175,12 +177,12 @@ async def test_search_inside_a_run_steps_through_matches(fixtures: Path) -> None
         shown = shown_lines(events)
         assert any("mouse" in line.lower() for line in shown)
         # as in less, from the line after the selected one (the input at the top matched)
-        assert "match 2 of" in str(screen.query_one("#search").border_title)
+        assert "entry 2 of" in str(screen.query_one("#search").border_title)
         await pilot.press("n")
         second = events.entry_of(events.cursor)
         assert second.start > first.start
-        said = str(screen.query_one("#search").border_title)  # events that match, counted
-        assert said.startswith(("match 3 of", "match 4 of")), said
+        said = str(screen.query_one("#search").border_title)
+        assert said.startswith("entry 3 of"), said
         await pilot.press("N")
         assert events.entry_of(events.cursor) == first
         detail = app.screen.query_one(EventDetail)
@@ -203,3 +205,54 @@ async def test_at_80x24_a_paragraph_line_keeps_its_chunk_count_whole(fixtures: P
         assert counted
         for line in counted:
             assert line.rstrip().endswith("chunks]"), line  # the text gives way, not the count
+
+
+async def open_research_and_search(pilot: Pilot[Any], text: str) -> tuple[RunScreen, EventList]:
+    """The succeeded research run open, ``text`` searched for and the search done."""
+    await loaded(pilot)
+    await pilot.press("end", "enter")
+    events = pilot.app.screen.query_one(EventList)
+    await settle(pilot, lambda: events.item(21) is not None, "the events")
+    await pilot.press("home", "slash", *text, "enter")
+    screen = pilot.app.screen
+    assert isinstance(screen, RunScreen)
+    await settle(pilot, lambda: not screen.is_searching(), "the search done")
+    return screen, events
+
+
+def counter(screen: RunScreen) -> str:
+    return str(screen.query_one("#search").border_title)
+
+
+async def test_the_search_counter_counts_what_n_steps_through(fixtures: Path) -> None:
+    """``mouse`` is in six events of five entries (the web_search call and its result are
+    one): n steps 2, 3, 4, 5, 1 of 5, not 2, 4, 5, 6 of 6 as events counted."""
+    app = sample_app(fixtures)
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen, events = await open_research_and_search(pilot, "mouse")
+        said = [counter(screen)]
+        starts = [events.entry_of(events.cursor).start]
+        for _ in range(5):
+            await pilot.press("n")
+            said.append(counter(screen))
+            starts.append(events.entry_of(events.cursor).start)
+        assert [line.split(",")[0] for line in said] == [
+            f"entry {n} of 5" for n in (2, 3, 4, 5, 1, 2)
+        ]
+        assert all(", 6 matches" in line for line in said), said
+        assert len(set(starts[:5])) == 5  # five different entries, then round again
+        assert starts[5] == starts[0]
+        await pilot.press("N")
+        assert counter(screen).startswith("entry 1 of 5")
+
+
+async def test_matches_all_in_one_entry_are_one_step(fixtures: Path) -> None:
+    """``web_search`` is in four events, all of the one tool call's entry."""
+    app = sample_app(fixtures)
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen, events = await open_research_and_search(pilot, "web_search")
+        assert counter(screen).startswith("entry 1 of 1, 4 matches"), counter(screen)
+        held = events.entry_of(events.cursor)
+        await pilot.press("n")
+        assert events.entry_of(events.cursor) == held
+        assert counter(screen).startswith("entry 1 of 1, 4 matches"), counter(screen)

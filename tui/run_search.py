@@ -3,8 +3,12 @@
 A paragraph's text is split over chunks at arbitrary points, so a chunk
 is searched together with the end of the chunk before it; every other
 event is searched in its payload as JSON (arguments, outputs, errors,
-prompts). Matching is case-insensitive. The run is read page by page from
-its source, so a run of a million events is searched without holding it.
+prompts). Matching is case-insensitive. What ``n`` and ``N`` step
+through, and the counter counts, are *entries* (the lines of the event
+list: a paragraph of many chunks is one), so the search groups the events
+that match into the entries holding them as :mod:`tui.entries` does.
+The run is read page by page from its source, so a run of a million
+events is searched without holding it.
 """
 
 from __future__ import annotations
@@ -16,11 +20,21 @@ import msgspec
 
 from inspector import RunKey, RunStore
 from ledger_reader import DamagedLine, LedgerItem, LlmChunk, ReasoningChunk
+from tui.entries import joins
 
 SEARCH_PAGE: Final = 2048
 """Events read from the source at a time."""
 MATCHES_KEPT: Final = 100_000
-"""Matches remembered at most (n and N step through these)."""
+"""Entries with a match remembered at most (n and N step through these)."""
+
+
+class Found(msgspec.Struct, frozen=True):
+    """What one page of the search found."""
+
+    entries: list[int]
+    """Where each entry holding a match starts, in order; none already given before."""
+    events: int
+    """The events that match in the page (an entry may hold several)."""
 
 
 class ChunkCarry:
@@ -47,16 +61,29 @@ def holds(item: LedgerItem, needle: str, carry: ChunkCarry) -> bool:
     return needle in payload.lower() or needle in item.type
 
 
-async def matches(store: RunStore, key: RunKey, text: str) -> AsyncIterator[list[int]]:
-    """The positions of the events that hold ``text``, page by page as they are found."""
+async def matches(store: RunStore, key: RunKey, text: str) -> AsyncIterator[Found]:
+    """The entries holding ``text``, page by page as they are found."""
     needle = text.lower()
     carry = ChunkCarry()
     count = await store.event_count(key)
-    found = 0
+    kept = 0
+    previous: LedgerItem | None = None
+    entry = -1  # where the entry of the event just read starts
+    given = -1  # the last entry given
     for start in range(0, count, SEARCH_PAGE):
         items = await store.events(key, start, min(count, start + SEARCH_PAGE))
-        page = [start + offset for offset, item in enumerate(items) if holds(item, needle, carry)]
-        found += len(page)
-        yield page
-        if found >= MATCHES_KEPT:
+        entries: list[int] = []
+        events = 0
+        for offset, item in enumerate(items):
+            if previous is None or not joins(previous, item):
+                entry = start + offset
+            previous = item
+            if holds(item, needle, carry):
+                events += 1
+                if entry != given:
+                    entries.append(entry)
+                    given = entry
+        kept += len(entries)
+        yield Found(entries, events)
+        if kept >= MATCHES_KEPT:
             return

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from typing import TYPE_CHECKING, ClassVar, Final
 
 from rich.text import Text
@@ -77,7 +77,9 @@ class RunScreen(Screen[None]):
         self.search_text = ""
         """What ``/`` searched for last (``n`` and ``N`` step through its matches)."""
         self.matches: list[int] = []
-        """Positions of the events that hold it, in order, as far as the search has read."""
+        """Where the entries holding it start, in order, as far as the search has read."""
+        self.matching_events = 0
+        """The events that hold it (an entry, a paragraph say, may hold several)."""
         self._search_box: Input | None = None
         """Events in the selected entry (more than handed over, for a very long paragraph)."""
 
@@ -217,6 +219,7 @@ class RunScreen(Screen[None]):
         event.stop()
         self.search_text = event.value.strip()
         self.matches = []
+        self.matching_events = 0
         events = self.query_one(EventList)
         events.search = self.search_text
         events.focus()
@@ -232,7 +235,8 @@ class RunScreen(Screen[None]):
         first = True
         try:
             async for found in matches(self.store, self.key, text):
-                self.matches.extend(found)
+                self.matches.extend(found.entries)
+                self.matching_events += found.events
                 if first and self.matches:
                     first = False
                     self.action_next_match()
@@ -244,6 +248,10 @@ class RunScreen(Screen[None]):
         if not self.matches:
             self.notify(f"{text!r} is not in this run", timeout=2, markup=False)
 
+    def is_searching(self) -> bool:
+        """Whether a search is still reading the run."""
+        return any(worker.group == "search" and not worker.is_finished for worker in self.workers)
+
     def _say_where(self) -> None:
         box = self._search_box
         if box is None:
@@ -254,9 +262,13 @@ class RunScreen(Screen[None]):
         events = self.query_one(EventList)
         entry = events.entry_of(events.cursor) if events.count else None
         at = bisect_left(self.matches, entry.start) if entry is not None else 0
-        here = at < len(self.matches) and entry is not None and self.matches[at] < entry.end
+        here = at < len(self.matches) and entry is not None and self.matches[at] == entry.start
+        entries, hits = len(self.matches), self.matching_events
+        told = f"{hits:,} match{'' if hits == 1 else 'es'}"
         where = (
-            f"match {at + 1} of {len(self.matches):,}" if here else f"{len(self.matches):,} matches"
+            f"entry {at + 1} of {entries:,}, {told}"
+            if here
+            else f"{entries:,} entr{'y' if entries == 1 else 'ies'}, {told}"
         )
         box.border_title = Text(f"{where}  (n next, N previous)")
 
@@ -277,7 +289,7 @@ class RunScreen(Screen[None]):
         events = self.query_one(EventList)
         entry = events.entry_of(events.cursor)
         if forward:
-            at = bisect_left(self.matches, entry.end)
+            at = bisect_right(self.matches, entry.start)
             target = self.matches[at] if at < len(self.matches) else self.matches[0]
         else:
             at = bisect_left(self.matches, entry.start) - 1
