@@ -9,6 +9,8 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import ClassVar, Final
 
+import msgspec
+
 from inspector.model import TrackedRun
 from inspector.source import (
     ActionRefused,
@@ -30,6 +32,7 @@ from ledger_reader import (
 from ledger_reader.control import request_cancel, request_resume
 from ledger_reader.head_tail import writer_gone
 from ledger_reader.lines import read_ledger_lines
+from ledger_reader.liveness import judge_liveness, ledger_lock_held
 from ledger_reader.summary import run_id_from_path
 
 _OPEN_FILES: Final = 8
@@ -283,6 +286,8 @@ class ReplaySource(RunSource):
         self.speed = speed
         self._played: dict[str, TrackedRun] = {}
         """Every replayed event is kept: a replay is of files given by hand, not of a fleet."""
+        self._recorded: dict[str, tuple[Path, float]] = {}
+        """Each run's ledger and the time of its last event, to judge it once played."""
         self._budget: int | None = 0 if step else None
         """Events still allowed before pausing; ``None`` while playing freely."""
         self._changed = asyncio.Event()
@@ -334,6 +339,7 @@ class ReplaySource(RunSource):
                     when = moment.timestamp() if moment is not None else last
                     last = when
                     timeline.append((when, order, run_id or str(path), item))
+                    self._recorded[run_id or str(path)] = (path, when)
                     order += 1
             except LedgerError as error:
                 errors.append(SourceError(str(error)))
@@ -389,8 +395,29 @@ class ReplaySource(RunSource):
             played.add(item)
             summary = played.builder.summary()
             yield SourceUpdate(runs=[RunUpdate(run_id, summary, [item], reset=fresh)])
+        ended = await asyncio.to_thread(self._judged)
         self.finished.set()
-        yield SourceUpdate(status="played to the end")
+        yield SourceUpdate(runs=ended, status="played to the end")
+
+    def _judged(self) -> list[RunUpdate]:
+        """Runs played to their last recorded event unfinished, with the status the
+        directory gives their ledgers now (``stale``, ``abandoned``; ``running`` only while
+        a writer still holds or writes it), not the ``running`` of the moment replayed."""
+        judged: list[RunUpdate] = []
+        for run_id, played in self._played.items():
+            summary = played.builder.summary()
+            if not summary.status.is_live or run_id not in self._recorded:
+                continue
+            path, last = self._recorded[run_id]
+            try:
+                mtime = path.stat().st_mtime
+            except OSError:
+                mtime = last  # the ledger is gone: the recording's own end is all there is
+            status = judge_liveness(summary, mtime=mtime, lock_held=ledger_lock_held(path))
+            if status is not summary.status:
+                summary = msgspec.structs.replace(summary, status=status)
+                judged.append(RunUpdate(run_id, summary))
+        return judged
 
     def _state(self) -> str:
         if self.paused:

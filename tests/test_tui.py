@@ -16,6 +16,7 @@ from tests.agents import Gatekeeper, slow_to_stop, stubborn_worker
 from tests.conftest import line
 from tests.tui_support import (
     FROZEN,
+    age,
     events_read,
     loaded,
     noticed,
@@ -599,3 +600,24 @@ async def test_a_filter_that_does_not_parse_is_not_applied_nor_claimed(
         said = texts(app)
         assert "filter: status:failed" in said
         assert "1 of 6 runs" in said
+
+
+async def test_a_replay_played_to_the_end_judges_an_unfinished_run(fixtures: Path) -> None:
+    """The torn research ledger ends mid-paragraph and its writer is long gone: played to
+    the end, it is what the directory calls it (stale), not running as at its last event."""
+    from inspector import ReplaySource
+    from ledger_reader import summarize_ledger
+
+    age(fixtures)
+    ledger = next(fixtures.glob("run_20261128T143000058_*.jsonl"))
+    judged = summarize_ledger(ledger).status
+    assert judged is RunStatus.STALE  # the directory's word for it
+    replay = ReplaySource([ledger], speed=0, name="replay")
+    app = make_app(Settings(clock=FROZEN, flush_interval=0.01), [replay])
+    async with app.run_test(size=(160, 48)) as pilot:
+        rows = await loaded(pilot, 1)
+        await settle(pilot, lambda: "replay (played to the end)" in texts(app), "the end")
+        await settle(pilot, lambda: rows.rows[0].status is judged, "the judged status")
+        shown = rows.show_text()
+        assert "? stale" in shown
+        assert "running" not in shown
