@@ -8,8 +8,10 @@ correct reader finds in it (:data:`EXPECTED`).
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import socket
+import time
 from pathlib import Path
 from typing import Any
 
@@ -111,10 +113,14 @@ def write_fixture_ledgers(directory: Path) -> dict[str, Path]:
     """The shared sample ledgers and one per bug, in ``directory``; by name."""
     directory.mkdir(parents=True, exist_ok=True)
     paths: dict[str, Path] = {}
+    # A checkout's files are as new as the checkout, so their times say nothing:
+    # the samples were last written an hour ago, which makes the torn one stale.
+    written = time.time() - 3600
     for sample in sorted(FIXTURES.glob("*.jsonl")):
         target = directory / sample.name
-        shutil.copy2(sample, target)  # their times too: the torn one is old, so stale
+        shutil.copyfile(sample, target)
         target.chmod(0o600)
+        os.utime(target, (written, written))
         paths[f"sample_{sample.stem[13:22]}"] = target
     contents = {
         "capped_65k": capped_run(IDS["capped_65k"], 65_000),
