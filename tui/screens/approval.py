@@ -24,39 +24,7 @@ class ApprovalScreen(ModalScreen[str | None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "wait", "Leave it waiting")]
 
-    DEFAULT_CSS = """
-    ApprovalScreen {
-        align: center middle;
-    }
-    ApprovalScreen > Vertical {
-        width: 72;
-        max-width: 100%;
-        height: auto;
-        background: $panel;
-        padding: 1 2;
-    }
-    ApprovalScreen > Vertical.approve {
-        border: thick $success 60%;
-    }
-    ApprovalScreen > Vertical.deny {
-        border: thick $error 60%;
-    }
-    ApprovalScreen Label {
-        width: 100%;
-        margin-bottom: 1;
-    }
-    ApprovalScreen #question {
-        text-style: bold;
-    }
-    ApprovalScreen Horizontal {
-        height: auto;
-        align-horizontal: right;
-        margin-top: 1;
-    }
-    ApprovalScreen Button {
-        margin-left: 2;
-    }
-    """
+    CSS_PATH = "approval.tcss"
 
     def __init__(self, run: RunView, *, approve: bool) -> None:
         super().__init__()

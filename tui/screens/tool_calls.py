@@ -35,17 +35,7 @@ class ToolCallsScreen(Screen[None]):
         Binding("enter", "open", "Open the run there"),
     ]
 
-    DEFAULT_CSS = """
-    ToolCallsScreen #calls-title {
-        height: 1;
-        padding: 0 1;
-        background: $panel;
-        text-style: bold;
-    }
-    ToolCallsScreen DataTable {
-        height: 1fr;
-    }
-    """
+    CSS_PATH = "tool_calls.tcss"
 
     def __init__(self, store: RunStore, tool: str, *, clock: float | None = None) -> None:
         super().__init__()
