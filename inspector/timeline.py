@@ -1,0 +1,937 @@
+"""Where a run's time went: one node per model call, tool call, approval, step and child run.
+
+A :class:`Timeline` is folded from a run's ledger items in the order the
+ledger holds them (:meth:`Timeline.add`, :meth:`Timeline.extend`), so a
+live run grows it batch by batch; child runs, which live in ledgers of
+their own, are added by :meth:`Timeline.set_child_run`. Nothing here draws:
+the TUI's timeline view, the comparison screen and ``runtop show
+--timeline`` all read the same model.
+
+What becomes a node (LEDGER.md's event types):
+
+- ``node_enter`` opens a node and ``node_exit`` closes it. The kind comes
+  from the node id's prefix (``llm:`` a model call, ``tool:`` a tool call,
+  ``approval:`` an approval; anything else is a *step*: a graph node, a
+  handoff). A ``tool_call``, ``llm_call`` or ``approval_request`` inside
+  it adds its call id, tokens or question to it.
+- A ``tool_call`` with no ``node_enter`` (gridctl writes some that way)
+  is a node of its own, from the call to its ``tool_result``; likewise an
+  ``approval_request`` to its ``approval_response``. An ``llm_call`` with
+  no model node open is a model call whose start is not known: it is a
+  node of no length at the time of the ``llm_call``, with a note saying so.
+- An ``otel_span`` event (a span OTLP ingest kept as it was) is a step
+  from its time for its ``duration_micros``.
+- A child run is a node from its start to its end (:meth:`set_child_run`).
+
+Nesting: a node's parent is the innermost *step* open when it entered
+(the ledger names no parent node; steps are the only nodes that hold
+others, so two tool calls running at once are siblings, never one inside
+the other). Child runs sit under the run itself: a child's ledger names
+its parent run, never the node that started it.
+
+Damage is shown, never hidden: a ``node_exit`` with no ``node_enter``
+becomes a node that started ``duration_micros`` before it (or a point, if
+no duration), a ``tool_result`` with no ``tool_call`` a point, a node
+entered twice before it exits two nodes; each such node carries a note
+(:attr:`TimelineNode.notes`). Events whose time cannot be read are left
+out of the timing and counted (:attr:`Timeline.untimed`). Events out of
+time order are placed by their own times: rows are ordered by start, not
+by where the event sat in the file.
+
+Nodes still open have ``end`` ``None`` (in flight). When the run's
+``run_completed`` arrives, nodes still open are closed at the run's end
+with the outcome ``unfinished`` (a later ``node_exit`` still closes them
+properly).
+
+Cost: one dictionary lookup or two per event, and rows kept in order by
+appending (a node that belongs before the end marks the order stale, and
+the next :meth:`Timeline.rows` rebuilds it once, in O(n)). 100,000 nodes
+hold about 30 MB.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any, Final
+
+import msgspec
+
+from inspector.model import RunKey
+from inspector.store import RunStore
+from ledger_reader import (
+    ApprovalRequest,
+    ApprovalResponse,
+    CancelRequested,
+    DamagedLine,
+    ErrorEvent,
+    LedgerItem,
+    LlmCall,
+    LlmChunk,
+    NodeEnter,
+    NodeExit,
+    ReasoningChunk,
+    RunCompleted,
+    RunEvent,
+    RunStarted,
+    ToolCall,
+    ToolResult,
+    UnknownEvent,
+    parse_time,
+)
+
+_UNTIMED_TYPES: Final = frozenset({LlmChunk, ReasoningChunk})
+"""Events that add nothing to a timeline, skipped before their time is even read."""
+
+
+class NodeKind(StrEnum):
+    """What a node is."""
+
+    MODEL = "model"
+    TOOL = "tool"
+    APPROVAL = "approval"
+    STEP = "step"
+    """A graph node, a handoff, an OpenTelemetry span of no known kind: a node that holds others."""
+    CHILD_RUN = "child_run"
+
+
+class Outcome(StrEnum):
+    """How a node ended (or that it has not)."""
+
+    RUNNING = "running"
+    """In flight: no end yet."""
+    OK = "ok"
+    ERROR = "error"
+    DENIED = "denied"
+    """An approval answered no (or that timed out)."""
+    CANCELLED = "cancelled"
+    UNFINISHED = "unfinished"
+    """Never exited: the run ended (or its writer died) with the node open."""
+
+
+_KIND_OF_PREFIX: Final = {
+    "llm": NodeKind.MODEL,
+    "tool": NodeKind.TOOL,
+    "approval": NodeKind.APPROVAL,
+}
+
+
+class TimelineNode:
+    """One bar of the timeline. The timeline changes it as events arrive; readers only read.
+
+    Times are Unix seconds (floats). ``position`` is where the node's first
+    event sits among the run's ledger items (the index the event stream and
+    ``RunStore.events`` use), ``detail_position`` the event that says most
+    about it (the ``tool_call``, the ``llm_call``, the ``approval_request``).
+    """
+
+    __slots__ = (
+        "approval_id",
+        "call_id",
+        "children",
+        "cost_usd",
+        "depth",
+        "detail_position",
+        "end",
+        "id",
+        "kind",
+        "ledger_id",
+        "model",
+        "name",
+        "notes",
+        "outcome",
+        "output_tokens",
+        "parent",
+        "position",
+        "prompt_tokens",
+        "row",
+        "run_id",
+        "start",
+    )
+
+    def __init__(
+        self,
+        node_id: str,
+        kind: NodeKind,
+        name: str,
+        start: float,
+        *,
+        parent: TimelineNode | None = None,
+        position: int | None = None,
+    ) -> None:
+        self.id = node_id
+        """Unique in its timeline: the ledger's node id (``tool:search#2``), ``call:<id>`` for
+        a tool call with no node, ``run:<id>`` for a child run; ``~2`` added to a repeat."""
+        self.ledger_id = node_id
+        """The node id as the ledger wrote it (``id`` may add ``~2`` to a repeat)."""
+        self.kind = kind
+        self.name = name
+        """Untrusted text from the ledger: show it inert."""
+        self.start = start
+        self.end: float | None = None
+        """``None`` while in flight."""
+        self.outcome = Outcome.RUNNING
+        self.parent = parent
+        """The step it is nested in; ``None`` for a node directly under the run."""
+        self.depth: int = 0 if parent is None else parent.depth + 1
+        self.children: list[TimelineNode] = []
+        self.position = position
+        self.detail_position = position
+        self.call_id: str | None = None
+        self.approval_id: str | None = None
+        self.run_id: str | None = None
+        """The child run's id, for a child run."""
+        self.model: str | None = None
+        self.prompt_tokens: int | None = None
+        self.output_tokens: int | None = None
+        self.cost_usd: float | None = None
+        self.notes: list[str] = []
+        """What was odd about it in the ledger (an exit with no enter, ...), for display."""
+        self.row = -1
+        """Its index in :meth:`Timeline.rows` (kept by the timeline)."""
+
+    @property
+    def parent_id(self) -> str | None:
+        return None if self.parent is None else self.parent.id
+
+    @property
+    def in_flight(self) -> bool:
+        return self.end is None
+
+    @property
+    def duration(self) -> float | None:
+        """Seconds from start to end; ``None`` while in flight."""
+        return None if self.end is None else max(0.0, self.end - self.start)
+
+    def end_or(self, now: float) -> float:
+        """Its end, or ``now`` for a node in flight (an open-ended bar drawn to now)."""
+        return self.end if self.end is not None else max(now, self.start)
+
+    @property
+    def tokens(self) -> int | None:
+        """Prompt and output tokens together, for a model call that reported any."""
+        if self.prompt_tokens is None and self.output_tokens is None:
+            return None
+        return (self.prompt_tokens or 0) + (self.output_tokens or 0)
+
+    def __repr__(self) -> str:
+        return f"TimelineNode({self.id!r}, {self.kind}, {self.outcome}, {self.start}, {self.end})"
+
+
+class TimelineSummary(msgspec.Struct, frozen=True, kw_only=True):
+    """Where the wall time went, each instant counted once.
+
+    Nodes overlap (parallel tool calls, a tool running while the model
+    streams), so time is not added up node by node. Each instant of the
+    run, from its start to its end (``now`` while live), is given to one
+    category: ``approvals`` if any approval is open then, else ``tools`` if
+    any tool call is, else ``model`` if any model call is, else
+    ``child_runs`` if a child run is, else ``steps`` if only a step (a
+    graph node) is, else ``idle``. The six add up to ``wall``, and three
+    tool calls in parallel for 2 s count 2 s, not 6. ``tool_time`` and
+    ``model_time`` are the plain sums of the nodes' durations beside it
+    (6 s in that example), so ``tool_time / tools`` says how parallel they were.
+    """
+
+    wall: float
+    model: float
+    tools: float
+    approvals: float
+    child_runs: float
+    steps: float
+    idle: float
+    tool_time: float
+    model_time: float
+    nodes: int
+    model_calls: int
+    tool_calls: int
+    tool_errors: int
+    approval_count: int
+    child_run_count: int
+    in_flight: int
+    prompt_tokens: int
+    output_tokens: int
+    cost_usd: float
+
+
+_PRIORITY: Final = (
+    NodeKind.APPROVAL,
+    NodeKind.TOOL,
+    NodeKind.MODEL,
+    NodeKind.CHILD_RUN,
+    NodeKind.STEP,
+)
+
+
+class Timeline:
+    """One run's nodes, folded from its ledger items in file order; see the module's docstring."""
+
+    def __init__(self, run_id: str | None = None) -> None:
+        self.run_id = run_id
+        self.run_start: float | None = None
+        """The ``run_started`` time (``None`` until it is read)."""
+        self.run_end: float | None = None
+        """The ``run_completed`` time; ``None`` while the run has not ended."""
+        self.status: str | None = None
+        """``run_completed``'s status, as written."""
+        self.name: str | None = None
+        """The run's skill or agent, from ``run_started`` (untrusted text)."""
+        self.items_read = 0
+        """Ledger items folded so far: the position the next :meth:`add` takes."""
+        self.damaged = 0
+        """Damaged lines met (an event a damaged line recovered is still folded)."""
+        self.untimed = 0
+        """Events whose time could not be read, left out of the timing."""
+        self.version = 0
+        """Changes whenever anything here does (views redraw on it)."""
+        self.earliest: float | None = None
+        self.latest: float | None = None
+        """The earliest and latest times of any event or node end folded."""
+        self._nodes: dict[str, TimelineNode] = {}
+        self._rows: list[TimelineNode] = []
+        self._rows_stale = False
+        self._roots: list[TimelineNode] = []
+        self._open: dict[str, TimelineNode] = {}
+        """Nodes entered and not yet exited, by the ledger's node id."""
+        self._open_steps: dict[TimelineNode, None] = {}
+        """Steps open, in the order entered (a dict: the last is the innermost, removal O(1))."""
+        self._open_models: dict[TimelineNode, None] = {}
+        self._in_flight: dict[TimelineNode, None] = {}
+        """Every node not yet ended (one entered twice is here twice over, under two ids)."""
+        self._unasked: dict[TimelineNode, None] = {}
+        """Approval nodes open and not yet given their ``approval_request``."""
+        self._by_call: dict[str, TimelineNode] = {}
+        self._by_approval: dict[str, TimelineNode] = {}
+        self._answer_closes: set[str] = set()
+        """Nodes with no ``node_enter``, which their ``tool_result`` or response closes."""
+        self._cancel_requested = False
+        self._anonymous = 0
+
+    # -- reading ---------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self._nodes)
+
+    def node(self, node_id: str) -> TimelineNode | None:
+        return self._nodes.get(node_id)
+
+    def nodes(self) -> Iterable[TimelineNode]:
+        """Every node, in the order they were made."""
+        return self._nodes.values()
+
+    def rows(self) -> Sequence[TimelineNode]:
+        """The nodes as a view lists them: each under its parent, siblings by start time.
+
+        The list is kept, not copied: do not change it. Each node's ``row`` is its index.
+        """
+        if self._rows_stale:
+            self._rebuild_rows()
+        return self._rows
+
+    def span(self, now: float | None = None) -> tuple[float, float]:
+        """The run's time axis: from its start to its end, or to ``now`` while it has none.
+
+        ``now`` defaults to the latest time folded (a run read after the fact
+        lasts until its last event). Returns ``(0.0, 0.0)`` before any time is known.
+        """
+        start = self.run_start
+        if start is None or (self.earliest is not None and self.earliest < start):
+            start = self.earliest
+        if start is None:
+            return (0.0, 0.0)
+        end = self.run_end
+        if end is None:
+            end = now if now is not None else self.latest
+        if end is None or end < start:
+            end = start
+        if self.latest is not None and self.run_end is not None and self.latest > end:
+            end = self.latest  # an event written after run_completed (damage) stays on the axis
+        return (start, end)
+
+    def summary(self, now: float | None = None) -> TimelineSummary:
+        """Where the time went, each instant counted once (see :class:`TimelineSummary`).
+
+        O(n log n) in the nodes: callers keep it while :attr:`version` stays the same.
+        """
+        start, end = self.span(now)
+        edges: list[tuple[float, int, int]] = []
+        rank = {kind: index for index, kind in enumerate(_PRIORITY)}
+        tool_time = model_time = 0.0
+        prompt = output = 0
+        cost = 0.0
+        counts = dict.fromkeys(NodeKind, 0)
+        tool_errors = in_flight = 0
+        for node in self._nodes.values():
+            counts[node.kind] += 1
+            node_end = node.end_or(end)
+            if node.end is None:
+                in_flight += 1
+            if node.kind is NodeKind.TOOL:
+                tool_time += max(0.0, node_end - node.start)
+                if node.outcome is Outcome.ERROR:
+                    tool_errors += 1
+            elif node.kind is NodeKind.MODEL:
+                model_time += max(0.0, node_end - node.start)
+                prompt += node.prompt_tokens or 0
+                output += node.output_tokens or 0
+                cost += node.cost_usd or 0.0
+            low, high = max(node.start, start), min(node_end, end)
+            if high > low:
+                index = rank[node.kind]
+                edges.append((low, 1, index))
+                edges.append((high, -1, index))
+        edges.sort()
+        busy = [0.0] * len(_PRIORITY)
+        open_counts = [0] * len(_PRIORITY)
+        previous = start
+        for moment, step, index in edges:
+            if moment > previous:
+                for category, count in enumerate(open_counts):
+                    if count:
+                        busy[category] += moment - previous
+                        break
+                previous = moment
+            open_counts[index] += step
+        wall = max(0.0, end - start)
+        return TimelineSummary(
+            wall=wall,
+            approvals=busy[0],
+            tools=busy[1],
+            model=busy[2],
+            child_runs=busy[3],
+            steps=busy[4],
+            idle=max(0.0, wall - sum(busy)),
+            tool_time=tool_time,
+            model_time=model_time,
+            nodes=len(self._nodes),
+            model_calls=counts[NodeKind.MODEL],
+            tool_calls=counts[NodeKind.TOOL],
+            tool_errors=tool_errors,
+            approval_count=counts[NodeKind.APPROVAL],
+            child_run_count=counts[NodeKind.CHILD_RUN],
+            in_flight=in_flight,
+            prompt_tokens=prompt,
+            output_tokens=output,
+            cost_usd=cost,
+        )
+
+    def to_json(self, now: float | None = None) -> list[dict[str, Any]]:
+        """The nodes in row order as plain JSON objects (``runtop show --timeline --json``).
+
+        Times are RFC 3339 in UTC, with ``offset`` and ``end_offset`` in seconds from the
+        start of the axis; ``end`` is ``null`` while in flight.
+        """
+        origin, _ = self.span(now)
+        return [
+            {
+                "id": node.id,
+                "kind": str(node.kind),
+                "name": node.name,
+                "parent": node.parent_id,
+                "depth": node.depth,
+                "start": _rfc3339(node.start),
+                "end": None if node.end is None else _rfc3339(node.end),
+                "offset": round(node.start - origin, 6),
+                "end_offset": None if node.end is None else round(node.end - origin, 6),
+                "duration": None if node.duration is None else round(node.duration, 6),
+                "outcome": str(node.outcome),
+                "position": node.position,
+                "call_id": node.call_id,
+                "approval_id": node.approval_id,
+                "run_id": node.run_id,
+                "model": node.model,
+                "prompt_tokens": node.prompt_tokens,
+                "output_tokens": node.output_tokens,
+                "cost_usd": node.cost_usd,
+                "notes": list(node.notes),
+            }
+            for node in self.rows()
+        ]
+
+    # -- folding ---------------------------------------------------------------
+
+    def extend(self, items: Iterable[LedgerItem]) -> None:
+        """Fold ledger items, in file order, from position :attr:`items_read` on."""
+        for item in items:
+            self.add(item)
+
+    def add(self, item: LedgerItem) -> None:
+        """Fold one ledger item (it takes position :attr:`items_read`)."""
+        position = self.items_read
+        self.items_read = position + 1
+        if isinstance(item, DamagedLine):
+            self.damaged += 1
+            self.version += 1
+            if item.recovered is None:
+                return
+            event: RunEvent = item.recovered
+        else:
+            event = item
+            if type(event) in _UNTIMED_TYPES:
+                self.version += 1
+                return  # streamed text: inside a model node, nothing to place on the axis
+        moment = _epoch(event.time)
+        self.version += 1
+        if moment is None:
+            self.untimed += 1
+            return
+        if self.earliest is None or moment < self.earliest:
+            self.earliest = moment
+        if self.latest is None or moment > self.latest:
+            self.latest = moment
+        fold = _FOLDS.get(type(event))
+        if fold is not None:
+            fold(self, event, moment, position)
+        elif isinstance(event, UnknownEvent) and event.type == "otel_span":
+            self._otel_span(event, moment, position)
+
+    def set_child_run(
+        self,
+        run_id: str,
+        name: str | None,
+        start: float,
+        end: float | None,
+        outcome: Outcome,
+    ) -> TimelineNode:
+        """Add a child run, or bring one added before up to date (it is still running, say)."""
+        node_id = f"run:{run_id}"
+        node = self._nodes.get(node_id)
+        if node is None:
+            node = TimelineNode(node_id, NodeKind.CHILD_RUN, name or run_id, start)
+            node.run_id = run_id
+            self._place(node)
+        elif node.start != start:
+            node.start = start
+            self._rows_stale = True
+        node.name = name or run_id
+        node.end = end
+        node.outcome = outcome
+        self._widen(start)
+        if end is not None:
+            self._widen(end)
+        self.version += 1
+        return node
+
+    # -- the events --------------------------------------------------------------
+
+    def _fold_enter(self, event: NodeEnter, moment: float, position: int) -> None:
+        self._enter(event.payload.node_id, event.payload.node_name, moment, position)
+
+    def _fold_exit(self, event: NodeExit, moment: float, position: int) -> None:
+        payload = event.payload
+        self._exit(payload.node_id, payload.duration_micros, payload.success, moment, position)
+
+    def _fold_tool_call(self, event: ToolCall, moment: float, position: int) -> None:
+        payload = event.payload
+        self._tool_call(payload.call_id, payload.node_id, payload.name, moment, position)
+
+    def _fold_tool_result(self, event: ToolResult, moment: float, position: int) -> None:
+        payload = event.payload
+        self._tool_result(payload.call_id, payload.node_id, payload.is_error, moment, position)
+
+    def _fold_approval_request(self, event: ApprovalRequest, moment: float, position: int) -> None:
+        self._approval_request(event.payload.approval_id, moment, position)
+
+    def _fold_approval_response(
+        self, event: ApprovalResponse, moment: float, position: int
+    ) -> None:
+        payload = event.payload
+        self._approval_response(payload.approval_id, payload.approved, moment, position)
+
+    def _fold_error(self, event: ErrorEvent, moment: float, position: int) -> None:
+        node = self._open.get(event.payload.node_id or "")
+        if node is not None:
+            node.outcome = Outcome.ERROR
+
+    def _fold_cancel(self, event: CancelRequested, moment: float, position: int) -> None:
+        self._cancel_requested = True
+
+    def _fold_started(self, event: RunStarted, moment: float, position: int) -> None:
+        if self.run_start is None:
+            self.run_start = moment
+            self.name = event.payload.skill or event.payload.agent
+        if self.run_id is None:
+            self.run_id = event.run_id or None
+
+    def _fold_completed(self, event: RunCompleted, moment: float, position: int) -> None:
+        self._completed(event.payload.status, moment)
+
+    def _enter(
+        self,
+        ledger_id: str | None,
+        name: str | None,
+        moment: float,
+        position: int,
+        kind: NodeKind | None = None,
+    ) -> TimelineNode:
+        """Open a node (``kind`` from the id's prefix unless given)."""
+        key = ledger_id or self._anonymous_id()
+        prefix, _, rest = key.partition(":")
+        if kind is None:
+            kind = _KIND_OF_PREFIX.get(prefix, NodeKind.STEP) if rest else NodeKind.STEP
+        label = name or (rest.rpartition("#")[0] or rest if rest else key)
+        parent = next(reversed(self._open_steps)) if self._open_steps else None
+        node = TimelineNode(
+            self._unique(key), kind, label, moment, parent=parent, position=position
+        )
+        node.ledger_id = key
+        previous = self._open.get(key)
+        if previous is not None:
+            node.notes.append(f"entered again before {key} exited")
+        self._open[key] = node
+        self._in_flight[node] = None
+        if kind is NodeKind.STEP:
+            self._open_steps[node] = None
+        elif kind is NodeKind.MODEL:
+            self._open_models[node] = None
+        elif kind is NodeKind.APPROVAL:
+            self._unasked[node] = None
+        self._place(node)
+        return node
+
+    def _exit(
+        self,
+        ledger_id: str | None,
+        duration_micros: int | None,
+        success: bool | None,
+        moment: float,
+        position: int,
+    ) -> None:
+        key = ledger_id or ""
+        node = self._open.pop(key, None)
+        if node is None:
+            ended = self._nodes.get(key)
+            if ended is not None and ended.outcome is Outcome.UNFINISHED:
+                node = ended  # closed by run_completed, then its exit arrived after all
+            else:
+                begin = moment - duration_micros / 1e6 if duration_micros else moment
+                node = self._enter(ledger_id, None, begin, position)
+                self._forget_open(node)
+                note = (
+                    "no node_enter: start worked out from its duration"
+                    if duration_micros
+                    else "no node_enter and no duration: start unknown"
+                )
+                node.notes.append(note)
+        self._close(node, moment)
+        if success is False:
+            if self._cancel_requested:
+                node.outcome = Outcome.CANCELLED
+            elif node.kind is NodeKind.APPROVAL:
+                node.outcome = Outcome.DENIED
+            else:
+                node.outcome = Outcome.ERROR
+        elif node.outcome in (Outcome.RUNNING, Outcome.UNFINISHED):
+            node.outcome = Outcome.OK  # a result or an error event said more: it stands
+
+    def _tool_call(
+        self,
+        call_id: str | None,
+        ledger_id: str | None,
+        name: str | None,
+        moment: float,
+        position: int,
+    ) -> None:
+        node = self._open.get(ledger_id) if ledger_id else None
+        if node is None or node.kind is not NodeKind.TOOL or node.call_id is not None:
+            key = ledger_id or f"call:{call_id or self._anonymous_id()}"
+            node = self._enter(key, name, moment, position, NodeKind.TOOL)
+            node.notes.append("no node_enter: from its tool_call to its tool_result")
+            self._answer_closes.add(node.id)
+        node.call_id = call_id
+        if name:
+            node.name = name
+        node.detail_position = position
+        if call_id:
+            self._by_call[call_id] = node
+
+    def _tool_result(
+        self,
+        call_id: str | None,
+        ledger_id: str | None,
+        is_error: bool | None,
+        moment: float,
+        position: int,
+    ) -> None:
+        node = self._by_call.pop(call_id, None) if call_id else None
+        if node is None and ledger_id:
+            node = self._open.get(ledger_id)
+        if node is None:
+            key = ledger_id or f"call:{call_id or self._anonymous_id()}"
+            node = self._enter(key, None, moment, position, NodeKind.TOOL)
+            node.call_id = call_id
+            node.notes.append("tool_result with no tool_call: start unknown")
+            self._end_without_exit(node, moment)
+        elif node.id in self._answer_closes:
+            self._end_without_exit(node, moment)
+        node.outcome = Outcome.ERROR if is_error else Outcome.OK
+
+    def _llm_call(self, event: LlmCall, moment: float, position: int) -> None:
+        payload = event.payload
+        node = self._open.get(payload.node_id) if payload.node_id else None
+        if node is None and self._open_models:
+            node = next(reversed(self._open_models))
+        if node is None:
+            node = self._enter(None, payload.model or "model", moment, position, NodeKind.MODEL)
+            node.notes.append("llm_call with no model node open: start unknown")
+            self._end_without_exit(node, moment)
+            node.outcome = Outcome.OK
+        node.model = payload.model
+        if payload.model and node.name in ("default", "model"):
+            node.name = payload.model
+        node.prompt_tokens = payload.prompt_tokens
+        node.output_tokens = payload.output_tokens
+        node.cost_usd = payload.cost_usd
+        node.detail_position = position
+
+    def _approval_request(self, approval_id: str | None, moment: float, position: int) -> None:
+        node = next(reversed(self._unasked)) if self._unasked else None
+        if node is None:
+            key = f"approval:{approval_id or self._anonymous_id()}"
+            node = self._enter(key, "approval", moment, position, NodeKind.APPROVAL)
+            node.notes.append("no node_enter: from its request to its response")
+            self._answer_closes.add(node.id)
+        node.approval_id = approval_id
+        node.detail_position = position
+        self._unasked.pop(node, None)
+        if approval_id:
+            self._by_approval[approval_id] = node
+
+    def _approval_response(
+        self, approval_id: str | None, approved: bool | None, moment: float, position: int
+    ) -> None:
+        node = self._by_approval.pop(approval_id, None) if approval_id else None
+        if node is None:
+            key = f"approval:{approval_id or self._anonymous_id()}"
+            node = self._enter(key, "approval", moment, position, NodeKind.APPROVAL)
+            node.approval_id = approval_id
+            node.notes.append("approval_response with no request: start unknown")
+            self._end_without_exit(node, moment)
+        elif node.id in self._answer_closes:
+            self._end_without_exit(node, moment)
+        node.outcome = Outcome.OK if approved else Outcome.DENIED
+
+    def _otel_span(self, event: UnknownEvent, moment: float, position: int) -> None:
+        payload = event.payload if isinstance(event.payload, dict) else {}
+        name = payload.get("name")
+        micros = payload.get("duration_micros")
+        node = self._enter(None, name if isinstance(name, str) else "span", moment, position)
+        self._forget_open(node)
+        if isinstance(micros, int) and not isinstance(micros, bool) and micros >= 0:
+            self._close(node, moment + micros / 1e6)
+            node.outcome = Outcome.ERROR if payload.get("status") == "error" else Outcome.OK
+        else:
+            node.notes.append("otel_span with no duration")
+            self._close(node, moment)
+            node.outcome = Outcome.UNFINISHED
+
+    def _completed(self, status: str | None, moment: float) -> None:
+        self.run_end = moment
+        self.status = status
+        cancelled = status in ("cancelled", "canceled")
+        for node in list(self._in_flight):
+            self._close(node, moment)
+            node.outcome = Outcome.CANCELLED if cancelled else Outcome.UNFINISHED
+            node.notes.append("never exited: ended with the run")
+        self._open.clear()
+        self._answer_closes.clear()
+        self._by_call.clear()
+        self._by_approval.clear()
+
+    # -- bookkeeping -------------------------------------------------------------
+
+    def _end_without_exit(self, node: TimelineNode, moment: float) -> None:
+        """Close a node that no ``node_exit`` will close (it had no ``node_enter``)."""
+        self._forget_open(node)
+        self._answer_closes.discard(node.id)
+        self._close(node, moment)
+
+    def _forget_open(self, node: TimelineNode) -> None:
+        """No ``node_exit`` will close this node: stop looking for one (and nesting in it)."""
+        if self._open.get(node.ledger_id) is node:
+            del self._open[node.ledger_id]
+        self._open_steps.pop(node, None)
+        self._open_models.pop(node, None)
+
+    def _close(self, node: TimelineNode, moment: float) -> None:
+        node.end = max(moment, node.start)
+        self._open_steps.pop(node, None)
+        self._open_models.pop(node, None)
+        self._unasked.pop(node, None)
+        self._in_flight.pop(node, None)
+        self._widen(node.end)
+
+    def _widen(self, moment: float) -> None:
+        if self.earliest is None or moment < self.earliest:
+            self.earliest = moment
+        if self.latest is None or moment > self.latest:
+            self.latest = moment
+
+    def _anonymous_id(self) -> str:
+        self._anonymous += 1
+        return f"node#{self._anonymous}"
+
+    def _unique(self, key: str) -> str:
+        if key not in self._nodes:
+            return key
+        count = 2
+        while f"{key}~{count}" in self._nodes:
+            count += 1
+        return f"{key}~{count}"
+
+    def _place(self, node: TimelineNode) -> None:
+        """Keep the node and its row: appended when it belongs at the end, else rows go stale."""
+        self._nodes[node.id] = node
+        siblings = self._roots if node.parent is None else node.parent.children
+        in_order = not siblings or siblings[-1].start <= node.start
+        siblings.append(node)
+        if self._rows_stale:
+            return
+        if not in_order:
+            self._rows_stale = True
+            return
+        if self._rows and node.parent is not None:
+            last: TimelineNode | None = self._rows[-1]
+            while last is not None and last is not node.parent:
+                last = last.parent
+            if last is None:
+                self._rows_stale = True
+                return
+        node.row = len(self._rows)
+        self._rows.append(node)
+
+    def _rebuild_rows(self) -> None:
+        rows: list[TimelineNode] = []
+        stack: list[TimelineNode] = []
+        self._roots.sort(key=_start_key)
+        stack.extend(reversed(self._roots))
+        while stack:
+            node = stack.pop()
+            node.row = len(rows)
+            rows.append(node)
+            if node.children:
+                node.children.sort(key=_start_key)
+                stack.extend(reversed(node.children))
+        self._rows = rows
+        self._rows_stale = False
+
+
+_FOLDS: Final[dict[type[Any], Callable[[Timeline, Any, float, int], None]]] = {
+    NodeEnter: Timeline._fold_enter,
+    NodeExit: Timeline._fold_exit,
+    ToolCall: Timeline._fold_tool_call,
+    ToolResult: Timeline._fold_tool_result,
+    LlmCall: Timeline._llm_call,
+    ApprovalRequest: Timeline._fold_approval_request,
+    ApprovalResponse: Timeline._fold_approval_response,
+    ErrorEvent: Timeline._fold_error,
+    CancelRequested: Timeline._fold_cancel,
+    RunStarted: Timeline._fold_started,
+    RunCompleted: Timeline._fold_completed,
+}
+"""What each event type does to a timeline (a dictionary: a match over a dozen classes
+cost more than the rest of the fold)."""
+
+_SECONDS: dict[str, float] = {}
+"""Unix time of each ``YYYY-MM-DDTHH:MM:SS`` seen: a run's events share their seconds."""
+
+
+def _epoch(text: str) -> float | None:
+    """An RFC 3339 time as Unix seconds, or ``None`` when it cannot be read.
+
+    The usual form (``2026-11-29T06:45:00.4512Z``: UTC, a fraction) is read
+    from a cache of whole seconds plus its fraction; anything else goes
+    through :func:`ledger_reader.parse_time`.
+    """
+    if len(text) > 20 and text[-1] == "Z" and text[19] == "." and text[20:-1].isdigit():
+        whole = _SECONDS.get(text[:19])
+        if whole is None:
+            parsed = parse_time(text[:19] + "Z")
+            if parsed is None:
+                return None
+            if len(_SECONDS) > 100_000:
+                _SECONDS.clear()
+            whole = _SECONDS[text[:19]] = parsed.timestamp()
+        return whole + float("0" + text[19:-1])
+    parsed = parse_time(text) if text else None
+    return None if parsed is None else parsed.timestamp()
+
+
+TIMELINE_PAGE: Final = 5_000
+"""Items asked of the store at a time when filling a timeline."""
+
+
+async def fill_timeline(
+    store: RunStore, key: RunKey, timeline: Timeline, *, page: int = TIMELINE_PAGE
+) -> int:
+    """Fold a run's items after those already folded, then its child runs; the items folded.
+
+    Reads the store a page at a time, so a view awaiting this draws between
+    pages; call it again when the run has grown (it goes on from
+    :attr:`Timeline.items_read`). A source that no longer holds a run's
+    early items (a bounded window) gives fewer: the timeline then starts
+    where the window does.
+
+    Raises:
+        SourceError: the run's source could not be read.
+    """
+    folded = 0
+    while True:
+        start = timeline.items_read
+        items = await store.events(key, start, start + page)
+        timeline.extend(items)
+        folded += len(items)
+        if len(items) < page:
+            break
+    add_child_runs(store, key, timeline)
+    return folded
+
+
+def add_child_runs(store: RunStore, key: RunKey, timeline: Timeline) -> None:
+    """Add (or bring up to date) the run's child runs the store knows, each as one node."""
+    for child in store.children(key):
+        if child.started_at is None:
+            continue
+        end = child.ended_at
+        if end is None and not child.live:
+            end = child.last_event_at  # stale or abandoned: it stopped writing there
+        timeline.set_child_run(
+            child.run_id,
+            child.agent or child.skill,
+            child.started_at,
+            end,
+            outcome_of_status(child.status),
+        )
+
+
+def _start_key(node: TimelineNode) -> tuple[float, int]:
+    return (node.start, node.position if node.position is not None else -1)
+
+
+def _rfc3339(moment: float) -> str:
+    return datetime.fromtimestamp(moment, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def outcome_of_status(status: str) -> Outcome:
+    """A child run's outcome from its status word (``RunStatus``'s values)."""
+    return {
+        "running": Outcome.RUNNING,
+        "awaiting_approval": Outcome.RUNNING,
+        "succeeded": Outcome.OK,
+        "failed": Outcome.ERROR,
+        "canceled": Outcome.CANCELLED,
+    }.get(status, Outcome.UNFINISHED)
+
+
+__all__ = [
+    "TIMELINE_PAGE",
+    "NodeKind",
+    "Outcome",
+    "Timeline",
+    "TimelineNode",
+    "TimelineSummary",
+    "add_child_runs",
+    "fill_timeline",
+    "outcome_of_status",
+]
