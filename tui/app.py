@@ -313,10 +313,21 @@ class RuntopApp(App[None]):
                 "Sort runs", "Cycle the column the table is sorted by", screen.action_sort
             )
             yield SystemCommand("Tree", "Child runs under their parent (T)", screen.action_tree)
+            yield SystemCommand(
+                "Mark the run", "Mark or unmark it to compare (space)", screen.toggle_mark
+            )
+            yield SystemCommand(
+                "Compare marked runs", "The two marked runs side by side (C)", screen.action_compare
+            )
         if isinstance(screen, RunScreen):
             yield SystemCommand("Follow", "Keep the newest event in view", screen.action_follow)
             yield SystemCommand(
                 "Parent run", "Open the run that started this one", screen.action_parent
+            )
+            yield SystemCommand(
+                "Compare with its resume",
+                "This run beside the run it resumed, or that resumed it (C)",
+                screen.action_compare,
             )
             yield SystemCommand(
                 "All output", "Show all of a long output (o)", screen.action_show_all

@@ -15,6 +15,7 @@ from textual.screen import Screen
 from textual.widgets import Static
 
 from inspector import RunKey, RunStore, RunView, SourceError, ToolCallView
+from inspector.comparison import baseline_first, resume_partner
 from ledger_reader import (
     DamagedLine,
     LedgerItem,
@@ -49,6 +50,7 @@ class RunScreen(Screen[None]):
         Binding("o", "show_all", "All output"),
         Binding("w", "raw", "Raw line"),
         Binding("p", "parent", "Parent"),
+        Binding("C", "compare", "Compare"),
         Binding("slash", "search", "Search"),
         Binding("n", "next_match", "Next match", show=False),
         Binding("N", "previous_match", "Previous match", show=False),
@@ -197,6 +199,8 @@ class RunScreen(Screen[None]):
         return None
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "compare":
+            return resume_partner(self.store, self.key) is not None  # hidden without one
         if action == "parent":
             run = self.store.get(self.key)
             return run is not None and bool(run.parent_run_id)  # hidden without a parent
@@ -316,6 +320,23 @@ class RunScreen(Screen[None]):
     def action_raw(self) -> None:
         self.show_raw = not self.show_raw
         self._show(self._selected)
+
+    def action_compare(self) -> None:
+        """Compare this run with the run it resumed, or the run that resumed it."""
+        partner = resume_partner(self.store, self.key)
+        run = self.store.get(self.key)
+        if partner is None or run is None:
+            self.notify(
+                "this run resumes no run and was not resumed: mark two runs on the runs "
+                "list (space), then C compares them",
+                severity="warning",
+                timeout=3,
+            )
+            return
+        from tui.screens.compare import CompareScreen
+
+        left, right = baseline_first(run, partner)
+        self.app.push_screen(CompareScreen(self.store, left.key, right.key, clock=self.clock))
 
     def action_parent(self) -> None:
         run = self.store.get(self.key)

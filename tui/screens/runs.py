@@ -24,6 +24,7 @@ from inspector import (
     RunView,
     SourceError,
 )
+from inspector.comparison import baseline_first
 from inspector.status_words import WORDS
 from ledger_reader import LedgerItem
 from tui.format import now_or, status_mark
@@ -52,6 +53,9 @@ class RunsScreen(Screen[None]):
         Binding("s", "sort", "Sort"),
         Binding("S", "reverse", "Reverse", show=False),
         Binding("T", "tree", "Tree"),
+        Binding("space", "mark", "Mark"),
+        Binding("m", "toggle_mark", "Mark", show=False),
+        Binding("C", "compare", "Compare"),
     ]
 
     CSS_PATH = "runs.tcss"
@@ -85,6 +89,8 @@ class RunsScreen(Screen[None]):
         """The last filter applied on Enter (or at start): what the table goes back to while
         the box holds one that does not parse, not a prefix of it typed on the way
         (``status`` of ``status:bogus``)."""
+        self.marked: list[RunKey] = []
+        """The runs marked to compare (two at most), in the order marked."""
         self._header_said = ""
         """What the column titles say now: unchanged, they are not updated (nor laid out)."""
 
@@ -140,6 +146,9 @@ class RunsScreen(Screen[None]):
             table.sort_key = self.sort
             table.refresh()
         table.set_rows(runs, down)
+        if self.marked:
+            self.marked = [key for key in self.marked if self.store.get(key) is not None]
+        table.set_marked(frozenset(self.marked))
         header = header_text(max(self.size.width, 80), self.sort, self.reverse)
         if header.markup != self._header_said:
             self._header_said = header.markup
@@ -276,6 +285,56 @@ class RunsScreen(Screen[None]):
             self.app.remember_filter(self.filter_text)  # type: ignore[attr-defined]
         self.refresh_runs()
         return True
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "mark":
+            # While a replay is open, space is its pause and play (the app's): m marks.
+            return not self.app.replays()  # type: ignore[attr-defined]
+        return True
+
+    def action_mark(self) -> None:
+        self.toggle_mark()
+
+    def action_toggle_mark(self) -> None:
+        self.toggle_mark()
+
+    def toggle_mark(self) -> None:
+        """Mark the selected run to compare, or unmark it; two runs at most."""
+        run = self.current_run()
+        if run is None:
+            self.notify("no run is selected to mark", severity="warning", timeout=2)
+            return
+        if run.key in self.marked:
+            self.marked.remove(run.key)
+        elif len(self.marked) >= 2:
+            self.notify(
+                "two runs are marked already: C compares them; "
+                "unmark one first (space on a marked run)",
+                severity="warning",
+                timeout=3,
+            )
+            return
+        else:
+            self.marked.append(run.key)
+            said = "marked: C compares the two" if len(self.marked) == 2 else "marked: mark another"
+            self.notify(said, timeout=1.5)
+        self.query_one(RunTable).set_marked(frozenset(self.marked))
+
+    def action_compare(self) -> None:
+        """Compare the two marked runs, the one resumed (or started first) as A."""
+        runs = [run for key in self.marked if (run := self.store.get(key)) is not None]
+        if len(runs) < 2:
+            have = "no run is marked" if not runs else "one run is marked"
+            self.notify(
+                f"{have}: mark two runs with space (m in a replay), then C compares them",
+                severity="warning",
+                timeout=3,
+            )
+            return
+        from tui.screens.compare import CompareScreen
+
+        left, right = baseline_first(runs[0], runs[1])
+        self.app.push_screen(CompareScreen(self.store, left.key, right.key, clock=self.clock))
 
     def action_sort(self) -> None:
         index = SORT_KEYS.index(self.sort) if self.sort in SORT_KEYS else 0

@@ -31,6 +31,7 @@ from tui.text import inert
 from tui.widgets.lines import CURSOR_BINDINGS, highlighted, scroll_row_into_view
 
 COLUMNS: Final = (
+    ("mark", "", 1),
     ("status", "STATUS", 19),
     ("run", "RUN", 14),
     ("agent", "AGENT / SKILL", 18),
@@ -43,6 +44,9 @@ COLUMNS: Final = (
 )
 """Key, title and width of each column (0: takes the room left). A sortable column has
 room for its title and the sort arrow."""
+
+MARK: Final = "◆"
+"""The glyph of a run marked to compare (space, or ``m``, on the runs table)."""
 
 SORT_KEYS: Final = ("started", "status", "agent", "duration", "events", "tokens", "source")
 
@@ -177,7 +181,7 @@ class RunTable(ScrollView, can_focus=True):
         Binding("enter", "open", "Open"),
     ]
 
-    COMPONENT_CLASSES: ClassVar[set[str]] = {"runtable--cursor"}
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"runtable--cursor", "runtable--mark"}
 
     cursor: reactive[int] = reactive(0, always_update=True)
     """The selected row."""
@@ -204,6 +208,8 @@ class RunTable(ScrollView, can_focus=True):
         """In the tree view, how deep each run is below a run shown (children indented)."""
         self.sort_key = "started"
         """The column the rows are sorted by: kept on screen however narrow."""
+        self.marked: frozenset[RunKey] = frozenset()
+        """The runs marked to compare: their lines show :data:`MARK` (set by the screen)."""
         self.sources_down: frozenset[str] = frozenset()
         """Sources that cannot be read now: their live runs show as unknown, clocks stopped."""
         self.now = now_or(clock)
@@ -212,6 +218,7 @@ class RunTable(ScrollView, can_focus=True):
         self._colours: dict[str, Style] = {}
         self._base_style: Style | None = None
         self._cursor: Style | None = None
+        self._mark: Style | None = None
 
     # -- data -----------------------------------------------------------------------
 
@@ -254,6 +261,12 @@ class RunTable(ScrollView, can_focus=True):
         for offset, (old, new) in enumerate(zip(before, after, strict=True)):
             if old is not new:
                 self.refresh_line(top + offset)
+
+    def set_marked(self, marked: frozenset[RunKey]) -> None:
+        """Mark these runs (and no others) as chosen to compare."""
+        if marked != self.marked:
+            self.marked = marked
+            self.refresh()
 
     @property
     def selected(self) -> RunView | None:
@@ -303,6 +316,7 @@ class RunTable(ScrollView, can_focus=True):
         self._colours = {}
         self._base_style = None
         self._cursor = None
+        self._mark = None
         super().notify_style_update()
 
     def render_line(self, y: int) -> Strip:
@@ -337,6 +351,11 @@ class RunTable(ScrollView, can_focus=True):
             self._cursor = partial + Style(bgcolor=background.rich_color)
         return self._cursor
 
+    def _mark_style(self) -> Style:
+        if self._mark is None:
+            self._mark = self.get_component_rich_style("runtable--mark", partial=True)
+        return self._mark
+
     def _cells(self, run: RunView, width: int, base: Style) -> list[Segment]:
         down = run.source in self.sources_down and run.live
         now = self.now
@@ -348,6 +367,9 @@ class RunTable(ScrollView, can_focus=True):
         for key, size, right in _layout(width, self.sort_key):
             style = base
             match key:
+                case "mark":
+                    text = MARK if run.key in self.marked else " "
+                    style = base + self._mark_style()
                 case "status":
                     glyph, word, colour = status_mark(run, source_down=down)
                     text = f"{glyph} {word}"

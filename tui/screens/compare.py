@@ -1,0 +1,191 @@
+"""Two runs side by side: their summaries with the differences marked, live as they grow.
+
+Opened from the runs table with two runs marked (space, then ``C``), or
+from a run that was resumed or resumes another (``C`` there). The run
+resumed, or else the one started first, is A, on the left: the baseline
+the other is measured against.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Static
+
+from inspector import RunKey, RunStore, RunView, SourceError
+from inspector.comparison import RunFacts, RunTally, compare, facts_of, tally_run
+from tui.format import now_or, short_id, status_mark
+from tui.store_news import StoreChanged
+from tui.text import inert, shorten
+from tui.widgets.comparison_table import ComparisonTable
+from tui.widgets.key_bar import KeyBar
+
+
+class CompareScreen(Screen[None]):
+    """Run A and run B: what each did, and how B did against A."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "back", "Back"),
+        Binding("x", "swap", "Swap A and B"),
+    ]
+
+    CSS_PATH = "compare.tcss"
+
+    def __init__(
+        self, store: RunStore, left: RunKey, right: RunKey, *, clock: float | None = None
+    ) -> None:
+        super().__init__()
+        self.store = store
+        self.left = left
+        """Run A: the baseline."""
+        self.right = right
+        """Run B: measured against A."""
+        self.clock = clock
+        self.tallies: dict[RunKey, RunTally] = {left: RunTally(), right: RunTally()}
+        self.totals: dict[RunKey, int | None] = {left: None, right: None}
+        """How many events each run has, as last counted (``None`` until counted)."""
+        self.failures: dict[RunKey, str] = {}
+        """Why a run's events could not be read, when they could not."""
+        self._stale = False
+        """Something changed while the runs were being read: read again when done."""
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="compare-header")
+        with VerticalScroll(id="compare-summary"):
+            yield ComparisonTable(id="comparison")
+        yield KeyBar()
+
+    def on_mount(self) -> None:
+        for key in (self.left, self.right):
+            self.store.focus(key)
+        self.redraw()
+        self.read_runs()
+        if not self.clock:
+            self.set_interval(1.0, self._tick)
+
+    def on_screen_resume(self) -> None:
+        if self.is_mounted:
+            self.read_runs()
+
+    def _tick(self) -> None:
+        """A live run's duration goes on while nothing is written."""
+        if any(run is not None and run.live for run in self._runs()):
+            self.redraw()
+
+    def _runs(self) -> tuple[RunView | None, RunView | None]:
+        return self.store.get(self.left), self.store.get(self.right)
+
+    # -- reading ---------------------------------------------------------------------
+
+    def on_store_changed(self, message: StoreChanged) -> None:
+        change = message.change
+        keys = {self.left, self.right}
+        if change.reset or keys & change.removed:
+            self.tallies = {key: RunTally() for key in keys}
+            self.totals = dict.fromkeys(keys)
+        if change.reset or keys & (change.events | change.runs | change.removed):
+            self.read_runs()
+
+    def read_runs(self) -> None:
+        if any(w.group == "compare-read" and not w.is_finished for w in self.workers):
+            self._stale = True  # the read under way goes on; one more after it
+            return
+        self._read()
+
+    @work(group="compare-read", exit_on_error=False)
+    async def _read(self) -> None:
+        while True:
+            self._stale = False
+            for key in (self.left, self.right):
+                run = self.store.get(key)
+                tally = self.tallies[key]
+                if run is not None and run.event_count is not None and run.event_count < tally.read:
+                    tally = self.tallies[key] = RunTally()  # rewritten shorter: read it again
+                try:
+                    self.totals[key] = await tally_run(self.store, key, tally)
+                    self.failures.pop(key, None)
+                except SourceError as error:
+                    self.failures[key] = str(error)
+                if not self.is_attached:
+                    return
+                self.redraw()
+            if not self._stale:
+                return
+
+    # -- drawing ---------------------------------------------------------------------
+
+    def redraw(self) -> None:
+        left, right = self._runs()
+        self._header(left, right)
+        table = self.query_one(ComparisonTable)
+        if left is None or right is None:
+            gone = self.left if left is None else self.right
+            table.show(None, inert(f"{gone.run_id} is no longer in {gone.source}"))
+            return
+        now = now_or(self.clock)
+        down = self.store.snapshot().sources_down()
+
+        def facts(run: RunView) -> RunFacts:
+            return facts_of(
+                run,
+                self.tallies[run.key],
+                now=now,
+                events_total=self.totals[run.key],
+                source_down=run.source in down,
+            )
+
+        comparison = compare(facts(left), facts(right))
+        table.show(comparison, self._reading())
+
+    def _reading(self) -> str:
+        said = []
+        for name, key in (("A", self.left), ("B", self.right)):
+            if key in self.failures:
+                said.append(f"{name}: events not read: {self.failures[key]}")
+                continue
+            total, read = self.totals[key], self.tallies[key].read
+            if total is None or read < total:
+                of = "" if total is None else f" of {total:,}"
+                said.append(f"{name}: reading events, {read:,}{of}")
+        return inert("; ".join(said), single_line=True)
+
+    def _header(self, left: RunView | None, right: RunView | None) -> None:
+        width = max(self.size.width, 80) - 2
+        down = self.store.snapshot().sources_down()
+        lines = []
+        for name, key, run in (("A", self.left, left), ("B", self.right, right)):
+            text = Text(no_wrap=True, overflow="ellipsis")
+            text.append(f"{name} ", "bold")
+            if run is None:
+                text.append(inert(f"{key.run_id}: gone", single_line=True))
+                lines.append(text)
+                continue
+            glyph, word, _ = status_mark(run, source_down=run.source in down)
+            text.append(f"{glyph} {word}  ")
+            text.append(inert(run.run_id, single_line=True), "bold")
+            who = run.agent or run.skill
+            if who:
+                text.append("  " + shorten(inert(who, single_line=True), 30))
+            text.append("  " + shorten(inert(run.source, single_line=True), 30))
+            if run.resumed_from and run.resumed_from == self.left.run_id and name == "B":
+                text.append("  resumed from A")
+            elif run.resumed_from:
+                text.append("  resumed from " + short_id(run.resumed_from))
+            text.truncate(width, overflow="ellipsis")
+            lines.append(text)
+        self.query_one("#compare-header", Static).update(Text("\n").join(lines))
+
+    # -- actions ---------------------------------------------------------------------
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
+
+    def action_swap(self) -> None:
+        self.left, self.right = self.right, self.left
+        self.redraw()
