@@ -101,6 +101,8 @@ def tool_cell(use: ToolUse | None) -> str:
     """One tool in one run: ``2× 30.4s, 1 failed``; ``—`` where the run never called it."""
     if use is None:
         return "—"
+    if use.in_flight == use.calls:
+        return f"{use.calls}× running"
     time = duration(use.seconds) if use.timed else "time not recorded"
     parts = [f"{use.calls}× {time}"]
     if use.errors:
