@@ -239,6 +239,7 @@ def facts_of(
     ended = not run.live
     complete = events_total is not None and tally.read >= events_total
     until = (run.last_event_at or now) if source_down and run.live else now
+    tokens_known = tally.tokens_reported or not tally.model_calls
     return RunFacts(
         key=run.key,
         status=word,
@@ -246,9 +247,11 @@ def facts_of(
         settled=ended and complete,
         ended=ended,
         duration=run.duration(until),
-        prompt_tokens=tally.prompt_tokens if tally.tokens_reported else None,
-        output_tokens=tally.output_tokens if tally.tokens_reported else None,
-        cost_usd=tally.cost_usd if tally.cost_reported else None,
+        # No model call: no tokens, no model cost (known: 0). Model calls that never said
+        # what they used: not known.
+        prompt_tokens=tally.prompt_tokens if tokens_known else None,
+        output_tokens=tally.output_tokens if tokens_known else None,
+        cost_usd=tally.cost_usd if tally.cost_reported or not tally.model_calls else None,
         model_calls=tally.model_calls,
         tool_calls=sum(use.calls for use in tally.tools()),
         tools=tally.tools(),
@@ -272,6 +275,11 @@ class Difference(msgspec.Struct, frozen=True):
     """Both values are final; if not, ``delta`` is what it is so far."""
 
 
+RESOLUTION: Final = {"duration": 0.05, "seconds": 0.05, "cost_usd": 0.00005}
+"""Differences smaller than this are the same (a run's clock, a cost's last digit): 0.802 s
+against 0.8 s is not slower."""
+
+
 def difference(
     name: str,
     left: float | None,
@@ -284,20 +292,22 @@ def difference(
     """Set two values of a measure that only grows while a run goes on side by side.
 
     A value not final is a lower bound: the verdict is given only when the
-    bound decides it, else it is unknown.
+    bound decides it, else it is unknown. Values closer than the measure's
+    :data:`RESOLUTION` are the same.
     """
     if left is None or right is None:
         return Difference(name, left, right, Verdict.UNKNOWN, settled=left_final and right_final)
     delta = right - left
     settled = left_final and right_final
+    resolution = RESOLUTION.get(name, 0.0)
     if not settled:
         # Only a side still growing can change; it can only grow.
-        decided = (not right_final and left_final and right > left) or (
-            not left_final and right_final and left > right
+        decided = (not right_final and left_final and right - left > resolution) or (
+            not left_final and right_final and left - right > resolution
         )
         if not decided:
             return Difference(name, left, right, Verdict.UNKNOWN, delta, settled=False)
-    if delta == 0:
+    if abs(delta) <= resolution:
         verdict = Verdict.SAME
     elif lower_is_better is None:
         verdict = Verdict.DIFFERENT
@@ -469,6 +479,7 @@ def _epoch(value: str) -> float | None:
 
 __all__ = [
     "READ_PAGE",
+    "RESOLUTION",
     "Comparison",
     "Difference",
     "RunFacts",

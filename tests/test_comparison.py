@@ -195,3 +195,35 @@ async def test_a_live_run_is_read_on_from_where_it_was(tmp_path: Path) -> None:
         assert view is not None
         assert facts_of(view, tally, now=FROZEN_AFTER, events_total=4).settled
         assert not facts_of(view, tally, now=FROZEN_AFTER, events_total=5).settled
+
+
+def test_a_difference_below_what_a_clock_can_tell_is_the_same() -> None:
+    close = difference("duration", 0.8, 0.802, left_final=True, right_final=True)
+    assert close.verdict is Verdict.SAME
+    assert close.delta == pytest.approx(0.002)  # kept: the display says "about the same"
+    assert (
+        difference("duration", 0.8, 0.9, left_final=True, right_final=True).verdict is Verdict.WORSE
+    )
+    # A live run 0.01 s past a finished one has not shown it is slower yet.
+    assert (
+        difference("duration", 0.8, 0.81, left_final=True, right_final=False).verdict
+        is Verdict.UNKNOWN
+    )
+    assert difference("prompt_tokens", 10, 11, left_final=True, right_final=True).verdict is (
+        Verdict.WORSE
+    )  # tokens are counted exactly
+
+
+async def test_a_run_without_model_calls_spent_nothing_on_models(tmp_path: Path) -> None:
+    directory = tmp_path / "runs"
+    run = LedgerLines("run_20261128T150000000_ffff6666ffff6666", RESUMED_START)
+    run.add(0, "run_started", skill="deploy").tool(0.1, 0.5, "shell", 1, "ok")
+    run.add(0.7, "run_completed", status="ok")
+    directory.mkdir()
+    (directory / f"{run.run_id}.jsonl").write_bytes(run.data())
+    async with RunStore(flush_interval=0.005) as store:
+        store.add_source(LedgerDirectorySource(directory, name="runs"))
+        await until(store, lambda s: len(s.runs) == 1, "the run")
+        found = await facts(store, run.run_id)
+    assert (found.model_calls, found.prompt_tokens, found.output_tokens) == (0, 0, 0)
+    assert found.cost_usd == 0.0

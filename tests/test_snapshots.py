@@ -120,3 +120,31 @@ def test_screens(
         pytest.skip("covered in the dark theme at this size")
     app = sample_app(fixtures, theme=theme)
     assert snap_compare(app, terminal_size=size, run_before=CASES[case])
+
+
+async def compare_resumed(pilot: Pilot[Any]) -> None:
+    """The failed deploy and its resume, marked in the table and compared."""
+    from tui.screens.compare import CompareScreen
+    from tui.widgets.comparison_table import ComparisonTable
+
+    await loaded(pilot, 2)
+    await pilot.press("space", "down", "space", "C")
+    app = pilot.app
+    await settle(pilot, lambda: isinstance(app.screen, CompareScreen), "the comparison")
+    table = app.screen.query_one(ComparisonTable)
+    await settle(pilot, lambda: table.comparison and not table.reading, "both runs read")
+    app.clear_notifications()  # the marks' toasts would time out at a moment of their own
+    await pilot.pause(0.1)
+
+
+@pytest.mark.parametrize("size", [SMALL, LARGE], ids=["80x24", "160x48"])
+def test_comparison(snap_compare: Any, tmp_path: Path, size: tuple[int, int]) -> None:
+    from inspector import LedgerDirectorySource
+    from tests.resumed_pair import FROZEN_AFTER, write_pair
+    from tui.app import make_app
+    from tui.settings import Settings
+
+    write_pair(tmp_path / "runs")
+    settings = Settings(clock=FROZEN_AFTER, flush_interval=0.01)
+    app = make_app(settings, [LedgerDirectorySource(tmp_path / "runs", name="runs")])
+    assert snap_compare(app, terminal_size=size, run_before=compare_resumed)

@@ -37,7 +37,7 @@ def marked_lines(table: RunTable) -> list[str]:
 
 def table_text(app: RuntopApp) -> str:
     table = app.screen.query_one(ComparisonTable)
-    return "\n".join(str(line) for line in table._lines(table.size.width))
+    return "\n".join(str(line) for line in table.lines(table.size.width))
 
 
 def bar_keys(app: RuntopApp) -> dict[str, str]:
@@ -81,11 +81,15 @@ async def test_marking_two_runs_and_comparing_them(tmp_path: Path) -> None:
         header = str(screen.query_one("#compare-header").render())
         assert "resumed from A" in header
         outcome = next(line for line in text.splitlines() if line.startswith("outcome"))
-        assert "✘ failed" in outcome and "✔ succeeded" in outcome
+        assert "✘ failed" in outcome
+        assert "✔ succeeded" in outcome
         assert "✓ succeeded where A failed" in outcome
         assert "✗ 50 more (+4%)" in text  # prompt tokens: worse
         assert "$0.0010 cheaper" in text
         assert "timed out waiting for the condition" in text
+        await pilot.press("y")  # the comparison as text, for a bug report
+        assert FIRST in app.clipboard
+        assert "✓ 24s faster (-73%)" in app.clipboard
         await pilot.press("x")  # swapped: the failure is now B's, and marked worse
         text = await compared(pilot, "✗ failed where A succeeded", "24s slower")
         await pilot.press("escape")

@@ -257,8 +257,9 @@ class RuntopApp(App[None]):
         self.run_worker(run_it(), group="actions")
 
     def action_copy(self) -> None:
-        if isinstance(self.screen, RunScreen):
-            text = self.screen.copy_text()
+        copy_text = getattr(self.screen, "copy_text", None)  # a run's event, a comparison
+        if callable(copy_text):
+            text = str(copy_text())
         else:
             run = self.current_run()
             text = run.run_id if run is not None else ""

@@ -3,9 +3,9 @@
 The agents do what real ones do, slowly enough to watch: stream text and
 reasoning, call tools of varying latency (one fails), wait on an approval,
 and one runs long enough to cancel; a planner starts child runs, and the
-failed deploy is resumed. Eight agents run in the first minute. Ledgers go
-to a temporary directory (the source line says which), so ``runtop DIR``
-replays the session afterwards.
+failed deploy is resumed (and goes through). Eight agents run in the first
+minute. Ledgers go to a temporary directory (the source line says which), so
+``runtop DIR`` replays the session afterwards.
 """
 
 from __future__ import annotations
@@ -100,21 +100,26 @@ class Researcher:
 
 
 class Deployer:
-    """A deploy whose rollout check fails."""
+    """A deploy whose rollout check times out the first time, and passes when resumed."""
 
     name = "deployer"
 
     def __init__(self, pace: float) -> None:
         self.pace = pace
+        self.tried: set[str] = set()
 
     async def run(self, input: str) -> str:
+        first = input not in self.tried
+        self.tried.add(input)
         async with tool_call("shell", {"cmd": f"kubectl apply -f {input}.yaml"}) as call:
             await asyncio.sleep(0.4 * self.pace)
             call.output = "deployment.apps/billing configured"
-        async with tool_call("shell", {"cmd": "kubectl rollout status deploy/billing"}):
-            await asyncio.sleep(1.5 * self.pace)
-            raise RuntimeError("timed out waiting for the condition")
-        return "deployed"  # pragma: no cover - the rollout always fails here
+        async with tool_call("shell", {"cmd": "kubectl rollout status deploy/billing"}) as call:
+            await asyncio.sleep((1.5 if first else 0.7) * self.pace)
+            if first:
+                raise RuntimeError("timed out waiting for the condition")
+            call.output = 'deployment "billing" successfully rolled out'
+        return "deployed"
 
 
 class Migrator:
@@ -268,7 +273,7 @@ async def start_demo(manager: Manager, *, pace: float = 1.0, forever: bool = Tru
         manager.start(agent, work, detached=True)
     await deploy.wait()
     with contextlib.suppress(RunNotFound, RunNotResumable):  # a retention of 0, say
-        manager.resume(deploy.run_id)  # the failed deploy, tried again
+        manager.resume(deploy.run_id)  # the failed deploy, tried again: it goes through
     questions = ["textual datatable speed", "asyncio cancel semantics", "inotify limits"]
     weather: object | None = None
     if forever:

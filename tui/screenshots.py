@@ -1,6 +1,6 @@
 """Save the README's screenshots: scripted scenarios, saved as SVG by the app itself.
 
-    make screenshots        (or: .venv/bin/python -m tui.screenshots screenshots/)
+    make screenshots        (or: .venv/bin/python -m tui.screenshots screenshots/ [NAME...])
 
 Each scenario runs the demo's simulated agents in an embedded manager,
 headless at 160x48, and saves what the screen shows at a chosen moment.
@@ -127,6 +127,33 @@ async def tool_drilldown(pilot: Pilot[Any]) -> None:
     await pilot.pause(0.5)
 
 
+async def compare_resumed(pilot: Pilot[Any]) -> None:
+    """The demo's failed deploy beside its resume: opened on the resume, compared with C."""
+    from tui.screens.compare import CompareScreen
+    from tui.widgets.comparison_table import ComparisonTable
+
+    app = pilot.app
+    assert isinstance(app, RuntopApp)
+
+    def resumed() -> Any:
+        return next(
+            (r for r in _rows(app).rows if r.resumed_from and not r.live),
+            None,
+        )
+
+    await _until(pilot, lambda: resumed() is not None)
+    table = _rows(app)
+    table.select_key(resumed().key)
+    await pilot.press("enter")
+    await pilot.pause(0.5)
+    await pilot.press("C")
+    await _until(pilot, lambda: isinstance(app.screen, CompareScreen))
+    comparison = app.screen.query_one(ComparisonTable)
+    await _until(pilot, lambda: comparison.comparison is not None and not comparison.reading)
+    app.clear_notifications()
+    await pilot.pause(0.5)
+
+
 SCENARIOS: dict[str, Callable[[Pilot[Any]], Awaitable[None]]] = {
     "runs": runs_live,
     "run-tool-call": run_with_tool_call,
@@ -135,6 +162,7 @@ SCENARIOS: dict[str, Callable[[Pilot[Any]], Awaitable[None]]] = {
     "approval-confirm": approval_confirmation,
     "run-search": run_search,
     "tool-drilldown": tool_drilldown,
+    "compare-resumed": compare_resumed,
 }
 
 
@@ -151,13 +179,21 @@ async def save(name: str, scenario: Callable[[Pilot[Any]], Awaitable[None]], out
         return path
 
 
-async def main(out: Path) -> None:
+async def main(out: Path, names: list[str]) -> None:
     for name, scenario in SCENARIOS.items():
+        if names and name not in names:
+            continue
         path = await save(name, scenario, out)
         print(path)
 
 
 if __name__ == "__main__":
+    # python -m tui.screenshots [DIR [NAME...]]: every scenario, or only those named.
     target = Path(sys.argv[1] if len(sys.argv) > 1 else "screenshots")
     target.mkdir(parents=True, exist_ok=True)
-    asyncio.run(main(target))
+    unknown = set(sys.argv[2:]) - set(SCENARIOS)
+    if unknown:
+        sys.exit(
+            f"no such screenshot: {', '.join(sorted(unknown))} (one of {', '.join(SCENARIOS)})"
+        )
+    asyncio.run(main(target, sys.argv[2:]))

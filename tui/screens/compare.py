@@ -8,7 +8,7 @@ the other is measured against.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Final
 
 from rich.text import Text
 from textual import work
@@ -25,6 +25,9 @@ from tui.store_news import StoreChanged
 from tui.text import inert, shorten
 from tui.widgets.comparison_table import ComparisonTable
 from tui.widgets.key_bar import KeyBar
+
+WIDE: Final = 120
+"""From this width the header shows whole run ids (below it, their distinctive end)."""
 
 
 class CompareScreen(Screen[None]):
@@ -52,6 +55,7 @@ class CompareScreen(Screen[None]):
         """How many events each run has, as last counted (``None`` until counted)."""
         self.failures: dict[RunKey, str] = {}
         """Why a run's events could not be read, when they could not."""
+        self._header_text = Text()
         self._stale = False
         """Something changed while the runs were being read: read again when done."""
 
@@ -168,7 +172,8 @@ class CompareScreen(Screen[None]):
                 continue
             glyph, word, _ = status_mark(run, source_down=run.source in down)
             text.append(f"{glyph} {word}  ")
-            text.append(inert(run.run_id, single_line=True), "bold")
+            shown = run.run_id if width >= WIDE else short_id(run.run_id)
+            text.append(inert(shown, single_line=True), "bold")
             who = run.agent or run.skill
             if who:
                 text.append("  " + shorten(inert(who, single_line=True), 30))
@@ -179,7 +184,14 @@ class CompareScreen(Screen[None]):
                 text.append("  resumed from " + short_id(run.resumed_from))
             text.truncate(width, overflow="ellipsis")
             lines.append(text)
-        self.query_one("#compare-header", Static).update(Text("\n").join(lines))
+        self._header_text = Text("\n").join(lines)
+        self.query_one("#compare-header", Static).update(self._header_text)
+
+    def copy_text(self) -> str:
+        """What ``y`` copies here: both runs' ids and the comparison, as plain text."""
+        table = self.query_one(ComparisonTable)
+        lines = [self._header_text.plain, *(line.plain.rstrip() for line in table.lines(120))]
+        return "\n".join(lines)
 
     # -- actions ---------------------------------------------------------------------
 

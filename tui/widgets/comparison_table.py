@@ -83,7 +83,7 @@ def said(difference: Difference) -> str:
         return f"{glyph} not known"
     delta = difference.delta or 0.0
     if difference.verdict is Verdict.SAME:
-        return f"{glyph} same"
+        return f"{glyph} same" if not delta else f"{glyph} about the same"
     smaller, larger = WORDS.get(difference.name, ("less", "more"))
     word = smaller if delta < 0 else larger
     size = amount(difference.name, abs(delta))
@@ -138,15 +138,15 @@ class ComparisonTable(Widget):
         self.refresh(layout=True)
 
     def get_content_height(self, container: object, viewport: object, width: int) -> int:
-        return len(self._lines(max(width, 40)))
+        return len(self.lines(max(width, 40)))
 
     def render(self) -> Text:
-        return Text("\n").join(self._lines(max(self.size.width, 40)))
+        return Text("\n").join(self.lines(max(self.size.width, 40)))
 
     def _style(self, name: str) -> Style:
         return self.get_component_rich_style(f"comparison--{name}", partial=True)
 
-    def _lines(self, width: int) -> list[Text]:
+    def lines(self, width: int) -> list[Text]:
         comparison = self.comparison
         if comparison is None:
             return [Text(self.reading or "reading both runs…", no_wrap=True)]

@@ -19,7 +19,7 @@ from textual.widget import Widget
 ESSENTIAL: Final = ("question_mark", "q")
 """Keys shown however narrow the bar: the one that lists every key, and quit."""
 
-GIVE_WAY: Final = ("y", "T", "t", "o", "w", "slash", "s")
+GIVE_WAY: Final = ("y", "T", "t", "o", "w", "slash", "s", "C")
 """Keys that leave the bar before the others when it is too narrow (a replay's keys stay)."""
 
 
