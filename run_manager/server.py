@@ -156,9 +156,7 @@ class AttachServer:
         self.app.on_shutdown.append(self._on_shutdown)
 
     def _published(self, events: Sequence[RunEvent], lines: Sequence[bytes]) -> None:
-        add = self.book.add
-        for event in events:
-            add(event)
+        self.book.add_many(events)
         self.feed.add_many(events, lines)
 
     async def _on_startup(self, app: web.Application) -> None:

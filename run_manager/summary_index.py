@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -25,6 +26,7 @@ from ledger_reader import (
     LedgerError,
     LlmCall,
     NoLedgers,
+    RunCompleted,
     RunEvent,
     RunSummary,
     SummaryBuilder,
@@ -65,13 +67,17 @@ class IndexedRun:
         assert self.builder is not None  # one or the other, always
         return self.builder.summary()
 
-    def add(self, event: RunEvent, run_id: str = "") -> None:
+    def _builder(self, run_id: str) -> SummaryBuilder:
         builder = self.builder
         if builder is None:  # a line after the end, or a run found at start-up written again
             builder = self.builder = SummaryBuilder(run_id, self.path)
             if self.frozen is not None:
                 builder.resume_from(self.frozen)
         self.frozen = None
+        return builder
+
+    def add(self, event: RunEvent, run_id: str = "") -> None:
+        builder = self._builder(run_id)
         builder.add(event)
         if builder.terminal:
             self.frozen, self.builder = builder.summary(), None
@@ -79,6 +85,43 @@ class IndexedRun:
             usage = event.payload
             self.tokens += (usage.prompt_tokens or 0) + (usage.output_tokens or 0)
             self.cost_usd += usage.cost_usd or 0.0
+
+    def add_many(self, events: Sequence[RunEvent], run_id: str) -> None:
+        """Fold consecutive events of this run at once (a batch the hub published).
+
+        Counted in one step when their ``seq`` follow on from what was folded and
+        none but the last ends the run; otherwise one by one, as :meth:`add`, which
+        says what is wrong with them.
+        """
+        count = len(events)
+        first = events[0].seq
+        kinds = [type(event) for event in events]
+        if (
+            count < 2
+            or self.builder is None  # folded again after its end: one by one, as add does
+            or RunCompleted in kinds[:-1]
+            or [event.seq for event in events] != list(range(first, first + count))
+            or [event.run_id for event in events].count(run_id) != count
+        ):
+            for event in events:
+                self.add(event, run_id)
+            return
+        builder = self.builder
+        if not builder.note_block(count, first, run_id):
+            for event in events:  # not what follows on: counted one by one, with the warning
+                builder.add(event)
+        else:
+            apply = builder.apply
+            for event in events:
+                apply(event)
+        if LlmCall in kinds:
+            for event in events:
+                if type(event) is LlmCall:
+                    usage = event.payload
+                    self.tokens += (usage.prompt_tokens or 0) + (usage.output_tokens or 0)
+                    self.cost_usd += usage.cost_usd or 0.0
+        if builder.terminal:
+            self.frozen, self.builder = builder.summary(), None
 
 
 class SummaryIndex:
@@ -107,6 +150,13 @@ class SummaryIndex:
 
     def add(self, event: RunEvent) -> None:
         """Fold one published event (the hub's listener, on the event loop)."""
+        booked = self._booked(event)
+        booked.add(event, event.run_id)
+        if booked.frozen is not None or event.run_id in self._finished:
+            self._settle(event.run_id, booked)
+
+    def _booked(self, event: RunEvent) -> IndexedRun:
+        """The run ``event`` belongs to, booked with it as its first if it is new."""
         booked = self.runs.get(event.run_id)
         if booked is None:
             path = None
@@ -119,9 +169,21 @@ class SummaryIndex:
                 path,
             )
             self.runs[event.run_id] = booked
-        booked.add(event, event.run_id)
-        if booked.frozen is not None or event.run_id in self._finished:
-            self._settle(event.run_id, booked)
+        return booked
+
+    def add_many(self, events: Sequence[RunEvent]) -> None:
+        """Fold consecutive events of one run (the hub's batch listener, on the event loop)."""
+        if not events:
+            return
+        run_id = events[0].run_id
+        if [event.run_id for event in events].count(run_id) != len(events):
+            for event in events:  # not one run's (the hub publishes one run's at a time)
+                self.add(event)
+            return
+        booked = self._booked(events[0])
+        booked.add_many(events, run_id)
+        if booked.frozen is not None or run_id in self._finished:
+            self._settle(run_id, booked)
 
     def _settle(self, run_id: str, booked: IndexedRun) -> None:
         """Keep the finished runs in the order they ended, and at most ``max_finished``."""
