@@ -16,9 +16,13 @@ from collections.abc import Sequence
 from typing import Final, NamedTuple
 
 from ledger_reader import RunEvent
+from ledger_reader.events import EVENT_TYPES
 
 RING_EVENTS: Final = 65_536
 RING_BYTES: Final = 64 * 1024 * 1024
+
+_TAGS: Final[dict[type, str]] = {cls: tag for tag, cls in EVENT_TYPES.items()}
+"""The ``type`` of each known event class (``event.type`` works it out on every call)."""
 
 
 class RingEntry(NamedTuple):
@@ -74,6 +78,7 @@ class FrameRing:
         held = self._lines
         run_ids, seqs, types, frames = self._run_ids, self._seqs, self._types, self._frames
         number = self.head
+        tags = _TAGS
         for event, line in zip(events, lines, strict=True):
             number += 1
             slot = number % size
@@ -83,7 +88,7 @@ class FrameRing:
             run_id = event.run_id
             run_ids[slot] = run_id
             seqs[slot] = event.seq
-            types[slot] = event.type
+            types[slot] = tags.get(type(event)) or event.type
             held[slot] = line
             frames[slot] = b""  # made when a stream first reads it (frames_after)
             self.head = number

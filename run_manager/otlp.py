@@ -50,10 +50,10 @@ import msgspec
 
 from ledger_reader import RunEvent
 from ledger_reader.events import (
+    EVENT_TYPES,
     ChunkPayload,
     ErrorEvent,
     ErrorPayload,
-    LineEncoder,
     LlmCall,
     LlmCallPayload,
     LlmChunk,
@@ -116,7 +116,9 @@ _LAST_NS: Final = 253_402_300_799_999_999_999
 
 def _time(ns: int) -> str:
     """A span time (Unix nanoseconds) as ledgers write times."""
-    second, rest = divmod(min(max(ns, 0), _LAST_NS), 1_000_000_000)
+    if not 0 <= ns <= _LAST_NS:
+        ns = min(max(ns, 0), _LAST_NS)
+    second, rest = divmod(ns, 1_000_000_000)
     if _second[0] != second:
         moment = time.gmtime(second)
         _second[:] = [
@@ -133,45 +135,50 @@ def _id_stamp(ns: int) -> str:
     return f"{_second[2]}{rest // 1_000_000:03d}"
 
 
+class _Line(msgspec.Struct, gc=False):
+    """A ledger line, its keys in the order LEDGER.md shows: a run's lines of one request
+    are encoded in one call (``encode_lines``), byte for byte as ``encode_event`` would."""
+
+    run_id: str
+    seq: int
+    time: str
+    type: str
+    payload: Any
+
+
+_TAGS: Final[dict[type[Any], str]] = {cls: tag for tag, cls in EVENT_TYPES.items()}
+
+
 @dataclass(slots=True)
 class _Run:
     """A run being written from spans."""
 
     run_id: str
-    path: Path
-    encoder: LineEncoder
+    path: str
     seq: int = 0
     completed: bool = False
     chunk_index: int = 0
     node_counts: dict[str, int] = field(default_factory=dict)
-    pending: list[bytes] = field(default_factory=list)
-    """Lines to write, ``\n`` included."""
+    torn: bool = False
+    """The ledger ends in a torn line: the next write starts on a fresh one."""
+    pending: list[_Line] = field(default_factory=list)
+    """Lines to write."""
     events: list[RunEvent] = field(default_factory=list)
     """The events of ``pending``, in the same order, to publish once written."""
 
     def emit(self, moment: str, event_type: type[Any], payload: Any) -> None:
-        self.seq += 1
-        self.pending.append(self.encoder.encode(self.seq, moment, event_type, payload))
-        self.events.append(
-            event_type(run_id=self.run_id, seq=self.seq, time=moment, payload=payload)
-        )
+        self.seq = seq = self.seq + 1
+        run_id = self.run_id
+        self.pending.append(_Line(run_id, seq, moment, _TAGS[event_type], payload))
+        self.events.append(event_type(run_id=run_id, seq=seq, time=moment, payload=payload))
 
     def emit_unknown(self, moment: str, kind: str, payload: dict[str, Any]) -> None:
-        self.seq += 1
-        event = UnknownEvent(
-            run_id=self.run_id, seq=self.seq, time=moment, type=kind, payload=payload
+        self.seq = seq = self.seq + 1
+        run_id = self.run_id
+        self.pending.append(_Line(run_id, seq, moment, kind, payload))
+        self.events.append(
+            UnknownEvent(run_id=run_id, seq=seq, time=moment, type=kind, payload=payload)
         )
-        line = _encoder.encode(
-            {
-                "run_id": self.run_id,
-                "seq": self.seq,
-                "time": moment,
-                "type": kind,
-                "payload": payload,
-            }
-        )
-        self.pending.append(line + b"\n")
-        self.events.append(event)
 
     def node(self, kind: str, name: str) -> str:
         key = f"{kind}:{name}"
@@ -338,7 +345,7 @@ class OtlpIngest:
         start = own[0].start_ns if own else first.start_ns
         run_id = f"run_{_id_stamp(start)}_{suffix}"
         on_disk[suffix] = run_id
-        run = _Run(run_id, self.ledger_dir / f"{run_id}.jsonl", LineEncoder(run_id))
+        run = _Run(run_id, os.path.join(self.ledger_dir, f"{run_id}.jsonl"))
         name, service = self._name(trace, spans, own[0] if own else None)
         run.emit(
             _time(start),
@@ -398,7 +405,7 @@ class OtlpIngest:
             if run is not None and run.run_id == run_id:
                 return run
         path = self.ledger_dir / f"{run_id}.jsonl"
-        run = _Run(run_id, path, LineEncoder(run_id))
+        run = _Run(run_id, os.fspath(path))
         try:
             data = path.read_bytes()
         except OSError:
@@ -429,7 +436,7 @@ class OtlpIngest:
             if line.get("type") == "run_completed":
                 run.completed = True
         if data and not data.endswith(b"\n"):
-            run.pending.append(b"\n")  # a torn line stays damaged; ours starts clean
+            run.torn = True  # a torn line stays damaged; ours starts clean
         return run
 
     # -- spans to events -------------------------------------------------------------------
@@ -437,14 +444,14 @@ class OtlpIngest:
     def _place(
         self, trace: _Trace, span: Span, spans: list[Span], endings: list[tuple[_Run, Span]]
     ) -> _Run:
-        if _is_agent(span):
+        operation = _operation(span)
+        if operation == "invoke_agent":
             run = self._run_of_agent(trace, span.span_id, spans)
             self._errors(run, span, None)
             endings.append((run, span))
             return run
         agent = trace.agent_above(span.span_id)
         run = self._run_of_agent(trace, agent, spans)
-        operation = _operation(span)
         if operation in _LLM_OPERATIONS:
             self._model_call(run, span)
         elif operation == "execute_tool":
@@ -601,12 +608,13 @@ class OtlpIngest:
         for run in runs:
             if not run.pending:
                 continue
-            lines, run.pending = run.pending, []
-            data = b"".join(lines)
+            data = _encoder.encode_lines(run.pending)
+            run.pending = []
+            torn = run.torn
             fd = os.open(run.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
             try:
                 before = os.fstat(fd).st_size
-                view = memoryview(data)
+                view = memoryview(b"\n" + data if torn else data)
                 try:
                     while view:
                         written = os.write(fd, view)
@@ -619,11 +627,14 @@ class OtlpIngest:
                     raise
             finally:
                 os.close(fd)
+            run.torn = False
             events, run.events = run.events, []
             if self.hub is not None:
                 # One publish per run and request: the run book and feed fold the batch at
-                # once. A reopened ledger's first line may be a lone newline, with no event.
-                published = [line[:-1] for line in lines[len(lines) - len(events) :]]
+                # once. The lines are split from the one buffer written (JSON text holds no
+                # raw newline).
+                published = data.split(b"\n")
+                published.pop()  # after the last newline: nothing
                 self.hub.publish_many(events, published, ended=run.completed)
 
 

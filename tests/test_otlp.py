@@ -18,7 +18,9 @@ from typing import Any
 import aiohttp
 import pytest
 
+from ledger_reader import RunEvent, encode_event
 from run_manager import Manager
+from run_manager.hub import Hub
 from run_manager.otlp import LedgerWriteFailed, OtlpIngest
 from run_manager.otlp_route import MAX_OTLP_BODY
 from run_manager.otlp_spans import decode_json
@@ -183,6 +185,28 @@ def test_a_span_sent_twice_is_recorded_once(tmp_path: Path) -> None:
     restarted = OtlpIngest(tmp_path).ingest(decode_json(body))
     assert (restarted.accepted, restarted.duplicates) == (0, 3)
     assert [len(events) for events in ledgers(tmp_path).values()] == [9]
+
+
+def test_each_line_is_written_once_published_as_written_and_encoded_as_ledgers_are(
+    tmp_path: Path,
+) -> None:
+    hub = Hub()
+    published: list[tuple[list[RunEvent], list[bytes]]] = []
+    hub.add_batch_listener(lambda events, lines: published.append((list(events), list(lines))))
+    chat, tool, agent = agent_run()
+    OtlpIngest(tmp_path, hub).ingest(decode_json(request(chat)))
+    [path] = tmp_path.glob("*.jsonl")
+    with path.open("ab") as handle:
+        handle.write(b'{"run_id": "torn')  # the server died mid-line
+    OtlpIngest(tmp_path, hub).ingest(decode_json(request(tool, agent)))  # after a restart
+    [(first_events, first_lines), (events, lines)] = published
+    assert path.read_bytes().split(b"\n") == [*first_lines, b'{"run_id": "torn', *lines, b""]
+    events = first_events + events
+    lines = first_lines + lines
+    assert [event.seq for event in events] == list(range(1, 10))
+    assert types([json.loads(line) for line in lines])[-1] == "run_completed"
+    for event, line in zip(events, lines, strict=True):
+        assert encode_event(event) == line + b"\n"
 
 
 def test_spans_out_of_order_and_in_pieces_make_one_live_run(tmp_path: Path) -> None:
