@@ -12,7 +12,12 @@ process. Every figure is the median of ``--repeats``.
   ``execute_tool`` spans with arguments and results. Four connections
   post them at once; spans per second from the first request to the last
   answer, every span written to a ledger by then. Beside it, in the same
-  run, the floor: decoding the same requests in this process, no writing.
+  run, two floors: decoding the same requests in this process, no writing;
+  and creating as many ledger files (one per run) with as many bytes, no
+  decoding. The ledger directories are removed only after the last run:
+  ext4 here scans past inodes freed in the last minutes when it allocates
+  one, so deleting one run's 6,720 files slows the next run's creations
+  (a server's ledger directory does not lose thousands of files a minute).
 - latency: the OpenTelemetry SDK's own exporter (``OTLPSpanExporter`` with a
   ``SimpleSpanProcessor``, so a span is sent when it ends) against a client
   following the server's global SSE stream, as the TUI attached to it does:
@@ -49,8 +54,8 @@ LATENCY_SPANS = 300
 class Server:
     """``runtop serve`` in a process of its own, with a fresh ledger directory."""
 
-    def __init__(self) -> None:
-        self.home = Path(tempfile.mkdtemp(prefix="runtop-bench-otlp-"))
+    def __init__(self, scratch: Path) -> None:
+        self.home = Path(tempfile.mkdtemp(prefix="otlp-", dir=scratch))
         env = {**os.environ, "RUNTOP_HOME": str(self.home / "home"), "PYTHONPATH": str(REPO)}
         command = [sys.executable, "-m", "tui.cli", "serve", "--port", "0"]
         command += ["--ledger-dir", str(self.home / "runs")]
@@ -66,12 +71,14 @@ class Server:
     def ledger_lines(self) -> int:
         return sum(path.read_bytes().count(b"\n") for path in (self.home / "runs").glob("*.jsonl"))
 
+    def ledger_sizes(self) -> list[int]:
+        return [path.stat().st_size for path in (self.home / "runs").glob("*.jsonl")]
+
     def stop(self) -> None:
         self.process.send_signal(signal.SIGTERM)
         self.process.wait(20)
         assert self.process.stderr is not None
         self.process.stderr.close()
-        shutil.rmtree(self.home, ignore_errors=True)
 
 
 def agent_requests(count: int) -> tuple[list[bytes], int]:
@@ -185,19 +192,35 @@ def decode_floor(bodies: list[bytes]) -> float:
     return spans / (time.perf_counter() - began)
 
 
-def ingest_once(bodies: list[bytes], lines: int) -> tuple[float, float]:
-    server = Server()
+def create_floor(scratch: Path, sizes: list[int]) -> float:
+    """Seconds to create ledger files of these sizes in a fresh directory, one write each."""
+    directory = Path(tempfile.mkdtemp(prefix="files-", dir=scratch))
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
+    began = time.perf_counter()
+    for number, size in enumerate(sizes):
+        fd = os.open(directory / f"run_20261201T000000000_{number:016x}.jsonl", flags, 0o600)
+        try:
+            os.write(fd, b"x" * size)
+        finally:
+            os.close(fd)
+    return time.perf_counter() - began
+
+
+def ingest_once(scratch: Path, bodies: list[bytes], lines: int) -> tuple[float, float, float]:
+    """Spans per second ingested, decoded alone, and written as files alone."""
+    server = Server(scratch)
     try:
         elapsed = asyncio.run(post_all(server, bodies))
         written = server.ledger_lines()
         assert written == lines, f"{written} ledger lines, expected {lines}"
+        sizes = server.ledger_sizes()
     finally:
         server.stop()
     spans = len(bodies) * (SPANS_PER_REQUEST // 9 * 9)
-    return spans / elapsed, decode_floor(bodies)
+    return spans / elapsed, decode_floor(bodies), spans / create_floor(scratch, sizes)
 
 
-def latency_once() -> list[float]:
+def latency_once(scratch: Path) -> list[float]:
     """Seconds from ``span.end()`` (the real exporter) to the event at an SSE client."""
     import aiohttp
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -207,7 +230,7 @@ def latency_once() -> list[float]:
     from inspector.attach_client import SseParser
     from ledger_reader import ToolCall, decode_line
 
-    server = Server()
+    server = Server(scratch)
     ended: dict[str, float] = {}
     arrived: dict[str, float] = {}
     ready = threading.Event()
@@ -274,13 +297,23 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
+    scratch = Path(tempfile.mkdtemp(prefix="runtop-bench-otlp-"))
+    try:
+        measure(args.repeats, scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def measure(repeats: int, scratch: Path) -> None:
     rates: list[float] = []
     floors: list[float] = []
-    for _ in range(args.repeats):
+    creates: list[float] = []
+    for _ in range(repeats):
         bodies, lines = agent_requests(REQUESTS)
-        rate, floor = ingest_once(bodies, lines)
+        rate, floor, create = ingest_once(scratch, bodies, lines)
         rates.append(rate)
         floors.append(floor)
+        creates.append(create)
     size = len(bodies[0])
     print(
         f"OTLP ingest over loopback into ledgers: {statistics.median(rates):,.0f} spans/s "
@@ -289,10 +322,15 @@ def main() -> None:
         f"{CONNECTIONS} connections); target >= 20,000 spans/s"
     )
     print(f"  floor, decoding the same requests only: {statistics.median(floors):,.0f} spans/s")
+    print(
+        f"  floor, creating their ledger files only ({len(bodies) * (SPANS_PER_REQUEST // 9)} "
+        f"files, same sizes): {statistics.median(creates):,.0f} spans/s "
+        f"(runs {', '.join(f'{rate:,.0f}' for rate in creates)})"
+    )
     p50s: list[float] = []
     p99s: list[float] = []
-    for _ in range(args.repeats):
-        latencies = latency_once()
+    for _ in range(repeats):
+        latencies = latency_once(scratch)
         p50s.append(percentile(latencies, 0.5) * 1000)
         p99s.append(percentile(latencies, 0.99) * 1000)
     print(
