@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import operator
 import os
 import time
 from collections import OrderedDict
@@ -103,6 +104,9 @@ def _operation(span: Span) -> str:
         operation = span.name.partition(" ")[0] if span.name.startswith("invoke_agent") else ""
     span.operation = operation
     return operation
+
+
+_start_end: Final = operator.attrgetter("start_ns", "end_ns")
 
 
 def _is_agent(span: Span) -> bool:
@@ -252,9 +256,9 @@ class OtlpIngest:
             for span in spans:
                 if span.span_id not in trace.placed:
                     trace.parents[span.span_id] = span.parent_span_id
-                    if _is_agent(span):
+                    if _operation(span) == "invoke_agent":
                         trace.agents.add(span.span_id)
-            spans.sort(key=lambda span: (span.start_ns, span.end_ns))
+            spans.sort(key=_start_end)
             endings: list[tuple[_Run, Span]] = []
             for span in spans:
                 if span.span_id in trace.placed:
@@ -474,7 +478,8 @@ class OtlpIngest:
             NodeEnterPayload(node_id=node_id, node_name=model, span_id=span.span_id),
         )
         end = _time(span.end_ns)
-        text = _output_text(attributes.get("gen_ai.output.messages"))
+        messages = attributes.get("gen_ai.output.messages")
+        text = _output_text(messages) if messages is not None else None
         if text:
             value, _ = cap_payload_value(text)
             run.emit(
@@ -498,7 +503,7 @@ class OtlpIngest:
                 node_id=node_id,
             ),
         )
-        failed = self._errors(run, span, node_id)
+        failed = self._errors(run, span, node_id) if span.events or span.status_code else False
         run.emit(end, NodeExit, _exit(node_id, span, failed))
 
     def _tool_call(self, run: _Run, span: Span) -> None:
@@ -526,7 +531,7 @@ class OtlpIngest:
                 truncated=True if cut else None,
             ),
         )
-        failed = self._errors(run, span, node_id)
+        failed = self._errors(run, span, node_id) if span.events or span.status_code else False
         result = attributes.get("gen_ai.tool.call.result")
         if result is not None and not isinstance(result, str):
             result = _encoder.encode(result).decode()
