@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import stat
+import threading
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ import pytest
 from ledger_reader import ApprovalRequest, RunStatus, ledger_lock_held, summarize_ledger
 from run_manager import (
     ApprovalNotFound,
+    CancelToken,
     Content,
     Manager,
     RunCanceled,
@@ -31,7 +33,6 @@ from tests.agents import (
     Streamer,
     WhoAmI,
     counting_worker,
-    stubborn_worker,
 )
 
 pytestmark = pytest.mark.timeout(30)
@@ -154,8 +155,9 @@ async def test_list_active_and_cancel_all() -> None:
     async with Manager() as manager:
         done = manager.start(Echo(), "a")
         await done.wait()
-        sleepers = [manager.start(Sleeper(), "30") for _ in range(3)]
-        await asyncio.sleep(0)
+        agents = [Sleeper() for _ in range(3)]
+        sleepers = [manager.start(agent, "30") for agent in agents]
+        await started(*agents)
         assert {info.run_id for info in manager.active()} == {h.run_id for h in sleepers}
         assert len(manager.list()) == 4
         assert manager.cancel_all("closing time") == 3
@@ -169,13 +171,15 @@ async def test_a_run_dies_with_its_caller_unless_detached(tmp_path: Path) -> Non
     async with Manager(ledger_dir=tmp_path) as manager:
         handles: dict[str, object] = {}
 
+        agents = Sleeper(), Sleeper()
+
         async def caller() -> None:
-            handles["attached"] = manager.start(Sleeper(), "30")
-            handles["detached"] = manager.start(Sleeper(), "0.2", detached=True)
-            await asyncio.sleep(30)
+            handles["attached"] = manager.start(agents[0], "30")
+            handles["detached"] = manager.start(agents[1], "0.2", detached=True)
+            await asyncio.sleep(30)  # the caller's own work: cancelled below
 
         task = asyncio.create_task(caller())
-        await asyncio.sleep(0.05)
+        await started(*agents)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
@@ -264,16 +268,44 @@ async def test_synchronous_agent_runs_in_a_thread_and_stops_at_its_token(tmp_pat
         assert await counted.result() == "counted 3"
         assert types_of(counted.info().ledger_path).count("tool_call") == 3
 
-        stubborn = manager.start(stubborn_worker, "0.3")
-        await asyncio.sleep(0.05)
+        worker = StubbornWorker()
+        stubborn = manager.start(worker, "")
+        await asyncio.to_thread(worker.entered.wait, 10)
         assert stubborn.cancel("stop") is True
-        await asyncio.sleep(0.1)
-        # The thread has not looked at its token yet: cancelling, not canceled.
+        assert await asyncio.to_thread(worker.told.wait, 10)  # the token says so in its thread
+        # The thread goes on with what it does, cancel or not: cancelling, not canceled.
         info = stubborn.info()
         assert info.status is Status.RUNNING
         assert info.cancel_requested
         assert types_of(info.ledger_path)[-1] == "cancel_requested"
+        worker.release.set()
         assert (await stubborn.wait()).status is Status.CANCELED
+        assert types_of(info.ledger_path)[-1] == "run_completed"
+
+
+async def started(*agents: Sleeper) -> None:
+    """Wait until each agent's run is under way (inside the agent's code)."""
+    async with asyncio.timeout(10):
+        for agent in agents:
+            await agent.started.wait()
+
+
+class StubbornWorker:
+    """A synchronous agent busy with something a cancel cannot interrupt, until released:
+    it sees the cancel on its token at once, but stops only when the test lets it."""
+
+    def __init__(self) -> None:
+        self.entered = threading.Event()
+        self.told = threading.Event()
+        self.release = threading.Event()
+
+    def __call__(self, input: str, token: CancelToken) -> str:
+        self.entered.set()
+        if token.wait(10):
+            self.told.set()
+        self.release.wait(10)
+        token.raise_if_cancelled()
+        return "finished"
 
 
 async def approval_requested(manager: Manager, run_id: str) -> str:

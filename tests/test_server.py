@@ -21,6 +21,7 @@ from run_manager import Manager
 from run_manager.frame_ring import FrameRing
 from run_manager.server import API_PREFIX, AttachServer
 from tests.agents import Chatty, Echo, Gatekeeper, Sleeper, Stepper
+from tests.test_manager import approval_requested
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -133,7 +134,7 @@ async def test_listing_pages_and_filters(tmp_path: Path) -> None:
             await handle.wait()
             ids.append(handle.run_id)
         gate = s.manager.start(Gatekeeper(), "deploy", detached=True)
-        await asyncio.sleep(0.05)
+        await asyncio.wait_for(approval_requested(s.manager, gate.run_id), 10)
         status, first = await s.get("runs", params={"limit": "3"})
         assert status == 200
         assert [run["run_id"] for run in first["runs"]] == [gate.run_id, *reversed(ids[-2:])]
@@ -213,8 +214,9 @@ async def test_run_events_history_follow_and_last_event_id(tmp_path: Path) -> No
             ranged = await sse_frames(response)
         assert [f["id"] for f in ranged] == ["3", "4"]
 
-        sleeper = s.manager.start(Sleeper(), "30", detached=True)
-        await asyncio.sleep(0.05)
+        agent = Sleeper()
+        sleeper = s.manager.start(agent, "30", detached=True)
+        await asyncio.wait_for(agent.started.wait(), 10)
         url = s.api(f"runs/{sleeper.run_id}/events")
         async with s.session.get(url, params={"follow": "1"}) as response:
             first = await sse_frames(response, 1)
@@ -279,7 +281,7 @@ async def test_start_cancel_resume_and_approve(tmp_path: Path) -> None:
         s.manager.cancel(resumed["new_run_id"])
 
         gate = s.manager.start(Gatekeeper(), "ship", detached=True)
-        await asyncio.sleep(0.05)
+        await asyncio.wait_for(approval_requested(s.manager, gate.run_id), 10)
         status, body = await s.post(f"runs/{gate.run_id}/approve", {"approved": "yes"})
         assert status == 400
         status, body = await s.post(f"runs/{gate.run_id}/approve", {"approved": True})

@@ -6,6 +6,7 @@ import asyncio
 import os
 import shutil
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -306,10 +307,15 @@ async def test_notifications_are_batched_in_time() -> None:
         changes = store.changes()
         woken = 0
 
+        end_key = RunKey("burst", "run_end")
+
         async def count() -> None:
+            """Count the wakes until the one that tells of the marked end."""
             nonlocal woken
-            async for _ in changes:
+            async for change in changes:
                 woken += 1
+                if end_key in change.runs:
+                    return
 
         counter = asyncio.create_task(count())
         summary = RunSummary(run_id="run_burst", status=RunStatus.RUNNING)
@@ -318,8 +324,10 @@ async def test_notifications_are_batched_in_time() -> None:
             store.apply("burst", SourceUpdate(runs=[RunUpdate("run_burst", summary, [item])]))
             if seq % 1000 == 0:
                 await asyncio.sleep(0)  # the source yields to the loop now and then
-        await asyncio.sleep(0.2)
-        counter.cancel()
+        # The end of the burst, marked: a run applied right after the last chunk.
+        end = RunSummary(run_id="run_end", status=RunStatus.SUCCEEDED)
+        store.apply("burst", SourceUpdate(runs=[RunUpdate("run_end", end)]))
+        await asyncio.wait_for(counter, 10)
         assert store.applied == 10_000
         assert 1 <= woken <= 5
         assert len(store.recent(RunKey("burst", "run_burst"))) == 200  # a bounded window
@@ -346,6 +354,18 @@ async def test_a_big_directory_says_it_is_still_reading_then_lists_every_run(
         assert store.snapshot().sources[0].status is None  # "live" again
 
 
+class ReadsCounted(ThreadPoolExecutor):
+    """The loop's executor, counting the work handed to it (``asyncio.to_thread``'s)."""
+
+    def __init__(self) -> None:
+        super().__init__(max_workers=2)
+        self.started = 0
+
+    def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Future[Any]:
+        self.started += 1
+        return super().submit(fn, *args, **kwargs)
+
+
 async def test_detail_passes_wait_until_a_source_has_delivered_its_first_load(
     tmp_path: Path,
 ) -> None:
@@ -359,15 +379,18 @@ async def test_detail_passes_wait_until_a_source_has_delivered_its_first_load(
     summary = RunSummary(run_id="run_1", status=RunStatus.SUCCEEDED, path=str(ledger))
     history = RunUpdate("run_1", summary, history_end=ledger.stat().st_size)
     key = RunKey("dir", "run_1")
+    reads = ReadsCounted()  # a pass reads in a thread: the loop's executor sees it begin
+    asyncio.get_running_loop().set_default_executor(reads)
     async with RunStore(flush_interval=0.005) as store:
         store.apply("dir", SourceUpdate(runs=[history], initial=True, pending=9_999))
-        await asyncio.sleep(0.3)
-        store.flush()
-        assert store.get(key) is not None
+        # The detail pass was woken with the flush: it has had its turn once the run is shown.
+        await until(store, run_of("run_1"), "the run")
+        assert reads.started == 0
         assert not store.get(key).detailed  # type: ignore[union-attr]
         store.apply("dir", SourceUpdate(pending=0))
         view = await until(store, lambda s: s.runs[0].detailed and s.runs[0], "the detail pass")
         assert (view.prompt_tokens, view.output_tokens) == (7, 3)
+        assert reads.started == 1
 
 
 async def test_a_directory_source_waits_for_a_ledgers_index(tmp_path: Path) -> None:
