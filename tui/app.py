@@ -18,10 +18,8 @@ from textual.screen import ModalScreen, Screen
 
 from inspector import ActionRefused, ReplaySource, RunKey, RunSource, RunStore, RunView
 from tui.format import short_id
-from tui.screens.cancel import CancelScreen
 from tui.screens.run import RunScreen
 from tui.screens.runs import RunsScreen
-from tui.screens.tools import ToolsScreen
 from tui.settings import Settings, load_state, save_state
 from tui.store_news import StoreNews
 
@@ -205,6 +203,8 @@ class RuntopApp(App[None]):
                     self.store.cancel(run.key, reason or None), f"cancel requested for {run.run_id}"
                 )
 
+        from tui.screens.cancel import CancelScreen  # on the main thread, when first asked for
+
         self.push_screen(CancelScreen(run), confirmed)
 
     def action_resume(self) -> None:
@@ -274,6 +274,10 @@ class RuntopApp(App[None]):
             self.action_show_help_panel()
 
     def action_tools(self) -> None:
+        # Imported on the main thread when first asked for: its DataTable is 6 ms of
+        # CPU that a launch does not need.
+        from tui.screens.tools import ToolsScreen
+
         if isinstance(self.screen, ToolsScreen):
             self.pop_screen()
         else:

@@ -8,7 +8,6 @@ from typing import Any, ClassVar, Final
 import msgspec
 from rich.console import Group, RenderableType
 from rich.style import Style
-from rich.syntax import Syntax
 from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
@@ -45,11 +44,15 @@ class _JsonBlock:
             cut = f"… {len(text) - limit:,} more characters (press o to show all)"
             text = text[:limit]
         self.plain = text + ("\n" + cut if cut else "")
-        body: RenderableType = (
-            Syntax(text, "json", word_wrap=True, background_color="default", theme="ansi_dark")
-            if is_json
-            else Text(text)
-        )
+        body: RenderableType = Text(text)
+        if is_json:
+            # Rich's Syntax brings Pygments (12 ms of CPU): imported here, on the main
+            # thread, the first time JSON is shown, not at launch for every session.
+            from rich.syntax import Syntax
+
+            body = Syntax(
+                text, "json", word_wrap=True, background_color="default", theme="ansi_dark"
+            )
         self.renderable = Group(body, Text(cut, style="dim"))
 
 
