@@ -75,6 +75,8 @@ class SourceState(msgspec.Struct, frozen=True):
     run_count: int = 0
     status: str | None = None
     """The source's own word on how it stands ("connected"), shown when it has no error."""
+    opening: bool = False
+    """Nothing has come from it yet: its runs are not known (not the same as none)."""
 
 
 class _RunState:
@@ -204,7 +206,12 @@ class RunStore:
     # -- sources -------------------------------------------------------------------
 
     def add_source(self, source: RunSource) -> None:
-        """Open a source: its runs join the store as its updates arrive."""
+        """Open a source: its runs join the store as its updates arrive.
+
+        It is listed at once, as opening until its first update (or its end):
+        a first frame can name what is watched, and not say "no runs" before
+        the runs are known.
+        """
         if source.name in self._sources:
             raise ValueError(f"a source named {source.name!r} is open already")
         self._sources[source.name] = source
@@ -215,6 +222,7 @@ class RunStore:
             can_cancel=source.can_cancel,
             can_resume=source.can_resume,
             can_approve=source.can_approve,
+            opening=True,
         )
         self._states_version += 1
         self._ensure_tasks()
@@ -260,10 +268,19 @@ class RunStore:
             log.warning("source %s failed: %s", source.name, error, exc_info=True)
             message = str(error) or type(error).__name__
             self._set_source(source.name, available=False, error=f"stopped: {message}")
+        self._opened(source.name)  # it ended before it said anything: nothing is coming
         if source.name in self._loading:
             # It stopped in the middle of its first load: the rest will not come.
             self._loading.discard(source.name)
             self._detail_wake.set()
+
+    def _opened(self, name: str) -> None:
+        """The source has spoken (or ended): it is no longer opening."""
+        state = self._source_states.get(name)
+        if state is not None and state.opening:
+            self._source_states[name] = _replace_state(state, opening=False)
+            self._states_version += 1
+            self._note(StoreChange(sources=frozenset({name})))
 
     def _set_source(
         self, name: str, *, available: bool, error: str | None, status: str | None = None
@@ -286,6 +303,7 @@ class RunStore:
         """Fold one batch from ``source`` (the pump calls this; tests may too)."""
         if self._flusher is None:
             self._ensure_tasks()
+        self._opened(source)
         error = str(update.error) if update.error is not None else None
         if (
             update.error is not None

@@ -1,15 +1,113 @@
-"""The launch imports only what the first frame needs (the other screens come when first
-asked for, on the main thread)."""
+"""The first frame: it names what is watched, and says it is opening, not that there are
+no runs, until the runs are known; the launch imports only what that frame needs (the
+other screens come when first asked for, on the main thread)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
+from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
+from textual.widgets import Static
+
+from inspector import RunSource, RunStore, RunUpdate, SourceUpdate
+from ledger_reader import LedgerItem, RunStatus, RunSummary
+from tests.tui_support import settle
+from tui.app import make_app
+from tui.settings import Settings
+from tui.widgets.run_table import RunTable
+from tui.widgets.source_line import SourceLine
 
 pytestmark = pytest.mark.timeout(60)
+
+
+class HeldSource(RunSource):
+    """Three runs, held back until the test lets them go; counts how often it was read."""
+
+    def __init__(self) -> None:
+        super().__init__("held")
+        self.release = asyncio.Event()
+        self.reads = 0
+
+    async def updates(self) -> AsyncIterator[SourceUpdate]:
+        self.reads += 1
+        await self.release.wait()
+        runs = [
+            RunUpdate(f"run_{n}", RunSummary(run_id=f"run_{n}", status=RunStatus.SUCCEEDED))
+            for n in range(3)
+        ]
+        yield SourceUpdate(runs=runs, initial=True)
+
+    async def events(self, run_id: str, start: int, stop: int) -> list[LedgerItem]:
+        return []
+
+    async def close(self) -> None:
+        pass
+
+
+class SilentSource(HeldSource):
+    """Ends without a word."""
+
+    async def updates(self) -> AsyncIterator[SourceUpdate]:
+        self.reads += 1
+        return
+        yield  # an async generator that yields nothing
+
+
+async def test_the_first_frame_names_the_source_before_its_runs_are_known() -> None:
+    source = HeldSource()
+    app = make_app(Settings(flush_interval=0.01), [source])
+    frames: list[tuple[str, str]] = []
+    display = app._display
+
+    def recorded(screen: Any, renderable: Any) -> None:
+        display(screen, renderable)
+        if renderable is not None and app.screen.query(SourceLine):
+            line = str(app.screen.query_one(SourceLine).render())
+            empty = str(app.screen.query_one("#empty", Static).render())
+            frames.append((line, empty))
+
+    app._display = recorded  # type: ignore[method-assign]
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot, lambda: frames, "a frame")
+        line, empty = frames[0]  # the source holds its runs back: none is known yet
+        assert "held (opening)" in line
+        assert empty.startswith("Opening")
+        assert "held" in empty
+        assert "No runs yet" not in empty  # not known to be none: not said
+        source.release.set()
+        table = app.screen.query_one(RunTable)
+        await settle(pilot, lambda: len(table.rows) == 3, "the runs")
+        await settle(
+            pilot,
+            lambda: "opening" not in str(app.screen.query_one(SourceLine).render()),
+            "the source line without opening",
+        )
+        assert "3 runs" in str(app.screen.query_one(SourceLine).render())
+
+
+async def test_a_source_is_opening_until_it_speaks_or_ends() -> None:
+    held, silent = HeldSource(), SilentSource()
+    silent.name = "silent"
+    async with RunStore(flush_interval=0.005) as store:
+        changes = store.changes()
+        store.add_source(held)
+        store.add_source(silent)
+        assert [state.opening for state in store.snapshot().sources] == [True, True]
+        async with asyncio.timeout(10):
+            while store.snapshot().sources[1].opening:  # it ended without a word
+                await anext(changes)
+            assert held.reads == 1
+            assert store.snapshot().sources[0].opening  # read, but held: still opening
+            held.release.set()
+            while store.snapshot().sources[0].opening or len(store.snapshot().runs) < 3:
+                await anext(changes)
+        await changes.aclose()  # type: ignore[attr-defined]
+        assert (held.reads, silent.reads) == (1, 1)
 
 
 LAUNCH_PROBE = """

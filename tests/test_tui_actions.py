@@ -176,7 +176,8 @@ async def test_the_demo_shows_the_whole_picture_and_where_its_ledgers_are(
             demo = asyncio.create_task(start_demo(manager, pace=0.05, forever=False))
             table = app.screen.query_one(RunTable)
             sources = app.screen.query_one(SourceLine)
-            assert f"ledgers in {tmp_path / 'runs'}" in str(sources.render())
+            said = f"ledgers in {tmp_path / 'runs'}"
+            await settle(pilot, lambda: said in str(sources.render()), said)
 
             def seen() -> set[str]:
                 runs = table.rows

@@ -94,7 +94,7 @@ class RuntopApp(App[None]):
 
     def on_mount(self) -> None:
         for source in self.pending_sources:
-            self.store.add_source(source)
+            self.store.add_source(source)  # listed as opening until it first speaks
         self.push_screen(
             RunsScreen(self.store, clock=self.settings.clock, remembered=self.last_filter)
         )

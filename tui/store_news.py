@@ -49,6 +49,8 @@ class StoreNews:
             screen = self.app.screen
         except ScreenStackError:
             return  # no screen yet or none any more: the app is starting or closing
+        if not self.app.is_running:
+            return  # closing: a screen can no longer be listened to (nor shown anything)
         if self.in_flight is not None:
             target, _ = self.in_flight
             if target is screen and target.is_attached:

@@ -180,6 +180,8 @@ class RunsScreen(Screen[None]):
             else:
                 where = inert(", ".join(source.description for source in snapshot.sources))
                 message = f"No runs yet in {where or 'any source'}. New runs appear here live."
+                if any(source.opening for source in snapshot.sources):
+                    message = f"Opening {where}…"  # not "no runs": they are not known yet
                 if any(not source.available for source in snapshot.sources):
                     message = (
                         f"Nothing to show: {where} cannot be read (see above). New runs "

@@ -41,7 +41,8 @@ class SourceLine(Widget):
             elif not source.available:
                 parts.append(f" {name}: unavailable ", error_style)
             else:
-                live = inert(source.status or ("live" if source.live else "replay"))
+                said = "opening" if source.opening else source.status
+                live = inert(said or ("live" if source.live else "replay"))
                 parts.append(f" {name} ({live}) ", name_style)
         total, shown = self.total, self.shown
         noun = "run" if total == 1 else "runs"
