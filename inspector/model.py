@@ -199,7 +199,8 @@ class RunView(msgspec.Struct, frozen=True, gc=False):
             return "cancelling…"
         if self.pending_approval is not None:
             # The status says it waits; this says on what (the question asked).
-            return self.pending_approval.prompt or "awaiting approval"
+            question = self.pending_approval.prompt or "awaiting approval"
+            return question if self.status.waits else f"unanswered: {question}"
         if self.current_tool:
             return f"tool {self.current_tool}"
         if self.current_node:

@@ -14,7 +14,8 @@ import socket
 import time as time_module
 from typing import Final
 
-from ledger_reader.summary import RunStatus, RunSummary
+from ledger_reader.events import parse_time
+from ledger_reader.summary import PendingApproval, RunStatus, RunSummary
 
 _HOST: Final = socket.gethostname()
 
@@ -64,8 +65,9 @@ def judge_liveness(
 
     A runtop writer on this host holds an exclusive ``flock`` while its run
     lives, so a free lock means it is gone (``abandoned``). For any other
-    writer only time tells: no write for ``stale_after`` seconds (or past a
-    pending approval's own timeout) makes the run ``stale``. A ledger nothing
+    writer only time tells: no write for ``stale_after`` seconds makes the run
+    ``stale``; a pending approval stretches that to its own timeout, until the
+    approval's deadline (its request's time plus the timeout) has passed. A ledger nothing
     could be read from stays ``unknown`` until it is as quiet, then ``stale``.
     """
     if summary.status is RunStatus.UNKNOWN:
@@ -76,9 +78,25 @@ def judge_liveness(
     local = summary.host is None or summary.host == (host or _HOST)
     if summary.writer == "runtop" and local and lock_held is not None:
         return summary.status if lock_held else RunStatus.ABANDONED
-    quiet = (now if now is not None else time_module.time()) - mtime
+    now = now if now is not None else time_module.time()
+    quiet = now - mtime
     limit = stale_after
     approval = summary.pending_approval
     if approval is not None and approval.timeout_seconds:
-        limit = max(limit, approval.timeout_seconds)
+        deadline = approval_deadline(approval)
+        if deadline is None or now <= deadline:
+            limit = max(limit, approval.timeout_seconds)  # waiting, as it may
     return RunStatus.STALE if quiet > limit else summary.status
+
+
+def approval_deadline(approval: PendingApproval) -> float | None:
+    """When a pending approval times out, by the time its request was written.
+
+    A writer that is alive records the timeout once it passes; a ledger that
+    still waits after it (its write time aside: a copied or checked-out file is
+    as new as the copy) is judged by quiet time alone, as any other run.
+    """
+    asked = parse_time(approval.requested_at) if approval.requested_at else None
+    if asked is None or not approval.timeout_seconds:
+        return None
+    return asked.timestamp() + approval.timeout_seconds

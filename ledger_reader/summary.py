@@ -56,6 +56,11 @@ class RunStatus(StrEnum):
         """Whether the run may still write events."""
         return self is RunStatus.RUNNING or self is RunStatus.AWAITING_APPROVAL
 
+    @property
+    def waits(self) -> bool:
+        """Whether a pending approval is still being waited on (not by a dead or quiet writer)."""
+        return self.is_live or self is RunStatus.SUSPENDED
+
 
 _COMPLETED_STATUS: Final = {
     "ok": RunStatus.SUCCEEDED,

@@ -152,7 +152,8 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "suspended": {"status": "suspended", "pending_approval": "appr_1", "event_count": 4},
     "abandoned_torn": {"status": "abandoned", "event_count": 2, "damaged_lines": 1},
     "sample_143000012": {"status": "succeeded", "event_count": 22, "damaged_lines": 0},
-    "sample_143000052": {"status": "awaiting_approval", "event_count": 3},
+    # Its approval timed out on 29 November, unanswered.
+    "sample_143000052": {"status": "stale", "event_count": 3},
     "sample_143000058": {"status": "stale", "event_count": 3, "damaged_lines": 0},
     "sample_143000063": {"status": "succeeded", "damaged_lines": 1},
 }

@@ -193,3 +193,41 @@ def test_the_torn_tail_of_an_abandoned_run_is_shown_where_it_is(
     path: Path = readings["paths"]["abandoned_torn"]
     complete = path.read_bytes().rfind(b"\n") + 1
     assert readings["show"]["abandoned_torn"][-1] == ("damaged", complete)
+
+
+def _ls_rows(directory: Path) -> dict[str, tuple[str, str]]:
+    """``runtop ls``'s status and duration of each run, as it prints them (into a pipe)."""
+    lines = _run_cli("ls", str(directory)).splitlines()
+    header = lines[0]
+    run_at, started_at = header.index("RUN ID"), header.index("STARTED (UTC)")
+    duration_end = header.index("DURATION") + len("DURATION")
+    rows: dict[str, tuple[str, str]] = {}
+    for line in lines[1:]:
+        run_id = line[run_at:].split()[0]
+        started = line[started_at : started_at + 19].strip()
+        took = line[:duration_end].rsplit(None, 1)[-1] if started else ""
+        rows[run_id] = (line[:run_at].strip(), took)
+    return rows
+
+
+async def test_the_tui_and_ls_say_the_same_status_and_time(tmp_path: Path) -> None:
+    """The sample awaiting an approval whose 24 h timeout passed days ago (by its own
+    times) was ticking in the TUI (``59h21m``, live) while ``ls`` said ``0.1s``."""
+    from tests.tui_support import loaded
+    from tui.app import make_app
+    from tui.format import duration, status_mark
+    from tui.settings import Settings
+
+    directory = tmp_path / "runs"
+    paths = write_fixture_ledgers(directory)
+    listed = _ls_rows(directory)
+    app = make_app(Settings(flush_interval=0.01), [LedgerDirectorySource(directory)])
+    async with app.run_test(size=(200, 50)) as pilot:
+        table = await loaded(pilot, len(paths))
+        drawn = {
+            run.run_id: (" ".join(status_mark(run)[:2]), duration(run.duration(table.now)))
+            for run in table.rows
+        }
+    assert drawn == listed
+    waiting = listed[paths["sample_143000052"].stem]
+    assert waiting == ("? stale", "0.1s")

@@ -47,7 +47,8 @@ def test_ls_table_lists_every_sample_run_newest_first(
     ids = [row.split()[2] for row in out.splitlines()[1:]]
     assert ids == sorted((p.stem for p in FIXTURES.glob("*.jsonl")), reverse=True)
     assert "failed" in out
-    assert "awaiting approval: Apply migration v42 to production?" in out
+    # Asked on 28 November, 24 h to answer: stale, and the note does not say it waits.
+    assert "approval unanswered: Apply migration v42 to production?" in out
 
 
 def test_ls_json_has_the_documented_fields(

@@ -13,7 +13,15 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ledger_reader import LineAssembler, RunStatus, RunSummary, SummaryBuilder, summarize_ledger
+from ledger_reader import (
+    LineAssembler,
+    PendingApproval,
+    RunStatus,
+    RunSummary,
+    SummaryBuilder,
+    judge_liveness,
+    summarize_ledger,
+)
 from ledger_reader.block_fold import fold_block
 from ledger_reader.head_tail import HEAD_BYTES, WHOLE_FILE_BYTES
 from tests.conftest import RUN_ID, completed, line, started
@@ -39,7 +47,8 @@ def test_sample_ledgers(fixtures: Path) -> None:
     assert (cancelled.status, cancelled.agent) == (RunStatus.CANCELED, "summarizer")
     assert not cancelled.cancel_requested  # asked for, and the run did stop
     waiting = by_prefix["run_20261128T143000052_a0b1c2"]
-    assert waiting.status == RunStatus.AWAITING_APPROVAL  # within its 24 h approval timeout
+    # Asked on 28 November with a 24 h timeout: no writer waits on it now.
+    assert waiting.status == RunStatus.STALE
     assert waiting.pending_approval is not None
     assert waiting.pending_approval.approval_id == "ap_7e6d5c4b3a291807"
     torn = by_prefix["run_20261128T143000058_5e6f70"]
@@ -51,6 +60,29 @@ def test_sample_ledgers(fixtures: Path) -> None:
         1,
         3,
     )
+
+
+def test_an_approval_is_waited_on_until_its_deadline_then_quiet_time_judges() -> None:
+    asked = "2026-11-28T14:30:30.000000Z"
+    at = 1795876230.0  # that moment
+    summary = RunSummary(
+        run_id=RUN_ID,
+        status=RunStatus.AWAITING_APPROVAL,
+        pending_approval=PendingApproval(
+            approval_id="ap_1", requested_at=asked, timeout_seconds=86400
+        ),
+    )
+
+    def judged(now: float, quiet: float) -> RunStatus:
+        return judge_liveness(summary, mtime=now - quiet, lock_held=None, now=now)
+
+    waiting = RunStatus.AWAITING_APPROVAL
+    assert judged(at + 3600, quiet=3600) is waiting  # quiet, but within the timeout
+    assert judged(at + 86000, quiet=86000) is waiting
+    assert judged(at + 86400 + 3600, quiet=3600) is RunStatus.STALE  # past the deadline
+    assert judged(at + 86400 + 3600, quiet=10) is waiting  # a file written just now
+    assert judged(at + 86400 * 3, quiet=60) is waiting  # a checkout's new file, a while
+    assert judged(at + 86400 * 3, quiet=301) is RunStatus.STALE
 
 
 def test_fresh_unfinished_run_of_another_writer_is_running(

@@ -23,6 +23,7 @@ from tests.tui_support import (
     notices,
     sample_app,
     settle,
+    write_waiting_run,
 )
 from tui.app import make_app
 from tui.screens.cancel import CancelScreen
@@ -58,8 +59,11 @@ async def test_runs_table_shows_the_samples(fixtures: Path) -> None:
         ]
         shown = rows.show_text()
         assert "✘ failed" in shown
-        assert "◐ awaiting_approval" in shown  # the word runtop ls and the API say
-        assert "Apply migration v42 to production?" in shown  # what it waits on
+        # Its approval's 24 h timeout passed on 29 November: no writer waits on it now.
+        waiting = rows.rows[2]
+        assert "? stale" in rows.show_text().splitlines()[2]
+        assert "unanswered: Apply migration v42 to production?" in shown
+        assert waiting.pending_approval is not None
         assert "wrong input file" in shown  # why the canceled one was canceled
         assert "canceled: wrong" not in shown
         assert "? stale" in shown
@@ -477,9 +481,10 @@ async def test_replay_keys_are_hidden_without_a_replay(fixtures: Path) -> None:
 async def test_the_cursor_row_keeps_every_status_readable(fixtures: Path, theme: str) -> None:
     """The cursor is the accent laid over the table, not the accent itself: an orange
     status ("approval") on a solid orange row could not be read."""
+    write_waiting_run(fixtures)
     app = sample_app(fixtures, theme=theme)
     async with app.run_test(size=(160, 48)) as pilot:
-        rows = await loaded(pilot)
+        rows = await loaded(pilot, 7)
         rows.cursor = next(
             number
             for number, run in enumerate(rows.rows)

@@ -14,7 +14,7 @@ from ledger_reader import RunStatus
 from tests.agents import Sleeper
 from tests.conftest import line
 from tests.test_remote_source import TOKEN, Server, free_port
-from tests.tui_support import loaded, sample_app, settle
+from tests.tui_support import loaded, sample_app, settle, write_waiting_run
 from tui.app import make_app
 from tui.settings import Settings
 from tui.widgets.run_table import RunTable
@@ -49,9 +49,10 @@ def test_an_unknown_field_or_status_is_named() -> None:
 
 
 async def test_the_filter_takes_the_words_the_table_shows(fixtures: Path) -> None:
+    write_waiting_run(fixtures)
     app = sample_app(fixtures)
     async with app.run_test(size=(160, 48)) as pilot:
-        rows = await loaded(pilot)
+        rows = await loaded(pilot, 7)
         for typed, wanted in [
             ("status:approval", {RunStatus.AWAITING_APPROVAL}),
             ("status:awaiting_approval", {RunStatus.AWAITING_APPROVAL}),
@@ -184,7 +185,7 @@ async def test_the_header_totals_what_is_shown(fixtures: Path) -> None:
         sources = app.screen.query_one(SourceLine)
         tokens = sum(run.prompt_tokens + run.output_tokens for run in rows.rows)
         assert tokens > 1000
-        assert f"◐1 ✔2 ✘1 ⊘1 ?1  {tokens / 1000:.1f}k tok $" in str(sources.render())
+        assert f"✔2 ✘1 ⊘1 ?2  {tokens / 1000:.1f}k tok $" in str(sources.render())
         await pilot.press("slash", *"status:fail", "enter")
         assert "1 of 6 runs  ✘1  " in str(sources.render())  # totals of what is shown
 

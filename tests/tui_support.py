@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Callable
@@ -25,6 +26,33 @@ def age(directory: Path) -> None:
     old = time.time() - 3600
     for path in directory.iterdir():
         os.utime(path, (old, old))
+
+
+WAITING_ID = "run_20261201T000000001_a1a1a1a1a1a1a1a1"
+"""The run :func:`write_waiting_run` writes."""
+
+
+def write_waiting_run(directory: Path) -> str:
+    """A run asked an approval a minute ago (by the clock now), its 24 h timeout to come.
+
+    The sample awaiting approval asked on 28 November: it is long past its
+    deadline, so stale. The liveness of this one does not depend on the date.
+    """
+    from datetime import UTC, datetime
+
+    asked = time.time() - 60
+
+    def line(seq: int, kind: str, payload: dict[str, Any], at: float) -> str:
+        when = datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        record = {"run_id": WAITING_ID, "seq": seq, "time": when, "type": kind}
+        return json.dumps({**record, "payload": payload}) + "\n"
+
+    question = {"approval_id": "ap_1", "prompt": "Ship it?", "timeout_seconds": 86400}
+    (directory / f"{WAITING_ID}.jsonl").write_text(
+        line(1, "run_started", {"skill": "ship"}, asked - 1)
+        + line(2, "approval_request", question, asked)
+    )
+    return WAITING_ID
 
 
 def sample_app(fixtures: Path, *extra: RunSource, **settings: Any) -> RuntopApp:

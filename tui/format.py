@@ -49,7 +49,7 @@ UNKNOWN_MARK: Final = ("◌", "$text-muted")
 def status_mark(run: RunView, *, source_down: bool = False) -> tuple[str, str, str]:
     """Glyph, word and colour of a run's status as shown (``cancelling`` while it stops)."""
     word = status_word(run, source_down=source_down)
-    if word == UNKNOWN:
+    if word == UNKNOWN and run.status is not RunStatus.UNKNOWN:  # disconnected, not unread
         return (*UNKNOWN_MARK[:1], word, UNKNOWN_MARK[1])
     glyph, colour = STATUS[run.status]
     if run.cancel_requested and run.live:

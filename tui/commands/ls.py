@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+import time
 from collections.abc import Sequence
 from datetime import UTC
 from typing import Final
@@ -70,8 +71,12 @@ async def _remote_summaries(url: str, token: str | None) -> list[RunSummary]:
 
 def _duration(summary: RunSummary) -> str:
     start = parse_time(summary.started_at or "")
+    if start is None:
+        return ""
+    if summary.status.is_live and not summary.completed_at:
+        return duration(max(0.0, time.time() - start.timestamp()))  # so far, as the TUI ticks
     end = parse_time(summary.completed_at or summary.last_event_at or "")
-    if start is None or end is None:
+    if end is None:
         return ""
     return duration(max(0.0, (end - start).total_seconds()))
 
@@ -87,7 +92,8 @@ def _note(summary: RunSummary) -> str:
     parts: list[str] = []
     if summary.pending_approval is not None:
         prompt = summary.pending_approval.prompt or summary.pending_approval.approval_id
-        parts.append(f"awaiting approval: {prompt}")
+        waiting = "awaiting approval" if summary.status.waits else "approval unanswered"
+        parts.append(f"{waiting}: {prompt}")
     if summary.cancel_requested:
         parts.append("cancelling…")
     if summary.error:

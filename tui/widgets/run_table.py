@@ -166,7 +166,7 @@ def tree_order(runs: Sequence[RunView]) -> tuple[list[RunView], dict[RunKey, int
 
 def doing_now(run: RunView) -> str:
     """The DOING NOW cell: what a live run does, why an ended one failed or was canceled."""
-    if run.live:
+    if run.live or run.pending_approval is not None:  # what it waits on, or waited on
         return run.doing
     if run.status in {RunStatus.FAILED, RunStatus.CANCELED}:
         return ended_reason(run)
