@@ -85,7 +85,7 @@ async def test_keys_move_open_and_go_back(fixtures: Path) -> None:
         await settle(pilot, lambda: events.count == 22, "22 events")
         await settle(pilot, lambda: events.item(21) is not None, "the last event")
         assert "22 events" in texts(app)
-        assert "2 tool calls (0 failed)" in texts(app)
+        assert "2 tool calls (0 errors)" in texts(app)
         await pilot.press("home")
         assert events.cursor == 0
         assert not events.follow
@@ -112,7 +112,9 @@ async def test_tool_call_detail(fixtures: Path) -> None:
         await events_read(pilot, 8)
         # started, enter llm, a paragraph of 3 chunks, model, exit llm, then web_search as one.
         await pilot.press("home", *["down"] * 5)
-        assert "tool web_search  ·  done  ·  1440 ms" in texts(app)
+        assert "tool web_search  ·  done  ·  1.4s" in texts(app)  # one duration format
+        assert "2 tool calls (0 errors)" in texts(app)  # the word of a call's outcome
+        assert " ms" not in texts(app)  # the 'exit llm:default#1 ok in 401 ms' line too
         assert '"query": "python tui framework mouse support"' in texts(app)
         await pilot.press("y")
         assert "tool web_search" in (app.clipboard or "")
@@ -133,7 +135,7 @@ async def test_streamed_text_reads_as_paragraphs_and_calls_as_one_line(fixtures:
         ]
         assert len(lines) < events.count == 22
         assert any("¶ text Let me search for that.  [3 chunks]" in line for line in lines)
-        assert any("⚙ web_search ✔ 1440 ms" in line for line in lines)
+        assert any("⚙ web_search ✔ 1.4s" in line for line in lines)
         assert any("… thinking" in line for line in lines)
         await pilot.press("down", "down")  # the paragraph: the detail holds all of it
         assert "text  ·  3 chunks" in texts(app)
@@ -341,9 +343,16 @@ async def test_tool_calls_screen(fixtures: Path) -> None:
         await pilot.press("t")
         assert isinstance(app.screen, ToolsScreen)
         table = app.screen.query_one(DataTable)
-        rows = {table.get_row_at(n)[0]: table.get_row_at(n) for n in range(table.row_count)}
+        rows = {
+            str(table.get_row_at(n)[0]): [str(value) for value in table.get_row_at(n)]
+            for n in range(table.row_count)
+        }
         assert rows["shell"][1:4] == ["1", "1", "100%"]
-        assert rows["web_search"][4] == "1440 ms"
+        assert rows["web_search"][4] == "1.4s"  # the duration format of the runs table
+        drawn = table.render_line(1).text  # the first row, under the titles
+        assert drawn.rstrip().endswith("0")  # numbers right-aligned: IN FLIGHT ends the line
+        numbers = table.get_row_at(0)[1:]
+        assert all(getattr(value, "justify", None) == "right" for value in numbers)
         await pilot.press("escape")
         assert isinstance(app.screen, RunsScreen)
 

@@ -148,11 +148,13 @@ async def test_a_tool_leads_to_its_calls_and_a_call_to_its_run(fixtures: Path) -
         assert isinstance(app.screen, ToolsScreen) is False
         assert isinstance(app.screen, ToolCallsScreen)
         title = str(app.screen.query_one("#calls-title", Static).render())
-        assert "shell: 1 call, 1 failed" in title
+        assert "shell: 1 call, 1 error" in title  # the outcome's word, as the rows say it
         calls = app.screen.query_one(DataTable)
         failed = next(
             index for index in range(calls.row_count) if calls.get_row_at(index)[4] == "error"
         )
+        assert str(calls.get_row_at(failed)[3]) == "30s"  # TOOK, a number: right-aligned
+        assert getattr(calls.get_row_at(failed)[3], "justify", None) == "right"
         assert str(calls.get_row_at(failed)[0]) == "…7a6f5e4d3c2b"  # the failed deploy run
         calls.move_cursor(row=failed)
         await pilot.press("enter")
@@ -162,6 +164,8 @@ async def test_a_tool_leads_to_its_calls_and_a_call_to_its_run(fixtures: Path) -
         detail = app.screen.query_one(EventDetail)
         await settle(pilot, lambda: "tool shell  ·  error" in detail.text, "the call, selected")
         assert not events.follow
+        header = str(app.screen.query_one("#run-header", Static).render())
+        assert "1 tool call (1 error)" in header  # not "1 tool calls"
 
 
 async def test_the_demo_shows_the_whole_picture_and_where_its_ledgers_are(

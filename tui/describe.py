@@ -33,7 +33,7 @@ from ledger_reader import (
     ToolResult,
     UnknownEvent,
 )
-from tui.text import inert, shorten
+from tui.text import duration, inert, shorten
 
 GLYPHS: Final = {
     "run_started": "▶",
@@ -48,7 +48,7 @@ GLYPHS: Final = {
     "structured_output": "▤",
     "approval_request": "?",
     "approval_response": "✓",
-    "error": "✗",
+    "error": "✘",
     "cancel_requested": "⊘",
     "run_placed": "⌂",
     "damaged_line": "!",
@@ -96,7 +96,9 @@ def describe(item: RunEvent | DamagedLine) -> str:
         case NodeEnter(payload=p):
             return f"enter {_text(p.node_id, 80)}"
         case NodeExit(payload=p):
-            took = f" in {p.duration_micros / 1000:.0f} ms" if p.duration_micros is not None else ""
+            took = (
+                f" in {duration(p.duration_micros / 1e6)}" if p.duration_micros is not None else ""
+            )
             outcome = "ok" if p.success is not False else "failed"
             return f"exit {_text(p.node_id, 80)} {outcome}{took}"
         case ToolCall(payload=p):

@@ -70,9 +70,14 @@ def shorten(text: str, limit: int) -> str:
 
 
 def duration(seconds: float | None) -> str:
-    """``0.4s``, ``30s``, ``4m30s``, ``2h05m``: a run's length at a glance."""
+    """``0.012s``, ``0.4s``, ``30s``, ``4m30s``, ``2h05m``: a run's length at a glance.
+
+    The one way a duration is written, in the TUI and ``runtop show`` alike.
+    """
     if seconds is None:
         return ""
+    if seconds < 0.1:
+        return f"{seconds:.3f}s"  # a fast tool call, not a 0.0
     if seconds < 10:
         return f"{seconds:.1f}s"
     if seconds < 60:

@@ -143,7 +143,9 @@ class RunScreen(Screen[None]):
         took = duration(run.duration(run.last_event_at if down else now_or(self.clock)))
         count = "?" if run.event_count is None else run.event_count
         parts.append(f"{count} events  {took}  {tokens_and_cost(run) or 'no tokens'}")
-        parts.append(f"  {run.tool_calls} tool calls ({run.tool_errors} failed)")
+        calls = f"{run.tool_calls} tool call{'' if run.tool_calls == 1 else 's'}"
+        errors = f"{run.tool_errors} error{'' if run.tool_errors == 1 else 's'}"
+        parts.append(f"  {calls} ({errors})")
         if run.damaged_lines:
             parts.append((f"  {run.damaged_lines} damaged lines", "bold $error"))
         links = []

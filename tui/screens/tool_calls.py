@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
@@ -52,11 +53,12 @@ class ToolCallsScreen(Screen[None]):
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
         for title in ("RUN", "AGENT", "AT (UTC)", "TOOK", "OUTCOME", "ARGUMENTS"):
-            table.add_column(title)
+            table.add_column(Text(title, justify="right") if title == "TOOK" else title)
         self.calls = calls_of(self.store, self.tool)
-        failed = sum(call.is_error for call in self.calls)
+        errors = sum(call.is_error for call in self.calls)
         noun = "call" if len(self.calls) == 1 else "calls"
-        title = f"{cell(self.tool, 60)}: {len(self.calls):,} {noun}, {failed:,} failed"
+        said = f"{errors:,} error{'' if errors == 1 else 's'}"  # the outcome's word, counted
+        title = f"{cell(self.tool, 60)}: {len(self.calls):,} {noun}, {said}"
         title += "  (Enter opens the run at the call)"
         self.query_one("#calls-title", Static).update(title)
         for call in self.calls:
@@ -67,7 +69,9 @@ class ToolCallsScreen(Screen[None]):
                 short_id(call.run.run_id),
                 cell(agent, 20),
                 _clock_time(call.started_at),
-                duration(call.duration) if call.duration is not None else "…",
+                Text(
+                    duration(call.duration) if call.duration is not None else "…", justify="right"
+                ),
                 outcome,
                 compact_json(call.arguments, 60),
             )

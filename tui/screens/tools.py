@@ -2,17 +2,29 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Final
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
 from inspector import RunStore
-from tui.format import cell
+from tui.format import cell, duration
 from tui.store_news import StoreChanged
 from tui.widgets.key_bar import KeyBar
+
+
+NUMBERS: Final = (
+    ("CALLS", "calls"),
+    ("ERRORS", "errors"),
+    ("ERROR %", "rate"),
+    ("MEDIAN", "median"),
+    ("P95", "p95"),
+    ("IN FLIGHT", "flight"),
+)
+"""The numeric columns (title, key): right-aligned, so their digits line up."""
 
 
 class ToolsScreen(Screen[None]):
@@ -39,16 +51,9 @@ class ToolsScreen(Screen[None]):
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        for title, key in (
-            ("TOOL", "tool"),
-            ("CALLS", "calls"),
-            ("ERRORS", "errors"),
-            ("ERROR %", "rate"),
-            ("MEDIAN", "median"),
-            ("P95", "p95"),
-            ("IN FLIGHT", "flight"),
-        ):
-            table.add_column(title, key=key)
+        table.add_column("TOOL", key="tool")
+        for title, key in NUMBERS:
+            table.add_column(Text(title, justify="right"), key=key)
         self._ready = True
         self.refresh_tools()
         table.focus()
@@ -63,14 +68,17 @@ class ToolsScreen(Screen[None]):
         table.clear()
         for stats in self.store.tool_stats():
             rate = f"{100 * stats.errors / stats.count:.0f}%" if stats.count else ""
-            table.add_row(
-                cell(stats.name, 40),
+            numbers = (
                 str(stats.count),
                 str(stats.errors),
                 rate,
-                _ms(stats.median),
-                _ms(stats.p95),
+                duration(stats.median),
+                duration(stats.p95),
                 str(stats.in_flight),
+            )
+            table.add_row(
+                cell(stats.name, 40),
+                *(Text(number, justify="right") for number in numbers),
                 key=stats.name,
             )
         if table.row_count:
@@ -92,9 +100,3 @@ class ToolsScreen(Screen[None]):
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
         self.action_calls()
-
-
-def _ms(seconds: float | None) -> str:
-    if seconds is None:
-        return ""
-    return f"{seconds * 1000:.0f} ms" if seconds < 10 else f"{seconds:.1f} s"

@@ -14,7 +14,7 @@ from textual.widgets import Static
 
 from inspector import ToolCallView
 from ledger_reader import DamagedLine, LedgerItem, LlmChunk, ReasoningChunk
-from tui.text import inert
+from tui.text import duration, inert
 
 OUTPUT_PREVIEW: Final = 4000
 """Characters of a long output shown before "press o for all"."""
@@ -121,7 +121,7 @@ class EventDetail(VerticalScroll):
         limit = None if self.show_all else OUTPUT_PREVIEW
         if call is not None:
             state = "error" if call.is_error else ("done" if call.done else "in flight")
-            took = f"{call.duration * 1000:.0f} ms" if call.duration is not None else "…"
+            took = duration(call.duration) if call.duration is not None else "…"
             parts.append(Text(inert(f"tool {call.name}  ·  {state}  ·  {took}"), style="bold"))
             parts.append(
                 Text(inert(f"call {call.call_id}  node {call.node_id or '-'}"), style="dim")

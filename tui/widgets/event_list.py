@@ -37,7 +37,7 @@ from ledger_reader import (
 from tui.describe import GLYPHS, compact_json, describe, glyph
 from tui.entries import Entry, EntryIndex
 from tui.event_pages import PAGE, EventPages
-from tui.text import inert
+from tui.text import duration, inert
 from tui.widgets.lines import CURSOR_BINDINGS, highlighted
 
 RECOUNT_AFTER: Final = 1.5
@@ -337,7 +337,7 @@ class EventList(ScrollView, can_focus=True):
             return f"{name} … running  {arguments}", False
         took = ""
         if call.timestamp is not None and result.timestamp is not None:
-            took = f" {(result.timestamp - call.timestamp).total_seconds() * 1000:.0f} ms"
+            took = f" {duration((result.timestamp - call.timestamp).total_seconds())}"
         output = compact_json(result.payload.output, 80)
         if result.payload.is_error:
             return f"{name} ✘ error{took}  {arguments} → {output}", True
