@@ -15,7 +15,6 @@ from tui.format import cell, duration
 from tui.store_news import StoreChanged
 from tui.widgets.key_bar import KeyBar
 
-
 NUMBERS: Final = (
     ("CALLS", "calls"),
     ("ERRORS", "errors"),
