@@ -11,6 +11,7 @@ from pathlib import PurePath
 from typing import Any, ClassVar
 
 from textual import work
+from textual.actions import SkipAction
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.events import Key
@@ -22,6 +23,9 @@ from tui.screens.run import RunScreen
 from tui.screens.runs import RunsScreen
 from tui.settings import Settings, load_state, save_state
 from tui.store_news import StoreNews
+
+CANCELED_WITHOUT_REASON = "canceled in runtop"
+"""The reason recorded for a cancel confirmed with the reason left empty."""
 
 ACTION_KEYS = {"c": "cancel", "r": "resume", "a": "approve", "d": "approve"}
 
@@ -46,6 +50,7 @@ class RuntopApp(App[None]):
         Binding("y", "copy", "Copy"),
         Binding("t", "tools", "Tool calls"),
         Binding("question_mark", "help", "Keys"),
+        Binding("escape", "close_help", "Close the keys", show=False, priority=True),
         Binding("space", "replay_toggle", "Pause/play"),
         Binding("n", "replay_step", "Step"),
         Binding("x", "replay_speed", "Speed"),
@@ -200,7 +205,8 @@ class RuntopApp(App[None]):
         def confirmed(reason: str | None) -> None:
             if reason is not None:
                 self._act(
-                    self.store.cancel(run.key, reason or None), f"cancel requested for {run.run_id}"
+                    self.store.cancel(run.key, reason or CANCELED_WITHOUT_REASON),
+                    f"cancel requested for {run.run_id}",
                 )
 
         from tui.screens.cancel import CancelScreen  # on the main thread, when first asked for
@@ -208,9 +214,18 @@ class RuntopApp(App[None]):
         self.push_screen(CancelScreen(run), confirmed)
 
     def action_resume(self) -> None:
+        """Resume the run (a new run with its input), after a confirmation."""
         run = self.current_run()
-        if run is not None and not self.refusal("resume"):
-            self._resume(run.key)
+        if run is None or self.refusal("resume"):
+            return
+
+        def confirmed(resume: bool | None) -> None:
+            if resume:
+                self._resume(run.key)
+
+        from tui.screens.resume import ResumeScreen
+
+        self.push_screen(ResumeScreen(run), confirmed)
 
     @work(group="actions")
     async def _resume(self, key: RunKey) -> None:
@@ -273,6 +288,12 @@ class RuntopApp(App[None]):
         else:
             self.action_show_help_panel()
 
+    def action_close_help(self) -> None:
+        """Escape closes the ``?`` panel first; with none open, the screen has Escape."""
+        if not self.screen.query("HelpPanel"):
+            raise SkipAction()
+        self.action_hide_help_panel()
+
     def action_tools(self) -> None:
         # Imported on the main thread when first asked for: its DataTable is 6 ms of
         # CPU that a launch does not need.
@@ -317,6 +338,11 @@ class RuntopApp(App[None]):
             yield SystemCommand(
                 "Sort runs", "Cycle the column the table is sorted by", screen.action_sort
             )
+            yield SystemCommand(
+                "Reverse the sort",
+                "The other way round, by the same column (S)",
+                screen.action_reverse,
+            )
             yield SystemCommand("Tree", "Child runs under their parent (T)", screen.action_tree)
             yield SystemCommand(
                 "Mark the run", "Mark or unmark it to compare (space)", screen.toggle_mark
@@ -327,7 +353,9 @@ class RuntopApp(App[None]):
         if isinstance(screen, RunScreen):
             yield SystemCommand("Follow", "Keep the newest event in view", screen.action_follow)
             yield SystemCommand(
-                "Parent run", "Open the run that started this one", screen.action_parent
+                "Parent run",
+                "Open the run that started this one, or the one it was resumed from (p)",
+                screen.action_parent,
             )
             yield SystemCommand(
                 "Compare with its resume",

@@ -43,7 +43,11 @@ class ApprovalScreen(ModalScreen[str | None]):
                 markup=False,
             )
             yield Label(cell(question or "(no question given)", 400), id="question", markup=False)
-            yield Input(placeholder=f"reason (optional): why {verb.lower()}", id="reason")
+            recorded = "approved" if self.approve else "denied"
+            yield Input(
+                placeholder=f"why {verb.lower()} (left empty: '{recorded} in runtop' is recorded)",
+                id="reason",
+            )
             with Horizontal():
                 yield Button("Leave it waiting", id="wait")
                 yield Button(verb, id="confirm", variant="success" if self.approve else "error")

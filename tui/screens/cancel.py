@@ -32,7 +32,10 @@ class CancelScreen(ModalScreen[str | None]):
                 f"{cell(self.run.agent or self.run.skill, 40)}, {self.run.doing or 'running'}",
                 markup=False,
             )
-            yield Input(placeholder="reason (optional)", id="reason")
+            yield Input(
+                placeholder="reason (left empty: 'canceled in runtop' is recorded)",
+                id="reason",
+            )
             with Horizontal():
                 yield Button("Keep running", id="keep")
                 yield Button("Cancel run", id="cancel", variant="error")

@@ -6,7 +6,7 @@ from bisect import bisect_left, bisect_right
 from typing import TYPE_CHECKING, ClassVar, Final
 
 from rich.text import Text
-from textual import work
+from textual import events, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
@@ -152,7 +152,8 @@ class RunScreen(Screen[None]):
         if run.parent_run_id:
             links.append(f"parent {cell(run.parent_run_id, 40)} (p)")
         if run.resumed_from:
-            links.append(f"resumed from {cell(run.resumed_from, 40)}")
+            to = "" if run.parent_run_id else " (p)"  # p goes to the parent first
+            links.append(f"resumed from {cell(run.resumed_from, 40)}{to}")
         children = len(self.store.children(self.key))
         if children:
             links.append(f"{children} child run{'s' if children != 1 else ''} (T on the runs list)")
@@ -204,9 +205,24 @@ class RunScreen(Screen[None]):
         if action == "compare":
             return resume_partner(self.store, self.key) is not None  # hidden without one
         if action == "parent":
-            run = self.store.get(self.key)
-            return run is not None and bool(run.parent_run_id)  # hidden without a parent
+            return self._link() is not None  # hidden without a parent or a run resumed
         return True
+
+    def _link(self) -> tuple[str, str] | None:
+        """Where ``p`` goes: the parent run, else the run this one was resumed from."""
+        run = self.store.get(self.key)
+        if run is None:
+            return None
+        if run.parent_run_id:
+            return "parent run", run.parent_run_id
+        if run.resumed_from:
+            return "run it was resumed from", run.resumed_from
+        return None
+
+    def on_key(self, event: events.Key) -> None:
+        """``p`` with nowhere to go says so (its key is hidden then, not pressed in vain)."""
+        if event.key == "p" and self._link() is None and self.store.get(self.key) is not None:
+            self.notify("this run has no parent and was not resumed from another", timeout=2)
 
     async def action_search(self) -> None:
         if self._search_box is None:
@@ -305,7 +321,27 @@ class RunScreen(Screen[None]):
         self._say_where()
 
     def action_back(self) -> None:
+        """Escape: closes the search box if it is open (one thing at a time), else goes back."""
+        box = self._search_box
+        if box is not None and box.has_class("open"):
+            self.close_search()
+            return
         self.app.pop_screen()
+
+    def close_search(self) -> None:
+        """Close the search box and forget the search: its marks go, ``n`` steps a replay."""
+        box = self._search_box
+        if box is not None:
+            box.remove_class("open")
+            box.border_title = None
+        self.workers.cancel_group(self, "search")
+        self.search_text = ""
+        self.matches = []
+        self.matching_events = 0
+        events = self.query_one(EventList)
+        events.search = ""
+        events.focus()
+        self.app.refresh_bindings()
 
     def action_follow(self) -> None:
         events = self.query_one(EventList)
@@ -341,16 +377,18 @@ class RunScreen(Screen[None]):
         self.app.push_screen(CompareScreen(self.store, left.key, right.key, clock=self.clock))
 
     def action_parent(self) -> None:
-        run = self.store.get(self.key)
-        if run is None or not run.parent_run_id:
-            self.notify("this run has no parent", severity="warning")
+        """To the parent run, or the run this one was resumed from (``p``)."""
+        link = self._link()
+        if link is None:
+            self.notify("this run has no parent and was not resumed from another", timeout=2)
             return
-        parent = RunKey(self.key.source, run.parent_run_id)
-        if self.store.get(parent) is None:
+        what, run_id = link
+        target = RunKey(self.key.source, run_id)
+        if self.store.get(target) is None:
             self.notify(
-                inert(f"the parent run {run.parent_run_id} is not in {self.key.source}"),
+                inert(f"the {what}, {run_id}, is not in {self.key.source}"),
                 severity="warning",
                 markup=False,
             )
             return
-        self.app.switch_screen(RunScreen(self.store, parent, clock=self.clock))
+        self.app.switch_screen(RunScreen(self.store, target, clock=self.clock))

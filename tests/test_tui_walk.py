@@ -1,0 +1,128 @@
+"""What a fresh-eyes walk of the app in tmux found, each kept fixed by a pilot test.
+
+Escape closes one thing at a time; ``p`` reaches the run a resumed run came
+from; resume asks first; an empty cancel reason records what the box said.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from textual.widgets import Input, Label, Static
+
+from inspector import ManagerSource
+from run_manager import Manager
+from tests.agents import Echo, stubborn_worker
+from tests.tui_support import events_read, loaded, noticed, sample_app, settle
+from tui.app import make_app
+from tui.screens.cancel import CancelScreen
+from tui.screens.run import RunScreen
+from tui.screens.runs import RunsScreen
+from tui.settings import Settings
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def labels(app: object) -> str:
+    return "\n".join(str(label.render()) for label in app.screen.query(Label))  # type: ignore[attr-defined]
+
+
+async def test_escape_closes_the_search_before_the_run(fixtures: Path) -> None:
+    app = sample_app(fixtures)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot)
+        await pilot.press("end", "enter")
+        await events_read(pilot, 21)
+        screen = app.screen
+        assert isinstance(screen, RunScreen)
+        await pilot.press("slash", *"mouse")
+        box = screen.query_one("#search", Input)
+        assert box.has_class("open")
+        await pilot.press("escape")  # typing: closes the box, not the run
+        assert app.screen is screen
+        assert not box.has_class("open")
+        await pilot.press("slash", *"mouse", "enter")
+        await settle(pilot, lambda: "of" in str(box.border_title), "the matches")
+        await pilot.press("escape")  # matches shown: the search goes, the run stays
+        assert app.screen is screen
+        assert not box.has_class("open")
+        assert screen.search_text == ""
+        await pilot.press("escape")  # now back to the runs
+        assert isinstance(app.screen, RunsScreen)
+
+
+async def test_escape_closes_the_keys_panel_and_nothing_else(fixtures: Path) -> None:
+    app = sample_app(fixtures)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot)
+        await pilot.press("enter")
+        screen = app.screen
+        await pilot.press("question_mark")
+        assert screen.query("HelpPanel")
+        await pilot.press("escape")
+        assert not screen.query("HelpPanel")
+        assert app.screen is screen  # the run stays open
+        await pilot.press("escape")
+        assert isinstance(app.screen, RunsScreen)
+
+
+async def test_the_palette_sorts_either_way_and_shows_the_tree(fixtures: Path) -> None:
+    app = sample_app(fixtures)
+    async with app.run_test(size=(160, 48)) as pilot:
+        rows = await loaded(pilot)
+        titles = [command.title for command in app.get_system_commands(app.screen)]
+        assert {"Tree", "Reverse the sort", "Sort runs"} <= set(titles)
+        before = [run.run_id for run in rows.rows]
+        await pilot.press("ctrl+p", *"reverse the sort")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await settle(pilot, lambda: [run.run_id for run in rows.rows] == before[::-1], "reversed")
+
+
+async def test_resume_asks_first_and_p_goes_back_to_the_run_resumed(tmp_path: Path) -> None:
+    async with Manager(ledger_dir=tmp_path / "runs", agents=[Echo()]) as manager:
+        app = make_app(Settings(flush_interval=0.01), [ManagerSource(manager, name="local")])
+        async with app.run_test(size=(160, 48), notifications=True) as pilot:
+            first = manager.start(Echo(), "hello")
+            await asyncio.wait_for(first.result(), 5)
+            rows = await loaded(pilot, 1)
+            await settle(pilot, lambda: not rows.rows[0].live, "the run ended")
+            await pilot.press("r")
+            assert "Resume run" in labels(app)  # asked, not done
+            assert len(manager.active()) == 0
+            await pilot.press("escape")
+            assert isinstance(app.screen, RunsScreen)
+            await pilot.pause(0.1)
+            assert len(rows.rows) == 1  # left as it was
+            await pilot.press("r", "enter")
+            await noticed(pilot, "resumed as")
+            await settle(pilot, lambda: len(rows.rows) == 2, "the resumed run")
+            resumed = next(run for run in rows.rows if run.resumed_from)
+            assert resumed.resumed_from == first.run_id
+            rows.select_key(resumed.key)
+            await pilot.press("enter")
+            header = str(app.screen.query_one("#run-header", Static).render())
+            assert f"resumed from {first.run_id} (p)" in header
+            await pilot.press("p")
+            assert isinstance(app.screen, RunScreen)
+            assert app.screen.key.run_id == first.run_id
+            await pilot.press("p")  # no parent, not resumed: says so
+            await noticed(pilot, "no parent and was not resumed")
+
+
+async def test_a_cancel_with_no_reason_records_what_the_box_said(fixtures: Path) -> None:
+    async with Manager() as manager:
+        app = sample_app(fixtures, ManagerSource(manager, name="local"))
+        async with app.run_test(size=(160, 48)) as pilot:
+            handle = manager.start(stubborn_worker, "0.05")
+            rows = await loaded(pilot, 7)
+            rows.select_key(next(r.key for r in rows.rows if r.run_id == handle.run_id))
+            await pilot.press("c")
+            assert isinstance(app.screen, CancelScreen)
+            box = app.screen.query_one("#reason", Input)
+            assert "'canceled in runtop' is recorded" in box.placeholder
+            await pilot.press("enter")
+            await settle(pilot, lambda: "⊘ canceled" in rows.show_text(), "canceled")
+            assert handle.info().cancel_reason == "canceled in runtop"  # not "user"

@@ -1,0 +1,60 @@
+"""Confirm a resume: it starts a new run, so it asks first, as cancel and approve do."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Label
+
+from inspector import RunView
+from tui.describe import compact_json
+from tui.format import cell
+
+
+class ResumeScreen(ModalScreen[bool]):
+    """Asks "resume this run?", naming the agent and the input it is given again.
+
+    Dismisses with ``True`` to resume (Enter, or the button), ``False`` to leave
+    it (Escape).
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "leave", "Leave it"),
+        Binding("enter", "resume", "Resume", show=False),
+    ]
+
+    CSS_PATH = "resume.tcss"
+
+    def __init__(self, run: RunView) -> None:
+        super().__init__()
+        self.run = run
+
+    def compose(self) -> ComposeResult:
+        run = self.run
+        with Vertical():
+            yield Label(f"Resume run {cell(run.run_id, 48)}?", markup=False)
+            yield Label(
+                f"A new run of {cell(run.agent or run.skill or 'its agent', 40)}"
+                f" with its recorded input: {compact_json(run.input, 120)}",
+                markup=False,
+            )
+            with Horizontal():
+                yield Button("Leave it", id="leave")
+                yield Button("Resume", id="resume", variant="primary")
+
+    def on_mount(self) -> None:
+        self.query_one("#resume", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.dismiss(event.button.id == "resume")
+
+    def action_resume(self) -> None:
+        self.dismiss(True)
+
+    def action_leave(self) -> None:
+        self.dismiss(False)
