@@ -317,6 +317,11 @@ class ReplaySource(RunSource):
         self._budget = None
         self._changed.set()
 
+    def set_speed(self, speed: float) -> None:
+        """Play at ``speed`` from the next event (0: at once); paused, it stays paused."""
+        self.speed = speed
+        self._changed.set()  # the source line says the new speed at once
+
     def step(self, count: int = 1) -> None:
         """Play the next ``count`` events, then pause."""
         self._budget = (self._budget or 0) + count
@@ -364,6 +369,8 @@ class ReplaySource(RunSource):
             while not self._restart and not self._stop.is_set():
                 self._changed.clear()
                 await self._changed.wait()
+                if not self._restart:  # a new speed, say: said at once
+                    yield SourceUpdate(status=self._state())
             if self._stop.is_set():
                 return
             yield SourceUpdate(status=self._state())
@@ -374,8 +381,11 @@ class ReplaySource(RunSource):
         """The timeline once, from its start: each run's first event voids what it had shown."""
         self._restart = False
         self.finished.clear()
+        shown = list(self._played)
         self._played.clear()
         reported = self._state()
+        if shown:  # played again: nothing is played yet, so nothing is shown (even paused)
+            yield SourceUpdate(removed=shown, status=reported)
         previous: float | None = None
         for when, _, run_id, item in timeline:
             while not self._stop.is_set() and not self._restart:
@@ -397,7 +407,7 @@ class ReplaySource(RunSource):
             yield SourceUpdate(runs=[RunUpdate(run_id, summary, [item], reset=fresh)])
         ended = await asyncio.to_thread(self._judged)
         self.finished.set()
-        yield SourceUpdate(runs=ended, status="played to the end")
+        yield SourceUpdate(runs=ended, status=self._state())
 
     def _judged(self) -> list[RunUpdate]:
         """Runs played to their last recorded event unfinished, with the status the
@@ -420,11 +430,11 @@ class ReplaySource(RunSource):
         return judged
 
     def _state(self) -> str:
-        if self.paused:
-            return "paused"
-        if self.speed <= 0:
-            return "playing at once"
-        return "playing" if self.speed == 1 else f"playing at {self.speed:g}x"
+        """How it stands, and at what speed: ``paused, at 2x``, ``played to the end, at once``."""
+        speed = "at once" if self.speed <= 0 else f"at {self.speed:g}x"
+        if self.finished.is_set() and not self._restart:
+            return f"played to the end, {speed}"
+        return f"{'paused' if self.paused else 'playing'}, {speed}"
 
     async def _turn(self, when: float, previous: float | None) -> bool:
         """Wait for the next event's turn; ``False`` if the replay was paused, played or

@@ -455,7 +455,7 @@ async def test_replay_keys_step_pause_and_speed(fixtures: Path) -> None:
     replay = ReplaySource([ledger], step=True, name="replay")
     app = make_app(Settings(clock=1795876500.0, flush_interval=0.01), [replay])
     async with app.run_test(size=(160, 48), notifications=True) as pilot:
-        await settle(pilot, lambda: "replay (paused)" in texts(app), "the replay's state")
+        await settle(pilot, lambda: "replay (paused, at 1x)" in texts(app), "the replay's state")
         await pilot.press("n")
         rows = await loaded(pilot, 1)
         assert rows.rows[0].event_count == 1
@@ -469,7 +469,7 @@ async def test_replay_keys_step_pause_and_speed(fixtures: Path) -> None:
         await pilot.press("space")
         assert not replay.paused
         await settle(pilot, lambda: rows.rows[0].event_count == 22, "the rest at once")
-        await settle(pilot, lambda: "replay (played to the end)" in texts(app), "the end")
+        await settle(pilot, lambda: "replay (played to the end" in texts(app), "the end")
         await pilot.press("space")  # at the end: plays it again, from the start
         assert not replay.paused
         await noticed(pilot, "replay from the start")
@@ -630,7 +630,7 @@ async def test_a_replay_played_to_the_end_judges_an_unfinished_run(fixtures: Pat
     app = make_app(Settings(clock=FROZEN, flush_interval=0.01), [replay])
     async with app.run_test(size=(160, 48)) as pilot:
         rows = await loaded(pilot, 1)
-        await settle(pilot, lambda: "replay (played to the end)" in texts(app), "the end")
+        await settle(pilot, lambda: "replay (played to the end" in texts(app), "the end")
         await settle(pilot, lambda: rows.rows[0].status is judged, "the judged status")
         shown = rows.show_text()
         assert "? stale" in shown

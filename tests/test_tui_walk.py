@@ -126,3 +126,32 @@ async def test_a_cancel_with_no_reason_records_what_the_box_said(fixtures: Path)
             await pilot.press("enter")
             await settle(pilot, lambda: "⊘ canceled" in rows.show_text(), "canceled")
             assert handle.info().cancel_reason == "canceled in runtop"  # not "user"
+
+
+async def test_a_replay_restarted_while_paused_says_so_and_shows_nothing_played(
+    fixtures: Path,
+) -> None:
+    from inspector import ReplaySource
+    from tui.widgets.source_line import SourceLine
+
+    ledger = next(fixtures.glob("run_20261128T143000012_*.jsonl"))
+    replay = ReplaySource([ledger], step=True, name="replay")
+    app = make_app(Settings(clock=1795876500.0, flush_interval=0.01), [replay])
+    async with app.run_test(size=(160, 48), notifications=True) as pilot:
+        sources = app.screen.query_one(SourceLine)
+
+        def said() -> str:
+            return str(sources.render())
+
+        await settle(pilot, lambda: "replay (paused, at 1x)" in said(), "the speed, paused")
+        await pilot.press("n", "n", "n")
+        rows = await loaded(pilot, 1)
+        await settle(pilot, lambda: rows.rows[0].event_count == 3, "three steps")
+        await pilot.press("x")  # paused, the speed is still said where the replay is
+        await settle(pilot, lambda: "replay (paused, at 2x)" in said(), "2x")
+        await pilot.press("R")
+        await noticed(pilot, "paused: space plays, n steps")
+        await settle(pilot, lambda: not rows.rows, "nothing played yet")  # not 3 events
+        assert "0 runs" in said()
+        await pilot.press("n")
+        await settle(pilot, lambda: rows.rows and rows.rows[0].event_count == 1, "one again")

@@ -11,7 +11,6 @@ from pathlib import PurePath
 from typing import Any, ClassVar
 
 from textual import work
-from textual.actions import SkipAction
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.events import Key
@@ -135,6 +134,8 @@ class RuntopApp(App[None]):
         return self.store.refusal(run.key, action)  # type: ignore[arg-type]
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "close_help":  # otherwise Escape is the screen's (and its bar says so)
+            return bool(self.screen.query("HelpPanel"))
         if action.startswith("replay_"):
             return bool(self.replays()) and not isinstance(self.screen, ModalScreen)
         kind = {"cancel": "cancel", "resume": "resume", "approve": "approve", "deny": "approve"}
@@ -179,7 +180,9 @@ class RuntopApp(App[None]):
     def action_replay_restart(self) -> None:
         for replay in self.replays():
             replay.restart()  # paused or playing, as it was
-        self.notify("replay from the start", timeout=1.5)
+        paused = all(replay.paused for replay in self.replays())
+        said = "replay from the start, paused: space plays, n steps" if paused else None
+        self.notify(said or "replay from the start", timeout=2.5 if paused else 1.5)
 
     def action_replay_step(self) -> None:
         for replay in self.replays():
@@ -189,11 +192,7 @@ class RuntopApp(App[None]):
         order = [1.0, 2.0, 10.0, 0.0]
         for replay in self.replays():
             at = order.index(replay.speed) if replay.speed in order else -1
-            replay.speed = order[(at + 1) % len(order)]
-            if not replay.paused:
-                replay.play(replay.speed)
-        speed = self.replays()[0].speed if self.replays() else 1.0
-        self.notify(f"replay at {'max' if speed == 0 else f'{speed:g}x'} speed", timeout=1.5)
+            replay.set_speed(order[(at + 1) % len(order)])  # the source line says it
 
     # -- actions --------------------------------------------------------------------------
 
@@ -290,8 +289,6 @@ class RuntopApp(App[None]):
 
     def action_close_help(self) -> None:
         """Escape closes the ``?`` panel first; with none open, the screen has Escape."""
-        if not self.screen.query("HelpPanel"):
-            raise SkipAction()
         self.action_hide_help_panel()
 
     def action_tools(self) -> None:

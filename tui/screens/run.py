@@ -52,7 +52,7 @@ class RunScreen(Screen[None]):
         Binding("p", "parent", "Parent"),
         Binding("C", "compare", "Compare"),
         Binding("slash", "search", "Search"),
-        Binding("n", "next_match", "Next match", show=False),
+        Binding("n", "next_match", "Next match"),
         Binding("N", "previous_match", "Previous match", show=False),
     ]
 
@@ -206,7 +206,15 @@ class RunScreen(Screen[None]):
             return resume_partner(self.store, self.key) is not None  # hidden without one
         if action == "parent":
             return self._link() is not None  # hidden without a parent or a run resumed
+        if action == "next_match":  # the next match, or in a replay the next event
+            return bool(self.search_text) or bool(self.app.replays())  # type: ignore[attr-defined]
         return True
+
+    def key_description(self, action: str, description: str) -> str:
+        """What the key bar calls a key here: ``n`` steps a replay until something is searched."""
+        if action == "next_match" and not self.search_text:
+            return "Step"
+        return description
 
     def _link(self) -> tuple[str, str] | None:
         """Where ``p`` goes: the parent run, else the run this one was resumed from."""
@@ -245,6 +253,7 @@ class RunScreen(Screen[None]):
         events = self.query_one(EventList)
         events.search = self.search_text
         events.focus()
+        self.app.refresh_bindings()  # n: the next match now, not a replay's step
         if self.search_text:
             event.input.border_title = "searching…"
             self._search(self.search_text)

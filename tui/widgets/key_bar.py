@@ -22,6 +22,9 @@ ESSENTIAL: Final = ("question_mark", "q")
 GIVE_WAY: Final = ("y", "T", "t", "o", "w", "slash", "s", "C")
 """Keys that leave the bar before the others when it is too narrow (a replay's keys stay)."""
 
+REPLAY: Final = ("space", "n", "x", "R")
+"""A replay's keys: with one open they stay in the bar while any other key can give way."""
+
 
 class KeyBar(Widget):
     """Every shown binding of the screen: key and description, dim when disabled."""
@@ -55,13 +58,16 @@ class KeyBar(Widget):
         """(key, label, description, enabled) of each shown binding, one per action."""
         seen: set[str] = set()
         shown: list[tuple[str, str, str, bool]] = []
+        # A screen may name a key by what it does there now (``n``: a match, or a step).
+        named = getattr(self.screen, "key_description", None)
         for _, binding, enabled, _ in self.screen.active_bindings.values():
             if not binding.show or binding.action in seen:
                 continue
             seen.add(binding.action)
-            shown.append(
-                (binding.key, self.app.get_key_display(binding), binding.description, enabled)
-            )
+            description = binding.description
+            if named is not None:
+                description = named(binding.action, description)
+            shown.append((binding.key, self.app.get_key_display(binding), description, enabled))
         return tuple(shown)
 
     def _fitting(
@@ -77,7 +83,7 @@ class KeyBar(Widget):
         room = self.size.width or 10_000
         # Greyed keys first (they cannot be pressed now), then those reached through ? as
         # well, then from the end.
-        for round_ in ("greyed", "give way", "any"):
+        for round_ in ("greyed", "give way", "not a replay's", "any"):
             for entry in reversed(list(kept)):
                 if width() <= room:
                     return kept
@@ -85,6 +91,7 @@ class KeyBar(Widget):
                 gives_way = (
                     (round_ == "greyed" and not enabled)
                     or (round_ == "give way" and key in GIVE_WAY)
+                    or (round_ == "not a replay's" and key not in REPLAY)
                     or round_ == "any"
                 )
                 if key not in ESSENTIAL and gives_way:
