@@ -204,8 +204,18 @@ class RunView(msgspec.Struct, frozen=True, gc=False):
         if self.current_tool:
             return f"tool {self.current_tool}"
         if self.current_node:
-            return self.current_node
+            return node_words(self.current_node)
         return ""
+
+
+def node_words(node_id: str) -> str:
+    """A node id as DOING NOW says it: ``tool:web_search#1`` as ``tool web_search`` (the
+    words of a tool call in flight), ``llm:claude-haiku#2`` as ``llm claude-haiku``."""
+    kind, colon, rest = node_id.partition(":")
+    if not colon or not kind or not rest:
+        return node_id
+    name, hash_, count = rest.rpartition("#")
+    return f"{kind} {name if hash_ and count.isdigit() and name else rest}"
 
 
 def _epoch(value: str | None) -> float | None:

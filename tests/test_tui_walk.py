@@ -155,3 +155,59 @@ async def test_a_replay_restarted_while_paused_says_so_and_shows_nothing_played(
         assert "0 runs" in said()
         await pilot.press("n")
         await settle(pilot, lambda: rows.rows and rows.rows[0].event_count == 1, "one again")
+
+
+async def test_started_is_never_younger_than_the_time_a_run_has_run() -> None:
+    """In the demo's first seconds STARTED said ``2s ago`` beside a TIME of ``2.6s``."""
+    from rich.style import Style
+
+    from tests.agents import Sleeper
+
+    def seconds(text: str) -> float:
+        return float(text.removesuffix(" ago").removesuffix("s"))
+
+    async with Manager() as manager:
+        app = make_app(Settings(flush_interval=0.01), [ManagerSource(manager, name="local")])
+        async with app.run_test(size=(160, 48)) as pilot:
+            handle = manager.start(Sleeper(), "30")
+            rows = await loaded(pilot, 1)
+            run = rows.rows[0]
+            assert run.live and run.started_at is not None
+            for after in (0.05, 0.45, 1.0, 2.6, 9.97, 12.7, 59.5):
+                rows.now = run.started_at + after  # the instant a frame is drawn at
+                cells = [segment.text.strip() for segment in rows._cells(run, 200, Style())]
+                started, took = cells[3], cells[4]
+                if started == "now":  # under a tenth of a second
+                    assert seconds(took) < 0.1, (after, started, took)
+                else:
+                    assert seconds(started) >= seconds(took), (after, started, took)
+            handle.cancel()
+
+
+async def test_doing_now_says_a_tool_one_way(tmp_path: Path) -> None:
+    """DOING NOW said ``tool web_search`` for one run and ``tool:web_search#1`` (its node
+    id) for another; each now says ``tool web_search``."""
+    from inspector import LedgerDirectorySource
+    from tests.conftest import line
+
+    in_node = "run_20261129T064500001_0000000000000001"
+    in_call = "run_20261129T064500002_0000000000000002"
+    directory = tmp_path / "runs"
+    directory.mkdir()
+    (directory / f"{in_node}.jsonl").write_bytes(
+        line(1, "run_started", {"skill": "a"}, run_id=in_node)
+        + line(2, "node_enter", {"node_id": "tool:web_search#1"}, run_id=in_node)
+        + line(3, "node_enter", {"node_id": "llm:claude-haiku#2"}, run_id=in_node)
+        + line(4, "node_exit", {"node_id": "llm:claude-haiku#2"}, run_id=in_node)
+    )
+    (directory / f"{in_call}.jsonl").write_bytes(
+        line(1, "run_started", {"skill": "b"}, run_id=in_call)
+        + line(2, "tool_call", {"call_id": "c1", "name": "web_search"}, run_id=in_call)
+    )
+    # Written just now, by another writer than runtop: live.
+    app = make_app(Settings(flush_interval=0.01), [LedgerDirectorySource(directory)])
+    async with app.run_test(size=(160, 48)) as pilot:
+        rows = await loaded(pilot, 2)
+        doing = {run.run_id: run.doing for run in rows.rows}
+        assert doing == {in_node: "tool web_search", in_call: "tool web_search"}
+        assert "tool:web_search#1" not in rows.show_text()

@@ -58,14 +58,20 @@ def status_mark(run: RunView, *, source_down: bool = False) -> tuple[str, str, s
 
 
 def relative(moment: float | None, now: float) -> str:
-    """``5s ago``, ``3m ago``, ``2h ago``, ``4d ago``."""
+    """``now``, ``2.6s ago``, ``15s ago``, ``3m ago``, ``2h ago``, ``4d ago``.
+
+    Under a minute, as precise as :func:`duration` writes a run's TIME: a run
+    started ``2s ago`` beside a TIME of ``2.6s`` read as younger than it ran.
+    """
     if moment is None:
         return ""
     seconds = max(0.0, now - moment)
     for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
         if seconds >= size:
             return f"{int(seconds // size)}{unit} ago"
-    return f"{int(seconds)}s ago"
+    if seconds < 0.1:
+        return "now"
+    return f"{duration(seconds)} ago"
 
 
 def tokens_and_cost(run: RunView) -> str:
