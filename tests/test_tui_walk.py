@@ -172,7 +172,8 @@ async def test_started_is_never_younger_than_the_time_a_run_has_run() -> None:
             handle = manager.start(Sleeper(), "30")
             rows = await loaded(pilot, 1)
             run = rows.rows[0]
-            assert run.live and run.started_at is not None
+            assert run.live
+            assert run.started_at is not None
             for after in (0.05, 0.45, 1.0, 2.6, 9.97, 12.7, 59.5):
                 rows.now = run.started_at + after  # the instant a frame is drawn at
                 cells = [segment.text.strip() for segment in rows._cells(run, 200, Style())]
