@@ -8,7 +8,7 @@ Terms are separated by spaces and must all match::
     skill:/^deploy-(prod|eu)$/  a regular expression, between slashes
     -status:succeeded           negation (``!`` works too)
     since:1h                    started within the last hour (s, m, h, d), or since a time
-    error:timeout               the run's error mentions "timeout"
+    error:"timed out"           the run's error mentions "timed out"
     "two words"                 a quoted phrase ("a:b" is text, not a field)
 
 A status may be written as the table writes it (``awaiting_approval``), as
