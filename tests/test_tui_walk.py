@@ -212,3 +212,23 @@ async def test_doing_now_says_a_tool_one_way(tmp_path: Path) -> None:
         doing = {run.run_id: run.doing for run in rows.rows}
         assert doing == {in_node: "tool web_search", in_call: "tool web_search"}
         assert "tool:web_search#1" not in rows.show_text()
+
+
+async def test_screenshots_show_one_ledger_directory_whenever_made(tmp_path: Path) -> None:
+    """The README's screenshots showed a new temporary directory in the source line each
+    time they were made: every SVG changed on every ``make screenshots``."""
+    import html
+
+    from tui import screenshots
+
+    async def first_run(pilot: object) -> None:
+        app = pilot.app  # type: ignore[attr-defined]
+        await settle(pilot, lambda: app.screen.query_one("RunTable").rows, "a run")  # type: ignore[arg-type]
+
+    assert screenshots.LEDGERS.name == "runtop-demo"  # the place make screenshots uses
+    ledgers = tmp_path / "runtop-demo"
+    for attempt in ("one", "two"):
+        path = await screenshots.save(attempt, first_run, tmp_path, ledgers=ledgers)
+        svg = html.unescape(path.read_text()).replace("\xa0", " ")
+        assert f"ledgers in {ledgers} " in svg  # the same each time
+        assert not ledgers.exists()  # not left behind

@@ -9,11 +9,12 @@ headless at 160x48, and saves what the screen shows at a chosen moment.
 from __future__ import annotations
 
 import asyncio
+import shutil
 import sys
 import tempfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from textual.pilot import Pilot
 
@@ -166,8 +167,21 @@ SCENARIOS: dict[str, Callable[[Pilot[Any]], Awaitable[None]]] = {
 }
 
 
-async def save(name: str, scenario: Callable[[Pilot[Any]], Awaitable[None]], out: Path) -> Path:
-    with tempfile.TemporaryDirectory(prefix="runtop-shots-") as ledgers:
+LEDGERS: Final = Path(tempfile.gettempdir()) / "runtop-demo"
+"""Where the scenarios' ledgers go: one fixed place, since the source line shows it (a new
+temporary directory each time changed every screenshot on every regeneration)."""
+
+
+async def save(
+    name: str,
+    scenario: Callable[[Pilot[Any]], Awaitable[None]],
+    out: Path,
+    *,
+    ledgers: Path = LEDGERS,
+) -> Path:
+    shutil.rmtree(ledgers, ignore_errors=True)
+    ledgers.mkdir(mode=0o700)
+    try:
         manager = Manager(ledger_dir=ledgers)
         app = make_app(Settings(flush_interval=0.05), [ManagerSource(manager, name="demo")])
         async with app.run_test(size=SIZE) as pilot:
@@ -177,6 +191,8 @@ async def save(name: str, scenario: Callable[[Pilot[Any]], Awaitable[None]], out
             demo.cancel()
         await manager.close(grace=2.0)
         return path
+    finally:
+        shutil.rmtree(ledgers, ignore_errors=True)
 
 
 async def main(out: Path, names: list[str]) -> None:
