@@ -9,6 +9,7 @@ headless at 160x48, and saves what the screen shows at a chosen moment.
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import sys
 import tempfile
@@ -180,7 +181,7 @@ async def save(
     ledgers: Path = LEDGERS,
 ) -> Path:
     shutil.rmtree(ledgers, ignore_errors=True)
-    ledgers.mkdir(mode=0o700)
+    os.mkdir(ledgers, mode=0o700)
     try:
         manager = Manager(ledger_dir=ledgers)
         app = make_app(Settings(flush_interval=0.05), [ManagerSource(manager, name="demo")])
