@@ -233,3 +233,21 @@ async def test_screenshots_show_one_ledger_directory_whenever_made(tmp_path: Pat
         assert path.exists()
         assert f"ledgers in {ledgers})" in lines[-1]  # the same each time
         assert not ledgers.exists()  # not left behind
+
+
+async def test_notices_leave_the_preview_in_view_at_80x24(fixtures: Path) -> None:
+    """Toasts lay over the preview's last lines at 80x24, one above the other: the run
+    the keys act on went out of view as soon as they said something about it."""
+    from tui.widgets.run_preview import RunPreview
+
+    app = sample_app(fixtures)
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await loaded(pilot)
+        await pilot.press("y", "c")  # copied; cannot cancel: the run already ended
+        await settle(pilot, lambda: len(app.screen.query("Toast")) == 2, "two notices")
+        await pilot.pause(0.2)
+        preview = app.screen.query_one(RunPreview).region
+        toasts = [toast.region for toast in app.screen.query("Toast")]
+        for toast in toasts:
+            assert not toast.overlaps(preview), (toast, preview)
+        assert not toasts[0].overlaps(toasts[1])

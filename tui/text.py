@@ -76,6 +76,8 @@ def duration(seconds: float | None) -> str:
     """
     if seconds is None:
         return ""
+    if seconds < 0.0005:
+        return "0s"
     if seconds < 0.1:
         return f"{seconds:.3f}s"  # a fast tool call, not a 0.0
     if seconds < 10:
