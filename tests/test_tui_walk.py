@@ -251,3 +251,25 @@ async def test_notices_leave_the_preview_in_view_at_80x24(fixtures: Path) -> Non
         for toast in toasts:
             assert not toast.overlaps(preview), (toast, preview)
         assert not toasts[0].overlaps(toasts[1])
+
+
+async def test_a_run_that_ends_between_ticks_is_not_older_than_it_started() -> None:
+    """The table draws every line at one instant, moved on each second: a run that ended
+    after it showed ``0.1s ago`` beside a TIME of ``0.2s`` (the README's screenshot)."""
+    from rich.style import Style
+
+    from tests.agents import Sleeper
+
+    async with Manager() as manager:
+        app = make_app(Settings(flush_interval=0.01), [ManagerSource(manager, name="local")])
+        async with app.run_test(size=(160, 48)) as pilot:
+            handle = manager.start(Sleeper(), "0.3")
+            rows = await loaded(pilot, 1)
+            run = rows.rows[0]
+            assert run.started_at is not None
+            rows.now = run.started_at + 0.1  # the last tick came just after it started
+            await asyncio.wait_for(handle.result(), 5)
+            await settle(pilot, lambda: not rows.rows[0].live, "the end")
+            cells = [part.text.strip() for part in rows._cells(rows.rows[0], 200, Style())]
+            started, took = cells[3], cells[4]
+            assert float(started.removesuffix("s ago")) >= float(took.removesuffix("s")), cells

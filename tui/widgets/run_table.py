@@ -256,11 +256,20 @@ class RunTable(ScrollView, can_focus=True):
             return  # watch_cursor or the scroll redraws
         after = rows[top : top + height]
         if len(after) != len(before):
-            self.refresh()
+            self.tick()
             return
-        for offset, (old, new) in enumerate(zip(before, after, strict=True)):
-            if old is not new:
-                self.refresh_line(top + offset)
+        changed = [
+            offset
+            for offset, (old, new) in enumerate(zip(before, after, strict=True))
+            if old is not new
+        ]
+        if any((after[offset].last_event_at or 0.0) > self.now for offset in changed):
+            # A run wrote after the instant the frame is drawn at: drawn at that instant, it
+            # would have run longer (TIME) than it has existed (STARTED). All lines move on.
+            self.tick()
+            return
+        for offset in changed:
+            self.refresh_line(top + offset)
 
     def set_marked(self, marked: frozenset[RunKey]) -> None:
         """Mark these runs (and no others) as chosen to compare."""
