@@ -151,7 +151,9 @@ async def test_a_run_compared_with_its_resume_from_the_run_screen(tmp_path: Path
             await pilot.press("escape")
             agent.fail = False
             await settle(pilot, lambda: rows.rows[0].status.value == "failed", "the failure")
-            await pilot.press("r")  # resumed through the app, as a user would
+            await pilot.press(
+                "r", "enter"
+            )  # resumed through the app (r asks first), as a user would
             await settle(pilot, lambda: len(rows.rows) == 2, "the resumed run")
             resumed = next(run for run in rows.rows if run.resumed_from == first.run_id)
             agent.open_all()

@@ -15,7 +15,7 @@ from textual.widgets import Input, Label, Static
 from inspector import ManagerSource
 from run_manager import Manager
 from tests.agents import Echo, stubborn_worker
-from tests.tui_support import events_read, loaded, noticed, sample_app, settle
+from tests.tui_support import drawn_cells, events_read, loaded, noticed, sample_app, settle
 from tui.app import make_app
 from tui.screens.cancel import CancelScreen
 from tui.screens.run import RunScreen
@@ -159,8 +159,6 @@ async def test_a_replay_restarted_while_paused_says_so_and_shows_nothing_played(
 
 async def test_started_is_never_younger_than_the_time_a_run_has_run() -> None:
     """In the demo's first seconds STARTED said ``2s ago`` beside a TIME of ``2.6s``."""
-    from rich.style import Style
-
     from tests.agents import Sleeper
 
     def seconds(text: str) -> float:
@@ -176,8 +174,8 @@ async def test_started_is_never_younger_than_the_time_a_run_has_run() -> None:
             assert run.started_at is not None
             for after in (0.05, 0.45, 1.0, 2.6, 9.97, 12.7, 59.5):
                 rows.now = run.started_at + after  # the instant a frame is drawn at
-                cells = [segment.text.strip() for segment in rows._cells(run, 200, Style())]
-                started, took = cells[3], cells[4]
+                cells = drawn_cells(rows, run)
+                started, took = cells["started"], cells["duration"]
                 if started == "now":  # under a tenth of a second
                     assert seconds(took) < 0.1, (after, started, took)
                 else:
@@ -256,8 +254,6 @@ async def test_notices_leave_the_preview_in_view_at_80x24(fixtures: Path) -> Non
 async def test_a_run_that_ends_between_ticks_is_not_older_than_it_started() -> None:
     """The table draws every line at one instant, moved on each second: a run that ended
     after it showed ``0.1s ago`` beside a TIME of ``0.2s`` (the README's screenshot)."""
-    from rich.style import Style
-
     from tests.agents import Sleeper
 
     async with Manager() as manager:
@@ -270,6 +266,6 @@ async def test_a_run_that_ends_between_ticks_is_not_older_than_it_started() -> N
             rows.now = run.started_at + 0.1  # the last tick came just after it started
             await asyncio.wait_for(handle.result(), 5)
             await settle(pilot, lambda: not rows.rows[0].live, "the end")
-            cells = [part.text.strip() for part in rows._cells(rows.rows[0], 200, Style())]
-            started, took = cells[3], cells[4]
+            cells = drawn_cells(rows, rows.rows[0])
+            started, took = cells["started"], cells["duration"]
             assert float(started.removesuffix("s ago")) >= float(took.removesuffix("s")), cells

@@ -6,7 +6,6 @@ import time
 from pathlib import Path
 
 import pytest
-from rich.style import Style
 from textual.widgets import Input
 
 from inspector import FilterError, RemoteSource, RunFilter
@@ -15,7 +14,7 @@ from ledger_reader import RunStatus
 from tests.agents import Sleeper
 from tests.conftest import line
 from tests.test_remote_source import TOKEN, Server, free_port
-from tests.tui_support import loaded, sample_app, settle, write_waiting_run
+from tests.tui_support import drawn_cells, loaded, sample_app, settle, write_waiting_run
 from tui.app import make_app
 from tui.settings import Settings
 from tui.widgets.run_table import RunTable
@@ -164,16 +163,16 @@ async def test_a_run_of_a_disconnected_source_shows_unknown(tmp_path: Path) -> N
             await server.stop()
             await settle(pilot, lambda: "◌ unknown" in table.show_text(), "unknown")
 
-            def cells() -> list[str]:
-                return [part.text.strip() for part in table._cells(table.rows[0], 200, Style())]
+            def cells() -> dict[str, str]:
+                return drawn_cells(table, table.rows[0])
 
             frozen = cells()
             assert "running" not in table.show_text()
             await pilot.pause(1.2)
             table.tick()
             # The run's clock stopped (TIME); it started as long ago as ever.
-            assert frozen[4].endswith("s")
-            assert cells()[4] == frozen[4]
+            assert frozen["duration"].endswith("s")
+            assert cells()["duration"] == frozen["duration"]
             await pilot.press("slash", *"status:unknown", "enter")
             assert [run.run_id for run in table.rows] == [handle.run_id]
             await pilot.press("escape")

@@ -11,7 +11,7 @@ from typing import Any
 
 from textual.pilot import Pilot
 
-from inspector import LedgerDirectorySource, RunSource
+from inspector import LedgerDirectorySource, RunSource, RunView
 from tui.app import RuntopApp, make_app
 from tui.settings import Settings
 from tui.widgets.event_list import EventList
@@ -105,3 +105,15 @@ async def noticed(pilot: Pilot[Any], words: str) -> str:
     """The first notification on screen that says ``words``, once one does."""
     await settle(pilot, lambda: any(words in said for said in notices(pilot.app)), repr(words))
     return next(said for said in notices(pilot.app) if words in said)
+
+
+def drawn_cells(rows: RunTable, run: RunView) -> dict[str, str]:
+    """What the table draws for ``run`` in each column (by key: ``started``, ``duration``),
+    at a width that shows every column."""
+    from rich.style import Style
+
+    from tui.widgets.run_table import visible_columns
+
+    keys = [key for key, _, _ in visible_columns(200, rows.sort_key)]
+    texts = [segment.text.strip() for segment in rows._cells(run, 200, Style())]
+    return dict(zip(keys, texts, strict=True))
