@@ -30,6 +30,11 @@ LEAVE_ALTERNATE_SCREEN = b"\x1b[?1049l"
 """What a full-screen program writes as it gives the terminal back."""
 
 
+def _take_controlling_terminal() -> None:
+    """In the child, after ``setsid``: make its standard input its controlling terminal."""
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
 class Terminal:
     """``argv`` in a pseudo-terminal ``columns`` x ``rows``; everything it writes kept."""
 
@@ -61,6 +66,10 @@ class Terminal:
             env=environment,
             cwd=REPO,
             start_new_session=True,
+            # As a shell's terminal is, the program's controlling terminal: when
+            # the test's side closes (the test process killed), the kernel hangs
+            # it up and the program ends, instead of living on with no screen.
+            preexec_fn=_take_controlling_terminal,
         )
         os.close(terminal)
         self.controller = controller
