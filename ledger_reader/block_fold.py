@@ -1,168 +1,159 @@
 """The fast block fold: a block of complete ledger lines into a summary, at C speed.
 
-msgspec's ``decode_lines`` validates every line of a block into a tiny probe
-struct; only the lines whose type a summary needs are decoded whole. Where
-any line is damaged the block is folded line by line through the one line
-reader, so damage is counted with its offset and recovered where it can be.
+msgspec's ``decode_lines`` validates every line of a block into its
+:class:`~ledger_reader.decode.LineEnvelope` (type, seq, run_id; the payload
+skipped); only the lines whose type a summary needs are decoded whole, by
+the one line decoder. The fold must say exactly what decoding every line
+says, so it takes the fast path only where it cannot be misled, and
+otherwise folds the block line by line through the one line reader (damage
+then counted with its offset, and recovered where it can be):
+
+- msgspec's ``decode_lines`` reads a stream of JSON values, not lines: two
+  objects on one line, or one spread over two, would shift every line
+  after them. So the block is decoded as one JSON array, its newlines made
+  ``,\n``: a blank line, a second value on a line or a value spread over
+  lines is then a syntax error (a raw newline inside a string was one
+  already), and the values are the lines, one for one.
+- Skipping a string does not check its UTF-8, decoding it does: a block
+  that is not valid UTF-8 is read line by line.
+- A line whose type is empty, or whose ``seq`` or ``run_id`` has the wrong
+  type, fails the envelope, and the block is read line by line.
 """
 
 from __future__ import annotations
 
-import operator
 from typing import Final
 
 import msgspec
 
-from ledger_reader.decode import decode_line
-from ledger_reader.events import DamagedLine
+from ledger_reader.decode import LineEnvelope, decode_line
+from ledger_reader.events import DamagedLine, RunEvent
 from ledger_reader.lines import LineAssembler
 from ledger_reader.summary import SummaryBuilder
 
+_envelopes: Final = msgspec.json.Decoder(list[LineEnvelope])
 
-class _Probe(msgspec.Struct, gc=False):
-    """Just enough of a line to count it and decide whether to decode it whole.
-
-    Decoding into this validates the whole line (it is damaged exactly when
-    this fails) while building almost nothing, so msgspec's ``decode_lines``
-    checks a whole small ledger at C speed.
-    """
-
-    type: str
-    seq: int = 0
-    run_id: str = ""
-
-
-_probe = msgspec.json.Decoder(_Probe)
-_TYPE_OF: Final = operator.attrgetter("type")
-_SEQ_OF: Final = operator.attrgetter("seq")
-_RUN_ID_OF: Final = operator.attrgetter("run_id")
-
-_SUMMARY_TYPES: Final = (
-    "run_started",
-    "run_completed",
-    "error",
-    "approval_request",
-    "approval_response",
-    "cancel_requested",
+_SUMMARY_TYPES: Final = frozenset(
+    (
+        "run_started",
+        "run_completed",
+        "error",
+        "approval_request",
+        "approval_response",
+        "cancel_requested",
+    )
 )
 """Types whose payload a summary needs; node types too while the run is unfinished."""
-_SUMMARY_TYPE_SET: Final = frozenset(_SUMMARY_TYPES)
+
+_NODE_TYPES: Final = frozenset(("node_enter", "node_exit"))
 
 _SLICED_FROM_END: Final = 8
 """Lines this close to the end are sliced out directly, without splitting the block."""
+
+_DECODE_ERRORS: Final = (msgspec.DecodeError, RecursionError, ValueError, OverflowError)
 
 
 def fold_block(data: bytes, start: int, builder: SummaryBuilder) -> None:
     """Fold the complete lines of ``data`` (which starts at file offset ``start``).
 
     Every line is validated, counted and checked for ``seq`` order; only the
-    lines whose type a summary needs are decoded whole. Where any line is
-    damaged the block is folded line by line, so the damage is counted with
-    its offset and an event glued to a torn line is recovered.
+    lines whose type a summary needs are decoded whole. Where the block
+    holds anything the fast path could misjudge (damage, blank lines, two
+    values on a line, bytes that are not UTF-8, events out of order or of
+    another run) it is folded line by line, the way every reader reads it.
     """
-    try:
-        probes = _probe.decode_lines(data)
-    except (msgspec.DecodeError, RecursionError, ValueError, OverflowError):
-        _fold_line_by_line(data, start, builder)
-        return
-    count = len(probes)
+    if not _fold_fast(data, builder):
+        for line in LineAssembler(start).feed(data):
+            builder.add_item(line.item)
+
+
+def _fold_fast(data: bytes, builder: SummaryBuilder) -> bool:
+    """Fold a clean block; ``False`` (having changed nothing) if it is not one."""
+    if not data.endswith(b"\n") or not _is_utf8(data):
+        return False
+    try:  # one value a line, each line one value: see the module's docstring
+        envelopes = _envelopes.decode(b"".join((b"[", data.replace(b"\n", b",\n")[:-2], b"]")))
+    except _DECODE_ERRORS:
+        return False
+    count = len(envelopes)
     if not count:
-        return
-    types = list(map(_TYPE_OF, probes))
-    present = _SUMMARY_TYPE_SET.intersection(types)
-    needed = [number for kind in present for number in _positions(types, kind)]
-    if "run_completed" not in present:
-        node = _innermost_open_node(types)
-        if node is not None:
-            needed.append(node)
-    needed.sort()
+        return False
+    first = envelopes[0]
+    run_id = first.run_id
+    expected = first.seq
+    needed: list[int] = []
+    for number, envelope in enumerate(envelopes):  # one pass: in order, of one run, what to decode
+        if envelope.seq != expected or envelope.run_id != run_id:
+            return False
+        if envelope.type in _SUMMARY_TYPES:
+            needed.append(number)
+        expected += 1
+    nodes = _node_lines_after_the_end(envelopes, needed)
+    if nodes:
+        needed = sorted(needed + nodes)
     if not needed or needed[-1] != count - 1:
-        needed.append(count - 1)
-    lines = _pick_lines(data, count, needed)
-    if lines is None:
-        _fold_line_by_line(data, start, builder)
-        return
-    seqs = list(map(_SEQ_OF, probes))
-    run_ids = set(map(_RUN_ID_OF, probes))
-    first = seqs[0]
-    if (
-        len(run_ids) == 1
-        and seqs == list(range(first, first + count))
-        and builder.note_block(count, first, run_ids.pop())
-    ):
-        # The usual case: one run, in order. Count it at once; decode only what matters.
-        for number in needed:
-            event = decode_line(lines[number])
-            if event is not None and not isinstance(event, DamagedLine):
-                builder.apply(event)
-        return
-    for number, probe in enumerate(probes):
-        if number in lines:
-            builder.add_item(decode_line(lines[number]))
-        else:
-            builder.note(probe.seq, probe.run_id)
+        needed.append(count - 1)  # the last event's time is the run's last_event_at
+    events: list[RunEvent] = []
+    for raw in _pick_lines(data, count, needed):
+        event = decode_line(raw)
+        if event is None or isinstance(event, DamagedLine):
+            return False  # cannot happen for a line its envelope passed; never guessed at
+        events.append(event)
+    if not events[-1].time or not builder.note_block(count, first.seq, run_id):
+        return False  # a last event without a time: an earlier one's counts
+    for event in events:
+        builder.apply(event)
+    return True
 
 
-def _positions(items: list[str], wanted: str) -> list[int]:
-    """Where ``wanted`` occurs in ``items`` (``list.index`` scans in C: most kinds are absent)."""
-    found: list[int] = []
-    at = -1
+def _is_utf8(data: bytes) -> bool:
+    if data.isascii():
+        return True
     try:
-        while True:
-            at = items.index(wanted, at + 1)
-            found.append(at)
-    except ValueError:
-        return found
+        data.decode()
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
-def _innermost_open_node(types: list[str]) -> int | None:
-    """The line of the node still open at the end (nodes nest: enter A, enter B, exit B, exit A)."""
-    depth = 0
-    for number in range(len(types) - 1, -1, -1):
-        kind = types[number]
-        if kind == "node_exit":
-            depth += 1
-        elif kind == "node_enter":
-            if depth == 0:
-                return number
-            depth -= 1
-    return None
+def _node_lines_after_the_end(envelopes: list[LineEnvelope], needed: list[int]) -> list[int]:
+    """The node lines after the last ``run_completed`` (all of them in an unfinished run).
+
+    A ``run_completed`` closes every node; the nodes still open after it are
+    found by folding these lines whole, by their ``node_id`` as every reader
+    does (parallel tool calls close out of order, so nesting cannot tell).
+    """
+    after = 0
+    for number in reversed(needed):
+        if envelopes[number].type == "run_completed":
+            after = number + 1
+            break
+    return [
+        number for number in range(after, len(envelopes)) if envelopes[number].type in _NODE_TYPES
+    ]
 
 
-def _pick_lines(data: bytes, count: int, needed: list[int]) -> dict[int, bytes] | None:
-    """The bytes of the ``needed`` non-blank lines of ``data`` (which holds ``count`` of them).
+def _pick_lines(data: bytes, count: int, needed: list[int]) -> list[bytes]:
+    """The bytes of the ``needed`` lines (in order) of ``data``, one value on each line.
 
-    The first and the last line are sliced out directly; only a block whose
-    summary needs a line in the middle is split whole. ``None`` if the lines
-    do not match the count (the caller then goes line by line).
+    The first line and the last few are sliced out directly; only a block
+    whose summary needs a line in the middle is split whole.
     """
     lowest = needed[1] if needed[0] == 0 and len(needed) > 1 else needed[0]
-    if lowest >= count - _SLICED_FROM_END and data[:1] == b"{" and data[-2:] == b"}\n":
-        picked: dict[int, bytes] = {}
-        end = len(data) - 1
-        for number in range(count - 1, lowest - 1, -1):
-            start = data.rfind(b"\n", 0, end) + 1
-            if data[start : start + 1] != b"{":
-                break  # a blank line: the slow way below
-            picked[number] = data[start:end]
-            end = start - 1
-        else:
-            if needed[0] == 0:
-                picked[0] = data[: data.find(b"\n")]
-            return picked
-    lines = data.split(b"\n")
-    if lines and not lines[-1]:
-        lines.pop()
-    if len(lines) != count:  # blank lines: decode_lines skipped them
-        lines = [raw for raw in lines if raw.strip()]
-    if len(lines) != count:
-        return None
-    return {number: lines[number] for number in needed}
-
-
-def _fold_line_by_line(data: bytes, start: int, builder: SummaryBuilder) -> None:
-    for line in LineAssembler(start).feed(data):
-        builder.add_item(line.item)
+    if lowest < count - _SLICED_FROM_END:
+        lines = data.split(b"\n")
+        return [lines[number] for number in needed]
+    picked: list[bytes] = []
+    end = len(data) - 1
+    for number in range(count - 1, lowest - 1, -1):
+        line_start = data.rfind(b"\n", 0, end) + 1
+        if number in needed:
+            picked.append(data[line_start:end])
+        end = line_start - 1
+    if needed[0] == 0 and lowest != 0:
+        picked.append(data[: data.find(b"\n")])
+    picked.reverse()
+    return picked
 
 
 __all__ = ["fold_block"]

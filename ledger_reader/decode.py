@@ -5,12 +5,19 @@ Anything that does not fit takes the slow path, which decides between an
 :class:`~ledger_reader.events.UnknownEvent` (a JSON object with a ``type``:
 kept) and a :class:`~ledger_reader.events.DamagedLine` (anything else:
 counted, with its offset). Nothing here raises on bad input.
+
+What makes a line an event is its :class:`LineEnvelope`: a JSON object with
+a non-empty string ``type`` (and ``seq`` and ``run_id``, where present, an
+integer and a string). A well-formed line whose payload holds a number no
+float can hold (``1e400``) is still an event, kept as an unknown one: the
+fast block fold (:mod:`ledger_reader.block_fold`) judges lines by their
+envelope alone, and the two must never disagree.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Any, Final
+from typing import Annotated, Any, Final
 
 import msgspec
 
@@ -24,8 +31,27 @@ from ledger_reader.events import (
     UnknownEvent,
 )
 
+
+class LineEnvelope(msgspec.Struct, gc=False):
+    """Just enough of a line to count it as an event, and to check its order.
+
+    Decoding into this validates the whole line as JSON while building
+    almost nothing; the payload is skipped, not decoded.
+    """
+
+    type: Annotated[str, msgspec.Meta(min_length=1)]
+    seq: int = 0
+    run_id: str = ""
+
+
+class _TimedEnvelope(LineEnvelope, gc=False):
+    time: str = ""
+
+
 _typed: Final = msgspec.json.Decoder(KnownEvent)
 _untyped: Final = msgspec.json.Decoder()
+_envelope: Final = msgspec.json.Decoder(LineEnvelope)
+_timed_envelope: Final = msgspec.json.Decoder(_TimedEnvelope)
 
 _RECOVERY_ATTEMPTS: Final = 64
 """How many ``{"`` positions inside a damaged line are tried as a new start."""
@@ -57,6 +83,8 @@ def _decode_loose(line: bytes, offset: int) -> LedgerItem | None:
     """The slow path: valid JSON that is not a well-formed known event."""
     try:
         raw = _untyped.decode(line)
+    except msgspec.ValidationError:  # well-formed, but a number out of any float's range
+        return _envelope_event(line, offset)
     except _DECODE_ERRORS:
         return _damaged(line, offset, "not valid JSON")
     item = _event_from_object(raw)
@@ -90,6 +118,24 @@ def _event_from_object(raw: Any) -> RunEvent | str:
         time=time if isinstance(time, str) else "",
         type=kind,
         payload=raw.get("payload"),
+    )
+
+
+def _envelope_event(line: bytes, offset: int) -> LedgerItem:
+    """A line whose payload cannot be decoded, as an event of its envelope (else damage)."""
+    envelope: LineEnvelope
+    try:
+        envelope = _timed_envelope.decode(line)
+    except _DECODE_ERRORS:
+        try:
+            envelope = _envelope.decode(line)
+        except _DECODE_ERRORS:
+            return _damaged(line, offset, "not valid JSON")
+    return UnknownEvent(
+        run_id=envelope.run_id,
+        seq=envelope.seq,
+        time=envelope.time if isinstance(envelope, _TimedEnvelope) else "",
+        type=envelope.type,
     )
 
 
