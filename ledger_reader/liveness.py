@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import fcntl
 import os
-import socket
 import time as time_module
 from typing import Final
 
 from ledger_reader.events import parse_time
 from ledger_reader.summary import PendingApproval, RunStatus, RunSummary
 
-_HOST: Final = socket.gethostname()
+_HOST: Final = os.uname().nodename
+"""This host's name, as ``socket.gethostname()`` gives it (both are ``uname``'s nodename),
+without loading the socket module into every ``runtop ls``."""
 
 DEFAULT_STALE_AFTER: Final = 300.0
 """Seconds without a write after which another writer's unfinished run is ``stale``."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -14,6 +15,7 @@ import pytest
 
 from tests.conftest import FIXTURES, REPO, RUN_ID, completed, line, started
 from tui.cli import main
+from tui.commands.output import write_json
 
 REQUIRED_FIELDS = {
     "run_id",
@@ -159,6 +161,29 @@ def test_every_json_runtop_prints_is_inert_and_means_the_same(
     assert shown[0]["payload"]["skill"] == evil
     assert shown[1]["payload"]["arguments"] == {evil: evil}
     assert shown[2]["type"] == "damaged_line"
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        b'{"skill":"del\x7fhere"}',
+        b'{"skill":"esc\x1b[2J"}',
+        b'{"a":1}\r',
+        b'{"skill":"nul\x00bell\x07"}',
+        '{"skill":"c1 \x9b and bidi \u202e"}'.encode(),
+    ],
+)
+def test_json_written_ascii_or_not_is_inert(document: bytes) -> None:
+    """The ASCII fast path of the one JSON writer lets no control byte through either."""
+    stream = io.StringIO()
+    write_json(document, stream)
+    assert UNSAFE_IN_A_TERMINAL.search(stream.getvalue()) is None, stream.getvalue()
+
+
+def test_plain_ascii_json_is_written_as_it_is() -> None:
+    stream = io.StringIO()
+    write_json(b'{"run_id":"r","tab":"a\\tb","n":[1,2.5,null]}', stream)
+    assert stream.getvalue() == '{"run_id":"r","tab":"a\\tb","n":[1,2.5,null]}\n'
 
 
 @pytest.mark.parametrize(

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import FIXTURES
+
 WALK = """
 import importlib, json, pkgutil, sys
 loaded = []
@@ -64,6 +66,27 @@ def test_the_commands_that_print_load_neither_textual_nor_the_run_manager() -> N
     assert "rich" in top
     assert "textual" not in top
     assert "run_manager" not in top
+
+
+def test_ls_json_loads_neither_rich_nor_asyncio() -> None:
+    """``runtop ls --json`` pays for every import on each call: it needs no console."""
+    probe = (
+        "import contextlib, io, json, sys; from tui.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+        "    code = main(['ls', sys.argv[1], '--json'])\n"
+        "print(json.dumps([code, len(json.loads(out.getvalue())),"
+        " sorted({m.split('.')[0] for m in sys.modules})]))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe, str(FIXTURES)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=30,
+    )
+    code, listed, loaded = json.loads(result.stdout)
+    assert (code, listed) == (0, len(list(FIXTURES.glob("*.jsonl"))))
+    assert not {"rich", "textual", "asyncio", "run_manager"} & set(loaded)
 
 
 EXTRAS = ("pydantic_ai", "agents", "openai", "opentelemetry", "google", "ray")

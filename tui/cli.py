@@ -15,15 +15,16 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
-from typing import Final
-
-from rich.console import Console
+from typing import TYPE_CHECKING, Final
 
 from ledger_reader import LedgerError
 from ledger_reader.locations import default_ledger_dir
 from tui.commands.output import say
 from tui.commands.targets import CommandError
 from tui.crash import EXIT_CRASHED, crash_line
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 EXIT_ERROR: Final = 1
 EXIT_INTERRUPTED: Final = 130
@@ -147,21 +148,20 @@ def watch_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
     arguments = list(sys.argv[1:] if argv is None else argv)
-    err = Console(stderr=True, highlight=False, markup=False, emoji=False)
     if arguments and arguments[0] in COMMANDS | {"-h", "--help"}:
         args = build_parser().parse_args(arguments)
         command = args.command
     else:
         args = watch_parser().parse_args(arguments)
         command = "watch"
-    out = Console(highlight=False, markup=False, emoji=False, soft_wrap=command == "show")
-    if not out.is_terminal:
-        out.width = 240
     try:
         module = importlib.import_module(f"tui.commands.{command}")
-        status: int = module.run(args, out, err)
+        if command == "ls" and args.json:
+            status: int = module.run_json(args)  # JSON needs no consoles: no Rich loaded
+        else:
+            status = module.run(args, *_consoles(command))
     except (CommandError, LedgerError) as error:
-        say(err, str(error))
+        say(sys.stderr, str(error))
         return EXIT_ERROR
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
@@ -171,9 +171,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115
         return 0
     except Exception as error:  # a bug: one line, the traceback kept in a file
-        say(err, crash_line(error))
+        say(sys.stderr, crash_line(error))
         return EXIT_CRASHED
     return status
+
+
+def _consoles(command: str) -> tuple[Console, Console]:
+    """The consoles a command prints on: stdout's and stderr's."""
+    from rich.console import Console
+
+    out = Console(highlight=False, markup=False, emoji=False, soft_wrap=command == "show")
+    if not out.is_terminal:
+        out.width = 240
+    return out, Console(stderr=True, highlight=False, markup=False, emoji=False)
 
 
 if __name__ == "__main__":

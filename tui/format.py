@@ -14,6 +14,7 @@ from rich.text import Text
 from inspector import RunView
 from inspector.status_words import UNKNOWN, status_word
 from ledger_reader import RunStatus
+from tui.status_glyphs import STATUS_GLYPHS
 from tui.text import duration, inert, shorten
 
 __all__ = [
@@ -28,19 +29,22 @@ __all__ = [
     "tokens_and_cost",
 ]
 
-STATUS: Final = {
-    RunStatus.RUNNING: ("●", "$accent"),
-    RunStatus.AWAITING_APPROVAL: ("◐", "$warning"),
-    RunStatus.SUCCEEDED: ("✔", "$success"),
-    RunStatus.FAILED: ("✘", "$error"),
-    RunStatus.CANCELED: ("⊘", "$secondary"),
-    RunStatus.SUSPENDED: ("‖", "$warning"),
-    RunStatus.ABANDONED: ("✝", "$error"),
-    RunStatus.STALE: ("?", "$text-muted"),
-    RunStatus.UNKNOWN: ("?", "$text-muted"),
+_STATUS_COLOURS: Final = {
+    RunStatus.RUNNING: "$accent",
+    RunStatus.AWAITING_APPROVAL: "$warning",
+    RunStatus.SUCCEEDED: "$success",
+    RunStatus.FAILED: "$error",
+    RunStatus.CANCELED: "$secondary",
+    RunStatus.SUSPENDED: "$warning",
+    RunStatus.ABANDONED: "$error",
+    RunStatus.STALE: "$text-muted",
+    RunStatus.UNKNOWN: "$text-muted",
 }
-"""Glyph and theme colour of each status (colours are resolved by the widget); the word is
-the status's own (:mod:`inspector.status_words`), as ``runtop ls`` and the API say it."""
+
+STATUS: Final = {status: (STATUS_GLYPHS[status], _STATUS_COLOURS[status]) for status in RunStatus}
+"""Glyph (:mod:`tui.status_glyphs`, as ``runtop ls`` marks it) and theme colour of each status
+(colours are resolved by the widget); the word is the status's own
+(:mod:`inspector.status_words`), as ``runtop ls`` and the API say it."""
 
 UNKNOWN_MARK: Final = ("◌", "$text-muted")
 """A live run whose source is disconnected."""

@@ -1,59 +1,34 @@
 """``runtop ls``: the runs under ledger files, directories or attach servers, one a line.
 
-Never loads Textual: it answers in a fraction of a second.
+Never loads Textual, and ``--json`` not even Rich (nor asyncio, unless an
+attach server is asked): listing 10,000 ledgers is mostly start-up and
+reading, and every import is paid on each call (bench/directory.py).
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
-import time
-from collections.abc import Sequence
-from datetime import UTC
-from typing import Final
+from typing import TYPE_CHECKING
 
 import msgspec
-from rich.cells import cell_len
-from rich.console import Console
-from rich.text import Text
 
-from ledger_reader import RunStatus, RunSummary, parse_time, scan_summaries
+from ledger_reader import RunSummary, scan_summaries
 from tui.commands.output import say, write_json
 from tui.commands.targets import split_targets
-from tui.text import duration, inert, shorten
 
-STATUS_STYLE: Final = {
-    RunStatus.RUNNING: ("●", "cyan"),
-    RunStatus.AWAITING_APPROVAL: ("◐", "yellow"),
-    RunStatus.SUCCEEDED: ("✔", "green"),
-    RunStatus.FAILED: ("✘", "red"),
-    RunStatus.CANCELED: ("⊘", "magenta"),
-    RunStatus.SUSPENDED: ("‖", "yellow"),
-    RunStatus.ABANDONED: ("✝", "red"),
-    RunStatus.STALE: ("?", "bright_black"),
-    RunStatus.UNKNOWN: ("?", "bright_black"),
-}
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 def run(args: argparse.Namespace, out: Console, err: Console) -> int:
-    paths, urls = split_targets(args.paths)
-    summaries, errors = scan_summaries(paths) if paths else ([], [])
-    failed = bool(errors)
-    for error in errors:
-        say(err, str(error))
-    for url in urls:
-        from inspector.source import SourceError
-
-        try:
-            summaries.extend(asyncio.run(_remote_summaries(url, args.token)))
-        except SourceError as error:
-            say(err, str(error))
-            failed = True
-    summaries.sort(key=lambda summary: (summary.started, summary.run_id), reverse=True)
+    """The table (or, with ``--json``, the JSON array) of the runs ``args`` name."""
     if args.json:
-        write_json(msgspec.json.encode(summaries))
-    elif summaries:
+        return run_json(args)
+    summaries, failed = _gather(args)
+    if summaries:
+        from tui.commands.runs_table import runs_table
+
         table = runs_table(summaries)
         if out.is_terminal:
             out.print(table, crop=True, no_wrap=True, overflow="ellipsis")
@@ -62,107 +37,37 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     return 1 if failed else 0
 
 
+def run_json(args: argparse.Namespace) -> int:
+    """``runtop ls --json``, without the consoles (and Rich) the table needs."""
+    summaries, failed = _gather(args)
+    write_json(msgspec.json.encode(summaries))
+    return 1 if failed else 0
+
+
+def _gather(args: argparse.Namespace) -> tuple[list[RunSummary], bool]:
+    """Every run ``args`` name, newest first, and whether anything failed (said on stderr)."""
+    paths, urls = split_targets(args.paths)
+    summaries, errors = scan_summaries(paths) if paths else ([], [])
+    failed = bool(errors)
+    for error in errors:
+        say(sys.stderr, str(error))
+    for url in urls:
+        import asyncio
+
+        from inspector.source import SourceError
+
+        try:
+            summaries.extend(asyncio.run(_remote_summaries(url, args.token)))
+        except SourceError as error:
+            say(sys.stderr, str(error))
+            failed = True
+    if urls:
+        summaries.sort(key=lambda summary: (summary.started, summary.run_id), reverse=True)
+    return summaries, failed
+
+
 async def _remote_summaries(url: str, token: str | None) -> list[RunSummary]:
     from inspector.attach_client import AttachClient, find_token
 
     async with AttachClient(url, find_token(url, token)) as client:
         return await client.runs()
-
-
-def _duration(summary: RunSummary) -> str:
-    start = parse_time(summary.started_at or "")
-    if start is None:
-        return ""
-    if summary.status.is_live and not summary.completed_at:
-        return duration(max(0.0, time.time() - start.timestamp()))  # so far, as the TUI ticks
-    end = parse_time(summary.completed_at or summary.last_event_at or "")
-    if end is None:
-        return ""
-    return duration(max(0.0, (end - start).total_seconds()))
-
-
-def _when(value: str | None) -> str:
-    parsed = parse_time(value or "")
-    if parsed is None:
-        return inert(value or "", single_line=True)
-    return parsed.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
-
-
-def _note(summary: RunSummary) -> str:
-    parts: list[str] = []
-    if summary.pending_approval is not None:
-        prompt = summary.pending_approval.prompt or summary.pending_approval.approval_id
-        waiting = "awaiting approval" if summary.status.waits else "approval unanswered"
-        parts.append(f"{waiting}: {prompt}")
-    if summary.cancel_requested:
-        parts.append("cancelling…")
-    if summary.error:
-        parts.append(summary.error)
-    if summary.warning_count:
-        plural = "s" if summary.warning_count != 1 else ""
-        parts.append(f"{summary.warning_count} warning{plural}")
-    return shorten(inert("; ".join(parts), single_line=True), 80)
-
-
-COLUMNS: Final = (
-    ("STATUS", False),
-    ("RUN ID", False),
-    ("SKILL / AGENT", False),
-    ("STARTED (UTC)", False),
-    ("DURATION", True),
-    ("EVENTS", True),
-    ("DAMAGED", True),
-    ("NOTE", False),
-)
-"""Title of each column of ``runtop ls``, and whether it is right-aligned."""
-
-
-def runs_table(summaries: Sequence[RunSummary]) -> Text:
-    """The runs as aligned lines, a header first, newest first as given.
-
-    Laid out here rather than by a Rich Table, which measured every cell of
-    every row again to lay it out: 13 s for 10,000 runs. Each line is a few
-    appends (the status and a damaged count in colour, the rest plain).
-    """
-    rows: list[list[str]] = []
-    for summary in summaries:
-        who = " / ".join(part for part in (summary.skill, summary.agent) if part)
-        rows.append(
-            [
-                summary.status.value,
-                inert(summary.run_id, single_line=True),
-                shorten(inert(who, single_line=True), 32),
-                _when(summary.started_at),
-                _duration(summary),
-                "?" if summary.event_count is None else str(summary.event_count),
-                "?" if summary.damaged_lines is None else str(summary.damaged_lines),
-                inert(_note(summary), single_line=True),
-            ]
-        )
-    widths = [_cells(title) for title, _ in COLUMNS]
-    for row in rows:
-        widths[0] = max(widths[0], 2 + len(row[0]))  # the mark, a space, the status
-        for column in range(1, len(widths)):
-            widths[column] = max(widths[column], _cells(row[column]))
-
-    def cell(column: int, text: str) -> str:
-        room = widths[column] - _cells(text)
-        return " " * room + text if COLUMNS[column][1] else text + " " * room
-
-    table = Text(no_wrap=True, overflow="ellipsis")
-    header = "  ".join(cell(column, title) for column, (title, _) in enumerate(COLUMNS))
-    table.append(header.rstrip() + "\n", style="bold")
-    for row, summary in zip(rows, summaries, strict=True):
-        mark, colour = STATUS_STYLE[summary.status]
-        table.append(cell(0, f"{mark} {row[0]}"), style=colour)
-        table.append("  " + "  ".join(cell(column, row[column]) for column in range(1, 6)) + "  ")
-        table.append(cell(6, row[6]), style="red" if summary.damaged_lines else None)
-        table.append(("  " + row[7] if row[7] else "") + "\n")
-    table.rstrip()
-    return table
-
-
-def _cells(text: str) -> int:
-    """Cells ``text`` takes on screen: its length when it is ASCII (most cells are, and
-    ``cell_len`` costs more), else ``cell_len``."""
-    return len(text) if text.isascii() else cell_len(text)

@@ -114,10 +114,10 @@ async def _follow(path: Path, start: int, printer: EventPrinter, err: Console) -
         try:
             batch = await tail.apoll()
         except LedgerGone:
-            say(err, f"{path}: the ledger was removed")
+            say(err.file, f"{path}: the ledger was removed")
             return
         if batch.reset is not None:
-            say(err, f"{path}: the ledger was {batch.reset}; reading it again from the start")
+            say(err.file, f"{path}: the ledger was {batch.reset}; reading it again from the start")
             printer.started = None
         for line in batch.lines:
             printer.line(line)
