@@ -269,3 +269,28 @@ async def test_a_run_that_ends_between_ticks_is_not_older_than_it_started() -> N
             cells = drawn_cells(rows, rows.rows[0])
             started, took = cells["started"], cells["duration"]
             assert float(started.removesuffix("s ago")) >= float(took.removesuffix("s")), cells
+
+
+async def test_one_mark_for_an_error_and_numbers_titled_where_they_align(fixtures: Path) -> None:
+    """The failed run's error event was marked ✗ beside ✘ failed and ✘ error; the runs
+    table's number columns had their titles on the left, their numbers on the right; the
+    preview said a tool call without the time the run screen gives it."""
+    from tui.widgets.run_preview import RunPreview
+
+    app = sample_app(fixtures)
+    async with app.run_test(size=(160, 48)) as pilot:
+        rows = await loaded(pilot)
+        header = str(app.screen.query_one("#header", Static).render())
+        line = rows.render_line(0).text
+        for title in ("TIME", "EVENTS"):  # right-aligned: a title ends where its numbers do
+            end = header.index(title) + len(title)
+            assert line[end - 1] != " ", (title, header, line)
+        await pilot.press("end")  # the research run: its read_page call took 1.4s
+        preview = app.screen.query_one(RunPreview)
+        await settle(pilot, lambda: "read_page ✔ 1.4s" in str(preview.render()), "its time")
+        rows.cursor = next(n for n, run in enumerate(rows.rows) if run.status.value == "failed")
+        await pilot.press("enter")
+        events = await events_read(pilot, 6)
+        drawn = "\n".join(events.render_line(y).text for y in range(len(events.entries())))
+        assert "✘ error" in drawn
+        assert "✗" not in drawn

@@ -173,6 +173,8 @@ def describe_entry(items: list[LedgerItem]) -> tuple[str, str]:
         if result is None:
             return GLYPHS["tool_call"], f"{name} … running  {arguments}"
         outcome = "✘ error" if result.payload.is_error else "✔"
+        if call.timestamp is not None and result.timestamp is not None:  # as the run screen
+            outcome += f" {duration((result.timestamp - call.timestamp).total_seconds())}"
         return GLYPHS[
             "tool_call"
         ], f"{name} {outcome}  {arguments} → {compact_json(result.payload.output, 60)}"

@@ -48,6 +48,9 @@ room for its title and the sort arrow."""
 MARK: Final = "◆"
 """The glyph of a run marked to compare (space, or ``m``, on the runs table)."""
 
+NUMERIC: Final = frozenset({"events", "duration", "tokens"})
+"""Columns of numbers: right-aligned, titles and all, so their digits line up."""
+
 SORT_KEYS: Final = ("started", "status", "agent", "duration", "events", "tokens", "source")
 
 
@@ -81,8 +84,7 @@ def visible_columns(total: int, keep: str = "") -> list[tuple[str, str, int]]:
 @functools.cache
 def _layout(total: int, keep: str = "") -> tuple[tuple[str, int, bool], ...]:
     """Each column's key and width at ``total`` cells, and whether it is right-aligned."""
-    right = {"events", "duration", "tokens"}
-    return tuple((key, width, key in right) for key, _, width in visible_columns(total, keep))
+    return tuple((key, width, key in NUMERIC) for key, _, width in visible_columns(total, keep))
 
 
 def column_widths(total: int) -> list[int]:
@@ -108,10 +110,12 @@ def header_text(total: int, sort: str, reverse: bool) -> Text:
         if key == sort:
             arrow = "▼" if reverse else "▲"
             title = f"{title[: max(1, width - 2)]} {arrow}"
-            text.append(title[:width].ljust(width), style="underline")
+            cut = title[:width]
+            text.append(cut.rjust(width) if key in NUMERIC else cut.ljust(width), "underline")
             text.append(" ")
         else:
-            text.append(title[:width].ljust(width) + " ")
+            cut = title[:width]
+            text.append((cut.rjust(width) if key in NUMERIC else cut.ljust(width)) + " ")
     return text
 
 
