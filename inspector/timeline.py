@@ -349,10 +349,14 @@ class Timeline:
             end = self.latest  # an event written after run_completed (damage) stays on the axis
         return (start, end)
 
-    def summary(self, now: float | None = None) -> TimelineSummary:
+    def summary(
+        self, now: float | None = None, *, nodes: Iterable[TimelineNode] | None = None
+    ) -> TimelineSummary:
         """Where the time went, each instant counted once (see :class:`TimelineSummary`).
 
         O(n log n) in the nodes: callers keep it while :attr:`version` stays the same.
+        A caller that works it out in a thread while the timeline grows on its loop
+        passes ``nodes``, a copy of :meth:`nodes` taken on the loop.
         """
         start, end = self.span(now)
         edges: list[tuple[float, int, int]] = []
@@ -362,7 +366,8 @@ class Timeline:
         cost = 0.0
         counts = dict.fromkeys(NodeKind, 0)
         tool_errors = in_flight = 0
-        for node in self._nodes.values():
+        chosen = list(self._nodes.values()) if nodes is None else list(nodes)
+        for node in chosen:
             counts[node.kind] += 1
             node_end = node.end_or(end)
             if node.end is None:
@@ -404,7 +409,7 @@ class Timeline:
             idle=max(0.0, wall - sum(busy)),
             tool_time=tool_time,
             model_time=model_time,
-            nodes=len(self._nodes),
+            nodes=len(chosen),
             model_calls=counts[NodeKind.MODEL],
             tool_calls=counts[NodeKind.TOOL],
             tool_errors=tool_errors,

@@ -36,7 +36,15 @@ class RuntopApp(App[None]):
 
     CSS_PATH: ClassVar[list[str | PurePath]] = [
         f"widgets/{name}.tcss"
-        for name in ("key_bar", "run_table", "source_line", "run_preview", "event_list", "detail")
+        for name in (
+            "key_bar",
+            "run_table",
+            "source_line",
+            "run_preview",
+            "event_list",
+            "detail",
+            "timeline_view",
+        )
     ]
     """The widgets' styles, beside them (a screen's are beside the screen: its CSS_PATH)."""
 
@@ -367,6 +375,9 @@ class RuntopApp(App[None]):
             )
             yield SystemCommand(
                 "Search the run", "Find text in its events; n / N step", screen.action_search
+            )
+            yield SystemCommand(
+                "Timeline", "Where the run's time went, node by node (T)", screen.action_timeline
             )
 
     def action_cancel_or_say(self) -> None:

@@ -52,6 +52,12 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("target", metavar="PATH_OR_RUN_ID", help="a ledger file or a run id")
     show.add_argument("--json", action="store_true", help="print JSON Lines, one per ledger line")
     show.add_argument(
+        "--timeline",
+        action="store_true",
+        help="where the run's time went: a bar per model call, tool call, approval and "
+        "child run (with --json, the nodes with their start, end and parent)",
+    )
+    show.add_argument(
         "--follow",
         "-f",
         action="store_true",

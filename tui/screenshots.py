@@ -156,6 +156,30 @@ async def compare_resumed(pilot: Pilot[Any]) -> None:
     await pilot.pause(0.5)
 
 
+async def run_timeline(pilot: Pilot[Any]) -> None:
+    """The planner's run, finished: a model call, then its two child runs side by side."""
+    from tui.widgets.timeline_pane import TimelinePane
+
+    app = pilot.app
+    assert isinstance(app, RuntopApp)
+    await _until(
+        pilot,
+        lambda: any(
+            r.agent == "planner" and r.status.value == "succeeded" for r in _rows(app).rows
+        ),
+        limit=60.0,
+    )
+    table = _rows(app)
+    table.select_key(next(r.key for r in table.rows if r.agent == "planner"))
+    await pilot.press("enter")
+    await pilot.pause(0.5)
+    await pilot.press("T")
+    pane = app.screen.query_one(TimelinePane)
+    await _until(pilot, lambda: not pane.loading and pane.summary is not None)
+    await pilot.press("down", "down")
+    await pilot.pause(0.5)
+
+
 SCENARIOS: dict[str, Callable[[Pilot[Any]], Awaitable[None]]] = {
     "runs": runs_live,
     "run-tool-call": run_with_tool_call,
@@ -165,6 +189,7 @@ SCENARIOS: dict[str, Callable[[Pilot[Any]], Awaitable[None]]] = {
     "run-search": run_search,
     "tool-drilldown": tool_drilldown,
     "compare-resumed": compare_resumed,
+    "run-timeline": run_timeline,
 }
 
 

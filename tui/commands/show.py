@@ -7,22 +7,26 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import time
 from collections.abc import AsyncIterator
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 import msgspec
 from rich.console import Console
 from rich.text import Text
 
+from inspector.timeline import Timeline, outcome_of_status
 from ledger_reader import (
     DamagedLine,
+    LedgerError,
     LedgerGone,
     LedgerTail,
     RunCompleted,
     RunEvent,
     encode_event,
+    parse_time,
 )
 from ledger_reader.head_tail import summarize_ledger, writer_gone
 from ledger_reader.lines import Line, read_ledger_lines
@@ -35,6 +39,7 @@ from tui.commands.targets import (
     resolve_ledger,
 )
 from tui.describe import describe, glyph
+from tui.timeline_text import render_lines
 
 if TYPE_CHECKING:
     from inspector.attach_client import SseFrame
@@ -84,11 +89,15 @@ class EventPrinter:
 
 
 def run(args: argparse.Namespace, out: Console, err: Console) -> int:
+    if getattr(args, "timeline", False) and args.follow:
+        raise CommandError("--timeline prints the run once; --follow is for its events")
     urls = [where for where in args.dir or [] if is_url(where)]
     if urls:
         return _show_remote(args, urls[0], out)
     search = [Path(path) for path in args.dir] if args.dir else [default_ledger_dir()]
     path = resolve_ledger(args.target, search)
+    if getattr(args, "timeline", False):
+        return _show_timeline(path, out, as_json=args.json)
     printer = EventPrinter(out, as_json=args.json)
     # A torn last line is damage once the writer is known gone; until then it is a line
     # still being written.
@@ -100,6 +109,70 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.follow and not printer.finished:
         asyncio.run(_follow(path, end, printer, err))
     return 0
+
+
+TIMELINE_WIDTH: Final = 100
+"""Columns of ``--timeline`` when the output is not a terminal (a file, a bug report)."""
+
+
+def _show_timeline(path: Path, out: Console, *, as_json: bool) -> int:
+    """``runtop show RUN --timeline``: the run's timeline as bars, or its nodes as JSON."""
+    summary = summarize_ledger(path)
+    timeline = Timeline(summary.run_id or None)
+    for line in read_ledger_lines(path, torn_tail=writer_gone(summary)):
+        if line.item is not None:
+            timeline.add(line.item)
+    _add_child_ledgers(path, timeline)
+    now = time.time() if summary.status.is_live else None
+    _print_timeline(timeline, out, now, as_json=as_json)
+    return 0
+
+
+def _add_child_ledgers(path: Path, timeline: Timeline) -> None:
+    """The run's child runs: the ledgers beside it whose ``run_started`` names it as parent."""
+    run_id = timeline.run_id
+    if not run_id:
+        return
+    for sibling in sorted(path.parent.glob("*.jsonl")):
+        if sibling == path:
+            continue
+        try:
+            child = summarize_ledger(sibling)
+        except LedgerError:
+            continue  # unreadable beside it: not this run's to report
+        if child.parent_run_id != run_id:
+            continue
+        start = parse_time(child.started_at or "")
+        if start is None:
+            continue
+        end = parse_time(child.completed_at or child.last_event_at or "")
+        timeline.set_child_run(
+            child.run_id or sibling.stem,
+            child.agent or child.skill,
+            start.timestamp(),
+            None if child.status.is_live or end is None else end.timestamp(),
+            outcome_of_status(child.status.value),
+        )
+
+
+def _print_timeline(timeline: Timeline, out: Console, now: float | None, *, as_json: bool) -> None:
+    if as_json:
+        summary = {
+            name: round(value, 6) if isinstance(value, float) else value
+            for name, value in msgspec.to_builtins(timeline.summary(now)).items()
+        }
+        document = {
+            "run_id": timeline.run_id,
+            "damaged_lines": timeline.damaged,
+            "untimed_events": timeline.untimed,
+            "summary": summary,
+            "nodes": timeline.to_json(now),
+        }
+        write_json(msgspec.json.encode(document))
+        return
+    width = out.width if out.is_terminal else TIMELINE_WIDTH
+    for text in render_lines(timeline, max(40, width), now):
+        out.print(Text(text), no_wrap=True, overflow="crop")
 
 
 async def _follow(path: Path, start: int, printer: EventPrinter, err: Console) -> None:
@@ -132,6 +205,8 @@ def _show_remote(args: argparse.Namespace, url: str, out: Console) -> int:
     from inspector.source import SourceError
 
     run_id = require_run_id(args.target, " (a server is asked by run id)")
+    if getattr(args, "timeline", False):
+        return _remote_timeline(args, url, run_id, out)
     printer = EventPrinter(out, as_json=args.json)
 
     async def show() -> None:
@@ -144,6 +219,29 @@ def _show_remote(args: argparse.Namespace, url: str, out: Console) -> int:
         asyncio.run(show())
     except SourceError as error:
         raise CommandError(str(error)) from None
+    return 0
+
+
+def _remote_timeline(args: argparse.Namespace, url: str, run_id: str, out: Console) -> int:
+    """``--timeline --from URL``: the run's timeline from the server's events (its child
+    runs, in ledgers of their own, are not asked for)."""
+    from inspector.attach_client import item_of
+    from inspector.source import SourceError
+
+    timeline = Timeline(run_id)
+
+    async def fold() -> None:
+        async for frame in _remote_events(url, args.token, run_id, follow=False):
+            item = item_of(frame)
+            if item is not None:
+                timeline.add(item)
+
+    try:
+        asyncio.run(fold())
+    except SourceError as error:
+        raise CommandError(str(error)) from None
+    live = timeline.run_end is None and timeline.damaged == 0
+    _print_timeline(timeline, out, time.time() if live else None, as_json=args.json)
     return 0
 
 

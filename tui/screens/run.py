@@ -16,6 +16,7 @@ from textual.widgets import Static
 
 from inspector import RunKey, RunStore, RunView, SourceError, ToolCallView
 from inspector.comparison import baseline_first, resume_partner
+from inspector.timeline import TimelineNode
 from ledger_reader import (
     DamagedLine,
     LedgerItem,
@@ -30,9 +31,12 @@ from tui.format import cell, duration, now_or, status_mark, tokens_and_cost
 from tui.run_search import matches
 from tui.store_news import StoreChanged
 from tui.text import inert
+from tui.timeline_text import node_facts
 from tui.widgets.detail import EventDetail
 from tui.widgets.event_list import EventList
 from tui.widgets.key_bar import KeyBar
+from tui.widgets.timeline_pane import TimelinePane
+from tui.widgets.timeline_view import TimelineView
 
 if TYPE_CHECKING:
     from textual.widgets import Input
@@ -54,6 +58,7 @@ class RunScreen(Screen[None]):
         Binding("slash", "search", "Search"),
         Binding("n", "next_match", "Next match"),
         Binding("N", "previous_match", "Previous match", show=False),
+        Binding("T", "timeline", "Timeline"),
     ]
 
     CSS_PATH = "run.tcss"
@@ -84,6 +89,8 @@ class RunScreen(Screen[None]):
         """The events that hold it (an entry, a paragraph say, may hold several)."""
         self._search_box: Input | None = None
         """Events in the selected entry (more than handed over, for a very long paragraph)."""
+        self._event_selection: EventList.Selected | None = None
+        """The event stream's last selection, shown again when the timeline closes."""
 
     def compose(self) -> ComposeResult:
         yield Static(id="run-header")
@@ -116,10 +123,15 @@ class RunScreen(Screen[None]):
 
     def on_store_changed(self, message: StoreChanged) -> None:
         change = message.change
+        timelines = self.query(TimelinePane)
         if change.reset:
             self.query_one(EventList).reset()
+            for pane in timelines:
+                pane.reset()
         elif self.key in change.events:
             self.query_one(EventList).reload()
+            for pane in timelines:
+                pane.reload()
         if self.key in change.runs or self.key in change.removed:
             self._header()
             self.app.refresh_bindings()
@@ -163,6 +175,9 @@ class RunScreen(Screen[None]):
         header.update(Content.assemble(*parts))
 
     def on_event_list_selected(self, message: EventList.Selected) -> None:
+        self._event_selection = message
+        if self.timeline_shown():
+            return  # the detail shows the timeline's node; this entry once it is left
         self._selected = message.items
         self._entry_size = message.entry.end - message.entry.start
         self._show(message.items)
@@ -329,11 +344,15 @@ class RunScreen(Screen[None]):
         events.cursor = target
         self._say_where()
 
-    def action_back(self) -> None:
-        """Escape: closes the search box if it is open (one thing at a time), else goes back."""
+    async def action_back(self) -> None:
+        """Escape: closes the search box if it is open (one thing at a time), else the
+        timeline if it is shown, else goes back."""
         box = self._search_box
         if box is not None and box.has_class("open"):
             self.close_search()
+            return
+        if self.timeline_shown():
+            await self.action_timeline()
             return
         self.app.pop_screen()
 
@@ -351,6 +370,80 @@ class RunScreen(Screen[None]):
         events.search = ""
         events.focus()
         self.app.refresh_bindings()
+
+    # -- the timeline (T) -------------------------------------------------------------
+
+    def timeline_shown(self) -> bool:
+        panes = self.query(TimelinePane)
+        return bool(panes) and panes.first().display
+
+    async def action_timeline(self) -> None:
+        """Show the timeline in place of the event stream, or the event stream again."""
+        events = self.query_one(EventList)
+        panes = self.query(TimelinePane)
+        if not panes:
+            pane = TimelinePane(self.store, self.key, clock=self.clock, id="timeline")
+            await self.query_one(Horizontal).mount(pane, before=self.query_one(EventDetail))
+        else:
+            pane = panes.first()
+            pane.display = not pane.display
+        events.display = not pane.display
+        if pane.display:
+            pane.view.focus()
+            pane.reload()
+            node = pane.view.node_at(pane.view.cursor)
+            if node is not None:
+                self._show_node(node, pane.view.full_axis()[0])
+        else:
+            events.focus()
+            if self._event_selection is not None:
+                self.on_event_list_selected(self._event_selection)
+
+    def on_timeline_view_highlighted(self, message: TimelineView.Highlighted) -> None:
+        self._show_node(message.node, message.view.full_axis()[0])
+
+    @work(exclusive=True, group="timeline-detail", exit_on_error=False)
+    async def _show_node(self, node: TimelineNode, origin: float) -> None:
+        """The node's facts, above its most telling event (a tool call with its result)."""
+        item: LedgerItem | None = None
+        where = node.detail_position
+        if where is not None:
+            try:
+                found = await self.store.events(self.key, where, where + 1)
+            except SourceError:
+                found = []
+            item = found[0] if found else None
+        facts = node_facts(node, origin)
+        call = self._call_of(item)
+        if call is not None:
+            facts = facts[1:]  # the call's own heading says its name, outcome and time
+        heading = [
+            Text(line, style="bold" if n == 0 and call is None else "dim")
+            for n, line in enumerate(facts)
+        ]
+        self._selected = [item] if item is not None else []
+        self._entry_size = len(self._selected)
+        raw = self._raw(item) if self.show_raw and item is not None else None
+        self.query_one(EventDetail).show(item, call, raw, heading=heading)
+
+    def on_timeline_view_chosen(self, message: TimelineView.Chosen) -> None:
+        """Enter on a node: the event stream, at the node's event."""
+        node = message.node
+        if node.run_id is not None:  # a child run: its own screen
+            child = RunKey(self.key.source, node.run_id)
+            if self.store.get(child) is not None:
+                self.app.push_screen(RunScreen(self.store, child, clock=self.clock))
+                return
+        where = node.detail_position if node.detail_position is not None else node.position
+        if where is None:
+            self.notify("this node has no event in this run's ledger", timeout=2)
+            return
+        pane = self.query_one(TimelinePane)
+        pane.display = False
+        events = self.query_one(EventList)
+        events.display = True
+        events.focus()
+        events.select(where)
 
     def action_follow(self) -> None:
         events = self.query_one(EventList)

@@ -114,10 +114,17 @@ class EventDetail(VerticalScroll):
         self.text = "\n".join(part.plain for part in parts)
         self._body.update(Group(*parts))
 
-    def show(self, item: LedgerItem | None, call: ToolCallView | None, raw: bytes | None) -> None:
+    def show(
+        self,
+        item: LedgerItem | None,
+        call: ToolCallView | None,
+        raw: bytes | None,
+        *,
+        heading: list[Text] | None = None,
+    ) -> None:
+        """Show an event (and the tool call it belongs to, if any), under ``heading``."""
         error = self.get_component_rich_style("event-detail--error", partial=True)
-        """Show an event (and the tool call it belongs to, if any)."""
-        parts: list[Text | _JsonBlock] = []
+        parts: list[Text | _JsonBlock] = list(heading or [])
         limit = None if self.show_all else OUTPUT_PREVIEW
         if call is not None:
             state = "error" if call.is_error else ("done" if call.done else "in flight")

@@ -1,0 +1,321 @@
+"""A timeline as text: the columns of a row, where a bar falls, the ruler, the summary.
+
+The TUI's timeline view and ``runtop show --timeline`` lay rows out the
+same way with these: a label column (the node's name indented under its
+parent), a numbers column (duration, tokens), and the bars, scaled so that
+a window of the run's time fills the width. Nothing here draws or knows
+Textual; every name from a ledger passes through :func:`tui.text.inert`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Final, NamedTuple
+
+from inspector.timeline import NodeKind, Outcome, Timeline, TimelineNode, TimelineSummary
+from tui.text import duration, inert
+
+KIND_GLYPHS: Final = {
+    NodeKind.MODEL: "◆",
+    NodeKind.TOOL: "⚙",
+    NodeKind.APPROVAL: "?",
+    NodeKind.STEP: "▸",
+    NodeKind.CHILD_RUN: "▶",
+}
+"""The mark of each kind of node (the event stream's marks for model and tool calls)."""
+
+OUTCOME_WORDS: Final = {
+    Outcome.RUNNING: "running",
+    Outcome.OK: "",
+    Outcome.ERROR: "error",
+    Outcome.DENIED: "denied",
+    Outcome.CANCELLED: "cancelled",
+    Outcome.UNFINISHED: "unfinished",
+}
+
+BAR: Final = "█"
+POINT: Final = "▏"
+"""A node of no length (its start unknown, or instant)."""
+OPEN_END: Final = "▸"
+"""The right end of a bar still in flight."""
+CUT_LEFT: Final = "◂"
+CUT_RIGHT: Final = "▸"
+
+NUMBERS_WIDTH: Final = 13
+"""``12.3s 2.3k tok``: a duration and a model call's tokens."""
+INDENT: Final = 2
+"""Cells of indentation per level of nesting."""
+MAX_INDENT_LEVELS: Final = 8
+"""Deeper nesting is drawn at this depth (the label stays readable)."""
+
+
+class Columns(NamedTuple):
+    """Where a row's parts go, for a width."""
+
+    label: int
+    numbers: int
+    bars: int
+
+    @property
+    def bars_at(self) -> int:
+        """The cell the bars start at."""
+        return self.label + 1 + self.numbers + 1
+
+
+def columns(width: int) -> Columns:
+    """Split ``width`` cells into label, numbers and bars (names get a third, 12 to 36)."""
+    numbers = NUMBERS_WIDTH if width >= 50 else 6
+    label = max(12, min(36, (width - numbers) // 3))
+    bars = max(1, width - label - numbers - 2)
+    return Columns(label, numbers, bars)
+
+
+class BarCells(NamedTuple):
+    """Where a node's bar falls in the bars column: cells ``begin`` to ``end`` (exclusive)."""
+
+    begin: int
+    end: int
+    before: bool
+    """The node starts before the window (its bar is cut at the left)."""
+    after: bool
+    """The node ends after the window (cut at the right)."""
+    point: bool
+    """Zero length: drawn as a thin mark."""
+
+
+def bar_cells(start: float, end: float, window: tuple[float, float], width: int) -> BarCells | None:
+    """The cells ``start``..``end`` covers in ``width`` cells showing ``window``; ``None`` outside.
+
+    A bar is at least one cell wide, so a short call still shows.
+    """
+    low, high = window
+    span = high - low
+    if span <= 0 or width <= 0:
+        return BarCells(0, 1, False, False, end <= start) if width > 0 else None
+    if end < low or start > high:
+        return None
+    scale = width / span
+    begin = math.floor((start - low) * scale)
+    finish = math.ceil((end - low) * scale)
+    before, after = begin < 0, finish > width
+    begin = min(max(begin, 0), width - 1)
+    finish = min(max(finish, begin + 1), width)
+    return BarCells(begin, finish, before, after, end <= start)
+
+
+def bar_text(cells: BarCells, *, in_flight: bool) -> str:
+    """The characters of a bar (its cells, from ``begin``)."""
+    size = cells.end - cells.begin
+    if cells.point:
+        return POINT
+    body = [BAR] * size
+    if in_flight and not cells.after:
+        body[-1] = OPEN_END
+    if cells.before:
+        body[0] = CUT_LEFT
+    if cells.after:
+        body[-1] = CUT_RIGHT
+    return "".join(body)
+
+
+def label(node: TimelineNode, width: int) -> str:
+    """The node's mark and name, indented under its parent, cut to ``width`` cells."""
+    indent = " " * (INDENT * min(node.depth, MAX_INDENT_LEVELS))
+    name = inert(node.name or node.id, single_line=True)
+    text = f"{indent}{KIND_GLYPHS[node.kind]} {name}"
+    return text[: width - 1] + "…" if len(text) > width else text.ljust(width)
+
+
+def numbers(node: TimelineNode, width: int, now: float | None = None) -> str:
+    """Duration (while in flight, the time so far and ``…``, or ``no end`` without a
+    ``now``), then a model call's tokens or an outcome that is not ok, as much as fits."""
+    if node.duration is not None:
+        text = duration(node.duration)
+    elif now is not None:
+        text = duration(max(0.0, now - node.start)) + "…"
+    else:
+        text = "no end"
+    tokens = node.tokens
+    more = ""
+    if tokens is not None:
+        more = f"{tokens / 1000:.1f}k tok" if tokens >= 1000 else f"{tokens} tok"
+    elif node.outcome not in (Outcome.OK, Outcome.RUNNING):
+        more = OUTCOME_WORDS[node.outcome]
+    if more and len(text) + 1 + len(more) <= width:
+        text = f"{text} {more}"
+    return text[:width].rjust(width)
+
+
+def node_facts(node: TimelineNode, origin: float) -> list[str]:
+    """What the detail pane says of a node above its event: kind, name, times, outcome, notes."""
+    took = duration(node.duration) if node.duration is not None else "in flight"
+    outcome = OUTCOME_WORDS[node.outcome] or "ok"
+    lines = [
+        inert(f"{node.kind} {node.name}  ·  {outcome}  ·  {took}", single_line=True),
+        inert(
+            f"node {node.id}  ·  from +{node.start - origin:.3f}s"
+            + (f" to +{node.end - origin:.3f}s" if node.end is not None else ""),
+            single_line=True,
+        ),
+    ]
+    if node.tokens is not None:
+        cost = f"  ·  ${node.cost_usd:.4f}" if node.cost_usd else ""
+        lines.append(
+            inert(
+                f"{node.model or 'model'}  ·  {node.prompt_tokens or 0} prompt + "
+                f"{node.output_tokens or 0} output tokens{cost}",
+                single_line=True,
+            )
+        )
+    if node.parent is not None:
+        lines.append(inert(f"inside {node.parent.kind} {node.parent.name}", single_line=True))
+    if node.run_id is not None:
+        lines.append("Enter opens the child run")
+    lines.extend(inert(f"note: {note}", single_line=True) for note in node.notes)
+    return lines
+
+
+def _tick_step(seconds: float, ticks: int) -> float:
+    """A round step (1, 2 or 5 times a power of ten) giving about ``ticks`` ticks."""
+    if seconds <= 0 or ticks <= 0:
+        return 1.0
+    raw = seconds / ticks
+    power: float = 10.0 ** math.floor(math.log10(raw))
+    for factor in (1, 2, 5, 10):
+        if raw <= factor * power:
+            return factor * power
+    return 10 * power
+
+
+def _tick_label(offset: float, step: float) -> str:
+    if step >= 60:
+        return duration(offset)
+    digits = max(0, -math.floor(math.log10(step))) if step < 1 else 0
+    return f"{offset:.{digits}f}s"
+
+
+def ruler(window: tuple[float, float], origin: float, width: int) -> str:
+    """Tick labels over the bars column: seconds from ``origin`` (the run's start)."""
+    low, high = window
+    if high <= low or width < 4:
+        return " " * max(0, width)
+    step = _tick_step(high - low, max(1, width // 10))
+    cells = [" "] * width
+    first = math.ceil((low - origin) / step - 1e-9)
+    index = first
+    scale = width / (high - low)
+    while True:
+        offset = index * step
+        at = round((origin + offset - low) * scale)
+        if at >= width:
+            break
+        text = "┊" + _tick_label(offset, step)
+        fits = at + len(text) <= width
+        if at >= 0 and fits and all(c == " " for c in cells[max(0, at - 1) : at + len(text)]):
+            cells[at : at + len(text)] = text
+        index += 1
+    return "".join(cells)
+
+
+def summary_text(summary: TimelineSummary) -> str:
+    """One line: wall time, then where it went (each instant counted once; see the model),
+    the most telling first, so that a narrow pane cuts the least."""
+    parts = [f"wall {duration(summary.wall)}"]
+    if summary.model_calls:
+        parts.append(f"model {duration(summary.model)}")
+    if summary.tool_calls:
+        tools = f"tools {duration(summary.tools)}"
+        if summary.tool_time > summary.tools + 0.05:
+            tools += f" ({duration(summary.tool_time)} summed)"
+        parts.append(tools)
+    if summary.approval_count:
+        parts.append(f"approvals {duration(summary.approvals)}")
+    parts.append(f"idle {duration(summary.idle)}")
+    if summary.child_run_count:
+        parts.append(f"child runs {duration(summary.child_runs)}")
+    if summary.steps > 0.05:
+        parts.append(f"steps {duration(summary.steps)}")
+    tokens = summary.prompt_tokens + summary.output_tokens
+    counts = f"{summary.nodes:,} nodes"
+    if tokens:
+        counts += f", {tokens / 1000:.1f}k tokens" if tokens >= 1000 else f", {tokens} tokens"
+    if summary.in_flight:
+        counts += f", {summary.in_flight} in flight"
+    parts.append(counts)
+    return " · ".join(parts)
+
+
+def damage_text(timeline: Timeline) -> str:
+    """What the ledger held that the timeline could not use, or ``""``."""
+    parts = []
+    if timeline.damaged:
+        parts.append(f"{timeline.damaged} damaged line{'s' if timeline.damaged != 1 else ''}")
+    if timeline.untimed:
+        parts.append(
+            f"{timeline.untimed} event{'s' if timeline.untimed != 1 else ''} without a time"
+        )
+    noted = sum(1 for node in timeline.nodes() if node.notes)
+    if noted:
+        parts.append(f"{noted} node{'s' if noted != 1 else ''} with a note")
+    return ", ".join(parts)
+
+
+def _wrapped(parts: list[str], width: int) -> list[str]:
+    """``parts`` joined by `` · `` into lines of at most ``width`` (a part is never split)."""
+    lines: list[str] = []
+    current = ""
+    for part in parts:
+        joined = f"{current} · {part}" if current else part
+        if current and len(joined) > width:
+            lines.append(current)
+            current = part
+        else:
+            current = joined
+    if current:
+        lines.append(current)
+    return lines
+
+
+def render_lines(timeline: Timeline, width: int, now: float | None = None) -> list[str]:
+    """The whole timeline as lines of text ``width`` wide (``runtop show --timeline``)."""
+    window = timeline.span(now)
+    end = window[1]
+    cols = columns(width)
+    head = summary_text(timeline.summary(now))
+    damage = damage_text(timeline)
+    status = timeline.status or ("running" if timeline.run_end is None else "")
+    lines = [inert(f"{timeline.run_id or ''}  {timeline.name or ''}  {status}", single_line=True)]
+    lines.extend(_wrapped(head.split(" · "), width))
+    if damage:
+        lines.append("note: " + damage)
+    lines.append((" " * cols.bars_at + ruler(window, window[0], cols.bars)).rstrip())
+    for node in timeline.rows():
+        cells = bar_cells(node.start, node.end_or(end), window, cols.bars)
+        bar = ""
+        if cells is not None:
+            bar = " " * cells.begin + bar_text(cells, in_flight=node.in_flight)
+        row = f"{label(node, cols.label)} {numbers(node, cols.numbers, now)} {bar}"
+        lines.append(row.rstrip())
+        for note in node.notes:
+            lines.append(" " * (cols.label + 1) + inert(f"  note: {note}", single_line=True))
+    if not len(timeline):
+        lines.append("(no model calls, tool calls, approvals or steps in this run)")
+    return lines
+
+
+__all__ = [
+    "KIND_GLYPHS",
+    "OUTCOME_WORDS",
+    "BarCells",
+    "Columns",
+    "bar_cells",
+    "bar_text",
+    "columns",
+    "damage_text",
+    "label",
+    "node_facts",
+    "numbers",
+    "render_lines",
+    "ruler",
+    "summary_text",
+]
