@@ -175,7 +175,9 @@ class TimelineNode:
         self.parent = parent
         """The step it is nested in; ``None`` for a node directly under the run."""
         self.depth: int = 0 if parent is None else parent.depth + 1
-        self.children: list[TimelineNode] = []
+        self.children: Sequence[TimelineNode] = ()
+        """The nodes nested in it, by start (only a step holds any). Nodes and empty
+        tuples: few objects for the cyclic collector to walk, 100,000 nodes loaded."""
         self.position = position
         self.detail_position = position
         self.call_id: str | None = None
@@ -186,7 +188,7 @@ class TimelineNode:
         self.prompt_tokens: int | None = None
         self.output_tokens: int | None = None
         self.cost_usd: float | None = None
-        self.notes: list[str] = []
+        self.notes: tuple[str, ...] = ()
         """What was odd about it in the ledger (an exit with no enter, ...), for display."""
         self.row = -1
         """Its index in :meth:`Timeline.rows` (kept by the timeline)."""
@@ -583,7 +585,7 @@ class Timeline:
         node.ledger_id = key
         previous = self._open.get(key)
         if previous is not None:
-            node.notes.append(f"entered again before {key} exited")
+            node.notes += (f"entered again before {key} exited",)
         self._open[key] = node
         self._in_flight[node] = None
         if kind is NodeKind.STEP:
@@ -618,7 +620,7 @@ class Timeline:
                     if duration_micros
                     else "no node_enter and no duration: start unknown"
                 )
-                node.notes.append(note)
+                node.notes += (note,)
         self._close(node, moment)
         if success is False:
             if self._cancel_requested:
@@ -642,7 +644,7 @@ class Timeline:
         if node is None or node.kind is not NodeKind.TOOL or node.call_id is not None:
             key = ledger_id or f"call:{call_id or self._anonymous_id()}"
             node = self._enter(key, name, moment, position, NodeKind.TOOL)
-            node.notes.append("no node_enter: from its tool_call to its tool_result")
+            node.notes += ("no node_enter: from its tool_call to its tool_result",)
             self._answer_closes.add(node.id)
         node.call_id = call_id
         if name:
@@ -666,7 +668,7 @@ class Timeline:
             key = ledger_id or f"call:{call_id or self._anonymous_id()}"
             node = self._enter(key, None, moment, position, NodeKind.TOOL)
             node.call_id = call_id
-            node.notes.append("tool_result with no tool_call: start unknown")
+            node.notes += ("tool_result with no tool_call: start unknown",)
             self._end_without_exit(node, moment)
         elif node.id in self._answer_closes:
             self._end_without_exit(node, moment)
@@ -679,7 +681,7 @@ class Timeline:
             node = next(reversed(self._open_models))
         if node is None:
             node = self._enter(None, payload.model or "model", moment, position, NodeKind.MODEL)
-            node.notes.append("llm_call with no model node open: start unknown")
+            node.notes += ("llm_call with no model node open: start unknown",)
             self._end_without_exit(node, moment)
             node.outcome = Outcome.OK
         node.model = payload.model
@@ -695,7 +697,7 @@ class Timeline:
         if node is None:
             key = f"approval:{approval_id or self._anonymous_id()}"
             node = self._enter(key, "approval", moment, position, NodeKind.APPROVAL)
-            node.notes.append("no node_enter: from its request to its response")
+            node.notes += ("no node_enter: from its request to its response",)
             self._answer_closes.add(node.id)
         node.approval_id = approval_id
         node.detail_position = position
@@ -711,7 +713,7 @@ class Timeline:
             key = f"approval:{approval_id or self._anonymous_id()}"
             node = self._enter(key, "approval", moment, position, NodeKind.APPROVAL)
             node.approval_id = approval_id
-            node.notes.append("approval_response with no request: start unknown")
+            node.notes += ("approval_response with no request: start unknown",)
             self._end_without_exit(node, moment)
         elif node.id in self._answer_closes:
             self._end_without_exit(node, moment)
@@ -727,7 +729,7 @@ class Timeline:
             self._close(node, moment + micros / 1e6)
             node.outcome = Outcome.ERROR if payload.get("status") == "error" else Outcome.OK
         else:
-            node.notes.append("otel_span with no duration")
+            node.notes += ("otel_span with no duration",)
             self._close(node, moment)
             node.outcome = Outcome.UNFINISHED
 
@@ -738,7 +740,7 @@ class Timeline:
         for node in list(self._in_flight):
             self._close(node, moment)
             node.outcome = Outcome.CANCELLED if cancelled else Outcome.UNFINISHED
-            node.notes.append("never exited: ended with the run")
+            node.notes += ("never exited: ended with the run",)
         self._open.clear()
         self._answer_closes.clear()
         self._by_call.clear()
@@ -788,7 +790,12 @@ class Timeline:
     def _place(self, node: TimelineNode) -> None:
         """Keep the node and its row: appended when it belongs at the end, else rows go stale."""
         self._nodes[node.id] = node
-        siblings = self._roots if node.parent is None else node.parent.children
+        if node.parent is None:
+            siblings = self._roots
+        else:
+            held = node.parent.children
+            siblings = held if isinstance(held, list) else []
+            node.parent.children = siblings
         in_order = not siblings or siblings[-1].start <= node.start
         siblings.append(node)
         if self._rows_stale:
@@ -815,9 +822,10 @@ class Timeline:
             node = stack.pop()
             node.row = len(rows)
             rows.append(node)
-            if node.children:
-                node.children.sort(key=_start_key)
-                stack.extend(reversed(node.children))
+            children = node.children
+            if isinstance(children, list) and children:
+                children.sort(key=_start_key)
+                stack.extend(reversed(children))
         self._rows = rows
         self._rows_stale = False
 

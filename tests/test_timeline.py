@@ -243,7 +243,7 @@ def test_run_completed_closes_what_is_still_open() -> None:
     timeline.extend(ledger.items())
     (node,) = timeline.rows()
     assert (node.end, node.outcome) == (at(3), Outcome.CANCELLED)
-    assert node.notes == ["never exited: ended with the run"]
+    assert node.notes == ("never exited: ended with the run",)
 
 
 def test_cancelled_node_exit_after_a_cancel_request() -> None:
@@ -317,7 +317,7 @@ def test_tool_result_without_a_call_is_a_point_with_a_note() -> None:
         Outcome.ERROR,
     )
     assert node.call_id == "ghost"
-    assert node.notes == ["tool_result with no tool_call: start unknown"]
+    assert node.notes == ("tool_result with no tool_call: start unknown",)
 
 
 def test_tool_call_without_node_enter_runs_to_its_result() -> None:
@@ -355,9 +355,9 @@ def test_node_exit_without_enter_starts_from_its_duration() -> None:
         at(5),
         Outcome.OK,
     )
-    assert orphan.notes == ["no node_enter: start worked out from its duration"]
+    assert orphan.notes == ("no node_enter: start worked out from its duration",)
     assert (bare.start, bare.end, bare.outcome) == (at(6), at(6), Outcome.ERROR)
-    assert bare.notes == ["no node_enter and no duration: start unknown"]
+    assert bare.notes == ("no node_enter and no duration: start unknown",)
     assert timeline.summary().in_flight == 0
 
 
@@ -386,7 +386,7 @@ def test_node_entered_twice_is_two_nodes() -> None:
     timeline.extend(ledger.items())
     first, second = timeline.rows()
     assert (first.id, second.id) == ("tool:a#1", "tool:a#1~2")
-    assert second.notes == ["entered again before tool:a#1 exited"]
+    assert second.notes == ("entered again before tool:a#1 exited",)
     assert (second.end, second.outcome) == (at(3), Outcome.OK)
     assert (first.end, first.outcome) == (at(4), Outcome.UNFINISHED)
 
@@ -411,7 +411,7 @@ def test_llm_call_with_no_model_node_is_a_point_with_its_tokens() -> None:
     timeline.extend(ledger.items())
     (node,) = timeline.rows()
     assert (node.kind, node.name, node.tokens, node.duration) == (NodeKind.MODEL, "gpt", 15, 0.0)
-    assert node.notes == ["llm_call with no model node open: start unknown"]
+    assert node.notes == ("llm_call with no model node open: start unknown",)
 
 
 def test_approval_without_node_enter_runs_from_request_to_response() -> None:
@@ -425,7 +425,7 @@ def test_approval_without_node_enter_runs_from_request_to_response() -> None:
     gate, stray = timeline.rows()
     assert (gate.start, gate.end, gate.outcome) == (at(1), at(4), Outcome.OK)
     assert (stray.start, stray.end, stray.outcome) == (at(5), at(5), Outcome.DENIED)
-    assert stray.notes == ["approval_response with no request: start unknown"]
+    assert stray.notes == ("approval_response with no request: start unknown",)
 
 
 def test_otel_span_is_a_step_with_its_duration() -> None:
@@ -443,7 +443,7 @@ def test_otel_span_is_a_step_with_its_duration() -> None:
         at(2.5),
         Outcome.OK,
     )
-    assert broken.notes == ["otel_span with no duration"]
+    assert broken.notes == ("otel_span with no duration",)
     # a span closed at once holds nothing: the next node is not nested in it
     ledger.tool(3, 4, "t", 1)
     timeline = Timeline()
