@@ -314,3 +314,23 @@ async def test_enter_on_a_child_run_opens_it(tmp_path: Path) -> None:
         await pilot.press("escape")
         await settle(pilot, lambda: app.screen.query(TimelinePane), "the parent's timeline again")
         assert app.screen.query_one(TimelinePane).display
+
+
+async def test_the_pane_is_built_hidden_and_reads_nothing_until_shown(tmp_path: Path) -> None:
+    write_runs(tmp_path)
+    app = app_on(tmp_path)
+    async with app.run_test(size=(120, 30)) as pilot:
+        table = app.screen.query_one("RunTable")
+        await settle(pilot, lambda: len(table.rows) == 2, "the runs")  # type: ignore[attr-defined]
+        table.select_key(next(r.key for r in table.rows if r.run_id == PARENT))  # type: ignore[attr-defined]
+        await pilot.press("enter")
+        await settle(pilot, lambda: app.screen.query(TimelinePane), "the pane built")
+        pane = app.screen.query_one(TimelinePane)
+        await pilot.pause(0.2)
+        assert not pane.display
+        assert pane.timeline.items_read == 0  # nothing read for a timeline not asked for
+        assert app.screen.query_one(EventList).display
+        await pilot.press("T")
+        await settle(pilot, lambda: not pane.loading, "the timeline read")
+        assert len(pane.timeline) == 9
+        assert len(app.screen.query(TimelinePane)) == 1

@@ -41,6 +41,9 @@ from tui.widgets.timeline_view import TimelineView
 if TYPE_CHECKING:
     from textual.widgets import Input
 
+PREPARE_TIMELINE_AFTER: Final = 1.0
+"""Seconds after the run's screen opens that its timeline's pane is built, hidden: after
+the run's first screen (a run of 1,000,000 events takes ~0.5 s), before most T presses."""
 RAW_LIMIT: Final = 64 * 1024
 """Bytes of a damaged line shown raw."""
 
@@ -89,6 +92,8 @@ class RunScreen(Screen[None]):
         """The events that hold it (an entry, a paragraph say, may hold several)."""
         self._search_box: Input | None = None
         """Events in the selected entry (more than handed over, for a very long paragraph)."""
+        self._timeline: TimelinePane | None = None
+        """The timeline (T), once built: hidden until shown."""
         self._event_selection: EventList.Selected | None = None
         """The event stream's last selection, shown again when the timeline closes."""
 
@@ -106,6 +111,7 @@ class RunScreen(Screen[None]):
         events.focus()
         if self.select is not None:
             events.select(self.select)
+        self.set_timer(PREPARE_TIMELINE_AFTER, self._prepare_timeline)
 
     def on_screen_resume(self) -> None:
         """Back from the cancel dialog or the tool calls: show what changed meanwhile."""
@@ -123,15 +129,15 @@ class RunScreen(Screen[None]):
 
     def on_store_changed(self, message: StoreChanged) -> None:
         change = message.change
-        timelines = self.query(TimelinePane)
+        pane = self._timeline
         if change.reset:
             self.query_one(EventList).reset()
-            for pane in timelines:
+            if pane is not None:
                 pane.reset()
         elif self.key in change.events:
             self.query_one(EventList).reload()
-            for pane in timelines:
-                pane.reload()
+            if pane is not None and pane.display:
+                pane.reload()  # a hidden one reads what is new when shown
         if self.key in change.runs or self.key in change.removed:
             self._header()
             self.app.refresh_bindings()
@@ -374,18 +380,28 @@ class RunScreen(Screen[None]):
     # -- the timeline (T) -------------------------------------------------------------
 
     def timeline_shown(self) -> bool:
-        panes = self.query(TimelinePane)
-        return bool(panes) and panes.first().display
+        return self._timeline is not None and self._timeline.display
+
+    async def _prepare_timeline(self) -> None:
+        """Build the timeline's pane, hidden and unread, once the run is on screen: ``T``
+        then only shows it (and reads the run's events)."""
+        if self._timeline is None:
+            await self._mount_timeline(shown=False)
+
+    async def _mount_timeline(self, *, shown: bool) -> TimelinePane:
+        pane = TimelinePane(self.store, self.key, clock=self.clock, id="timeline")
+        pane.display = shown
+        self._timeline = pane  # before the await: T meanwhile finds it and shows it
+        await self.query_one(Horizontal).mount(pane, before=self.query_one(EventDetail))
+        return pane
 
     async def action_timeline(self) -> None:
         """Show the timeline in place of the event stream, or the event stream again."""
         events = self.query_one(EventList)
-        panes = self.query(TimelinePane)
-        if not panes:
-            pane = TimelinePane(self.store, self.key, clock=self.clock, id="timeline")
-            await self.query_one(Horizontal).mount(pane, before=self.query_one(EventDetail))
+        if self._timeline is None:
+            pane = await self._mount_timeline(shown=True)
         else:
-            pane = panes.first()
+            pane = self._timeline
             pane.display = not pane.display
         events.display = not pane.display
         if pane.display:
@@ -438,8 +454,8 @@ class RunScreen(Screen[None]):
         if where is None:
             self.notify("this node has no event in this run's ledger", timeout=2)
             return
-        pane = self.query_one(TimelinePane)
-        pane.display = False
+        if self._timeline is not None:
+            self._timeline.display = False
         events = self.query_one(EventList)
         events.display = True
         events.focus()

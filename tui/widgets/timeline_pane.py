@@ -72,9 +72,12 @@ class TimelinePane(Vertical):
         yield self.view
 
     def on_mount(self) -> None:
+        """Read the run's events now if shown; a pane built hidden reads them when shown
+        (its owner calls :meth:`reload`)."""
         self._summary.update(Text("reading the run's events…", style="dim"))
         self._follow_run()
-        self.reload()
+        if self.display:
+            self.reload()
         if self.clock is None:
             self.set_interval(TICK, self._tick)
 
@@ -219,7 +222,7 @@ class TimelinePane(Vertical):
 
     def _tick(self) -> None:
         """A live run's in-flight bars grow to now, and its summary with them."""
-        if self.view.live:
+        if self.view.live and self.display:
             self.view.refresh()
             self.reload()
 
