@@ -93,7 +93,7 @@ async def test_finished_run_parallel_tools_child_run_select_and_jump(tmp_path: P
         detail = app.screen.query_one(EventDetail)
         await settle(pilot, lambda: "read_page" in detail.text, "the node's detail")
         assert "node tool:read_page#1  ·  from +2.700s to +4.900s" in detail.text
-        assert "tool read_page  ·  error  ·  2200 ms" in detail.text
+        assert "tool read_page  ·  error  ·  2.2s" in detail.text
         assert "timed out" in detail.text  # the call's result, from the event
         # Enter: the event stream, at the node's tool call
         await pilot.press("enter")
