@@ -52,6 +52,7 @@ import msgspec
 from ledger_reader import RunEvent
 from ledger_reader.events import (
     EVENT_TYPES,
+    PAYLOAD_CAP_BYTES,
     ChunkPayload,
     ErrorEvent,
     ErrorPayload,
@@ -90,6 +91,11 @@ node ids and every line of the run that names it."""
 MAX_ANCESTRY: Final = 256
 """Parent links followed to find a span's agent (a cycle in hostile input ends there)."""
 
+_SHORT_ARGUMENTS: Final = PAYLOAD_CAP_BYTES // 16
+"""Characters of tool arguments whose JSON value is under the payload cap once re-encoded,
+so it need not be encoded to be measured: msgspec writes a number back in at most 4.5 times
+its text (``1e15`` is ``1000000000000000.0``) and a character of a string in at most 4
+bytes, so 4,096 characters come back in at most 18,432 bytes."""
 _LLM_OPERATIONS: Final = frozenset({"chat", "text_completion", "generate_content"})
 _encoder: Final = msgspec.json.Encoder()
 _decoder: Final = msgspec.json.Decoder()
@@ -130,7 +136,7 @@ def _time(ns: int) -> str:
             time.strftime("%Y-%m-%dT%H:%M:%S", moment),
             time.strftime("%Y%m%dT%H%M%S", moment),
         ]
-    return f"{_second[1]}.{rest // 1000:06d}Z"
+    return "%s.%06dZ" % (_second[1], rest // 1000)  # noqa: UP031 (cheaper than the f-string)
 
 
 def _id_stamp(ns: int) -> str:
@@ -517,9 +523,11 @@ class OtlpIngest:
             NodeEnter,
             NodeEnterPayload(node_id=node_id, node_name=name, span_id=span.span_id),
         )
-        arguments, cut = cap_payload_value(
-            _json_or_text(attributes.get("gen_ai.tool.call.arguments"))
-        )
+        raw = attributes.get("gen_ai.tool.call.arguments")
+        if isinstance(raw, str) and len(raw) <= _SHORT_ARGUMENTS:
+            arguments, cut = _json_or_text(raw), False
+        else:
+            arguments, cut = cap_payload_value(_json_or_text(raw))
         run.emit(
             start,
             ToolCall,

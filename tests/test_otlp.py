@@ -19,6 +19,7 @@ import aiohttp
 import pytest
 
 from ledger_reader import RunEvent, encode_event
+from ledger_reader.events import PAYLOAD_CAP_BYTES
 from run_manager import Manager
 from run_manager.hub import Hub
 from run_manager.otlp import LedgerWriteFailed, OtlpIngest
@@ -533,6 +534,30 @@ def test_hostile_names_and_times_are_cut_not_fatal(tmp_path: Path) -> None:
     assert max(len(json.dumps(event)) for event in events) < 4096
     result = next(event for event in events if event["type"] == "tool_result")
     assert result["time"].startswith("9999-12-31T23:59:59")
+
+
+def test_tool_arguments_are_kept_as_json_and_cut_at_the_payload_cap(tmp_path: Path) -> None:
+    numbers = "[" + ",".join(["1e15"] * 819) + "]"  # 4,096 characters, 18,000 bytes re-encoded
+    arguments = {
+        "e000000000000001": '{"city": "Paris"}',
+        "e000000000000002": numbers,
+        "e000000000000003": json.dumps({"text": "é" * 40_000}),  # 80,000 bytes and more
+        "e000000000000004": "not json " * 10_000,
+    }
+    spans = [
+        span(span_id, "execute_tool t", 0.1, 0.2, parent=AGENT,
+             gen_ai__operation__name="execute_tool", gen_ai__tool__call__arguments=text)
+        for span_id, text in arguments.items()
+    ]  # fmt: skip
+    spans.append(span(AGENT, "invoke_agent a", 0, 1, gen_ai__operation__name="invoke_agent"))
+    OtlpIngest(tmp_path).ingest(decode_json(request(*spans)))
+    [events] = ledgers(tmp_path).values()
+    calls = [event["payload"] for event in events if event["type"] == "tool_call"]
+    assert [call.get("truncated") for call in calls] == [None, None, True, True]
+    assert calls[0]["arguments"] == {"city": "Paris"}
+    assert calls[1]["arguments"] == [1e15] * 819
+    assert all(len(call["arguments"].encode()) <= PAYLOAD_CAP_BYTES for call in calls[2:])
+    assert calls[2]["arguments"].startswith('{"text":"éé')
 
 
 async def test_the_server_refuses_to_cancel_or_resume_an_otlp_run(server: tuple[str, Path]) -> None:
