@@ -18,13 +18,14 @@ from typing import Any
 import aiohttp
 import pytest
 
-from ledger_reader import RunEvent, encode_event
+from ledger_reader import RunEvent, encode_event, scan_paths
 from ledger_reader.events import PAYLOAD_CAP_BYTES
 from run_manager import Manager
 from run_manager.hub import Hub
 from run_manager.otlp import LedgerWriteFailed, OtlpIngest
 from run_manager.otlp_route import MAX_OTLP_BODY
 from run_manager.otlp_spans import decode_json
+from run_manager.server import AttachServer
 from run_manager.standalone import serve
 from run_manager.tokens import token_path
 from tests.conftest import REPO
@@ -208,6 +209,39 @@ def test_each_line_is_written_once_published_as_written_and_encoded_as_ledgers_a
     assert types([json.loads(line) for line in lines])[-1] == "run_completed"
     for event, line in zip(events, lines, strict=True):
         assert encode_event(event) == line + b"\n"
+
+
+@pytest.mark.parametrize(
+    "pieces",
+    [
+        pytest.param([[0, 1, 2]], id="in one request"),
+        pytest.param([[1], [0], [2]], id="in pieces out of order"),
+        pytest.param([[0, 1, 2], [3]], id="a span after the end"),
+        pytest.param([[0], [3, 1, 2]], id="an end and a stray span together"),
+    ],
+)
+async def test_the_run_book_says_what_the_ledger_says(
+    tmp_path: Path, pieces: list[list[int]]
+) -> None:
+    manager = Manager(ledger_dir=tmp_path)
+    server = AttachServer(manager, token=TOKEN)
+    ingest = OtlpIngest(tmp_path, manager.hub)
+    stray = span("e000000000000009", "cache lookup", 0.2, 0.3, parent=AGENT, hit=True)
+    spans = [*agent_run(), stray]
+    for piece in pieces:
+        ingest.ingest(decode_json(request(*[spans[number] for number in piece])))
+    scanned = scan_paths([tmp_path])
+    [state] = scanned.states.values()
+    read = state.summary()
+    booked = server.book.get(read.run_id)
+    assert booked is not None
+    said = booked.summary()
+    for name in ("status", "event_count", "last_seq", "completed_at", "last_event_at", "error",
+                 "agent", "writer", "trace_id", "current_node", "warnings"):  # fmt: skip
+        assert getattr(said, name) == getattr(read, name), name
+    assert read.event_count == sum(len(events) for events in ledgers(tmp_path).values())
+    assert booked.tokens == 150
+    await server.close()
 
 
 def test_spans_out_of_order_and_in_pieces_make_one_live_run(tmp_path: Path) -> None:
