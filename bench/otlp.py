@@ -1,6 +1,6 @@
 """OTLP ingest's figures: spans per second into ledgers, and export-to-client latency.
 
-    .venv/bin/python bench/otlp.py [--repeats 5]
+    .venv/bin/python bench/otlp.py [--repeats 5] [--peer CHECKOUT] [--scratch DIR]
 
 The server is a real ``runtop serve`` process on loopback, writing ledgers
 into a temporary directory; the exporters and the client run in this
@@ -18,6 +18,13 @@ process. Every figure is the median of ``--repeats``.
   ext4 here scans past inodes freed in the last minutes when it allocates
   one, so deleting one run's 6,720 files slows the next run's creations
   (a server's ledger directory does not lose thousands of files a minute).
+  They are made under ``--scratch`` (default ``bench/data/otlp``), not
+  ``/tmp``: every test run on this shared machine deletes its ``tmp_path``
+  there, and a file created in ``/tmp`` took 1.7-1.9 ms against 0.08-0.13
+  ms beside the repository in the same minute.
+- with ``--peer CHECKOUT``, each repeat also runs that checkout's ``runtop
+  serve`` on the same requests, alternating, so two versions are compared
+  in the same minutes.
 - latency: the OpenTelemetry SDK's own exporter (``OTLPSpanExporter`` with a
   ``SimpleSpanProcessor``, so a span is sent when it ends) against a client
   following the server's global SSE stream, as the TUI attached to it does:
@@ -54,9 +61,9 @@ LATENCY_SPANS = 300
 class Server:
     """``runtop serve`` in a process of its own, with a fresh ledger directory."""
 
-    def __init__(self, scratch: Path) -> None:
+    def __init__(self, scratch: Path, repo: Path = REPO) -> None:
         self.home = Path(tempfile.mkdtemp(prefix="otlp-", dir=scratch))
-        env = {**os.environ, "RUNTOP_HOME": str(self.home / "home"), "PYTHONPATH": str(REPO)}
+        env = {**os.environ, "RUNTOP_HOME": str(self.home / "home"), "PYTHONPATH": str(repo)}
         command = [sys.executable, "-m", "tui.cli", "serve", "--port", "0"]
         command += ["--ledger-dir", str(self.home / "runs")]
         self.process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=env)
@@ -206,9 +213,11 @@ def create_floor(scratch: Path, sizes: list[int]) -> float:
     return time.perf_counter() - began
 
 
-def ingest_once(scratch: Path, bodies: list[bytes], lines: int) -> tuple[float, float, float]:
+def ingest_once(
+    scratch: Path, bodies: list[bytes], lines: int, repo: Path = REPO
+) -> tuple[float, float, float]:
     """Spans per second ingested, decoded alone, and written as files alone."""
-    server = Server(scratch)
+    server = Server(scratch, repo)
     try:
         elapsed = asyncio.run(post_all(server, bodies))
         written = server.ledger_lines()
@@ -296,16 +305,24 @@ def percentile(values: list[float], share: float) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--peer", type=Path, help="another checkout to run alternately")
+    parser.add_argument("--scratch", type=Path, default=REPO / "bench" / "data" / "otlp")
     args = parser.parse_args()
-    scratch = Path(tempfile.mkdtemp(prefix="runtop-bench-otlp-"))
+    args.scratch.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix="runtop-bench-otlp-", dir=args.scratch))
     try:
-        measure(args.repeats, scratch)
+        measure(args.repeats, scratch, args.peer)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def measure(repeats: int, scratch: Path) -> None:
+def _runs(rates: list[float]) -> str:
+    return ", ".join(f"{rate:,.0f}" for rate in rates)
+
+
+def measure(repeats: int, scratch: Path, peer: Path | None) -> None:
     rates: list[float] = []
+    peer_rates: list[float] = []
     floors: list[float] = []
     creates: list[float] = []
     for _ in range(repeats):
@@ -314,18 +331,24 @@ def measure(repeats: int, scratch: Path) -> None:
         rates.append(rate)
         floors.append(floor)
         creates.append(create)
+        if peer is not None:
+            peer_rates.append(ingest_once(scratch, bodies, lines, peer)[0])
     size = len(bodies[0])
     print(
         f"OTLP ingest over loopback into ledgers: {statistics.median(rates):,.0f} spans/s "
-        f"(runs {', '.join(f'{rate:,.0f}' for rate in rates)}; "
+        f"(runs {_runs(rates)}; "
         f"{REQUESTS} requests of {SPANS_PER_REQUEST // 9 * 9} spans, {size / 1024:.0f} KiB each, "
         f"{CONNECTIONS} connections); target >= 20,000 spans/s"
     )
+    if peer is not None:
+        print(
+            f"  peer {peer}, the same requests alternately: "
+            f"{statistics.median(peer_rates):,.0f} spans/s (runs {_runs(peer_rates)})"
+        )
     print(f"  floor, decoding the same requests only: {statistics.median(floors):,.0f} spans/s")
     print(
         f"  floor, creating their ledger files only ({len(bodies) * (SPANS_PER_REQUEST // 9)} "
-        f"files, same sizes): {statistics.median(creates):,.0f} spans/s "
-        f"(runs {', '.join(f'{rate:,.0f}' for rate in creates)})"
+        f"files, same sizes): {statistics.median(creates):,.0f} spans/s (runs {_runs(creates)})"
     )
     p50s: list[float] = []
     p99s: list[float] = []
