@@ -17,7 +17,9 @@ process. Every figure is the median of ``--repeats``.
   decoding. The ledger directories are removed only after the last run:
   ext4 here scans past inodes freed in the last minutes when it allocates
   one, so deleting one run's 6,720 files slows the next run's creations
-  (a server's ledger directory does not lose thousands of files a minute).
+  (a server's ledger directory does not lose thousands of files a minute);
+  runs of the bench less than five minutes apart slow each other's for the
+  same reason.
   They are made under ``--scratch`` (default ``bench/data/otlp``), not
   ``/tmp``: every test run on this shared machine deletes its ``tmp_path``
   there, and a file created in ``/tmp`` took 1.7-1.9 ms against 0.08-0.13
