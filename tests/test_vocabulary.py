@@ -194,6 +194,26 @@ async def test_the_header_totals_what_is_shown(fixtures: Path) -> None:
         assert "1 of 6 runs  ✘1  " in str(sources.render())  # totals of what is shown
 
 
+async def test_the_header_claims_no_cost_that_no_run_recorded(tmp_path: Path) -> None:
+    from inspector import LedgerDirectorySource
+
+    directory = tmp_path / "runs"
+    directory.mkdir()
+    model_call = {"model": "local", "prompt_tokens": 400, "output_tokens": 92}  # no cost_usd
+    (directory / "run_20261129T064500100_000000000000a000.jsonl").write_bytes(
+        line(1, "run_started", {"skill": "s"}, run_id="run_20261129T064500100_000000000000a000")
+        + line(2, "llm_call", model_call, run_id="run_20261129T064500100_000000000000a000")
+        + line(
+            3, "run_completed", {"status": "ok"}, run_id="run_20261129T064500100_000000000000a000"
+        )
+    )
+    app = make_app(Settings(), [LedgerDirectorySource(directory, name="runs")])
+    async with app.run_test(size=(160, 48)) as pilot:
+        sources = app.screen.query_one(SourceLine)
+        await settle(pilot, lambda: "492 tok" in str(sources.render()), "the tokens counted")
+        assert "$" not in str(sources.render())
+
+
 async def test_a_parents_children_show_under_it_in_the_tree(tmp_path: Path) -> None:
     from inspector import LedgerDirectorySource
 

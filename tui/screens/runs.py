@@ -409,7 +409,9 @@ def _totals(runs: list[RunView], sources_down: frozenset[str]) -> str:
         f"{glyph}{count}" for (glyph, _), count in sorted(by_status.items(), key=_by_word)
     )
     spent = f"{tokens / 1000:.1f}k tok" if tokens >= 1000 else f"{tokens} tok"
-    return f"{counts}  {spent} ${cost:.3f}" if runs else ""
+    if cost:  # no run recorded a cost: say nothing, as the table does, never $0.000
+        spent += f" ${cost:.3f}"
+    return f"{counts}  {spent}" if runs else ""
 
 
 def _by_word(item: tuple[tuple[str, str], int]) -> int:
