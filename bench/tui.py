@@ -1,14 +1,18 @@
 """The TUI's figures: first screens, a huge run, and runtop beside toolong.
 
     .venv/bin/python bench/tui.py [--runs 5] [--toolong /path/to/tl] [--only launch]
+        [--against CHECKOUT]
 
 1. 10,000 runs on screen, from launch (a fresh process): fed from memory
    (the table's own cost) and from a directory of 10,000 ledgers; and the
-   first frame, which names the source before any run is read.
+   first frame, which names the source (saying "opening" until its runs come).
 2. Opening a run of 1,000,000 events: from Enter to its first screen.
 3. Time to first screen on the 1 GB ledger, in tmux at 160x48, for
    ``runtop FILE`` and toolong's ``tl FILE`` (installed from PyPI in a venv
-   of its own), in the same run.
+   of its own), in turns, with the ratio of each pair.
+
+With ``--against CHECKOUT`` (an earlier commit, ``git worktree add``), the
+launch from memory is also timed there, in turns with this one.
 
 Ledgers are read with a warm page cache (each is read through first).
 """
@@ -18,6 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import compileall
+import resource
 import shutil
 import statistics
 import subprocess
@@ -133,30 +138,37 @@ BARE = FIRST_FRAME + textwrap.dedent(
 )
 
 
-def bare_first_screen() -> float:
+def bare_first_screen() -> dict[str, float]:
     """The floor: a Textual app of one Static, launched and drawn the same way."""
-    return _frames([sys.executable, "-c", BARE, repr(time.time())], "bare")["all"]
+    return _frames([sys.executable, "-c", BARE, repr(time.time())], "bare")
 
 
-def first_screen(mode: str, directory: Path | None) -> dict[str, float]:
-    """Seconds from launch to the first frame with ``some`` runs and with ``all`` 10,000."""
+def first_screen(mode: str, directory: Path | None, checkout: Path = REPO) -> dict[str, float]:
+    """Seconds from launch to the first frame naming the source, the first with ``some``
+    runs and the first with ``all`` 10,000; the code launched is ``checkout``'s."""
     args = [sys.executable, "-c", CHILD, repr(time.time()), mode]
     if directory is not None:
         args.append(str(directory))
-    return _frames(args, mode)
+    return _frames(args, mode, checkout)
 
 
-def _frames(args: list[str], what: str) -> dict[str, float]:
+def _frames(args: list[str], what: str, checkout: Path = REPO) -> dict[str, float]:
+    """The child's marks, and ``cpu``: the CPU seconds it used, start to exit (a figure the
+    machine's load moves less than the wall clock's, which waits for a core)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     try:
         done = subprocess.run(
-            args, capture_output=True, text=True, cwd=REPO, check=True, timeout=60
+            args, capture_output=True, text=True, cwd=checkout, check=True, timeout=60
         )
     except subprocess.TimeoutExpired:
         return dict.fromkeys(("first", "some", "all"), float("inf"))  # "inf": over 60 s
     except subprocess.CalledProcessError as error:
         raise SystemExit(f"the {what} launch failed:\n{error.stdout}\n{error.stderr}") from error
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     marks = (line.split() for line in done.stdout.splitlines() if line.strip())
-    return {name: float(seconds) for name, seconds in marks}
+    found = {name: float(seconds) for name, seconds in marks}
+    found["cpu"] = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return found
 
 
 async def open_huge_run(path: Path) -> float:
@@ -304,10 +316,16 @@ def main() -> None:
         choices=["launch", "keys", "huge", "tmux"],
         help="measure one figure: the first screens, key latency, the huge run, or tmux",
     )
+    parser.add_argument(
+        "--against",
+        type=Path,
+        help="a checkout of an earlier commit (git worktree add DIR COMMIT): its launch from "
+        "memory is timed in turns with this one's",
+    )
     args = parser.parse_args()
-    compile_bytecode()
+    compile_bytecode(REPO, *([args.against] if args.against else []))
     if args.only in (None, "launch"):
-        launch(args.runs)
+        launch(args.runs, args.against)
     if args.only in (None, "keys"):
         keys(args.runs)
     if args.only in (None, "huge"):
@@ -316,29 +334,48 @@ def main() -> None:
         beside_toolong(args.runs, Path(args.toolong))
 
 
-def compile_bytecode() -> None:
+def compile_bytecode(*checkouts: Path) -> None:
     """Write the project's bytecode first, as an install does.
 
     With ``PYTHONDONTWRITEBYTECODE`` set (it is, on these machines) nothing
     writes it, and every launch would compile ~50 modules from source
     (~70 ms) that a user's install has compiled once.
     """
-    for package in ("inspector", "ledger_reader", "run_manager", "tui"):
-        compileall.compile_dir(REPO / package, quiet=1)
+    for checkout in checkouts:
+        for package in ("inspector", "ledger_reader", "run_manager", "tui"):
+            compileall.compile_dir(checkout / package, quiet=1)
 
 
-def launch(runs: int) -> None:
-    memory, first, bare = [], [], []
+def launch(runs: int, against: Path | None = None) -> None:
+    memory, first, bare, before = [], [], [], []
+    cpu: dict[str, list[float]] = {"here": [], "there": [], "bare": []}
     for _ in range(runs):  # side by side: the machine's speed drifts
-        bare.append(bare_first_screen())
+        floor = bare_first_screen()
+        bare.append(floor["all"])
+        cpu["bare"].append(floor["cpu"])
+        if against is not None:
+            there = first_screen("memory", None, against)
+            before.append(there["all"])
+            cpu["there"].append(there["cpu"])
         marks = first_screen("memory", None)
         memory.append(marks["all"])
         first.append(marks["first"])
+        cpu["here"].append(marks["cpu"])
+    if before:
+        print(
+            f"10,000 runs from memory, in turns with {against}: "
+            f"{statistics.median(before):.3f} s there ({', '.join(f'{t:.2f}' for t in before)}) "
+            f"against {statistics.median(memory):.3f} s here; CPU, start to exit: "
+            f"{statistics.median(cpu['there']):.3f} s there, {statistics.median(cpu['here']):.3f}"
+            f" s here, {statistics.median(cpu['bare']):.3f} s the bare app"
+        )
     print(
         f"10,000 runs on screen from launch, fed from memory: {statistics.median(memory):.3f} s "
         f"({', '.join(f'{t:.2f}' for t in memory)}; target < 0.5 s); the first frame, naming "
         f"the source: {statistics.median(first):.3f} s ({', '.join(f'{t:.2f}' for t in first)}); "
-        f"a bare Textual app (one Static) in the same run: {statistics.median(bare):.3f} s"
+        f"a bare Textual app (one Static) in the same run: {statistics.median(bare):.3f} s; "
+        f"CPU, start to exit, {statistics.median(cpu['here']):.3f} s against the bare app's "
+        f"{statistics.median(cpu['bare']):.3f} s"
     )
     directory = ledger_directory()
     from_dir = [first_screen("directory", directory) for _ in range(min(runs, 5))]
@@ -391,24 +428,33 @@ def huge_run(runs: int) -> None:
 
 
 def beside_toolong(runs: int, toolong: Path) -> None:
+    """runtop and toolong on the 1 GB ledger, in turns (which goes first alternates): the
+    machine's speed drifts within a minute, so each pair is taken together."""
     gigabyte = big_ledger()
     warm(gigabyte)
-    runtop = [
-        tmux_first_screen([str(REPO / ".venv/bin/runtop"), str(gigabyte)], "succeeded")
-        for _ in range(runs)
-    ]
+    runtop_command = [str(REPO / ".venv/bin/runtop"), str(gigabyte)]
+    if not toolong.exists():
+        print("toolong not found: pip install toolong in a venv of its own, pass --toolong")
+    runtop: list[float] = []
+    peer: list[float] = []
+    for turn in range(runs):
+        pair = [("runtop", runtop_command, "succeeded")]
+        if toolong.exists():
+            pair.append(("toolong", [str(toolong), str(gigabyte)], '"run_id"'))
+        for name, command, expect in pair if turn % 2 == 0 else reversed(pair):
+            (runtop if name == "runtop" else peer).append(tmux_first_screen(command, expect))
     print(
         f"first screen, 1 GB ledger, in tmux: runtop {statistics.median(runtop):.2f} s "
         f"({', '.join(f'{t:.2f}' for t in runtop)})"
     )
-    if toolong.exists():
-        peer = [tmux_first_screen([str(toolong), str(gigabyte)], '"run_id"') for _ in range(runs)]
+    if peer:
+        ratios = [mine / theirs for mine, theirs in zip(runtop, peer, strict=True)]
         print(
             f"                                        toolong {statistics.median(peer):.2f} s "
-            f"({', '.join(f'{t:.2f}' for t in peer)})"
+            f"({', '.join(f'{t:.2f}' for t in peer)}); runtop / toolong: median of the "
+            f"medians {statistics.median(runtop) / statistics.median(peer):.2f}x, of the "
+            f"pairs {statistics.median(ratios):.2f}x ({', '.join(f'{r:.2f}' for r in ratios)})"
         )
-    else:
-        print("toolong not found: pip install toolong in a venv of its own, pass --toolong")
 
 
 if __name__ == "__main__":
