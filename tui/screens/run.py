@@ -90,6 +90,8 @@ class RunScreen(Screen[None]):
         """Where the entries holding it start, in order, as far as the search has read."""
         self.matching_events = 0
         """The events that hold it (an entry, a paragraph say, may hold several)."""
+        self._partner: tuple[int, RunView | None] | None = None
+        """The run to compare with (``C``), and the store version it was found at."""
         self._search_box: Input | None = None
         """Events in the selected entry (more than handed over, for a very long paragraph)."""
         self._timeline: TimelinePane | None = None
@@ -224,7 +226,7 @@ class RunScreen(Screen[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "compare":
-            return resume_partner(self.store, self.key) is not None  # hidden without one
+            return self._resume_partner() is not None  # hidden without one
         if action == "parent":
             return self._link() is not None  # hidden without a parent or a run resumed
         if action == "next_match":  # the next match, or in a replay the next event
@@ -477,9 +479,17 @@ class RunScreen(Screen[None]):
         self.show_raw = not self.show_raw
         self._show(self._selected)
 
+    def _resume_partner(self) -> RunView | None:
+        """The run to compare this one with (looked for once per store version: the key
+        bar asks on every change, and finding who resumed a run reads every run)."""
+        version = self.store.snapshot().version
+        if self._partner is None or self._partner[0] != version:
+            self._partner = (version, resume_partner(self.store, self.key))
+        return self._partner[1]
+
     def action_compare(self) -> None:
         """Compare this run with the run it resumed, or the run that resumed it."""
-        partner = resume_partner(self.store, self.key)
+        partner = self._resume_partner()
         run = self.store.get(self.key)
         if partner is None or run is None:
             self.notify(
