@@ -144,7 +144,7 @@ class ComparisonTable(Widget):
         return Text("\n").join(self.lines(max(self.size.width, 40)))
 
     def _style(self, name: str) -> Style:
-        return self.get_component_rich_style(f"comparison--{name}", partial=True)
+        return self.get_component_rich_style(f"comparison--{name}")  # translucent colours blended
 
     def lines(self, width: int) -> list[Text]:
         comparison = self.comparison
