@@ -97,6 +97,27 @@ async def test_marking_two_runs_and_comparing_them(tmp_path: Path) -> None:
         assert len(marked_lines(rows)) == 2  # the marks stay for another look
 
 
+async def test_the_palette_marks_and_compares(tmp_path: Path) -> None:
+    app = pair_app(tmp_path / "runs")
+    async with app.run_test(size=(160, 48)) as pilot:
+        rows = await loaded(pilot, 2)
+
+        async def command(title: str) -> None:
+            await pilot.press("ctrl+p")
+            await settle(pilot, lambda: app.screen.query("CommandInput"), "the palette")
+            await pilot.press(*title)
+            await pilot.pause(0.3)  # the palette searches as it is typed
+            await pilot.press("enter")
+            await settle(pilot, lambda: not app.screen.query("CommandInput"), "it closed")
+
+        await command("Mark the run")
+        await pilot.press("down")
+        await command("Mark the run")
+        assert len(marked_lines(rows)) == 2
+        await command("Compare marked runs")
+        await compared(pilot, "24s faster")
+
+
 async def test_a_third_mark_is_refused_and_says_why(fixtures: Path) -> None:
     app = sample_app(fixtures)
     async with app.run_test(size=(80, 24), notifications=True) as pilot:

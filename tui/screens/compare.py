@@ -69,7 +69,7 @@ class CompareScreen(Screen[None]):
         for key in (self.left, self.right):
             self.store.focus(key)
         self.redraw()
-        self.read_runs()
+        self.call_after_refresh(self.read_runs)  # the first frame first, then the reading
         if not self.clock:
             self.set_interval(1.0, self._tick)
 
