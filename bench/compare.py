@@ -5,7 +5,7 @@
 Two ledgers of ``--events`` events each (tool calls, model calls, streamed
 text) are marked in the runs table of a headless app at 160x48, and C is
 pressed. Timed: until the first comparison is on screen, and until both
-runs are read whole (every measure settled). Beside
+runs are read whole (every measure settled, both timelines filled). Beside
 it, in the same run, the same for two runs of ten events: the floor.
 """
 
@@ -28,6 +28,7 @@ from tui.screens.compare import CompareScreen
 from tui.settings import Settings
 from tui.widgets.comparison_table import ComparisonTable
 from tui.widgets.run_table import RunTable
+from tui.widgets.timeline_pane import TimelinePane
 
 IDS = ("run_20261129T064500123_a1a1a1a1a1a1a1a1", "run_20261129T064600123_b2b2b2b2b2b2b2b2")
 
@@ -69,7 +70,8 @@ async def one(directory: Path) -> tuple[float, float]:
         comparison = screen.query_one(ComparisonTable)
 
         def whole() -> bool:
-            return not comparison.reading
+            panes = list(screen.query(TimelinePane))
+            return not comparison.reading and all(not pane.loading for pane in panes)
 
         await until(whole)
         return first, time.perf_counter() - began

@@ -219,3 +219,45 @@ async def test_a_live_run_against_a_finished_one_from_another_source(tmp_path: P
             text = await compared(pilot, "✓ succeeded where A failed")
             assert "so far" not in text
             assert "$0.2500" in text  # its model call's cost, read as it came
+
+
+async def test_both_timelines_on_one_axis_from_each_start(tmp_path: Path) -> None:
+    """A's 32.9 s and B's 8.9 s drawn on one 32.9 s axis; zoom on one zooms both alike."""
+    from tui.widgets.timeline_pane import TimelinePane
+
+    app = pair_app(tmp_path / "runs")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot, 2)
+        await pilot.press("space", "down", "space", "C")
+        await compared(pilot, "24s faster")
+        screen = app.screen
+        assert isinstance(screen, CompareScreen)
+        panes = screen.panes()
+        first, resumed = panes[screen.left], panes[screen.right]
+        await settle(
+            pilot, lambda: len(first.timeline) == 3 and len(resumed.timeline) == 5, "the nodes"
+        )
+        (a0, a1), (b0, b1) = first.view.full_axis(), resumed.view.full_axis()
+        assert a1 - a0 == pytest.approx(32.9)
+        assert b1 - b0 == pytest.approx(32.9)  # as long as A's, from B's own start
+        assert b0 == pytest.approx(screen.store.get(screen.right).started_at)  # type: ignore[union-attr]
+        assert first.view.has_focus
+        await pilot.press("plus")  # zoom A: B follows, each from its own start
+        await settle(pilot, lambda: resumed.view.window is not None, "B zoomed too")
+        assert first.view.window is not None
+        assert resumed.view.window is not None
+        assert resumed.view.window[0] - b0 == pytest.approx(first.view.window[0] - a0, abs=1e-3)
+        assert resumed.view.window[1] - b0 == pytest.approx(first.view.window[1] - a0, abs=1e-3)
+        await pilot.press("0")  # the whole run again, on both
+        await settle(pilot, lambda: resumed.view.window is None, "B whole again")
+        await pilot.press("x")  # swapped: B's timeline is on top now, labelled A
+        rows = list(screen.query(TimelinePane))
+        assert rows[0].key == screen.left
+        assert rows[0].key.run_id == RESUMED
+        rows[0].view.focus()  # Enter on its second node (the first shell call): its events
+        await pilot.press("down", "enter")
+        await settle(pilot, lambda: isinstance(app.screen, RunScreen), "the run's events")
+        run_screen = app.screen
+        assert isinstance(run_screen, RunScreen)
+        assert run_screen.key.run_id == RESUMED
+        assert run_screen.select == rows[0].timeline.rows()[1].detail_position

@@ -14,7 +14,7 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import VerticalScroll
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Static
 
@@ -25,6 +25,8 @@ from tui.store_news import StoreChanged
 from tui.text import inert, shorten
 from tui.widgets.comparison_table import ComparisonTable
 from tui.widgets.key_bar import KeyBar
+from tui.widgets.timeline_pane import TimelinePane
+from tui.widgets.timeline_view import TimelineView
 
 WIDE: Final = 120
 """From this width the header shows whole run ids (below it, their distinctive end)."""
@@ -63,15 +65,31 @@ class CompareScreen(Screen[None]):
         yield Static(id="compare-header")
         with VerticalScroll(id="compare-summary"):
             yield ComparisonTable(id="comparison")
+        with Vertical(id="timelines"):
+            for name, key in (("A", self.left), ("B", self.right)):
+                with Horizontal(classes="timeline-row"):
+                    yield Static(name, classes="timeline-label")
+                    yield TimelinePane(self.store, key, clock=self.clock)
         yield KeyBar()
+
+    def panes(self) -> dict[RunKey, TimelinePane]:
+        """Each run's timeline pane."""
+        return {pane.key: pane for pane in self.query(TimelinePane)}
 
     def on_mount(self) -> None:
         for key in (self.left, self.right):
             self.store.focus(key)
+        self.call_after_refresh(self._focus_a)
         self.redraw()
         self.call_after_refresh(self.read_runs)  # the first frame first, then the reading
         if not self.clock:
             self.set_interval(1.0, self._tick)
+
+    def _focus_a(self) -> None:
+        """A's timeline has the keys: + and - zoom both; tab goes to B, then the table."""
+        pane = self.panes().get(self.left)
+        if pane is not None:
+            pane.view.focus()
 
     def on_screen_resume(self) -> None:
         if self.is_mounted:
@@ -93,6 +111,11 @@ class CompareScreen(Screen[None]):
         if change.reset or keys & change.removed:
             self.tallies = {key: RunTally() for key in keys}
             self.totals = dict.fromkeys(keys)
+        for key, pane in self.panes().items():
+            if change.reset or key in change.removed:
+                pane.reset()
+            elif key in change.events:
+                pane.reload()
         if change.reset or keys & (change.events | change.runs | change.removed):
             self.read_runs()
 
@@ -127,6 +150,7 @@ class CompareScreen(Screen[None]):
     def redraw(self) -> None:
         left, right = self._runs()
         self._header(left, right)
+        self._share_axis(left, right)
         table = self.query_one(ComparisonTable)
         if left is None or right is None:
             gone = self.left if left is None else self.right
@@ -146,6 +170,58 @@ class CompareScreen(Screen[None]):
 
         comparison = compare(facts(left), facts(right))
         table.show(comparison, self._reading())
+
+    def _share_axis(self, left: RunView | None, right: RunView | None) -> None:
+        """Both timelines on one axis: each from its run's start, as long as the longer run.
+
+        So a bar at the same place on both happened as long after each run
+        began, and the shorter run ends short of the right edge.
+        """
+        now = now_or(self.clock)
+        down = self.store.snapshot().sources_down()
+        lengths = []
+        for run in (left, right):
+            if run is not None and run.started_at is not None:
+                until = (run.last_event_at or now) if run.source in down and run.live else now
+                lengths.append(run.duration(until) or 0.0)
+        length = max(lengths, default=0.0)
+        for run in (left, right):
+            pane = self.panes().get(run.key) if run is not None else None
+            if pane is None or run is None or run.started_at is None:
+                continue
+            pane.set_axis((run.started_at, run.started_at + max(length, 0.001)))
+
+    def on_timeline_view_window_changed(self, message: TimelineView.WindowChanged) -> None:
+        """Zoom or pan on one timeline moves the other the same way: one axis for both."""
+        panes = self.panes()
+        moved = next((pane for pane in panes.values() if pane.view is message.view), None)
+        if moved is None:
+            return
+        origin = moved.view.full_axis()[0]
+        for pane in panes.values():
+            if pane is moved:
+                continue
+            if message.window is None:
+                pane.view.set_window(None)
+                continue
+            start = pane.view.full_axis()[0]
+            low, high = message.window
+            pane.view.set_window((start + low - origin, start + high - origin))
+
+    def on_timeline_view_chosen(self, message: TimelineView.Chosen) -> None:
+        """Enter on a bar: its run's events, at the node's event."""
+        message.stop()
+        pane = next((p for p in self.panes().values() if p.view is message.view), None)
+        if pane is None:
+            return
+        node = message.node
+        key = pane.key
+        if node.run_id:  # a child run: the run itself
+            key = RunKey(pane.key.source, node.run_id)
+        select = None if node.run_id else node.detail_position
+        from tui.screens.run import RunScreen
+
+        self.app.push_screen(RunScreen(self.store, key, clock=self.clock, select=select))
 
     def _reading(self) -> str:
         said = []
@@ -200,4 +276,9 @@ class CompareScreen(Screen[None]):
 
     def action_swap(self) -> None:
         self.left, self.right = self.right, self.left
+        rows = self.query_one("#timelines", Vertical)
+        second = rows.query(".timeline-row").last()
+        rows.move_child(second, before=0)  # B's timeline goes on top, as it is A now
+        for name, label in zip("AB", self.query(".timeline-label").results(Static), strict=True):
+            label.update(name)
         self.redraw()
