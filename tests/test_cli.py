@@ -75,6 +75,27 @@ def test_ls_json_has_the_documented_fields(
     assert [s["started_at"] for s in runs] == sorted((s["started_at"] for s in runs), reverse=True)
 
 
+def test_ls_lists_with_the_collector_off_and_says_what_the_library_says(
+    capsys: pytest.CaptureFixture[str], fixtures: Path
+) -> None:
+    """``ls`` turns the garbage collector off while it reads (it exits soon after): the same
+    JSON as a scan with the collector on, and the collector on again afterwards."""
+    import gc
+
+    import msgspec
+
+    from ledger_reader import scan_summaries
+
+    assert gc.isenabled()
+    expected, errors = scan_summaries([fixtures])
+    assert errors == []
+    code, out, err = run(capsys, "ls", "--json", str(fixtures))
+    assert (code, err) == (0, "")
+    assert json.loads(out) == json.loads(msgspec.json.encode(expected))
+    assert len(json.loads(out)) == 6
+    assert gc.isenabled()
+
+
 @pytest.mark.parametrize("ledger", sorted(FIXTURES.glob("*.jsonl")), ids=lambda p: p.name[:29])
 def test_show_json_is_the_ledger_line_for_line(
     capsys: pytest.CaptureFixture[str], ledger: Path

@@ -8,6 +8,7 @@ reading, and every import is paid on each call (bench/directory.py).
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 from typing import TYPE_CHECKING
 
@@ -47,7 +48,17 @@ def run_json(args: argparse.Namespace) -> int:
 def _gather(args: argparse.Namespace) -> tuple[list[RunSummary], bool]:
     """Every run ``args`` name, newest first, and whether anything failed (said on stderr)."""
     paths, urls = split_targets(args.paths)
-    summaries, errors = scan_summaries(paths) if paths else ([], [])
+    # A listing keeps every summary it makes until it exits, and frees nothing on the way:
+    # the collector would only walk that growing heap again and again (58 collections,
+    # 55 ms of 1.29 s CPU for 10,000 ledgers, measured with gc.callbacks). Nothing a scan
+    # builds holds a reference cycle (decoded JSON cannot), and the process exits soon after.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        summaries, errors = scan_summaries(paths) if paths else ([], [])
+    finally:
+        if collecting:
+            gc.enable()
     failed = bool(errors)
     for error in errors:
         say(sys.stderr, str(error))
