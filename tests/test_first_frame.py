@@ -118,14 +118,21 @@ print(json.dumps(sorted(sys.modules)))
 
 
 def test_the_launch_imports_only_what_the_first_frame_needs() -> None:
-    """The tool-call and cancel screens (DataTable, Input: ~8 ms) and Rich's Syntax with
-    Pygments (~12 ms) are imported when first used, on the main thread, not at launch."""
+    """The run screen with its widgets (~25 ms), the tool-call and cancel screens
+    (DataTable, Input: ~8 ms) and Rich's Syntax with Pygments (~12 ms) are imported when
+    first used, on the main thread, not at launch."""
     found = subprocess.run(
         [sys.executable, "-c", LAUNCH_PROBE], capture_output=True, text=True, check=True
     )
     loaded = set(json.loads(found.stdout))
     assert {"tui.app", "tui.screens.runs", "textual.app"} <= loaded  # the probe loaded the app
     assert not loaded & {
+        "tui.screens.run",
+        "tui.widgets.event_list",
+        "tui.widgets.detail",
+        "tui.widgets.timeline_view",
+        "inspector.timeline",
+        "inspector.comparison",
         "tui.screens.tools",
         "tui.screens.tool_calls",
         "tui.screens.cancel",

@@ -11,7 +11,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.content import Content
-from textual.screen import Screen
 from textual.widgets import Static
 
 from inspector import RunKey, RunStore, RunView, SourceError, ToolCallView
@@ -29,6 +28,7 @@ from ledger_reader import (
 from tui.describe import compact_json
 from tui.format import cell, duration, now_or, status_mark, tokens_and_cost
 from tui.run_search import matches
+from tui.screens.selected_run import SelectedRunScreen
 from tui.store_news import StoreChanged
 from tui.text import inert
 from tui.timeline_text import node_facts
@@ -48,7 +48,7 @@ RAW_LIMIT: Final = 64 * 1024
 """Bytes of a damaged line shown raw."""
 
 
-class RunScreen(Screen[None]):
+class RunScreen(SelectedRunScreen):
     """The event stream of one run."""
 
     BINDINGS: ClassVar[list[BindingType]] = [

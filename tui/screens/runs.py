@@ -11,7 +11,6 @@ from textual import events, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
-from textual.screen import Screen
 from textual.widgets import Static
 
 if TYPE_CHECKING:
@@ -25,11 +24,10 @@ from inspector import (
     RunView,
     SourceError,
 )
-from inspector.comparison import baseline_first
 from inspector.status_words import WORDS
 from ledger_reader import LedgerItem
 from tui.format import now_or, status_mark
-from tui.screens.run import RunScreen
+from tui.screens.selected_run import SelectedRunScreen
 from tui.store_news import StoreChanged
 from tui.text import inert
 from tui.widgets.key_bar import KeyBar
@@ -45,7 +43,7 @@ from tui.widgets.run_table import (
 from tui.widgets.source_line import SourceLine
 
 
-class RunsScreen(Screen[None]):
+class RunsScreen(SelectedRunScreen):
     """The live table of runs."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -144,6 +142,10 @@ class RunsScreen(Screen[None]):
         return self.query_one(RunTable).selected
 
     def on_run_table_opened(self, message: RunTable.Opened) -> None:
+        # Imported when a run is first opened (on the main thread): the run screen and its
+        # widgets are ~25 ms of CPU that the first screen does not need.
+        from tui.screens.run import RunScreen
+
         self.app.push_screen(RunScreen(self.store, message.run.key, clock=self.clock))
 
     def refresh_runs(self) -> None:
@@ -348,6 +350,7 @@ class RunsScreen(Screen[None]):
                 timeout=3,
             )
             return
+        from inspector.comparison import baseline_first
         from tui.screens.compare import CompareScreen
 
         left, right = baseline_first(runs[0], runs[1])
