@@ -45,6 +45,7 @@ from ledger_reader.lines import Line, LineAssembler, read_ledger_lines, read_lin
 from ledger_reader.liveness import judge_liveness, ledger_lock_held, writer_holds_lock
 from ledger_reader.scan import ScanResult, find_ledgers, scan_paths, scan_summaries
 from ledger_reader.summary import PendingApproval, RunStatus, RunSummary, SummaryBuilder
+from ledger_reader.summary_cache import SummaryCache
 from ledger_reader.tail import LedgerTail, TailBatch
 
 __all__ = [
@@ -85,6 +86,7 @@ __all__ = [
     "ScanResult",
     "StructuredOutput",
     "SummaryBuilder",
+    "SummaryCache",
     "TailBatch",
     "ToolCall",
     "ToolResult",

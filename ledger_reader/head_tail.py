@@ -57,8 +57,11 @@ class LedgerState:
         mtime: float,
         stale_after: float = DEFAULT_STALE_AFTER,
         torn_bytes: int = 0,
+        key: FileKey | None = None,
     ) -> None:
         self.builder = builder
+        self.key = key
+        """The file's identity and change stamps when it was read (see :func:`file_key`)."""
         self.complete_end = complete_end
         """Just past the last ``\\n``: a follower starts here, so a torn tail is read once whole."""
         self.mtime = mtime
@@ -70,18 +73,18 @@ class LedgerState:
 
     def summary(self, now: float | None = None) -> RunSummary:
         """The summary, with liveness judged from the last probe and write time."""
-        summary = self.builder.summary()
-        if summary.status.is_live or summary.status is RunStatus.UNKNOWN:
-            summary.status = judge_liveness(
-                summary,
-                mtime=self.mtime,
-                lock_held=self.lock_held,
-                now=now,
-                stale_after=self.stale_after,
-            )
-        if self.torn_bytes and writer_gone(summary) and summary.damaged_lines is not None:
-            summary.damaged_lines += 1
-        return summary
+        return self.judged(self.builder.summary(), now)
+
+    def judged(self, summary: RunSummary, now: float | None = None) -> RunSummary:
+        """``summary`` (this state's builder's, before liveness) with liveness judged."""
+        return judge_summary(
+            summary,
+            mtime=self.mtime,
+            lock_held=self.lock_held,
+            now=now,
+            stale_after=self.stale_after,
+            torn_bytes=self.torn_bytes,
+        )
 
     def probe(self, fd: int | None = None) -> None:
         """Probe the writer's lock again (only runtop writers hold one)."""
@@ -91,6 +94,40 @@ class LedgerState:
             self.lock_held = writer_holds_lock(fd)
         else:
             self.lock_held = ledger_lock_held(self.builder.path or "")
+
+
+FileKey = tuple[int, int, int, int, int]
+"""A file's ``(st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns)``: an append or a rewrite
+changes one of them (within a clock tick, see :mod:`ledger_reader.summary_cache`)."""
+
+
+def file_key(stat: os.stat_result) -> FileKey:
+    """The identity and change stamps of the file ``stat`` describes."""
+    return (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
+
+
+def judge_summary(
+    summary: RunSummary,
+    *,
+    mtime: float,
+    lock_held: bool | None,
+    now: float | None,
+    stale_after: float,
+    torn_bytes: int,
+) -> RunSummary:
+    """Judge an unfinished run's liveness in ``summary`` (changed in place, and returned).
+
+    ``summary`` is what the ledger's bytes say (:meth:`SummaryBuilder.summary`);
+    liveness comes from outside them: the write time, the lock probe and now.
+    A torn last line of a run whose writer is gone is damage.
+    """
+    if summary.status.is_live or summary.status is RunStatus.UNKNOWN:
+        summary.status = judge_liveness(
+            summary, mtime=mtime, lock_held=lock_held, now=now, stale_after=stale_after
+        )
+    if torn_bytes and writer_gone(summary) and summary.damaged_lines is not None:
+        summary.damaged_lines += 1
+    return summary
 
 
 def writer_gone(summary: RunSummary) -> bool:
@@ -143,6 +180,7 @@ def read_ledger_state(
             mtime=stat.st_mtime,
             stale_after=stale_after,
             torn_bytes=size - end,
+            key=file_key(stat),
         )
         state.probe(fd)
         return state
@@ -303,7 +341,10 @@ __all__ = [
     "HEAD_BYTES",
     "TAIL_BYTES",
     "WHOLE_FILE_BYTES",
+    "FileKey",
     "LedgerState",
+    "file_key",
+    "judge_summary",
     "read_ledger_state",
     "summarize_ledger",
     "writer_gone",

@@ -49,6 +49,15 @@ def completed(seq: int, status: str = "ok", **payload: Any) -> bytes:
     return line(seq, "run_completed", {"status": status, **payload})
 
 
+@pytest.fixture(autouse=True)
+def _private_runtop_home(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each test's own ``RUNTOP_HOME``: ``runtop ls`` writes its summary cache there, and no
+    test may write into (or read from) the home of whoever runs the tests."""
+    monkeypatch.setenv("RUNTOP_HOME", str(tmp_path_factory.mktemp("runtop-home")))
+
+
 @pytest.fixture
 def fixtures(tmp_path: Path) -> Path:
     """The sample ledgers, copied so a test may change them."""

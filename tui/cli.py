@@ -48,6 +48,12 @@ def build_parser() -> argparse.ArgumentParser:
         "(default: $RUNTOP_LEDGER_DIR, else $RUNTOP_HOME/runs: ~/.runtop/runs)",
     )
     ls.add_argument("--json", action="store_true", help="print a JSON array of run summaries")
+    ls.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="read every ledger, neither using nor writing the summary cache in "
+        "$RUNTOP_HOME/cache (also: RUNTOP_NO_CACHE=1)",
+    )
     show = commands.add_parser("show", help="print the events of one run")
     show.add_argument("target", metavar="PATH_OR_RUN_ID", help="a ledger file or a run id")
     show.add_argument("--json", action="store_true", help="print JSON Lines, one per ledger line")

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import argparse
 import gc
+import os
 import sys
 from typing import TYPE_CHECKING
 
 import msgspec
 
-from ledger_reader import RunSummary, scan_summaries
+from ledger_reader import MAX_LINE_BYTES, RunSummary, SummaryCache, scan_summaries
 from tui.commands.output import say, write_json
 from tui.commands.targets import split_targets
 
@@ -55,7 +56,12 @@ def _gather(args: argparse.Namespace) -> tuple[list[RunSummary], bool]:
     collecting = gc.isenabled()
     gc.disable()
     try:
-        summaries, errors = scan_summaries(paths) if paths else ([], [])
+        cache = (
+            SummaryCache.for_listing(paths, max_line_bytes=MAX_LINE_BYTES)
+            if paths and use_cache(args)
+            else None
+        )
+        summaries, errors = scan_summaries(paths, cache=cache) if paths else ([], [])
     finally:
         if collecting:
             gc.enable()
@@ -75,6 +81,13 @@ def _gather(args: argparse.Namespace) -> tuple[list[RunSummary], bool]:
     if urls:
         summaries.sort(key=lambda summary: (summary.started, summary.run_id), reverse=True)
     return summaries, failed
+
+
+def use_cache(args: argparse.Namespace) -> bool:
+    """Whether the summary cache is used: not with ``--no-cache`` nor ``RUNTOP_NO_CACHE=1``."""
+    if getattr(args, "no_cache", False):
+        return False
+    return os.environ.get("RUNTOP_NO_CACHE", "") in ("", "0")
 
 
 async def _remote_summaries(url: str, token: str | None) -> list[RunSummary]:
