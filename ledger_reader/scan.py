@@ -148,7 +148,7 @@ def scan_summaries(
     process, medians of 7 with the load at 8), and cost a temporary file, a
     wire format and a check that no thread ran.
 
-    With a ``cache`` (made for the same ``max_line_bytes``), a ledger whose
+    With a ``cache`` (unless made for another ``max_line_bytes``), a ledger whose
     entry still holds is not read: its summary is the cached one with
     liveness judged now; the others are read and stored, and the cache is
     written at the end (:mod:`ledger_reader.summary_cache`).
@@ -156,6 +156,8 @@ def scan_summaries(
     errors: list[LedgerError] = []
     summaries: list[RunSummary] = []
     now = time.time() if now is None else now
+    if cache is not None and cache.max_line_bytes != max_line_bytes:
+        cache = None  # its summaries were read with another idea of a damaged line
     for file in _ledger_files(paths, errors):
         if cache is not None:
             cached = cache.summary(file, now=now, stale_after=stale_after)

@@ -6,9 +6,11 @@ ledger, only what the file's bytes determine: the summary before liveness
 (counts, the status as written, a pending approval), whether the run
 finished and how many torn bytes follow its last line. An entry is keyed by
 the file's identity and change stamps ``(st_dev, st_ino, st_size,
-st_mtime_ns, st_ctime_ns)``; the whole cache by a fingerprint of this
-package's own source (any change to the reader invalidates every entry), of
-msgspec's and Python's versions, and of the line limit. Liveness (quiet time
+st_mtime_ns, st_ctime_ns)``, looked at through an open descriptor (opening
+revalidates a network file system's cached attributes); the whole cache by
+a fingerprint of this package's own source (any change to the reader
+invalidates every entry), of msgspec's and Python's versions, and by the
+line limit. Liveness (quiet time
 from the write time and now, the writer's lock, approval deadlines) is judged
 afresh on every listing, exactly as without the cache.
 
@@ -50,6 +52,7 @@ from typing import Final
 
 import msgspec
 
+from ledger_reader.events import MAX_LINE_BYTES
 from ledger_reader.head_tail import LedgerState, file_key, judge_summary
 from ledger_reader.liveness import writer_holds_lock
 from ledger_reader.locations import make_private_dir, runtop_home
@@ -111,8 +114,8 @@ def _checksum(body: bytes) -> bytes:
     return f"{zlib.crc32(body):08x}\n".encode()
 
 
-def reader_fingerprint(package: Path | None = None, *, max_line_bytes: int) -> str | None:
-    """What the cached summaries depend on: the reader's source, msgspec, Python, the limit.
+def reader_fingerprint(package: Path | None = None) -> str | None:
+    """What the cached summaries depend on: the reader's source, msgspec and Python.
 
     ``None`` (no cache) when the source cannot be read: an installation
     without ``.py`` files cannot say whether its reader changed.
@@ -123,7 +126,7 @@ def reader_fingerprint(package: Path | None = None, *, max_line_bytes: int) -> s
             names = sorted(entry.name for entry in entries if entry.name.endswith(".py"))
         if not names:
             return None
-        chunks = [f"{CACHE_FORMAT} {msgspec.__version__} {sys.version} {max_line_bytes}".encode()]
+        chunks = [f"{CACHE_FORMAT} {msgspec.__version__} {sys.version}".encode()]
         for name in names:
             chunks.append(name.encode())
             chunks.append((package / name).read_bytes())
@@ -144,15 +147,27 @@ class SummaryCache:
     Args:
         path: the cache file.
         fingerprint: see :func:`reader_fingerprint`; ``None`` turns the cache off.
+        max_line_bytes: the line limit of the listing's reads (longer lines are damage):
+            a cache written with another limit is not used.
         racy_seconds: see :data:`RACY_SECONDS` (tests shorten it).
     """
 
     def __init__(
-        self, path: Path, fingerprint: str | None, *, racy_seconds: float = RACY_SECONDS
+        self,
+        path: Path,
+        fingerprint: str | None,
+        *,
+        max_line_bytes: int = MAX_LINE_BYTES,
+        racy_seconds: float = RACY_SECONDS,
     ) -> None:
         self.path = path
         self.fingerprint = fingerprint
-        self._header = _MAGIC + fingerprint.encode() + b"\n" if fingerprint is not None else b""
+        self.max_line_bytes = max_line_bytes
+        self._header = (
+            b"%s%s %d\n" % (_MAGIC, fingerprint.encode(), max_line_bytes)
+            if fingerprint is not None
+            else b""
+        )
         self._stored_before = time.time_ns() - int(racy_seconds * 1e9)
         self._old: dict[str, _Entry] = {}
         self._new: dict[str, _Entry] = {}
@@ -172,7 +187,7 @@ class SummaryCache:
         environ: Mapping[str, str] | None = None,
     ) -> SummaryCache:
         """The cache of ``runtop ls PATHS``, under ``$RUNTOP_HOME/cache``."""
-        return cls(cache_file(paths, environ), reader_fingerprint(max_line_bytes=max_line_bytes))
+        return cls(cache_file(paths, environ), reader_fingerprint(), max_line_bytes=max_line_bytes)
 
     def _load(self) -> None:
         if self.fingerprint is None:
@@ -237,29 +252,27 @@ class SummaryCache:
     def _use(
         path: str, entry: _Entry
     ) -> tuple[RunSummary | None, os.stat_result | None, bool | None]:
-        """The entry's summary, the file's stat and the lock probe, if the entry holds."""
-        try:
-            info = os.stat(path)
-        except OSError:
-            return None, None, None  # the read says why
-        if file_key(info) != entry.key:
-            return None, None, None
-        try:
-            summary = _summary_decoder.decode(entry.summary)
-        except _READ_ERRORS:
-            return None, None, None
-        if summary.writer != "runtop" or entry.terminal:
-            return summary, info, None
-        # The lock is probed through a descriptor of the very file the entry describes.
+        """The entry's summary, the file's stat and the lock probe, if the entry holds.
+
+        The file is opened, not only stat'ed: opening revalidates what a network
+        file system's client has cached of it (close-to-open consistency), where
+        ``stat`` may answer from that cache for up to a minute. The lock is
+        probed through the same descriptor, of the very file the entry describes.
+        """
         try:
             fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
         except OSError:
-            return None, None, None
+            return None, None, None  # the read says why
         try:
             info = os.fstat(fd)
             if file_key(info) != entry.key:
                 return None, None, None
+            summary = _summary_decoder.decode(entry.summary)
+            if summary.writer != "runtop" or entry.terminal:
+                return summary, info, None
             return summary, info, writer_holds_lock(fd)
+        except _READ_ERRORS:
+            return None, None, None
         finally:
             os.close(fd)
 

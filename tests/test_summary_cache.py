@@ -19,6 +19,8 @@ from typing import Any
 
 import msgspec
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from ledger_reader import MAX_LINE_BYTES, RunStatus, RunSummary, SummaryCache, scan_summaries
 from ledger_reader.summary_cache import (
@@ -261,16 +263,33 @@ def test_cached_runs_are_judged_alive_or_not_at_each_listing(
 def test_the_fingerprint_follows_every_byte_of_the_readers_source(tmp_path: Path) -> None:
     package = tmp_path / "reader"
     shutil.copytree(REPO / "ledger_reader", package, ignore=shutil.ignore_patterns("__pycache__"))
-    before = reader_fingerprint(package, max_line_bytes=1024)
+    before = reader_fingerprint(package)
     assert before is not None
-    assert reader_fingerprint(package, max_line_bytes=1024) == before
-    assert reader_fingerprint(package, max_line_bytes=2048) != before
+    assert reader_fingerprint(package) == before
     scan = package / "scan.py"
     scan.write_bytes(scan.read_bytes() + b"\n")
-    assert reader_fingerprint(package, max_line_bytes=1024) not in (None, before)
+    assert reader_fingerprint(package) not in (None, before)
     for source in package.glob("*.py"):
         source.unlink()
-    assert reader_fingerprint(package, max_line_bytes=1024) is None
+    assert reader_fingerprint(package) is None
+
+
+def test_a_cache_of_another_line_limit_is_not_used(ledgers: Path, tmp_path: Path) -> None:
+    cache_path = tmp_path / "ls.cache"
+    listing([ledgers], cache_path)
+    written = cache_path.read_bytes()
+    for limit in (1024, MAX_LINE_BYTES * 2):
+        made_for_limit = SummaryCache(cache_path, "reader-1", racy_seconds=0)
+        summaries, _ = scan_summaries(
+            [ledgers], now=NOW, max_line_bytes=limit, cache=made_for_limit
+        )
+        assert made_for_limit.hits == 0
+        assert _plain(summaries) == _plain(
+            scan_summaries([ledgers], now=NOW, max_line_bytes=limit)[0]
+        )
+        other = SummaryCache(cache_path, "reader-1", max_line_bytes=limit, racy_seconds=0)
+        assert other.loaded_paths == frozenset()
+    assert cache_path.read_bytes() == written
 
 
 def test_without_a_fingerprint_nothing_is_read_or_written(ledgers: Path, tmp_path: Path) -> None:
@@ -291,7 +310,7 @@ def test_at_most_so_many_cache_files_are_kept(
         path = tmp_path / f"{number}" / "run_one.jsonl"
         path.parent.mkdir()
         shutil.copyfile(ledger, path)
-        cache = SummaryCache.for_listing([path], max_line_bytes=1024)
+        cache = SummaryCache.for_listing([path], max_line_bytes=MAX_LINE_BYTES)
         scan_summaries([path], cache=cache)
         assert cache.path.exists()
         assert cache.path == cache_file([path], None)
@@ -311,6 +330,48 @@ def test_a_huge_input_is_read_each_time_not_cached(tmp_path: Path) -> None:
     assert listed == read_all([runs])
     assert (cache.hits, cache.misses) == (1, 1)
     assert RunStatus(listed[0]["status"]) is RunStatus.SUCCEEDED
+
+
+JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=20),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(value=JSON_VALUES, status=st.sampled_from(["ok", "error", "suspended", "odd", None]))
+def test_any_input_and_end_read_from_the_cache_is_what_was_read(
+    tmp_path: Path, value: Any, status: str | None
+) -> None:
+    """The cache holds MessagePack, the listing prints JSON: every value survives the trip
+    (an integer MessagePack cannot hold is not stored, and is read each time)."""
+    runs = tmp_path / "runs"
+    shutil.rmtree(runs, ignore_errors=True)
+    runs.mkdir()
+    ending = completed(2, status, output=value) if status is not None else b""
+    (runs / "run_any.jsonl").write_bytes(started(input=value, skill="s") + ending)
+    cache_path = tmp_path / "any.cache"
+    cache_path.unlink(missing_ok=True)
+    listing([runs], cache_path)
+    listed, cache = listing([runs], cache_path)
+    assert listed == read_all([runs])
+    try:
+        msgspec.msgpack.encode(value)
+    except OverflowError:
+        storable = False
+    else:
+        storable = True
+    assert cache.hits == (1 if storable else 0)
+    assert listed[0]["input"] == value
 
 
 # The command line: real processes, a real home.
@@ -355,8 +416,7 @@ def _ls(
 
 def _cached_paths(home: Path) -> frozenset[str]:
     [written] = (home / "cache").iterdir()
-    fingerprint = reader_fingerprint(max_line_bytes=MAX_LINE_BYTES)
-    return SummaryCache(written, fingerprint).loaded_paths
+    return SummaryCache(written, reader_fingerprint()).loaded_paths
 
 
 def test_ls_writes_the_cache_under_runtop_home_unless_told_not_to(
