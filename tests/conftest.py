@@ -49,13 +49,14 @@ def completed(seq: int, status: str = "ok", **payload: Any) -> bytes:
     return line(seq, "run_completed", {"status": status, **payload})
 
 
-@pytest.fixture(autouse=True)
-def _private_runtop_home(
-    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Each test's own ``RUNTOP_HOME``: ``runtop ls`` writes its summary cache there, and no
-    test may write into (or read from) the home of whoever runs the tests."""
-    monkeypatch.setenv("RUNTOP_HOME", str(tmp_path_factory.mktemp("runtop-home")))
+@pytest.fixture(scope="session", autouse=True)
+def _private_runtop_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The test session's own ``RUNTOP_HOME``: ``runtop ls`` writes its summary cache there,
+    and no test may write into (or read from) the home of whoever runs the tests. Session-wide,
+    so module-scoped fixtures that list ledgers are set up inside it too."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("RUNTOP_HOME", str(tmp_path_factory.mktemp("runtop-home")))
+        yield
 
 
 @pytest.fixture

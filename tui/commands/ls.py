@@ -2,7 +2,10 @@
 
 Never loads Textual, and ``--json`` not even Rich (nor asyncio, unless an
 attach server is asked): listing 10,000 ledgers is mostly start-up and
-reading, and every import is paid on each call (bench/directory.py).
+reading, and every import is paid on each call (bench/directory.py). What
+each ledger's bytes said is kept in the summary cache
+(:mod:`ledger_reader.summary_cache`), so a second listing reads only the
+ledgers that changed; ``--no-cache`` or ``RUNTOP_NO_CACHE=1`` read them all.
 """
 
 from __future__ import annotations
