@@ -43,14 +43,12 @@ class RuntopApp(App[None]):
                 "run_table",
                 "source_line",
                 "run_preview",
-                "event_list",
-                "detail",
-                "timeline_view",
             )
         ),
         "screens/runs.tcss",
     ]
-    """The widgets' styles, beside them (a screen's are beside the screen: its CSS_PATH).
+    """The styles of the first screen's widgets, beside them (a screen's are beside the
+    screen, its CSS_PATH, with those of widgets only it shows: read when it is first shown).
 
     The runs screen's too, though it names them itself: the first screen's styles read
     with the app's, its push does not parse every style again (Textual re-parses all

@@ -8,6 +8,7 @@ the other is measured against.
 
 from __future__ import annotations
 
+from pathlib import PurePath
 from typing import ClassVar, Final
 
 from rich.text import Text
@@ -40,7 +41,8 @@ class CompareScreen(Screen[None]):
         Binding("x", "swap", "Swap A and B"),
     ]
 
-    CSS_PATH = "compare.tcss"
+    CSS_PATH: ClassVar[list[str | PurePath]] = ["../widgets/timeline_view.tcss", "compare.tcss"]
+    """The timelines' styles (read when first shown, not at launch), then its own."""
 
     def __init__(
         self, store: RunStore, left: RunKey, right: RunKey, *, clock: float | None = None

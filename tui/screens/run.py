@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from pathlib import PurePath
 from typing import TYPE_CHECKING, ClassVar, Final
 
 from rich.text import Text
@@ -64,7 +65,13 @@ class RunScreen(SelectedRunScreen):
         Binding("T", "timeline", "Timeline"),
     ]
 
-    CSS_PATH = "run.tcss"
+    CSS_PATH: ClassVar[list[str | PurePath]] = [
+        "../widgets/event_list.tcss",
+        "../widgets/detail.tcss",
+        "../widgets/timeline_view.tcss",
+        "run.tcss",
+    ]
+    """Its widgets' styles (read when a run is first opened, not at launch), then its own."""
 
     def __init__(
         self,
