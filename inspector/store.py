@@ -683,6 +683,14 @@ class RunStore:
 
     async def close(self) -> None:
         self._closed = True
+        # Read no more once closed: its runs go at once, not one by one as each source is
+        # removed (10,000 runs: ~10 ms of every quit here).
+        self._runs.clear()
+        self._views.clear()
+        self._dirty.clear()
+        self._ordered, self._positions, self._counts = (), {}, Counter()
+        for tally in self._tools.values():
+            tally.in_flight.clear()  # as each run's removal would (the counts stay)
         for name in list(self._sources):
             await self.remove_source(name)
         for task in (self._flusher, self._detailer):
