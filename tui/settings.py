@@ -11,7 +11,6 @@ screen may take, for the parsing of five fields.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -88,7 +87,7 @@ def load_state(path: Path | None) -> dict[str, Any]:
     if path is None:
         return {}
     try:
-        state = json.loads(path.read_text())
+        state = msgspec.json.decode(path.read_bytes())  # not json: its import is ~3 ms of a launch
     except (OSError, ValueError):
         return {}
     return state if isinstance(state, dict) else {}
@@ -103,7 +102,7 @@ def save_state(path: Path | None, **changes: Any) -> None:
     try:
         make_private_dir(path.parent)
         partial = path.with_name(f".{path.name}.{os.getpid()}")
-        partial.write_text(json.dumps(state))
+        partial.write_bytes(msgspec.json.encode(state))
         os.replace(partial, path)
     except OSError:
         pass
