@@ -140,3 +140,60 @@ def test_the_launch_imports_only_what_the_first_frame_needs() -> None:
         "rich.syntax",
         "pygments",
     }
+
+
+RUN_SCREEN_PROBE = """
+import asyncio, importlib.abc, json, sys, threading
+frames = []
+imported = []
+
+class Spy(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name == "tui.screens.run":
+            imported.append({"main_thread": threading.current_thread() is threading.main_thread(),
+                             "frames_before": len(frames)})
+        return None
+
+sys.meta_path.insert(0, Spy())
+from inspector import RunSource, RunUpdate, SourceUpdate
+from ledger_reader import RunStatus, RunSummary
+from tui.app import make_app
+from tui.settings import Settings
+
+class Runs(RunSource):
+    async def updates(self):
+        summary = RunSummary(run_id="run_1", status=RunStatus.SUCCEEDED)
+        yield SourceUpdate(runs=[RunUpdate("run_1", summary)], initial=True)
+    async def events(self, run_id, start, stop):
+        return []
+    async def close(self):
+        pass
+
+async def main():
+    app = make_app(Settings(flush_interval=0.01), [Runs("runs")])
+    display = app._display
+    def recorded(screen, renderable):
+        display(screen, renderable)
+        if renderable is not None:
+            frames.append(1)
+    app._display = recorded
+    async with app.run_test(size=(120, 30)) as pilot:
+        for _ in range(1000):
+            if imported:
+                break
+            await pilot.pause(0.01)
+asyncio.run(main())
+print(json.dumps(imported))
+"""
+
+
+def test_the_run_screen_is_imported_after_the_first_frame_on_the_main_thread() -> None:
+    """Not at launch (the first frame waits for none of it), not on the first Enter (opening a
+    run would wait for it), and never in a thread (a thread import raced the key bar's)."""
+    found = subprocess.run(
+        [sys.executable, "-c", RUN_SCREEN_PROBE], capture_output=True, text=True, check=True
+    )
+    imported = json.loads(found.stdout.splitlines()[-1])
+    assert len(imported) == 1, imported  # imported, and once, with no key pressed
+    assert imported[0]["main_thread"]
+    assert imported[0]["frames_before"] >= 1
