@@ -142,8 +142,8 @@ class RunsScreen(SelectedRunScreen):
         return self.query_one(RunTable).selected
 
     def on_run_table_opened(self, message: RunTable.Opened) -> None:
-        # Imported when a run is first opened (on the main thread): the run screen and its
-        # widgets are ~25 ms of CPU that the first screen does not need.
+        # Not at launch: the run screen and its widgets are ~25 ms of CPU the first frame does
+        # not need. The app imports it just after that frame; here if a run is opened sooner.
         from tui.screens.run import RunScreen
 
         self.app.push_screen(RunScreen(self.store, message.run.key, clock=self.clock))
