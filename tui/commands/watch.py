@@ -56,18 +56,19 @@ def sources_for(
             files.append(path)
         else:
             raise CommandError(f"{path}: no such file or directory")
-    by_directory: dict[Path, list[Path]] = {}
+    by_directory: dict[Path, list[tuple[Path, Path]]] = {}
     for path in files:
-        by_directory.setdefault(path.resolve().parent, []).append(path)
+        real = path.resolve()  # a link's target, in the directory that is watched
+        by_directory.setdefault(real.parent, []).append((path, real))
     for directory, chosen in by_directory.items():
         # Ledger files given by name are followed like a directory of just them: a 1 GB
         # ledger opens from its head and tail, and keeps growing on screen if it grows.
-        name = chosen[0].name if len(chosen) == 1 else directory.name
+        name = chosen[0][0].name if len(chosen) == 1 else directory.name
         unique, number = name, 2
         while unique in names:
             unique, number = f"{name}-{number}", number + 1
         names.add(unique)
         sources.append(
-            LedgerDirectorySource(directory, name=unique, only=[str(path) for path in chosen])
+            LedgerDirectorySource(directory, name=unique, only=[str(real) for _, real in chosen])
         )
     return sources
