@@ -157,6 +157,9 @@ async def test_follow_keeps_the_newest_entry_selected_and_the_detail_on_it(
             for _ in range(10):
                 agent.go.release()
             await asyncio.wait_for(handle.wait(), 10)
+            await settle(pilot, lambda: "run_completed" in detail.text, "the run's end")
+            assert events.entry_of(events.cursor) == events.entries()[-1]
+            assert events.entries()[-1].end == events.count
 
 
 async def test_search_inside_a_run_steps_through_matches(fixtures: Path) -> None:
@@ -256,3 +259,72 @@ async def test_matches_all_in_one_entry_are_one_step(fixtures: Path) -> None:
         await pilot.press("n")
         assert events.entry_of(events.cursor) == held
         assert counter(screen).startswith("entry 1 of 1, 4 matches"), counter(screen)
+
+
+class HeldReads(LedgerDirectorySource):
+    """A ledger directory whose event reads, once held, wait after reading the file: the
+    ledger can grow while a read of its last page is on its way to the screen."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__(root, name="d")
+        self.gate: asyncio.Event | None = None
+        self.waiting = asyncio.Event()
+
+    async def events(self, run_id: str, start: int, stop: int) -> list[Any]:
+        items = await super().events(run_id, start, stop)
+        gate = self.gate
+        if gate is not None:
+            self.waiting.set()
+            await gate.wait()
+        return items
+
+
+async def test_follow_reaches_a_tool_call_and_the_end_written_after_a_paragraph(
+    tmp_path: Path,
+) -> None:
+    """A paragraph is selected; the run writes one more chunk, then (while that chunk's page
+    is being read) a tool call and its end: the end is selected and shown, not the
+    paragraph, nor an empty detail."""
+    directory = tmp_path / "runs"
+    directory.mkdir()
+    ledger = directory / f"{RUN_ID}.jsonl"
+    ledger.write_bytes(b"".join([started(1)] + [chunk(seq, f"w{seq} ") for seq in range(2, 10)]))
+    source = HeldReads(directory)
+    app = make_app(Settings(flush_interval=0.01), [source])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot, 1)
+        await pilot.press("enter")
+        events = app.screen.query_one(EventList)
+        detail = app.screen.query_one(EventDetail)
+        await settle(pilot, lambda: "8 chunks" in detail.text, "the paragraph, followed")
+        source.gate = asyncio.Event()
+        with ledger.open("ab") as out:
+            out.write(chunk(10, "w10 "))
+        await asyncio.wait_for(source.waiting.wait(), 5)  # its page is being read
+        with ledger.open("ab") as out:
+            out.write(line(11, "tool_call", {"call_id": "c1", "name": "lookup", "arguments": {}}))
+            out.write(line(12, "tool_result", {"call_id": "c1", "output": "found"}))
+            out.write(line(13, "run_completed", {"status": "ok", "output": "done"}))
+        await settle(pilot, lambda: events.count == 13, "the run's end counted")
+        source.gate.set()
+        source.gate = None
+        shown = []
+        for _ in range(250):
+            shown.append(detail.text)
+            if "run_completed" in detail.text:
+                break
+            await pilot.pause(0.02)
+        assert "run_completed" in detail.text, shown[-1]
+        assert all(text.strip() for text in shown)  # never an empty detail on the way
+        assert not any("Select an event" in text for text in shown)
+        window = events.entries()
+        assert events.entry_of(events.cursor) == window[-1]  # the newest entry, in view
+        assert window[-1].end == 13
+        lines = shown_lines(events)
+        assert "lookup ✔" in lines[-2]
+        assert "succeeded" in lines[-1]
+        assert "[9 chunks]" in lines[-3]
+        await pilot.press("up", "up")  # the user moves: follow stops, the detail follows them
+        assert not events.follow
+        assert "9 chunks" in detail.text
+        assert "seq 2-10" in detail.text

@@ -26,6 +26,9 @@ class EventPages:
         self.key = key
         self._pages: OrderedDict[int, list[LedgerItem]] = OrderedDict()
         self._reading: set[int] = set()
+        self._stale: set[int] = set()
+        """Pages the run may have written more into since they were read: kept (what they
+        hold stays true, a ledger only grows) and read again when next asked for."""
         self.version = 0
         """Changes whenever a page is read or forgotten: entries found before may move."""
 
@@ -43,7 +46,9 @@ class EventPages:
     def wanted(self, position: int) -> int | None:
         """The page to read for ``position``: ``None`` when it is read or being read."""
         page = position // PAGE
-        return None if page in self._pages or page in self._reading else page
+        if page in self._reading or (page in self._pages and page not in self._stale):
+            return None
+        return page
 
     async def read(self, page: int) -> list[LedgerItem]:
         """Read ``page`` from the store and keep it.
@@ -52,24 +57,36 @@ class EventPages:
             SourceError: the store's source could not be read.
         """
         self._reading.add(page)
+        self._stale.discard(page)  # a forget from now on is newer than this read
         try:
             items = await self.store.events(self.key, page * PAGE, (page + 1) * PAGE)
+        except BaseException:
+            if page in self._pages:
+                self._stale.add(page)  # kept as it was, still to be read again
+            raise
         finally:
             self._reading.discard(page)
         self._pages[page] = items
+        self._pages.move_to_end(page)
         self.version += 1
         while len(self._pages) > PAGES_KEPT:
-            self._pages.popitem(last=False)
+            dropped, _ = self._pages.popitem(last=False)
+            self._stale.discard(dropped)
         return items
 
     def forget(self, page: int) -> None:
-        """Read ``page`` again when next needed (the run wrote more into it)."""
-        if self._pages.pop(page, None) is not None:
-            self.version += 1
+        """Read ``page`` again when next needed (the run wrote more into it).
+
+        What it holds is kept meanwhile (the screen keeps what it shows, no "reading…"
+        flicker); a forget while the page is being read marks it to be read once more,
+        as that read may have missed what was written.
+        """
+        self._stale.add(page)
 
     def clear(self) -> None:
         """Forget every page (the run's events were replaced)."""
         self._pages.clear()
+        self._stale.clear()
         self.version += 1
 
 

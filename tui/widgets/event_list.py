@@ -157,7 +157,13 @@ class EventList(ScrollView, can_focus=True):
         self._keep_in_view(self.cursor)
 
     def show_last(self) -> None:
-        """Select the newest entry and show the last screenful."""
+        """Select the newest entry and show the last screenful.
+
+        Until the newest event is read the selection stays where it is (with the detail
+        it shows): the read's arrival selects it (:meth:`_read_page`).
+        """
+        if self.item(self.count - 1) is None:
+            return
         last = self._index.start(self.count - 1)
         self.cursor = last
         top = self._index.before(last, max(0, self._height() - 1))
