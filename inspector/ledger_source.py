@@ -18,6 +18,7 @@ from inspector.source import (
     RunUpdate,
     SourceError,
     SourceUpdate,
+    not_running,
     otlp_refusal,
 )
 from ledger_reader import (
@@ -232,7 +233,7 @@ class LedgerDirectorySource(RunSource):
         if summary.writer != "runtop":
             return "its writer does not take control files (only runtop's does)"
         if action == "cancel" and not summary.status.is_live:
-            return f"the run already ended ({summary.status.value})"
+            return not_running(summary)
         return None
 
     async def cancel(self, run_id: str, reason: str | None) -> None:

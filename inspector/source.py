@@ -70,6 +70,20 @@ def otlp_refusal(action: str, summary: RunSummary) -> str | None:
     return None
 
 
+def not_running(summary: RunSummary) -> str:
+    """Why a run that is not live cannot be cancelled (or answered), in its status's word:
+    a stale or abandoned run has not ended, and is not said to have."""
+    match summary.status:
+        case RunStatus.STALE:
+            return "the run is stale: its writer went quiet, nothing would act on a cancel"
+        case RunStatus.ABANDONED:
+            return "the run is abandoned: its writer is gone, there is nothing to cancel"
+        case RunStatus.SUSPENDED:
+            return "the run is suspended on its approval: nothing runs to cancel"
+        case _:
+            return f"the run already ended ({summary.status.value})"
+
+
 def live_run_refusal(action: str, summary: RunSummary) -> str | None:
     """Why a source that acts on live runs cannot ``action`` this one, or ``None``."""
     refused = otlp_refusal(action, summary)
@@ -81,7 +95,7 @@ def live_run_refusal(action: str, summary: RunSummary) -> str | None:
         if summary.status is RunStatus.SUSPENDED:
             return None  # suspended on its approval: approving it is what it waits for
     if action in {"cancel", "approve"} and not summary.status.is_live:
-        return f"the run already ended ({summary.status.value})"
+        return not_running(summary)
     if action == "resume" and summary.status.is_live:
         return "the run is still running"
     return None

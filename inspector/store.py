@@ -32,7 +32,14 @@ from inspector.changes import ChangeSubscriber, StoreChange
 from inspector.filters import RunFilter
 from inspector.history import history_from_source, read_history
 from inspector.model import RunExtras, RunKey, RunView, ToolCallView, make_view
-from inspector.source import ActionRefused, RunSource, RunUpdate, SourceError, SourceUpdate
+from inspector.source import (
+    ActionRefused,
+    RunSource,
+    RunUpdate,
+    SourceError,
+    SourceUpdate,
+    not_running,
+)
 from inspector.tool_stats import ToolStats, ToolTally, tool_stats
 from ledger_reader import (
     LedgerError,
@@ -598,7 +605,7 @@ class RunStore:
         summary = state.summary
         if action == "cancel":
             if not summary.status.is_live:
-                return f"the run already ended ({summary.status.value})"
+                return not_running(summary)
             if summary.cancel_requested:
                 return "a cancel is already in progress"
         if action == "approve" and summary.pending_approval is None:

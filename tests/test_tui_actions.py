@@ -41,12 +41,12 @@ async def test_approve_and_deny_ask_first_showing_the_question(fixtures: Path) -
             await pilot.press("a")
             assert isinstance(app.screen, ApprovalScreen)
             assert "may I drop the table?" in labels(app)  # the question, in full
-            assert "Approve for run" in labels(app)
+            assert "Approve what gatekeeper asks?" in labels(app)
             await pilot.press("escape")  # left waiting: nothing was answered
             assert isinstance(app.screen, RunsScreen)
             assert handle.status.value == "running"
             await pilot.press("d")
-            assert "Deny for run" in labels(app)
+            assert "Deny what gatekeeper asks?" in labels(app)
             await pilot.press(*"not on a friday", "enter")
             assert await asyncio.wait_for(handle.result(), 5) == "denied: not on a friday"
             await pilot.press("enter", "end")

@@ -121,8 +121,9 @@ async def test_a_cancel_with_no_reason_records_what_the_box_said(fixtures: Path)
             rows.select_key(next(r.key for r in rows.rows if r.run_id == handle.run_id))
             await pilot.press("c")
             assert isinstance(app.screen, CancelScreen)
-            box = app.screen.query_one("#reason", Input)
-            assert "'canceled in runtop' is recorded" in box.placeholder
+            assert app.screen.query_one("#reason", Input).placeholder == "why cancel it"
+            hint = app.screen.query_one(".hint", Label)
+            assert "'canceled in runtop' is recorded" in str(hint.render())
             await pilot.press("enter")
             await settle(pilot, lambda: "⊘ canceled" in rows.show_text(), "canceled")
             assert handle.info().cancel_reason == "canceled in runtop"  # not "user"

@@ -65,6 +65,23 @@ WORDS: Final = [
     "code",
 ]
 
+ANSWERS: Final = {
+    "widgets": "Textual widgets compose into a tree styled by CSS and each one draws "
+    "only the lines that changed",
+    "events": " ".join(WORDS),
+}
+"""What the researcher answers a question about one part (a planner's child run asks one);
+anything else gets the mouse events answer."""
+
+
+def answer_words(question: str) -> list[str]:
+    """The words the researcher streams for ``question``: a planner's two children answer
+    two parts, not the same text twice."""
+    for part, text in ANSWERS.items():
+        if question.endswith(f": {part}"):
+            return text.split(" ")
+    return WORDS
+
 
 class Researcher:
     """Streams reasoning and an answer around two tool calls."""
@@ -87,14 +104,15 @@ class Researcher:
             await asyncio.sleep(random.uniform(0.3, 1.5) * self.pace)
             result = f"{random.randint(2, 9)} results for {input!r}"
             yield ToolCallEvent(id=call_id, name=tool, status="completed", result=result)
-        for word in WORDS:
+        words = answer_words(input)
+        for word in words:
             yield Content(word + " ")
             await asyncio.sleep(0.08 * self.pace)
         yield Complete(
             model="claude-sonnet",
             provider="anthropic",
             prompt_tokens=1800,
-            output_tokens=len(WORDS) * 2,
+            output_tokens=len(words) * 2,
             cost_usd=0.0082,
         )
 
@@ -232,11 +250,13 @@ class Planner:
         if self.manager is None:
             return "planned"
         researcher = Researcher(self.pace)
-        children = [
-            self.manager.stream(researcher, f"{input}: {part}") for part in ("widgets", "events")
-        ]
+        parts = ("widgets", "events")
+        children = [self.manager.stream(researcher, f"{input}: {part}") for part in parts]
         answers = [await child.result() for child in children]
-        return " / ".join(str(answer)[:40] for answer in answers)
+        return " / ".join(
+            f"{part}: {str(answer).strip()[:40]}"
+            for part, answer in zip(parts, answers, strict=True)
+        )
 
 
 def demo_agents(pace: float = 1.0, manager: Manager | None = None) -> list[object]:

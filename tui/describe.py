@@ -108,7 +108,11 @@ def describe(item: RunEvent | DamagedLine) -> str:
             cut = " (truncated)" if p.truncated else ""
             return f"{kind} {compact_json(p.output)}{cut}"
         case LlmCall(payload=p):
-            tokens = f"{p.prompt_tokens or 0} in / {p.output_tokens or 0} out"
+            tokens = (
+                "tokens not recorded"  # not 0: the comparison says the same of such a run
+                if p.prompt_tokens is None and p.output_tokens is None
+                else f"{p.prompt_tokens or 0} in / {p.output_tokens or 0} out"
+            )
             cost = f" ${p.cost_usd:.4f}" if p.cost_usd is not None else ""
             return f"model {_text(p.model or '?', 40)} {tokens}{cost}"
         case LlmChunk(payload=p):

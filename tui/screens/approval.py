@@ -11,7 +11,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label
 
 from inspector import RunView
-from tui.format import cell
+from tui.format import cell, short_id
+from tui.screens.cancel import LEAVE_IT
 
 
 class ApprovalScreen(ModalScreen[str | None]):
@@ -22,7 +23,7 @@ class ApprovalScreen(ModalScreen[str | None]):
     run waiting.
     """
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "wait", "Leave it waiting")]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "wait", LEAVE_IT)]
 
     CSS_PATH = "approval.tcss"
 
@@ -37,19 +38,16 @@ class ApprovalScreen(ModalScreen[str | None]):
         question = (pending.prompt or pending.approval_id) if pending is not None else None
         verb = "Approve" if self.approve else "Deny"
         with Vertical(classes="approve" if self.approve else "deny"):
+            asker = cell(self.run.agent or self.run.skill or "the run", 30)
             yield Label(
-                f"{verb} for run {cell(self.run.run_id, 44)}"
-                f" ({cell(self.run.agent or self.run.skill, 24)})?",
-                markup=False,
+                f"{verb} what {asker} asks? (run {short_id(self.run.run_id)})", markup=False
             )
             yield Label(cell(question or "(no question given)", 400), id="question", markup=False)
             recorded = "approved" if self.approve else "denied"
-            yield Input(
-                placeholder=f"why {verb.lower()} (left empty: '{recorded} in runtop' is recorded)",
-                id="reason",
-            )
+            yield Input(placeholder=f"why {verb.lower()}", id="reason")
+            yield Label(f"Left empty, '{recorded} in runtop' is recorded.", classes="hint")
             with Horizontal():
-                yield Button("Leave it waiting", id="wait")
+                yield Button(LEAVE_IT, id="wait")
                 yield Button(verb, id="confirm", variant="success" if self.approve else "error")
 
     def on_mount(self) -> None:

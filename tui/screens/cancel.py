@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Final
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -13,11 +13,15 @@ from textual.widgets import Button, Input, Label
 from inspector import RunView
 from tui.format import cell
 
+LEAVE_IT: Final = "Back"
+"""The button (and Escape) that leaves a run as it is, in every confirmation: cancel,
+approve, deny, resume say it alike (as every screen's Escape says ``Back``)."""
+
 
 class CancelScreen(ModalScreen[str | None]):
     """Asks "cancel this run?" and why; dismisses with the reason, or ``None`` to keep it."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "keep", "Keep running")]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "keep", LEAVE_IT)]
 
     CSS_PATH = "cancel.tcss"
 
@@ -32,12 +36,12 @@ class CancelScreen(ModalScreen[str | None]):
                 f"{cell(self.run.agent or self.run.skill, 40)}, {self.run.doing or 'running'}",
                 markup=False,
             )
-            yield Input(
-                placeholder="reason (left empty: 'canceled in runtop' is recorded)",
-                id="reason",
-            )
+            from tui.app import CANCELED_WITHOUT_REASON  # loaded by now: the app runs
+
+            yield Input(placeholder="why cancel it", id="reason")
+            yield Label(f"Left empty, '{CANCELED_WITHOUT_REASON}' is recorded.", classes="hint")
             with Horizontal():
-                yield Button("Keep running", id="keep")
+                yield Button(LEAVE_IT, id="keep")
                 yield Button("Cancel run", id="cancel", variant="error")
 
     def on_mount(self) -> None:

@@ -13,6 +13,7 @@ from textual.widgets import Button, Label
 from inspector import RunView
 from tui.describe import compact_json
 from tui.format import cell
+from tui.screens.cancel import LEAVE_IT
 
 
 class ResumeScreen(ModalScreen[bool]):
@@ -23,7 +24,7 @@ class ResumeScreen(ModalScreen[bool]):
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "leave", "Leave it"),
+        Binding("escape", "leave", LEAVE_IT),
         Binding("enter", "resume", "Resume", show=False),
     ]
 
@@ -43,7 +44,7 @@ class ResumeScreen(ModalScreen[bool]):
                 markup=False,
             )
             with Horizontal():
-                yield Button("Leave it", id="leave")
+                yield Button(LEAVE_IT, id="leave")
                 yield Button("Resume", id="resume", variant="primary")
 
     def on_mount(self) -> None:

@@ -27,7 +27,7 @@ from ledger_reader import (
     encode_event,
 )
 from tui.describe import compact_json
-from tui.format import cell, duration, now_or, status_mark, tokens_and_cost
+from tui.format import cell, duration, now_or, status_mark
 from tui.run_search import matches
 from tui.screens.selected_run import SelectedRunScreen
 from tui.store_news import StoreChanged
@@ -147,8 +147,8 @@ class RunScreen(SelectedRunScreen):
             self.query_one(EventList).reload()
             if pane is not None and pane.display:
                 pane.reload()  # a hidden one reads what is new when shown
-        if self.key in change.runs or self.key in change.removed:
-            self._header()
+        if self.key in change.runs or self.key in change.removed or change.sources:
+            self._header()  # a source's state too: a replay paused, sped up
             self.app.refresh_bindings()
 
     def _header(self) -> None:
@@ -165,11 +165,11 @@ class RunScreen(SelectedRunScreen):
         parts: list[str | tuple[str, str]] = [
             (f"{glyph} {word}  ", "bold"),
             (cell(run.run_id, 60), "bold"),
-            f"  {cell(run.agent or run.skill, 30)}  {cell(run.source, 40)}\n",
+            f"  {cell(run.agent or run.skill, 30)}  {self._source_said(run.source)}\n",
         ]
         took = duration(run.duration(run.last_event_at if down else now_or(self.clock)))
         count = "?" if run.event_count is None else run.event_count
-        parts.append(f"{count} events  {took}  {tokens_and_cost(run) or 'no tokens'}")
+        parts.append(f"{count} events  {took}  {tokens_said(run)}")
         calls = f"{run.tool_calls} tool call{'' if run.tool_calls == 1 else 's'}"
         errors = f"{run.tool_errors} error{'' if run.tool_errors == 1 else 's'}"
         parts.append(f"  {calls} ({errors})")
@@ -188,6 +188,20 @@ class RunScreen(SelectedRunScreen):
         if run.error:
             parts.append((f"\n{cell(run.error, 200)}", "$error"))
         header.update(Content.assemble(*parts))
+
+    def _source_said(self, name: str) -> str:
+        """The run's source and how it stands, as the runs screen's source line says it:
+        ``demo (live)``, ``sample (paused, at 2x)``."""
+        state = next((s for s in self.store.snapshot().sources if s.name == name), None)
+        if state is None:
+            return cell(name, 40)
+        if state.error:
+            said = state.error
+        elif not state.available:
+            said = "unavailable"
+        else:
+            said = state.status or ("live" if state.live else "replay")
+        return f"{cell(name, 40)} ({cell(said, 40)})"
 
     def on_event_list_selected(self, message: EventList.Selected) -> None:
         self._event_selection = message
@@ -478,9 +492,19 @@ class RunScreen(SelectedRunScreen):
         self.notify("following new events" if events.follow else "follow paused", timeout=1.5)
 
     def action_show_all(self) -> None:
+        """``o``: the selected output whole, or cut again; says so when nothing was cut."""
         detail = self.query_one(EventDetail)
+        if not detail.show_all and not detail.cut:
+            self.notify("the output is shown whole: nothing is cut", timeout=2)
+            return
         detail.show_all = not detail.show_all
         self._show(self._selected)
+        self.notify(
+            "shown whole (o cuts long outputs again)"
+            if detail.show_all
+            else "long outputs cut again (o shows them whole)",
+            timeout=1.5,
+        )
 
     def action_raw(self) -> None:
         self.show_raw = not self.show_raw
@@ -526,4 +550,17 @@ class RunScreen(SelectedRunScreen):
                 markup=False,
             )
             return
-        self.app.switch_screen(RunScreen(self.store, target, clock=self.clock))
+        # Stacked, not swapped: Escape comes back to this run, as from any drill-down.
+        self.app.push_screen(RunScreen(self.store, target, clock=self.clock))
+
+
+def tokens_said(run: RunView) -> str:
+    """``1.9k tokens $0.008``: the runs table's figure, with its unit (each model call's
+    line splits it, ``1800 in / 64 out``); ``no tokens recorded`` when none were (not 0: a
+    run whose model calls never said is not a run that used none)."""
+    total = run.prompt_tokens + run.output_tokens
+    if not total and not run.cost_usd:
+        return "no tokens recorded" if run.detailed else "tokens …"
+    count = f"{total / 1000:.1f}k" if total >= 1000 else str(total)
+    noun = "token" if total == 1 else "tokens"
+    return f"{count} {noun} ${run.cost_usd:.3f}" if run.cost_usd else f"{count} {noun}"

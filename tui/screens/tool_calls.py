@@ -7,12 +7,12 @@ from typing import ClassVar
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
-from inspector import RunStore, ToolCallView
+from inspector import RunStore, RunView, ToolCallView
 from tui.describe import compact_json
 from tui.format import cell, duration, short_id
+from tui.screens.selected_run import SelectedRunScreen
 from tui.widgets.key_bar import KeyBar
 
 
@@ -28,12 +28,13 @@ def calls_of(store: RunStore, tool: str) -> list[ToolCallView]:
     return found
 
 
-class ToolCallsScreen(Screen[None]):
+class ToolCallsScreen(SelectedRunScreen):
     """The calls of one tool (a handful to thousands: the stock DataTable is right here)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "back", "Back"),
-        Binding("enter", "open", "Open the run there"),
+        # A priority binding: the table's own Enter (shown nowhere) would hide it from the bar.
+        Binding("enter", "open", "Open", priority=True),
     ]
 
     CSS_PATH = "tool_calls.tcss"
@@ -51,16 +52,42 @@ class ToolCallsScreen(Screen[None]):
         yield KeyBar()
 
     def on_mount(self) -> None:
+        self.calls = calls_of(self.store, self.tool)
         table = self.query_one(DataTable)
         for title in ("RUN", "AGENT", "AT (UTC)", "TOOK", "OUTCOME", "ARGUMENTS"):
             table.add_column(Text(title, justify="right") if title == "TOOK" else title)
-        self.calls = calls_of(self.store, self.tool)
+        self._fill()
+        table.focus()
+
+    def on_resize(self) -> None:
+        if self.calls:
+            self._fill()
+
+    def current_run(self) -> RunView | None:
+        """The run of the selected call: ``c``, ``r``, ``a`` act on it, as on its own screen."""
+        table = self.query_one(DataTable)
+        if not self.calls or not 0 <= table.cursor_row < len(self.calls):
+            return None
+        return self.store.get(self.calls[table.cursor_row].run)
+
+    def _fill(self) -> None:
+        """The calls, their arguments cut to the width left (no sideways scroll bar)."""
+        table = self.query_one(DataTable)
+        row = table.cursor_row
+        table.clear()
         errors = sum(call.is_error for call in self.calls)
         noun = "call" if len(self.calls) == 1 else "calls"
         said = f"{errors:,} error{'' if errors == 1 else 's'}"  # the outcome's word, counted
         title = f"{cell(self.tool, 60)}: {len(self.calls):,} {noun}, {said}"
         title += "  (Enter opens the run at the call)"
         self.query_one("#calls-title", Static).update(title)
+        # RUN 14, AGENT up to 20, AT 12, TOOK 5, OUTCOME 9, each with 2 of padding, and the
+        # table's vertical scroll bar: the arguments get the rest.
+        agents = [self.store.get(call.run) for call in self.calls]
+        agent_width = max(
+            [5] + [len(cell(run.agent or run.skill, 20)) for run in agents if run is not None]
+        )
+        room = max(12, self.size.width - (14 + agent_width + 12 + 5 + 9 + 6 * 2 + 2))
         for call in self.calls:
             run = self.store.get(call.run)
             agent = (run.agent or run.skill) if run is not None else None
@@ -73,9 +100,11 @@ class ToolCallsScreen(Screen[None]):
                     duration(call.duration) if call.duration is not None else "…", justify="right"
                 ),
                 outcome,
-                compact_json(call.arguments, 60),
+                compact_json(call.arguments, room),
             )
-        table.focus()
+        if table.row_count:
+            table.move_cursor(row=min(row, table.row_count - 1))
+        self.app.refresh_bindings()
 
     def action_back(self) -> None:
         self.app.pop_screen()
@@ -88,6 +117,9 @@ class ToolCallsScreen(Screen[None]):
         from tui.screens.run import RunScreen
 
         self.app.push_screen(RunScreen(self.store, call.run, clock=self.clock, select=call.seq - 1))
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self.app.refresh_bindings()  # c, r, a: for the selected call's run
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()

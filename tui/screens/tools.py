@@ -31,7 +31,8 @@ class ToolsScreen(Screen[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,t", "back", "Back"),
-        Binding("enter", "calls", "Its calls"),
+        # A priority binding: the table's own Enter (shown nowhere) would hide it from the bar.
+        Binding("enter", "calls", "Its calls", priority=True),
     ]
 
     CSS_PATH = "tools.tcss"

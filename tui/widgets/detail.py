@@ -43,6 +43,7 @@ class _JsonBlock:
         if limit is not None and len(text) > limit:
             cut = f"… {len(text) - limit:,} more characters (press o to show all)"
             text = text[:limit]
+        self.cut = bool(cut)
         self.plain = text + ("\n" + cut if cut else "")
         body: RenderableType = Text(text)
         if is_json:
@@ -73,6 +74,8 @@ class EventDetail(VerticalScroll):
         super().__init__(id=id)
         self._body = Static(Text("Select an event to see its detail.", style="dim"))
         self.show_all = False
+        self.cut = False
+        """Something shown is cut short (``o`` shows it whole)."""
         self.text = ""
         """The detail as plain text, for the clipboard."""
 
@@ -102,6 +105,7 @@ class EventDetail(VerticalScroll):
         shown = text if limit is None or len(text) <= limit else text[:limit]
         body = Text(inert(shown), style="italic" if label == "thinking" else "")
         parts.append(body)
+        self.cut = shown is not text
         if size > len(chunks):
             parts.append(Text(f"… {size - len(chunks):,} more chunks", style="dim"))
         elif shown is not text:
@@ -167,6 +171,7 @@ class EventDetail(VerticalScroll):
             parts.append(Text(inert(raw.decode("utf-8", "replace")), style="dim"))
         if not parts:
             parts.append(Text("Select an event to see its detail.", style="dim"))
+        self.cut = any(isinstance(part, _JsonBlock) and part.cut for part in parts)
         self.text = "\n".join(part.plain for part in parts)
         renderables: list[RenderableType] = [
             part if isinstance(part, Text) else part.renderable for part in parts
