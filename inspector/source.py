@@ -75,11 +75,11 @@ def not_running(summary: RunSummary) -> str:
     a stale or abandoned run has not ended, and is not said to have."""
     match summary.status:
         case RunStatus.STALE:
-            return "the run is stale: its writer went quiet, nothing would act on a cancel"
+            return "the run is stale (its writer went quiet): nothing to cancel"
         case RunStatus.ABANDONED:
-            return "the run is abandoned: its writer is gone, there is nothing to cancel"
+            return "the run is abandoned (its writer is gone): nothing to cancel"
         case RunStatus.SUSPENDED:
-            return "the run is suspended on its approval: nothing runs to cancel"
+            return "the run is suspended (on its approval): nothing runs to cancel"
         case _:
             return f"the run already ended ({summary.status.value})"
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
+import textwrap
 from collections.abc import AsyncIterator
 from typing import Final
 
@@ -254,7 +255,7 @@ class Planner:
         children = [self.manager.stream(researcher, f"{input}: {part}") for part in parts]
         answers = [await child.result() for child in children]
         return " / ".join(
-            f"{part}: {str(answer).strip()[:40]}"
+            f"{part}: {textwrap.shorten(str(answer), 40, placeholder='…')}"
             for part, answer in zip(parts, answers, strict=True)
         )
 

@@ -165,7 +165,7 @@ class RunScreen(SelectedRunScreen):
         parts: list[str | tuple[str, str]] = [
             (f"{glyph} {word}  ", "bold"),
             (cell(run.run_id, 60), "bold"),
-            f"  {cell(run.agent or run.skill, 30)}  {self._source_said(run.source)}\n",
+            f"  {cell(run.agent or run.skill, 30)}\n",
         ]
         took = duration(run.duration(run.last_event_at if down else now_or(self.clock)))
         count = "?" if run.event_count is None else run.event_count
@@ -184,7 +184,9 @@ class RunScreen(SelectedRunScreen):
         children = len(self.store.children(self.key))
         if children:
             links.append(f"{children} child run{'s' if children != 1 else ''} (T on the runs list)")
-        parts.append(f"\ninput {compact_json(run.input, 100)}  " + "  ".join(links))
+        # The source first on its line: a replay's state (paused, at 2x) reads whole at 80x24.
+        where = self._source_said(run.source)
+        parts.append(f"\n{where}  input {compact_json(run.input, 100)}  " + "  ".join(links))
         if run.error:
             parts.append((f"\n{cell(run.error, 200)}", "$error"))
         header.update(Content.assemble(*parts))
