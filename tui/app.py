@@ -24,9 +24,6 @@ from tui.screens.selected_run import SelectedRunScreen
 from tui.settings import Settings, load_state, save_state
 from tui.store_news import StoreNews
 
-CANCELED_WITHOUT_REASON = "canceled in runtop"
-"""The reason recorded for a cancel confirmed with the reason left empty."""
-
 ACTION_KEYS = {"c": "cancel", "r": "resume", "a": "approve", "d": "approve"}
 
 IMPORT_RUN_SCREEN_AFTER: Final = 0.3
@@ -220,14 +217,15 @@ class RuntopApp(App[None]):
         if run is None or self.refusal("cancel"):
             return
 
+        # On the main thread, when first asked for.
+        from tui.screens.cancel import CANCELED_WITHOUT_REASON, CancelScreen
+
         def confirmed(reason: str | None) -> None:
             if reason is not None:
                 self._act(
                     self.store.cancel(run.key, reason or CANCELED_WITHOUT_REASON),
                     f"cancel requested for {run.run_id}",
                 )
-
-        from tui.screens.cancel import CancelScreen  # on the main thread, when first asked for
 
         self.push_screen(CancelScreen(run), confirmed)
 

@@ -13,6 +13,9 @@ from textual.widgets import Button, Input, Label
 from inspector import RunView
 from tui.format import cell
 
+CANCELED_WITHOUT_REASON: Final = "canceled in runtop"
+"""The reason recorded for a cancel confirmed with the reason left empty."""
+
 LEAVE_IT: Final = "Back"
 """The button (and Escape) that leaves a run as it is, in every confirmation: cancel,
 approve, deny, resume say it alike (as every screen's Escape says ``Back``)."""
@@ -36,8 +39,6 @@ class CancelScreen(ModalScreen[str | None]):
                 f"{cell(self.run.agent or self.run.skill, 40)}, {self.run.doing or 'running'}",
                 markup=False,
             )
-            from tui.app import CANCELED_WITHOUT_REASON  # loaded by now: the app runs
-
             yield Input(placeholder="why cancel it", id="reason")
             yield Label(f"Left empty, '{CANCELED_WITHOUT_REASON}' is recorded.", classes="hint")
             with Horizontal():
