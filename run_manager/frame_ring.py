@@ -23,6 +23,7 @@ RING_BYTES: Final = 64 * 1024 * 1024
 
 _TAGS: Final[dict[type, str]] = {cls: tag for tag, cls in EVENT_TYPES.items()}
 """The ``type`` of each known event class (``event.type`` works it out on every call)."""
+_KNOWN: Final = frozenset(_TAGS)
 
 
 class RingEntry(NamedTuple):
@@ -55,7 +56,9 @@ class FrameRing:
         self.max_bytes = max_bytes
         self._run_ids: list[str] = [""] * max_events
         self._seqs: list[int] = [0] * max_events
-        self._types: list[str] = [""] * max_events
+        self._types: list[str | type] = [""] * max_events
+        """Each event's ``type``, or the class of a known one (named when read: the class is
+        what publishing can take without a lookup per event)."""
         self._lines: list[bytes] = [b""] * max_events
         self._frames: list[bytes] = [b""] * max_events
         """The global stream's frame of each event (``id: <run_id>:<seq>``), made when a
@@ -73,7 +76,42 @@ class FrameRing:
         self.add_many((event,), (line,))
 
     def add_many(self, events: Sequence[RunEvent], lines: Sequence[bytes]) -> None:
-        """Append events in order (the hub's batch listener); wakes waiting streams once."""
+        """Append events in order (the hub's batch listener); wakes waiting streams once.
+
+        A batch that fits before the ring's end is written as slices, not event by
+        event: the state after it is the one adding its events one by one leaves.
+        """
+        count = len(events)
+        if count != len(lines):
+            raise ValueError("one line per event")
+        size = self.max_events
+        low = (self.head + 1) % size
+        high = low + count
+        if high <= size:
+            held = self._lines
+            # The slots' old events leave the ring (those shed already hold b"").
+            self._bytes += sum(map(len, lines)) - sum(map(len, held[low:high]))
+            head = self.head = self.head + count
+            self.oldest = max(self.oldest, head - size + 1)
+            kinds: list[str | type] = list(map(type, events))
+            if not _KNOWN.issuperset(kinds):  # an unknown event's type is its own, not its class's
+                kinds = [_TAGS.get(type(event)) or event.type for event in events]
+            self._run_ids[low:high] = [event.run_id for event in events]
+            self._seqs[low:high] = [event.seq for event in events]
+            self._types[low:high] = kinds
+            held[low:high] = lines
+            self._frames[low:high] = [b""] * count  # made when a stream first reads them
+            if self._bytes > self.max_bytes:
+                self._shed(head)
+        else:  # wraps past the ring's end: one by one
+            self._add_each(events, lines)
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            if not waiter.done():
+                waiter.set_result(None)
+
+    def _add_each(self, events: Sequence[RunEvent], lines: Sequence[bytes]) -> None:
         size = self.max_events
         held = self._lines
         run_ids, seqs, types, frames = self._run_ids, self._seqs, self._types, self._frames
@@ -85,21 +123,15 @@ class FrameRing:
             if number - size >= self.oldest:  # the slot's event leaves the ring
                 self._bytes -= len(held[slot])
                 self.oldest = number - size + 1
-            run_id = event.run_id
-            run_ids[slot] = run_id
+            run_ids[slot] = event.run_id
             seqs[slot] = event.seq
             types[slot] = tags.get(type(event)) or event.type
             held[slot] = line
-            frames[slot] = b""  # made when a stream first reads it (frames_after)
+            frames[slot] = b""
             self.head = number
             self._bytes += len(line)
             if self._bytes > self.max_bytes:
                 self._shed(number)
-        waiter = self._waiter
-        if waiter is not None:
-            self._waiter = None
-            if not waiter.done():
-                waiter.set_result(None)
 
     def _shed(self, newest: int) -> None:
         """Drop the oldest events until the ring is within its bytes (big events only)."""
@@ -159,7 +191,10 @@ class FrameRing:
         found = []
         for number in range(*span):
             slot = number % size
-            found.append(RingEntry(number, run_ids[slot], seqs[slot], types[slot], lines[slot]))
+            kind = types[slot]
+            if not isinstance(kind, str):
+                kind = _TAGS[kind]
+            found.append(RingEntry(number, run_ids[slot], seqs[slot], kind, lines[slot]))
         return found
 
     async def wait(self, cursor: int) -> None:

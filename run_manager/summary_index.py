@@ -16,7 +16,7 @@ amount of memory however many runs pass through it (bench/summary_index.py).
 from __future__ import annotations
 
 import os
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -86,8 +86,10 @@ class IndexedRun:
             self.tokens += (usage.prompt_tokens or 0) + (usage.output_tokens or 0)
             self.cost_usd += usage.cost_usd or 0.0
 
-    def add_many(self, events: Sequence[RunEvent], run_id: str) -> None:
+    def add_many(self, events: Sequence[RunEvent], run_id: str, *, checked: bool = False) -> None:
         """Fold consecutive events of this run at once (a batch the hub published).
+
+        ``checked``: the caller has made sure every event is ``run_id``'s.
 
         Counted in one step when their ``seq`` follow on from what was folded and
         none but the last ends the run; otherwise one by one, as :meth:`add`, which
@@ -95,13 +97,13 @@ class IndexedRun:
         """
         count = len(events)
         first = events[0].seq
-        kinds = [type(event) for event in events]
+        kinds = list(map(type, events))
         if (
             count < 2
             or self.builder is None  # folded again after its end: one by one, as add does
-            or RunCompleted in kinds[:-1]
+            or kinds.count(RunCompleted) > (kinds[-1] is RunCompleted)
             or [event.seq for event in events] != list(range(first, first + count))
-            or [event.run_id for event in events].count(run_id) != count
+            or (not checked and [event.run_id for event in events].count(run_id) != count)
         ):
             for event in events:
                 self.add(event, run_id)
@@ -111,9 +113,7 @@ class IndexedRun:
             for event in events:  # not what follows on: counted one by one, with the warning
                 builder.add(event)
         else:
-            apply = builder.apply
-            for event in events:
-                apply(event)
+            deque(map(builder.apply, events), maxlen=0)  # each applied, in order
         if LlmCall in kinds:
             for event in events:
                 if type(event) is LlmCall:
@@ -135,6 +135,8 @@ class SummaryIndex:
         self.runs: dict[str, IndexedRun] = {}
         self._finished: OrderedDict[str, None] = OrderedDict()
         """The runs no longer folded, the one that ended longest ago first."""
+        self._prefix = ""
+        self._prefix_of: Path | None = None
         for info in manager.list():
             path = str(info.ledger_path) if info.ledger_path is not None else None
             builder = SummaryBuilder(info.run_id, path)
@@ -161,7 +163,7 @@ class SummaryIndex:
         if booked is None:
             path = None
             if self.manager.ledger_dir is not None:
-                path = os.fspath(self.manager.ledger_dir / f"{event.run_id}.jsonl")
+                path = self._ledger_path(event.run_id)
             started = parse_time(event.time)
             booked = IndexedRun(
                 SummaryBuilder(event.run_id, path),
@@ -170,6 +172,18 @@ class SummaryIndex:
             )
             self.runs[event.run_id] = booked
         return booked
+
+    def _ledger_path(self, run_id: str) -> str:
+        """``os.fspath(ledger_dir / f"{run_id}.jsonl")``, without a path object per run."""
+        directory = self.manager.ledger_dir
+        assert directory is not None
+        if "/" in run_id:  # not a valid run id; pathlib's own rules decide
+            return os.fspath(directory / f"{run_id}.jsonl")
+        if directory is not self._prefix_of:
+            text = os.fspath(directory)
+            self._prefix = "" if text == "." else os.path.join(text, "")
+            self._prefix_of = directory
+        return f"{self._prefix}{run_id}.jsonl"
 
     def add_many(self, events: Sequence[RunEvent]) -> None:
         """Fold consecutive events of one run (the hub's batch listener, on the event loop)."""
@@ -181,7 +195,7 @@ class SummaryIndex:
                 self.add(event)
             return
         booked = self._booked(events[0])
-        booked.add_many(events, run_id)
+        booked.add_many(events, run_id, checked=True)
         if booked.frozen is not None or run_id in self._finished:
             self._settle(run_id, booked)
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import random
+from typing import Any
+
 import pytest
 
-from ledger_reader import LlmChunk
+from ledger_reader import LlmChunk, RunEvent, UnknownEvent
 from ledger_reader.events import ChunkPayload
 from run_manager.frame_ring import FrameRing
 
@@ -50,3 +53,52 @@ def test_a_batch_sheds_by_bytes_as_single_adds_do() -> None:
         == many.frames_after(8)
         == (10, [frame("run_a", 9, b"x" * 10), frame("run_a", 10, b"x" * 10)])
     )
+
+
+def ring_state(ring: FrameRing) -> tuple[Any, ...]:
+    entries = ring.after(ring.oldest - 1, limit=10**6)
+    frames = ring.frames_after(ring.oldest - 1, limit=10**6)
+    return ring.head, ring.oldest, ring._bytes, entries, frames
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_batches_leave_the_ring_as_their_events_one_by_one_do(seed: int) -> None:
+    # Batches are written as slices where they fit before the ring's end and event by event
+    # where they wrap past it; either way the ring must hold what single adds leave: the
+    # same entries, frames, bytes, and the same events shed for the byte bound.
+    chooser = random.Random(seed)
+    size = chooser.choice([5, 8, 13])
+    one = FrameRing(max_events=size, max_bytes=chooser.choice([40, 90, 10**6]))
+    many = FrameRing(max_events=size, max_bytes=one.max_bytes)
+    seqs: dict[str, int] = {}
+    for _ in range(40):
+        run_id = chooser.choice(["run_a", "run_b"])
+        batch: list[RunEvent] = []
+        lines: list[bytes] = []
+        for _ in range(chooser.randrange(1, size + 3)):
+            seqs[run_id] = seq = seqs.get(run_id, 0) + 1
+            if chooser.random() < 0.3:
+                batch.append(UnknownEvent(run_id=run_id, seq=seq, type="otel_span"))
+            else:
+                batch.append(chunk(run_id, seq))
+            lines.append(b"y" * chooser.randrange(0, 30))
+        for event, line in zip(batch, lines, strict=True):
+            one.add(event, line)
+        many.add_many(batch, lines)
+        assert ring_state(many) == ring_state(one)
+    assert many.head == one.head > size  # it wrapped, more than once
+
+
+def test_a_batch_with_a_line_missing_is_refused() -> None:
+    ring = FrameRing(max_events=8)
+    with pytest.raises(ValueError, match="one line per event"):
+        ring.add_many([chunk("run_a", 1), chunk("run_a", 2)], [b"a"])
+    assert (ring.head, ring.after(0)) == (0, [])
+
+
+def test_an_unknown_event_keeps_its_own_type_in_a_batch() -> None:
+    ring = FrameRing(max_events=8)
+    ring.add_many(
+        [chunk("run_a", 1), UnknownEvent(run_id="run_a", seq=2, type="otel_span")], [b"a", b"b"]
+    )
+    assert [entry.type for entry in ring.after(0) or []] == ["llm_chunk", "otel_span"]

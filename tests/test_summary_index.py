@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -130,3 +132,16 @@ def test_a_gap_in_a_batch_is_warned_about_as_one_by_one_does() -> None:
     events = run_events()
     state = at_once([events[:2], _reseq(events[2:], [5, 6, 7, 8, 9, 10])])
     assert state["summary"]["warnings"] == ["seq gap: 2 then 5"]
+
+
+@pytest.mark.parametrize("directory", [".", "/", "runs", "/tmp/../srv//runs/", "~"])
+def test_a_runs_ledger_path_is_the_one_pathlib_makes(directory: str) -> None:
+    # The index joins the directory and the name itself (a path object per run cost more than
+    # folding the run); it must say exactly what os.fspath(ledger_dir / name) says.
+    manager = Manager()
+    manager.ledger_dir = Path(directory)
+    index = SummaryIndex(manager)
+    for run_id in (RUN, "run_x/../y"):  # the second is no run id: pathlib decides
+        assert index._ledger_path(run_id) == os.fspath(Path(directory) / f"{run_id}.jsonl")
+    index.add_many(run_events())
+    assert index.runs[RUN].path == os.fspath(Path(directory) / f"{RUN}.jsonl")
