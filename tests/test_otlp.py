@@ -705,3 +705,98 @@ async def test_the_server_answers_a_failed_write_with_503_so_exporters_retry(
     assert status == 200
     [events] = ledgers(directory).values()
     assert types(events)[-1] == "run_completed"
+
+
+def test_a_span_twice_in_one_request_and_spans_below_a_plain_span_of_a_child_agent(
+    tmp_path: Path,
+) -> None:
+    # Each span's run is looked up once per parent and request: the spans under the child
+    # agent's plain span must still go to the child, and a span repeated in the same
+    # request is written once and counted as a duplicate.
+    inner, step = "b000000000000002", "f000000000000004"
+    below_step = [
+        span(
+            f"e00000000000000{number}",
+            "chat small",
+            0.71 + number / 100,
+            0.72 + number / 100,
+            parent=step,
+            gen_ai__operation__name="chat",
+            gen_ai__request__model="small",
+        )
+        for number in (1, 2)
+    ]
+    spans = [
+        *agent_run(),
+        *below_step,
+        span(step, "plan", 0.7, 0.8, parent=inner),
+        span(
+            inner,
+            "invoke_agent helper",
+            0.65,
+            0.9,
+            parent=TOOL,
+            gen_ai__operation__name="invoke_agent",
+            gen_ai__agent__name="helper",
+        ),
+    ]
+    result = OtlpIngest(tmp_path).ingest(decode_json(request(*spans, below_step[0])))
+    assert (result.accepted, result.duplicates) == (len(spans), 1)
+    runs = ledgers(tmp_path)
+    child = next(events for run_id, events in runs.items() if run_id.endswith("_" + inner))
+    assert types(child) == [
+        "run_started",
+        "otel_span",
+        *["node_enter", "llm_call", "node_exit"] * 2,
+        "run_completed",
+    ]
+    assert all(line["payload"].get("node_id") != "llm:small#3" for line in child)
+    parent = next(events for run_id, events in runs.items() if not run_id.endswith("_" + inner))
+    assert "otel_span" not in types(parent)
+
+
+def test_protobuf_attributes_of_every_kind_are_read(tmp_path: Path) -> None:
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+    from opentelemetry.proto.common.v1.common_pb2 import AnyValue, ArrayValue, KeyValueList
+
+    from run_manager.otlp_spans import decode_protobuf
+
+    export = ExportTraceServiceRequest()
+    sent = export.resource_spans.add().scope_spans.add().spans.add()
+    sent.trace_id, sent.span_id = bytes.fromhex(TRACE), bytes.fromhex(TOOL)
+    values = {
+        "text": AnyValue(string_value="sunny"),
+        "count": AnyValue(int_value=-3),
+        "ratio": AnyValue(double_value=0.5),
+        "flag": AnyValue(bool_value=False),
+        "raw": AnyValue(bytes_value=b"\x00\xff"),
+        "list": AnyValue(array_value=ArrayValue(values=[AnyValue(int_value=1), AnyValue()])),
+        "map": AnyValue(
+            kvlist_value=KeyValueList(
+                values=[{"key": "inner", "value": AnyValue(string_value="x")}]  # type: ignore[list-item]
+            )
+        ),
+        "unset": AnyValue(),
+    }
+    for key, value in values.items():
+        sent.attributes.add(key=key, value=value)
+    event = sent.events.add(name="exception", time_unix_nano=5)
+    event.attributes.add(key="exception.message", value=AnyValue(string_value="bad"))
+    [decoded] = decode_protobuf(export.SerializeToString()).spans
+    assert decoded.attributes == {
+        "text": "sunny",
+        "count": -3,
+        "ratio": 0.5,
+        "flag": False,
+        "raw": "00ff",
+        "list": [1, None],
+        "map": {"inner": "x"},
+        "unset": None,
+    }
+    assert type(decoded.attributes["flag"]) is bool
+    assert type(decoded.attributes["count"]) is int
+    assert [(e.name, e.time_ns, e.attributes) for e in decoded.events] == [
+        ("exception", 5, {"exception.message": "bad"})
+    ]
