@@ -244,6 +244,18 @@ async def test_a_replays_state_shows_on_the_run_screen(fixtures: Path) -> None:
         await settle(pilot, lambda: "replay (playing, at 2x)" in header(app), "playing")
 
 
+async def test_a_canceled_runs_header_says_canceled_once(fixtures: Path) -> None:
+    app = sample_app(fixtures)
+    async with app.run_test(size=(80, 24)) as pilot:
+        rows = await loaded(pilot)
+        rows.select_key(next(run.key for run in rows.rows if run.status.value == "canceled"))
+        await pilot.press("enter")
+        said = header(app)
+        assert said.startswith("⊘ canceled")
+        assert said.splitlines()[-1] == "wrong input file"  # not "canceled: wrong input file"
+        assert said.count("cancel") == 1
+
+
 async def test_cancel_on_a_stale_run_does_not_say_it_ended(fixtures: Path) -> None:
     app = sample_app(fixtures)
     async with app.run_test(size=(160, 48), notifications=True) as pilot:

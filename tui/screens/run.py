@@ -16,6 +16,7 @@ from textual.widgets import Static
 
 from inspector import RunKey, RunStore, RunView, SourceError, ToolCallView
 from inspector.comparison import baseline_first, resume_partner
+from inspector.status_words import ended_reason
 from inspector.timeline import TimelineNode
 from ledger_reader import (
     DamagedLine,
@@ -187,8 +188,8 @@ class RunScreen(SelectedRunScreen):
         # The source first on its line: a replay's state (paused, at 2x) reads whole at 80x24.
         where = self._source_said(run.source)
         parts.append(f"\n{where}  input {compact_json(run.input, 100)}  " + "  ".join(links))
-        if run.error:
-            parts.append((f"\n{cell(run.error, 200)}", "$error"))
+        if run.error:  # why it ended, the status word said once (above), as the table says it
+            parts.append((f"\n{cell(ended_reason(run), 200)}", "$error"))
         header.update(Content.assemble(*parts))
 
     def _source_said(self, name: str) -> str:
