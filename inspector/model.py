@@ -97,6 +97,9 @@ class RunView(msgspec.Struct, frozen=True, gc=False):
     recorded: bool = False
     """Its source plays a recording (a replay): a run still playing has lasted until its
     last event so far, not until now (it started yesterday, not 21 hours ago)."""
+    cost_recorded: bool = False
+    """Some model call said what it cost: ``cost_usd`` is then known (``0.0`` is free),
+    else not recorded (``0.0`` means nothing)."""
 
     @property
     def status(self) -> RunStatus:
@@ -238,6 +241,8 @@ class RunExtras(msgspec.Struct):
     prompt_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0
+    cost_recorded: bool = False
+    """Some model call said its cost (a run whose calls never did has no cost, not $0)."""
     open_tools: dict[str, str] = msgspec.field(default_factory=dict)
     closed_tools: set[str] = msgspec.field(default_factory=set)
     """Calls whose result came before their call was folded (history folded after live events)."""
@@ -260,7 +265,9 @@ class RunExtras(msgspec.Struct):
             case LlmCall(payload=payload):
                 self.prompt_tokens += payload.prompt_tokens or 0
                 self.output_tokens += payload.output_tokens or 0
-                self.cost_usd += payload.cost_usd or 0.0
+                if payload.cost_usd is not None:
+                    self.cost_usd += payload.cost_usd
+                    self.cost_recorded = True
             case ErrorEvent():
                 self.error_count += 1
             case RunCompleted():
@@ -297,6 +304,7 @@ def make_view(
         extras.cost_usd,
         current_tool,
         recorded,
+        extras.cost_recorded,
     )
 
 

@@ -20,6 +20,11 @@ from typing import Final
 from inspector.model import RunView
 from ledger_reader import RunStatus
 
+STILL_GOING: Final = RunStatus.RUNNING.value
+"""The one word for anything not finished yet: a run, a tool call, a model call, a step
+(``running``, as the status says it; never ``in flight`` in one place and ``running`` in
+another)."""
+
 UNKNOWN: Final = "unknown"
 """A live run whose source is disconnected: it may have ended, or not."""
 

@@ -11,7 +11,12 @@ from typing import Any, Final
 
 import msgspec
 
-from inspector.status_words import UnknownStatus, status_named, without_status_word
+from inspector.status_words import (
+    STILL_GOING,
+    UnknownStatus,
+    status_named,
+    without_status_word,
+)
 from ledger_reader import (
     ApprovalRequest,
     ApprovalResponse,
@@ -33,7 +38,7 @@ from ledger_reader import (
     ToolResult,
     UnknownEvent,
 )
-from tui.text import duration, inert, shorten
+from tui.text import cost, duration, inert, shorten
 
 GLYPHS: Final = {
     "run_started": "▶",
@@ -113,8 +118,8 @@ def describe(item: RunEvent | DamagedLine) -> str:
                 if p.prompt_tokens is None and p.output_tokens is None
                 else f"{p.prompt_tokens or 0} in / {p.output_tokens or 0} out"
             )
-            cost = f" ${p.cost_usd:.4f}" if p.cost_usd is not None else ""
-            return f"model {_text(p.model or '?', 40)} {tokens}{cost}"
+            spent = f" {cost(p.cost_usd)}" if p.cost_usd is not None else ""
+            return f"model {_text(p.model or '?', 40)} {tokens}{spent}"
         case LlmChunk(payload=p):
             return f"text {_text(p.delta)!s}"
         case ReasoningChunk(payload=p):
@@ -175,7 +180,7 @@ def describe_entry(items: list[LedgerItem]) -> tuple[str, str]:
         name = _text(call.payload.name or "?", 60)
         arguments = compact_json(call.payload.arguments, 60)
         if result is None:
-            return GLYPHS["tool_call"], f"{name} … running  {arguments}"
+            return GLYPHS["tool_call"], f"{name} … {STILL_GOING}  {arguments}"
         outcome = "✘ error" if result.payload.is_error else "✔"
         if call.timestamp is not None and result.timestamp is not None:  # as the run screen
             outcome += f" {duration((result.timestamp - call.timestamp).total_seconds())}"

@@ -15,11 +15,12 @@ from inspector import RunView
 from inspector.status_words import UNKNOWN, status_word
 from ledger_reader import RunStatus
 from tui.status_glyphs import STATUS_GLYPHS
-from tui.text import duration, inert, shorten
+from tui.text import cost, duration, inert, shorten
 
 __all__ = [
     "STATUS",
     "cell",
+    "cost",
     "duration",
     "now_or",
     "plain",
@@ -79,11 +80,13 @@ def relative(moment: float | None, now: float) -> str:
 
 
 def tokens_and_cost(run: RunView) -> str:
+    """``1.9k $0.0080``: the run's tokens, and its cost when a model call recorded one
+    (``$0`` when recorded as nothing; nothing at all when never recorded)."""
     total = run.prompt_tokens + run.output_tokens
-    if not total and not run.cost_usd:
+    if not total and not run.cost_recorded:
         return "" if run.detailed else "…"
     count = f"{total / 1000:.1f}k" if total >= 1000 else str(total)
-    return f"{count} ${run.cost_usd:.3f}" if run.cost_usd else count
+    return f"{count} {cost(run.cost_usd)}" if run.cost_recorded else count
 
 
 def short_id(run_id: str) -> str:

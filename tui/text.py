@@ -89,3 +89,45 @@ def duration(seconds: float | None) -> str:
         return f"{minutes}m{secs:02d}s"
     hours, minutes = divmod(minutes, 60)
     return f"{hours}h{minutes:02d}m"
+
+
+def cost(usd: float) -> str:
+    """``$0.0031``, ``$0.0560``, ``$1.25``, ``$0``: what a run or a call cost, in US dollars.
+
+    The one way a cost is written, in the TUI and ``runtop show`` alike: four decimals
+    under a dollar (a model call costs tenths of a cent), cents above. A cost too small
+    for four decimals is ``<$0.0001``, never a ``$0.0000`` that reads as free; ``$0`` is
+    a cost recorded as nothing. A cost never recorded is not passed here: callers say
+    nothing, or ``not recorded``.
+    """
+    size = abs(usd)
+    sign = "-" if usd < 0 else ""
+    if size == 0:
+        return "$0"
+    if size < 0.0001:
+        return f"{sign}<$0.0001"
+    if size < 1:
+        return f"{sign}${size:.4f}"
+    if size < 1000:
+        return f"{sign}${size:,.2f}"
+    return f"{sign}${size:,.0f}"
+
+
+def skill_and_agent(skill: str | None, agent: str | None) -> str:
+    """``summarize / summarizer``: a run's skill and the agent that ran it, each once.
+
+    The one way the SKILL / AGENT column is written, by ``runtop ls`` and the runs table
+    alike (an agent named for its skill, ``planner / planner``, is said once).
+    """
+    if skill and agent and skill != agent:
+        return f"{skill} / {agent}"
+    return skill or agent or ""
+
+
+def damaged_count(lines: int | None) -> str:
+    """The DAMAGED cell, in ``runtop ls`` and the runs table: how many lines of the run's
+    ledger could not be read, ``?`` when not known (a ledger read only at its head and
+    tail), nothing when none."""
+    if lines is None:
+        return "?"
+    return str(lines) if lines else ""

@@ -12,8 +12,9 @@ from __future__ import annotations
 import math
 from typing import Final, NamedTuple
 
+from inspector.status_words import STILL_GOING
 from inspector.timeline import NodeKind, Outcome, Timeline, TimelineNode, TimelineSummary
-from tui.text import duration, inert
+from tui.text import cost, duration, inert
 
 KIND_GLYPHS: Final = {
     NodeKind.MODEL: "◆",
@@ -25,7 +26,7 @@ KIND_GLYPHS: Final = {
 """The mark of each kind of node (the event stream's marks for model and tool calls)."""
 
 OUTCOME_WORDS: Final = {
-    Outcome.RUNNING: "running",
+    Outcome.RUNNING: STILL_GOING,
     Outcome.OK: "",
     Outcome.ERROR: "error",
     Outcome.DENIED: "denied",
@@ -148,7 +149,7 @@ def numbers(node: TimelineNode, width: int, now: float | None = None) -> str:
 
 def node_facts(node: TimelineNode, origin: float) -> list[str]:
     """What the detail pane says of a node above its event: kind, name, times, outcome, notes."""
-    took = duration(node.duration) if node.duration is not None else "in flight"
+    took = duration(node.duration) if node.duration is not None else STILL_GOING
     outcome = OUTCOME_WORDS[node.outcome] or "ok"
     lines = [
         inert(f"{node.kind} {node.name}  ·  {outcome}  ·  {took}", single_line=True),
@@ -159,11 +160,11 @@ def node_facts(node: TimelineNode, origin: float) -> list[str]:
         ),
     ]
     if node.tokens is not None:
-        cost = f"  ·  ${node.cost_usd:.4f}" if node.cost_usd else ""
+        spent = f"  ·  {cost(node.cost_usd)}" if node.cost_usd is not None else ""
         lines.append(
             inert(
                 f"{node.model or 'model'}  ·  {node.prompt_tokens or 0} prompt + "
-                f"{node.output_tokens or 0} output tokens{cost}",
+                f"{node.output_tokens or 0} output tokens{spent}",
                 single_line=True,
             )
         )
@@ -240,7 +241,7 @@ def summary_text(summary: TimelineSummary) -> str:
     if tokens:
         counts += f", {tokens / 1000:.1f}k tokens" if tokens >= 1000 else f", {tokens} tokens"
     if summary.in_flight:
-        counts += f", {summary.in_flight} in flight"
+        counts += f", {summary.in_flight} {STILL_GOING}"
     parts.append(counts)
     return " · ".join(parts)
 

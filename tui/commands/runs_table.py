@@ -15,7 +15,7 @@ from rich.text import Text
 
 from ledger_reader import RunStatus, RunSummary, parse_time
 from tui.status_glyphs import STATUS_GLYPHS
-from tui.text import duration, inert, shorten
+from tui.text import damaged_count, duration, inert, shorten, skill_and_agent
 
 STATUS_COLOURS: Final = {
     RunStatus.RUNNING: "cyan",
@@ -88,7 +88,7 @@ def runs_table(summaries: Sequence[RunSummary]) -> Text:
     """
     rows: list[list[str]] = []
     for summary in summaries:
-        who = " / ".join(part for part in (summary.skill, summary.agent) if part)
+        who = skill_and_agent(summary.skill, summary.agent)
         rows.append(
             [
                 summary.status.value,
@@ -97,7 +97,7 @@ def runs_table(summaries: Sequence[RunSummary]) -> Text:
                 _when(summary.started_at),
                 _duration(summary),
                 "?" if summary.event_count is None else str(summary.event_count),
-                "?" if summary.damaged_lines is None else str(summary.damaged_lines),
+                damaged_count(summary.damaged_lines),
                 inert(_note(summary), single_line=True),
             ]
         )
@@ -117,8 +117,10 @@ def runs_table(summaries: Sequence[RunSummary]) -> Text:
     for row, summary in zip(rows, summaries, strict=True):
         mark, colour = STATUS_GLYPHS[summary.status], STATUS_COLOURS[summary.status]
         table.append(cell(0, f"{mark} {row[0]}"), style=colour)
-        table.append("  " + "  ".join(cell(column, row[column]) for column in range(1, 6)) + "  ")
-        table.append(cell(6, row[6]), style="red" if summary.damaged_lines else None)
+        table.append("  " + "  ".join(cell(column, row[column]) for column in range(1, 6)))
+        if row[6] or row[7]:  # no trailing blanks where the last cells are empty
+            table.append("  ")
+            table.append(cell(6, row[6]), style="red" if summary.damaged_lines else None)
         table.append(("  " + row[7] if row[7] else "") + "\n")
     table.rstrip()
     return table

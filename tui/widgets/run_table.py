@@ -27,17 +27,18 @@ from inspector import RunKey, RunView
 from inspector.status_words import ended_reason
 from ledger_reader import RunStatus
 from tui.format import cell, duration, now_or, relative, short_id, status_mark, tokens_and_cost
-from tui.text import inert
+from tui.text import damaged_count, inert, skill_and_agent
 from tui.widgets.lines import CURSOR_BINDINGS, highlighted, scroll_row_into_view
 
 COLUMNS: Final = (
     ("mark", "", 1),
     ("status", "STATUS", 19),
     ("run", "RUN", 14),
-    ("agent", "AGENT / SKILL", 18),
+    ("agent", "SKILL / AGENT", 24),
     ("started", "STARTED", 9),
     ("duration", "TIME", 8),
     ("events", "EVENTS", 8),
+    ("damaged", "DAMAGED", 7),
     ("doing", "DOING NOW", 0),
     ("tokens", "TOKENS / COST", 15),
     ("source", "SOURCE", 10),
@@ -48,15 +49,16 @@ room for its title and the sort arrow."""
 MARK: Final = "◆"
 """The glyph of a run marked to compare (space, or ``m``, on the runs table)."""
 
-NUMERIC: Final = frozenset({"events", "duration", "tokens"})
+NUMERIC: Final = frozenset({"events", "damaged", "duration", "tokens"})
 """Columns of numbers: right-aligned, titles and all, so their digits line up."""
 
 SORT_KEYS: Final = ("started", "status", "agent", "duration", "events", "tokens", "source")
 
 
-DROP_FIRST: Final = ("source", "tokens", "started", "events", "duration")
+DROP_FIRST: Final = ("source", "tokens", "damaged", "started", "events", "duration")
 """Columns left out, in this order, when the terminal is too narrow for all (never the one
-the table is sorted by: it takes the place of the next one instead)."""
+the table is sorted by: it takes the place of the next one instead). Without its column,
+a run's damaged lines are said in DOING NOW."""
 
 MIN_DOING: Final = 16
 NARROW: Final = 120
@@ -101,12 +103,15 @@ def column_at(total: int, x: int, keep: str = "") -> str | None:
     return None
 
 
-def header_text(total: int, sort: str, reverse: bool) -> Text:
-    """The header line, with the sort column marked (its whole title, then the arrow)."""
+def header_text(total: int, sort: str, reverse: bool, *, tree: bool = False) -> Text:
+    """The header line, with the sort column marked (its whole title, then the arrow), and
+    the runs' column marked ``└`` while child runs are shown under their parents."""
     text = Text(no_wrap=True)
     for key, title, width in visible_columns(total, sort):
+        if key == "agent" and tree:
+            title = f"└ {title}"
         if len(title) > width - 2 * (key == sort):
-            title = title.split(" / ")[0]  # AGENT, not AGENT / SKIL, in a narrow column
+            title = title.split(" / ")[0]  # SKILL, not SKILL / AGE, in a narrow column
         if key == sort:
             arrow = "▼" if reverse else "▲"
             title = f"{title[: max(1, width - 2)]} {arrow}"
@@ -125,7 +130,7 @@ def sort_runs(runs: Sequence[RunView], key: str, reverse: bool, now: float) -> l
             case "status":
                 return (run.status.value, run.started_at or 0.0)
             case "agent":
-                return (run.agent or run.skill or "", run.started_at or 0.0)
+                return (skill_and_agent(run.skill, run.agent), run.started_at or 0.0)
             case "duration":
                 return (run.duration(now) or 0.0,)
             case "events":
@@ -168,12 +173,15 @@ def tree_order(runs: Sequence[RunView]) -> tuple[list[RunView], dict[RunKey, int
     return ordered, depths
 
 
-def doing_now(run: RunView) -> str:
-    """The DOING NOW cell: what a live run does, why an ended one failed or was canceled."""
+def doing_now(run: RunView, *, damage: bool = False) -> str:
+    """The DOING NOW cell: what a live run does, why an ended one failed or was canceled;
+    with ``damage`` (no DAMAGED column on screen), a finished run's damaged lines."""
     if run.live or run.pending_approval is not None:  # what it waits on, or waited on
         return run.doing
     if run.status in {RunStatus.FAILED, RunStatus.CANCELED}:
         return ended_reason(run)
+    if damage and run.damaged_lines:
+        return f"{run.damaged_lines} damaged line{'s' if run.damaged_lines != 1 else ''}"
     return ""
 
 
@@ -377,7 +385,9 @@ class RunTable(ScrollView, can_focus=True):
             base = base + Style(dim=True)
             until = run.last_event_at or now  # nobody knows what it does now: its clock stops
         segments: list[Segment] = []
-        for key, size, right in _layout(width, self.sort_key):
+        columns = _layout(width, self.sort_key)
+        damage_unseen = all(key != "damaged" for key, _, _ in columns)
+        for key, size, right in columns:
             style = base
             match key:
                 case "mark":
@@ -392,15 +402,20 @@ class RunTable(ScrollView, can_focus=True):
                 case "agent":
                     depth = self.depths.get(run.key, 0)
                     indent = "  " * (depth - 1) + "└ " if depth else ""
-                    text = indent + cell(run.agent or run.skill, size - len(indent))
+                    who = skill_and_agent(run.skill, run.agent)
+                    text = indent + cell(who, size - len(indent))
                 case "started":
                     text = relative(run.started_at, now)
                 case "duration":
                     text = duration(run.duration(until))
                 case "events":
                     text = "?" if run.event_count is None else str(run.event_count)
+                case "damaged":
+                    text = damaged_count(run.damaged_lines)
+                    if run.damaged_lines:
+                        style = base + self._colour("$error")
                 case "doing":
-                    text = cell(doing_now(run), size)
+                    text = cell(doing_now(run, damage=damage_unseen), size)
                 case "tokens":
                     text = tokens_and_cost(run)
                 case _:
