@@ -43,6 +43,7 @@ class RuntopApp(App[None]):
                 "run_table",
                 "source_line",
                 "run_preview",
+                "keys_help",
             )
         ),
         "screens/runs.tcss",
@@ -303,6 +304,13 @@ class RuntopApp(App[None]):
             self.action_hide_help_panel()
         else:
             self.action_show_help_panel()
+
+    def action_show_help_panel(self) -> None:
+        """``?``: every key of the screen, ours first (:mod:`tui.widgets.keys_help`)."""
+        from tui.widgets.keys_help import KeysHelp  # when first asked for, not at launch
+
+        if not self.screen.query("HelpPanel"):
+            self.screen.mount(KeysHelp())
 
     def action_close_help(self) -> None:
         """Escape closes the ``?`` panel first; with none open, the screen has Escape."""

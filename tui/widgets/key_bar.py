@@ -16,14 +16,43 @@ from textual import events
 from textual.screen import Screen
 from textual.widget import Widget
 
-ESSENTIAL: Final = ("question_mark", "q")
-"""Keys shown however narrow the bar: the one that lists every key, and quit."""
+ESSENTIAL: Final = ("help", "quit")
+"""Actions shown however narrow the bar, last in it: the list of every key (``?``), and
+quit (``q``)."""
 
-GIVE_WAY: Final = ("y", "T", "t", "o", "w", "slash", "s", "C")
-"""Keys that leave the bar before the others when it is too narrow (a replay's keys stay)."""
+APPLY_NOW: Final = frozenset(
+    {
+        "approve",
+        "deny",
+        "cancel",
+        "resume",
+        *(f"replay_{what}" for what in ("toggle", "step", "speed", "restart")),
+        "toggle_mark",
+    }
+)
+"""Actions that apply to what is on screen now: the selected run's approval, cancel and
+resume (when they can be done), a replay's keys and its ``m`` to mark (shown only with
+one open). They stay while any other key can give way."""
 
-REPLAY: Final = ("space", "n", "x", "R")
-"""A replay's keys: with one open they stay in the bar while any other key can give way."""
+REPLAY_KEYS: Final = frozenset({"space", "n", "x", "R"})
+"""A replay's keys: while one is open they apply now, whichever screen names them (the
+run screen's ``n`` steps the replay until something is searched)."""
+
+GIVE_WAY: Final = frozenset({"sort", "tree", "copy", "tools", "show_all", "raw", "timeline"})
+"""Actions that leave the bar before the others when it is too narrow (``?`` lists them)."""
+
+
+def _priority(key: str, action: str, enabled: bool, *, replaying: bool) -> int:
+    """How long a key stays in a narrow bar: the highest number gives way first."""
+    if action in ESSENTIAL:
+        return 0
+    if not enabled:
+        return 4  # greyed: it cannot be pressed now
+    if action in GIVE_WAY:
+        return 3
+    if action in APPLY_NOW or (replaying and key in REPLAY_KEYS):
+        return 1
+    return 2
 
 
 class KeyBar(Widget):
@@ -40,6 +69,8 @@ class KeyBar(Widget):
         self._keys: list[tuple[int, int, str]] = []
         """Where each key is drawn (start, end) and the key to press when clicked."""
         self._drawn: tuple[tuple[str, str, str, bool], ...] = ()
+        self._actions: dict[str, str] = {}
+        """The action of each key shown (what decides how long it stays in a narrow bar)."""
 
     def on_mount(self) -> None:
         self.screen.bindings_updated_signal.subscribe(self, self._bindings_changed)
@@ -55,9 +86,11 @@ class KeyBar(Widget):
             self.refresh()
 
     def _shown(self) -> tuple[tuple[str, str, str, bool], ...]:
-        """(key, label, description, enabled) of each shown binding, one per action."""
+        """(key, label, description, enabled) of each shown binding, one per action, in the
+        bar's order: the screen's and the app's keys, then ``?`` and ``q``."""
         seen: set[str] = set()
         shown: list[tuple[str, str, str, bool]] = []
+        last: list[tuple[str, str, str, bool]] = []
         # A screen may name a key by what it does there now (``n``: a match, or a step).
         named = getattr(self.screen, "key_description", None)
         for _, binding, enabled, _ in self.screen.active_bindings.values():
@@ -67,36 +100,41 @@ class KeyBar(Widget):
             description = binding.description
             if named is not None:
                 description = named(binding.action, description)
-            shown.append((binding.key, self.app.get_key_display(binding), description, enabled))
-        return tuple(shown)
+            entry = (binding.key, self.app.get_key_display(binding), description, enabled)
+            (last if binding.action in ESSENTIAL else shown).append(entry)
+            self._actions[binding.key] = binding.action
+        last.sort(key=lambda entry: ESSENTIAL.index(self._actions[entry[0]]))
+        return (*shown, *last)
 
     def _fitting(
         self, shown: tuple[tuple[str, str, str, bool], ...]
     ) -> list[tuple[str, str, str, bool]]:
-        """The keys that fit the bar's width: greyed ones give way first, then the last
-        ones; ``?`` (every key) and ``q`` always stay."""
-        kept = list(shown)
-
-        def width() -> int:
-            return sum(len(label) + len(description) + 3 for _, label, description, _ in kept)
-
+        """The keys that fit the bar's width, in their order. Too narrow, keys give way by
+        priority: greyed ones first, then those ``?`` lists as well (sort, tree, copy),
+        then the others, from the end; those that apply now (an approval's ``a`` and
+        ``d``, a replay's keys) last; ``?`` and ``q`` never."""
         room = self.size.width or 10_000
-        # Greyed keys first (they cannot be pressed now), then those reached through ? as
-        # well, then from the end.
-        for round_ in ("greyed", "give way", "not a replay's", "any"):
-            for entry in reversed(list(kept)):
-                if width() <= room:
-                    return kept
-                key, _, _, enabled = entry
-                gives_way = (
-                    (round_ == "greyed" and not enabled)
-                    or (round_ == "give way" and key in GIVE_WAY)
-                    or (round_ == "not a replay's" and key not in REPLAY)
-                    or round_ == "any"
-                )
-                if key not in ESSENTIAL and gives_way:
-                    kept.remove(entry)
-        return kept
+
+        def width(entry: tuple[str, str, str, bool]) -> int:
+            _, label, description, _ = entry
+            return len(label) + len(description) + 3
+
+        total = sum(map(width, shown))
+        replays = getattr(self.app, "replays", None)
+        replaying = bool(replays()) if callable(replays) else False
+        priority = [
+            _priority(key, self._actions.get(key, ""), enabled, replaying=replaying)
+            for key, _, _, enabled in shown
+        ]
+        dropped: set[int] = set()
+        for at in sorted(range(len(shown)), key=lambda at: (-priority[at], -at)):
+            if total <= room:
+                break
+            if priority[at] == 0:
+                break  # ? and q stay, however narrow
+            dropped.add(at)
+            total -= width(shown[at])
+        return [entry for at, entry in enumerate(shown) if at not in dropped]
 
     def render(self) -> Text:
         self._drawn = self._shown()

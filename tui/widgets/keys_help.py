@@ -1,0 +1,125 @@
+"""The ``?`` panel: every key of the screen on top, ours first, one line per action.
+
+Textual's help panel lists the focused widget's keys first (its scrolling
+keys: ``Scroll Left``, ``Page Right``), then Textual's own (``tab``,
+``^c`` copy), and an action once per key that does it (``^q q Quit``,
+``space`` and ``m`` both for Mark). This one lists the keys the bar shows,
+in its order, then the other keys of the screen and the app, then the
+keys that move the cursor; each action once, with the keys that do it on
+this screen; Textual's generic keys not at all.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, ClassVar, NamedTuple
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.dom import DOMNode
+from textual.screen import Screen
+from textual.widget import Widget
+from textual.widgets import HelpPanel
+
+from tui.widgets.key_bar import ESSENTIAL
+
+
+class KeyLine(NamedTuple):
+    """One line of the panel: the keys that do an action here, and what it does."""
+
+    keys: str
+    description: str
+    enabled: bool
+
+
+@functools.cache
+def _own_keys(node_type: type[DOMNode]) -> frozenset[tuple[str, str]]:
+    """(key, action) of the bindings runtop itself gives ``node_type`` (not Textual)."""
+    own: set[tuple[str, str]] = set()
+    for cls in node_type.__mro__:
+        if not cls.__module__.startswith("tui."):
+            continue
+        bindings: list[BindingType] = list(cls.__dict__.get("BINDINGS", []))
+        for binding in Binding.make_bindings(bindings):
+            own.add((binding.key, binding.action))
+    return frozenset(own)
+
+
+def key_lines(screen: Screen[Any]) -> list[KeyLine]:
+    """The panel's lines for ``screen``: shown keys in the bar's order (``?`` and ``q``
+    last of them), then the other keys of the screen and the app, then the cursor's."""
+    app = screen.app
+    named = getattr(screen, "key_description", None)
+    keys: dict[str, list[str]] = {}
+    first: dict[str, tuple[int, str, bool]] = {}
+    for at, (namespace, binding, enabled, _) in enumerate(screen.active_bindings.values()):
+        if (binding.key, binding.action) not in _own_keys(type(namespace)):
+            continue  # Textual's own: focus, copy text, scrolling sideways, ^q
+        label = app.get_key_display(binding)
+        keys.setdefault(binding.action, [])
+        if label not in keys[binding.action]:
+            keys[binding.action].append(label)
+        if binding.action in first:
+            continue
+        description = binding.description
+        if named is not None:
+            description = named(binding.action, description)
+        if binding.action in ESSENTIAL:
+            group, at = 1, ESSENTIAL.index(binding.action)  # ? then q, as in the bar
+        elif binding.show:
+            group = 0
+        elif namespace is screen or namespace is app:
+            group = 2
+        else:
+            group = 3  # the focused widget's: moving the cursor
+        first[binding.action] = (group * 1000 + at, description, enabled)
+    ordered = sorted(first.items(), key=lambda item: item[1][0])
+    return [
+        KeyLine(" ".join(keys[action]), description, enabled)
+        for action, (_, description, enabled) in ordered
+    ]
+
+
+class KeyList(Widget):
+    """The lines of :func:`key_lines`, redrawn as the screen's keys change."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"key-list--key", "key-list--disabled"}
+
+    def on_mount(self) -> None:
+        self.screen.bindings_updated_signal.subscribe(self, self._bindings_changed)
+
+    def on_unmount(self) -> None:
+        self.screen.bindings_updated_signal.unsubscribe(self)
+
+    def _bindings_changed(self, screen: Screen[object]) -> None:
+        self.refresh(layout=True)
+
+    def lines(self) -> list[KeyLine]:
+        return key_lines(self.screen)
+
+    def render(self) -> Table:
+        key_style = self.get_component_rich_style("key-list--key")
+        disabled = self.get_component_rich_style("key-list--disabled", partial=True)
+        table = Table.grid(padding=(0, 1))
+        table.add_column(justify="right", no_wrap=True)
+        table.add_column()
+        for line in self.lines():
+            style = key_style + disabled if not line.enabled else key_style
+            table.add_row(
+                Text(line.keys, style=style),
+                Text(line.description, style=disabled if not line.enabled else ""),
+            )
+        if self.app.ENABLE_COMMAND_PALETTE:
+            table.add_row(Text("^p", style=key_style), Text("Every action, and themes"))
+        return table
+
+
+class KeysHelp(HelpPanel):
+    """Textual's help panel, with :class:`KeyList` in place of its own list of keys."""
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield KeyList()
