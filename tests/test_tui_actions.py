@@ -114,8 +114,8 @@ async def test_at_80x24_every_screen_shows_keys_help_and_quit(fixtures: Path) ->
             await pilot.press("escape")
         header = app.screen.query_one("#header", Static)
         assert "TOKENS" not in str(header.render())  # no room at 80 columns
-        assert "AGENT " in str(header.render())
-        assert "SKIL" not in str(header.render())  # a title shortened, not cut
+        assert "SKILL " in str(header.render())
+        assert "SKILL / AGE" not in str(header.render())  # a title shortened, not cut
         await pilot.press(*"sssss")  # status, agent, time, events, tokens
         assert "TOKENS / COST ▼" in str(header.render())  # sorted by it: on screen, marked
         assert "2.9k $0.010" in app.screen.query_one(RunTable).render_line(0).text

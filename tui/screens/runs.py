@@ -26,7 +26,7 @@ from inspector import (
 )
 from inspector.status_words import WORDS
 from ledger_reader import LedgerItem
-from tui.format import now_or, status_mark
+from tui.format import cost, now_or, short_id, status_mark
 from tui.screens.selected_run import SelectedRunScreen
 from tui.store_news import StoreChanged
 from tui.text import inert
@@ -53,7 +53,7 @@ class RunsScreen(SelectedRunScreen):
         Binding("S", "reverse", "Reverse", show=False),
         Binding("T", "tree", "Tree"),
         Binding("space", "mark", "Mark"),
-        Binding("m", "toggle_mark", "Mark", show=False),
+        Binding("m", "toggle_mark", "Mark"),
         Binding("C", "compare", "Compare"),
     ]
 
@@ -126,6 +126,11 @@ class RunsScreen(SelectedRunScreen):
         """
         return self.store.snapshot().version != self._shown_version
 
+    def on_resize(self) -> None:
+        """The column titles are laid out for the width, as the table's columns are."""
+        if self.is_mounted:
+            self.refresh_runs()
+
     def _tick(self) -> None:
         self.query_one(RunTable).tick()
 
@@ -166,15 +171,16 @@ class RunsScreen(SelectedRunScreen):
         if self.marked:
             self.marked = [key for key in self.marked if self.store.get(key) is not None]
         table.set_marked(frozenset(self.marked))
-        header = header_text(max(self.size.width, 80), self.sort, self.reverse)
+        header = header_text(max(self.size.width, 80), self.sort, self.reverse, tree=self.as_tree)
         if header.markup != self._header_said:
             self._header_said = header.markup
             self.query_one("#header", Static).update(header, layout=False)  # a fixed height
         line = self.query_one(SourceLine)
         line.sources = snapshot.sources
         line.total, line.shown = len(snapshot.runs), len(runs)
-        line.totals = _totals(runs, down)
+        line.by_status, line.spent = _totals(runs, down)
         line.filter_text = self.filter_text
+        line.as_tree = self.as_tree
         empty = self.query_one("#empty", Static)
         if not runs:
             if snapshot.runs:
@@ -306,10 +312,18 @@ class RunsScreen(SelectedRunScreen):
         return True
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "mark":
-            # While a replay is open, space is its pause and play (the app's): m marks.
-            return not self.app.replays()  # type: ignore[attr-defined]
+        if action in {"mark", "toggle_mark"}:
+            # While a replay is open, space is its pause and play (the app's): m marks. One
+            # key marks at a time, and the bar and ? name that one.
+            return (action == "toggle_mark") == bool(self.app.replays())  # type: ignore[attr-defined]
         return True
+
+    def key_description(self, action: str, description: str) -> str:
+        """What a key does now: with the runs shown as a tree, ``T`` lists them again
+        (as htop's tree key says ``List``)."""
+        if action == "tree" and self.as_tree:
+            return "List"
+        return description
 
     def action_mark(self) -> None:
         self.toggle_mark()
@@ -355,6 +369,17 @@ class RunsScreen(SelectedRunScreen):
 
         left, right = baseline_first(runs[0], runs[1])
         self.app.push_screen(CompareScreen(self.store, left.key, right.key, clock=self.clock))
+        shown = {run.key for run in self.query_one(RunTable).rows}
+        hidden = [run for run in (left, right) if run.key not in shown]
+        if hidden:
+            # Marks outlive a filter (mark one, filter for the other, mark it): said, as
+            # the comparison is of a run the table does not show now.
+            which = " and ".join(short_id(run.run_id) for run in hidden)
+            self.notify(
+                f"comparing with {which}, which the filter hides",
+                timeout=4,
+                markup=False,
+            )
 
     def action_sort(self) -> None:
         index = SORT_KEYS.index(self.sort) if self.sort in SORT_KEYS else 0
@@ -366,6 +391,7 @@ class RunsScreen(SelectedRunScreen):
         self.as_tree = not self.as_tree
         self.query_one(RunTable).refresh()
         self.refresh_runs()
+        self.app.refresh_bindings()  # the bar says what T does now
 
     def action_reverse(self) -> None:
         self.reverse = not self.reverse
@@ -390,8 +416,8 @@ class RunsScreen(SelectedRunScreen):
         self.refresh_runs()
 
 
-def _totals(runs: list[RunView], sources_down: frozenset[str]) -> str:
-    """The runs shown, by status (glyph and count), and their tokens and cost together.
+def _totals(runs: list[RunView], sources_down: frozenset[str]) -> tuple[str, str]:
+    """The runs shown, by status (glyph and count); and their tokens and cost together.
 
     Runs are counted by status in C (``Counter`` over an ``attrgetter``). An
     ended run's mark is its status's, so one run of each status is marked;
@@ -415,14 +441,15 @@ def _totals(runs: list[RunView], sources_down: frozenset[str]) -> str:
     tokens = sum(map(attrgetter("prompt_tokens"), runs)) + sum(
         map(attrgetter("output_tokens"), runs)
     )
-    cost = sum(map(attrgetter("cost_usd"), runs))
+    spent_usd = sum(map(attrgetter("cost_usd"), runs))
+    recorded = any(map(attrgetter("cost_recorded"), runs))
     counts = " ".join(
         f"{glyph}{count}" for (glyph, _), count in sorted(by_status.items(), key=_by_word)
     )
     spent = f"{tokens / 1000:.1f}k tok" if tokens >= 1000 else f"{tokens} tok"
-    if cost:  # no run recorded a cost: say nothing, as the table does, never $0.000
-        spent += f" ${cost:.3f}"
-    return f"{counts}  {spent}" if runs else ""
+    if recorded:  # no run recorded a cost: say nothing, as the table does, never $0
+        spent += f" {cost(spent_usd)}"
+    return (counts, spent) if runs else ("", "")
 
 
 _STATUS_OF = attrgetter("summary.status")
