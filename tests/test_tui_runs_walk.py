@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 from rich.console import Console
+from textual import events
+from textual.widgets import Input
 
 from inspector import LedgerDirectorySource, ManagerSource, ReplaySource
 from run_manager import Manager
@@ -28,6 +30,7 @@ from tests.tui_support import (
 )
 from tui.app import make_app
 from tui.cli import main
+from tui.screens.runs import RunsScreen
 from tui.settings import Settings
 from tui.widgets.key_bar import KeyBar
 from tui.widgets.source_line import SourceLine
@@ -301,3 +304,37 @@ async def test_column_titles_follow_the_terminals_width(fixtures: Path) -> None:
             lambda: "TOKENS / COST" in str(app.screen.query_one("#header").render()),
             "the wide titles",
         )
+
+
+async def test_keys_typed_in_one_burst_after_slash_go_into_the_filter(fixtures: Path) -> None:
+    """``/status:failed`` typed fast (as tmux sends it, or a paste) reached the table:
+    ``s`` sorted, ``t`` opened the tool calls, ``c`` a cancel; the box stayed empty.
+    A terminal hands the app every key of a burst at once, as posted here."""
+    app = sample_app(fixtures)
+    async with app.run_test(size=(80, 24)) as pilot:
+        rows = await loaded(pilot)
+        keys = [("slash", "/")] + [({":": "colon"}.get(c, c), c) for c in "status:failed"]
+        for key, character in [*keys, ("enter", "\r")]:
+            app.post_message(events.Key(key, character))
+        await settle(pilot, lambda: len(rows.rows) == 1, "the failed run alone")
+        assert isinstance(app.screen, RunsScreen)
+        assert app.screen.query_one("#filter", Input).value == "status:failed"
+        assert "STARTED ▼" in str(app.screen.query_one("#header").render())  # not sorted
+        await settle(pilot, lambda: rows.has_focus, "the table again")  # Enter applied it
+        await pilot.press("s")  # the table's keys again
+        assert "STATUS ▲" in str(app.screen.query_one("#header").render())
+
+
+async def test_a_source_name_longer_than_the_line_is_cut_between_words(fixtures: Path) -> None:
+    age(fixtures)
+    name = "ledgers in /srv/evaluations/nightly/2026-11-28/research-team/shared-disk/ledgers"
+    source = LedgerDirectorySource(fixtures, name=name)
+    app = make_app(Settings(clock=FROZEN, flush_interval=0.01), [source])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot)
+        line = source_line(app).strip()
+        assert line.endswith("…"), line
+        assert len(line) <= 78, line
+        kept = line.removesuffix("…").rstrip()
+        assert name.startswith(kept), line
+        assert name[len(kept) : len(kept) + 1] in {"", " "}, line  # whole words, then …

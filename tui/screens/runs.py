@@ -82,6 +82,11 @@ class RunsScreen(SelectedRunScreen):
         self._read_preview: tuple[RunKey | None, int, list[LedgerItem]] = (None, 0, [])
         """The last lines read for the preview of a run the store has no events of."""
         self._filter_input: Input | None = None
+        self._typed_ahead: list[tuple[str, str | None]] | None = None
+        """Keys typed after ``/`` that reached the table before the box had focus (a fast
+        typist, a paste): typed into the box, never run as the table's keys (``c`` would
+        open a cancel); ``None`` while the box is closed."""
+        self._box_was_focused = False
         self._offered: str | None = None
         """What the filter box held when opened: applied on Enter, not as it appears."""
         self._settled: tuple[RunFilter | None, str] = (None, "")
@@ -243,11 +248,58 @@ class RunsScreen(SelectedRunScreen):
         self.app.refresh_bindings()  # what c, r, a and d can do depends on the run
 
     async def action_filter(self) -> None:
+        if self._typed_ahead is None:
+            self._typed_ahead = []  # / came from the palette or a click: nothing typed yet
         box = await self._filter_box()
         self._offered = box.value
         box.add_class("open")
         box.focus()
         box.action_select_all()  # the last filter is there to edit; typing replaces it
+        typed, self._typed_ahead = self._typed_ahead, []
+        for key, character in typed:
+            self._type_into(box, key, character)
+
+    def on_key(self, event: events.Key) -> None:
+        """After ``/``, keys that still reach the table go into the filter box.
+
+        Textual sends a key to the widget focused when it arrives: keys typed
+        in one burst after ``/`` (faster than the box is mounted and focused)
+        went to the table, and ran as its keys there (``s`` sorted, ``c``
+        opened a cancel). They are typed into the box instead, in order.
+        """
+        box = self._filter_input
+        if event.key == "slash" and self._typed_ahead is None:
+            self._typed_ahead = []  # the binding opens the box; what follows is for it
+            return
+        if self._typed_ahead is None:
+            return
+        if not (event.is_printable or event.key in {"enter", "backspace"}):
+            return
+        event.stop()
+        event.prevent_default()
+        if box is not None and box.has_class("open") and not self._typed_ahead:
+            self._type_into(box, event.key, event.character)
+        else:
+            self._typed_ahead.append((event.key, event.character))
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        """Focus moved from the open box to the table (a click): keys are the table's again."""
+        box = self._filter_input
+        if box is not None and event.widget is not box and self._box_was_focused:
+            self._typed_ahead = None
+        self._box_was_focused = event.widget is box
+
+    def _type_into(self, box: Input, key: str, character: str | None) -> None:
+        """``key`` as the box would have taken it, had it had focus."""
+        if key == "enter":
+            self.call_later(box.action_submit)
+        elif key == "backspace":
+            box.action_delete_left()
+        elif character:
+            if box.selection.is_empty:
+                box.insert_text_at_cursor(character)
+            else:
+                box.replace(character, *box.selection)
 
     async def _filter_box(self) -> Input:
         """The filter box, mounted the first time ``/`` is pressed.
@@ -268,6 +320,7 @@ class RunsScreen(SelectedRunScreen):
         return box
 
     def action_clear_filter(self) -> None:
+        self._typed_ahead = None
         box = self._filter_input
         if box is not None:
             box.value = ""
@@ -277,6 +330,7 @@ class RunsScreen(SelectedRunScreen):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         if event.input.id == "filter" and self._apply_filter(event.value):
+            self._typed_ahead = None
             event.input.remove_class("open")
             self.query_one(RunTable).focus()
 
