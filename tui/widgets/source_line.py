@@ -82,8 +82,8 @@ class SourceLine(Widget):
         for text, style, _ in parts:
             line.append(text, style)
         if len(line) > room:  # the sources alone are too long: cut between words
-            cut = line.plain.rfind(" ", 0, room)
-            line = line[: cut if cut > room // 2 else room - 1]
+            cut = line.plain.rstrip().rfind(" ", 1, room)
+            line = line[: cut if cut > 0 else room - 1]  # one word longer than the line: cut
             line.rstrip()
             line.append("…")
         return line
