@@ -47,7 +47,7 @@ def launch(command: str, size: tuple[int, int], home: Path) -> str | None:
             terminal.wait_for("esc Back", since=mark)
             mark = terminal.mark()
             terminal.press("\x1b")  # alone: an ESC with a key after it reads as Alt+key
-            terminal.wait_for("Filter", since=mark)
+            terminal.wait_for("STATUS", since=mark)  # the runs' titles: back on the runs
             terminal.press("q")
             status = terminal.wait_exit()
         except AssertionError as error:
