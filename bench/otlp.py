@@ -26,7 +26,10 @@ process. Every figure is the median of ``--repeats``.
   ms beside the repository in the same minute.
 - with ``--peer CHECKOUT``, each repeat also runs that checkout's ``runtop
   serve`` on the same requests, alternating, so two versions are compared
-  in the same minutes.
+  in the same minutes (each pair's ratio printed).
+- beside each rate, the server process's CPU time per span while it
+  ingested (from ``/proc``): steadier than the wall clock on a shared
+  machine, where the server gets only part of a core.
 - latency: the OpenTelemetry SDK's own exporter (``OTLPSpanExporter`` with a
   ``SimpleSpanProcessor``, so a span is sent when it ends) against a client
   following the server's global SSE stream, as the TUI attached to it does:
@@ -76,6 +79,11 @@ class Server:
         from run_manager.tokens import token_path
 
         self.token = token_path("127.0.0.1", port, self.home / "home").read_text().strip()
+
+    def cpu_seconds(self) -> float:
+        """User and system CPU the server process has used so far (Linux ``/proc``)."""
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rpartition(")")[2].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def ledger_lines(self) -> int:
         return sum(path.read_bytes().count(b"\n") for path in (self.home / "runs").glob("*.jsonl"))
@@ -217,18 +225,22 @@ def create_floor(scratch: Path, sizes: list[int]) -> float:
 
 def ingest_once(
     scratch: Path, bodies: list[bytes], lines: int, repo: Path = REPO
-) -> tuple[float, float, float]:
-    """Spans per second ingested, decoded alone, and written as files alone."""
+) -> tuple[float, float, float, float]:
+    """Spans per second ingested, decoded alone, written as files alone, and the server's
+    CPU microseconds per span while it ingested."""
     server = Server(scratch, repo)
     try:
+        before = server.cpu_seconds()
         elapsed = asyncio.run(post_all(server, bodies))
+        cpu = server.cpu_seconds() - before
         written = server.ledger_lines()
         assert written == lines, f"{written} ledger lines, expected {lines}"
         sizes = server.ledger_sizes()
     finally:
         server.stop()
     spans = len(bodies) * (SPANS_PER_REQUEST // 9 * 9)
-    return spans / elapsed, decode_floor(bodies), spans / create_floor(scratch, sizes)
+    floor = decode_floor(bodies)
+    return spans / elapsed, floor, spans / create_floor(scratch, sizes), cpu / spans * 1e6
 
 
 def latency_once(scratch: Path) -> list[float]:
@@ -325,16 +337,21 @@ def _runs(rates: list[float]) -> str:
 def measure(repeats: int, scratch: Path, peer: Path | None) -> None:
     rates: list[float] = []
     peer_rates: list[float] = []
+    cpus: list[float] = []
+    peer_cpus: list[float] = []
     floors: list[float] = []
     creates: list[float] = []
     for _ in range(repeats):
         bodies, lines = agent_requests(REQUESTS)
-        rate, floor, create = ingest_once(scratch, bodies, lines)
+        rate, floor, create, cpu = ingest_once(scratch, bodies, lines)
         rates.append(rate)
         floors.append(floor)
         creates.append(create)
+        cpus.append(cpu)
         if peer is not None:
-            peer_rates.append(ingest_once(scratch, bodies, lines, peer)[0])
+            peer_rate, _, _, peer_cpu = ingest_once(scratch, bodies, lines, peer)
+            peer_rates.append(peer_rate)
+            peer_cpus.append(peer_cpu)
     size = len(bodies[0])
     print(
         f"OTLP ingest over loopback into ledgers: {statistics.median(rates):,.0f} spans/s "
@@ -342,10 +359,18 @@ def measure(repeats: int, scratch: Path, peer: Path | None) -> None:
         f"{REQUESTS} requests of {SPANS_PER_REQUEST // 9 * 9} spans, {size / 1024:.0f} KiB each, "
         f"{CONNECTIONS} connections); target >= 20,000 spans/s"
     )
+    print(
+        f"  the server's CPU per span (user + system, HTTP and decoding included): "
+        f"{statistics.median(cpus):.1f} us (runs {', '.join(f'{c:.1f}' for c in cpus)})"
+    )
     if peer is not None:
         print(
             f"  peer {peer}, the same requests alternately: "
-            f"{statistics.median(peer_rates):,.0f} spans/s (runs {_runs(peer_rates)})"
+            f"{statistics.median(peer_rates):,.0f} spans/s (runs {_runs(peer_rates)}); "
+            f"CPU per span {statistics.median(peer_cpus):.1f} us "
+            f"(runs {', '.join(f'{c:.1f}' for c in peer_cpus)}); "
+            f"this checkout's rate / the peer's, pair by pair: "
+            f"{', '.join(f'{a / b:.2f}' for a, b in zip(rates, peer_rates, strict=True))}"
         )
     print(f"  floor, decoding the same requests only: {statistics.median(floors):,.0f} spans/s")
     print(
