@@ -532,3 +532,19 @@ async def test_fill_timeline_reads_a_run_and_its_child_runs_from_a_directory(
     summary = timeline.summary()
     # 8 to 9 the child ran alone (9 to 9.5 an approval was open): its time, not idle
     assert summary.child_runs == pytest.approx(1.0)
+
+
+def test_the_summary_says_one_node_and_canceled_in_the_projects_spelling() -> None:
+    """One node is "1 node", not "1 nodes"; a canceled node says "canceled", the word
+    every other screen uses (the ledger's "cancelled" is only read, never shown)."""
+    import msgspec
+
+    from tui.timeline_text import OUTCOME_WORDS, summary_text
+
+    timeline = Timeline()
+    timeline.extend(parallel_run().items())
+    summary = timeline.summary()
+    assert "1 node," in summary_text(msgspec.structs.replace(summary, nodes=1)) + ","
+    assert " 1 nodes" not in summary_text(msgspec.structs.replace(summary, nodes=1))
+    assert f"{summary.nodes:,} nodes" in summary_text(summary)
+    assert OUTCOME_WORDS[Outcome.CANCELLED] == "canceled"

@@ -30,7 +30,7 @@ OUTCOME_WORDS: Final = {
     Outcome.OK: "",
     Outcome.ERROR: "error",
     Outcome.DENIED: "denied",
-    Outcome.CANCELLED: "cancelled",
+    Outcome.CANCELLED: "canceled",
     Outcome.UNFINISHED: "unfinished",
 }
 
@@ -237,7 +237,7 @@ def summary_text(summary: TimelineSummary) -> str:
     if summary.steps > 0.05:
         parts.append(f"steps {duration(summary.steps)}")
     tokens = summary.prompt_tokens + summary.output_tokens
-    counts = f"{summary.nodes:,} nodes"
+    counts = f"{summary.nodes:,} node{'' if summary.nodes == 1 else 's'}"
     if tokens:
         counts += f", {tokens / 1000:.1f}k tokens" if tokens >= 1000 else f", {tokens} tokens"
     if summary.in_flight:
