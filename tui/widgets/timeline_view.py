@@ -85,29 +85,23 @@ class TimelineView(ScrollView, can_focus=True):
     cursor: reactive[int] = reactive(0, always_update=True)
     """The selected row."""
 
-    class Highlighted(Message):
+    class NodeMessage(Message):
+        """Something happened to ``node`` in ``view``."""
+
+        def __init__(self, view: TimelineView, node: TimelineNode) -> None:
+            self.view = view
+            self.node = node
+            super().__init__()
+
+        @property
+        def control(self) -> TimelineView:
+            return self.view
+
+    class Highlighted(NodeMessage):
         """The selection moved to ``node`` (its detail belongs in the detail pane)."""
 
-        def __init__(self, view: TimelineView, node: TimelineNode) -> None:
-            self.view = view
-            self.node = node
-            super().__init__()
-
-        @property
-        def control(self) -> TimelineView:
-            return self.view
-
-    class Chosen(Message):
+    class Chosen(NodeMessage):
         """Enter on ``node``: show it in the event stream."""
-
-        def __init__(self, view: TimelineView, node: TimelineNode) -> None:
-            self.view = view
-            self.node = node
-            super().__init__()
-
-        @property
-        def control(self) -> TimelineView:
-            return self.view
 
     class WindowChanged(Message):
         """Zoom or pan moved the window shown (``None``: the whole axis)."""
