@@ -255,16 +255,32 @@ async def test_notices_leave_the_preview_in_view_at_80x24(fixtures: Path) -> Non
 async def test_a_run_that_ends_between_ticks_is_not_older_than_it_started() -> None:
     """The table draws every line at one instant, moved on each second: a run that ended
     after it showed ``0.1s ago`` beside a TIME of ``0.2s`` (the README's screenshot)."""
-    from tests.agents import Sleeper
 
+    class Held:
+        """Runs until the test lets it end: on a loaded machine a run that slept 0.3 s
+        could end before the test saw it start, and the test then drew the past."""
+
+        name = "held"
+
+        def __init__(self) -> None:
+            self.end = asyncio.Event()
+
+        async def run(self, input: str) -> str:
+            await self.end.wait()
+            return "let go"
+
+    agent = Held()
     async with Manager() as manager:
         app = make_app(Settings(flush_interval=0.01), [ManagerSource(manager, name="local")])
         async with app.run_test(size=(160, 48)) as pilot:
-            handle = manager.start(Sleeper(), "0.3")
+            handle = manager.start(agent, "")
             rows = await loaded(pilot, 1)
             run = rows.rows[0]
             assert run.started_at is not None
+            assert run.live
             rows.now = run.started_at + 0.1  # the last tick came just after it started
+            await asyncio.sleep(0.3)
+            agent.end.set()
             await asyncio.wait_for(handle.result(), 5)
             await settle(pilot, lambda: not rows.rows[0].live, "the end")
             cells = drawn_cells(rows, rows.rows[0])
