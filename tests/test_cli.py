@@ -276,3 +276,5 @@ def test_ls_lines_up_its_columns_and_keeps_each_run_on_one_line(
     events = header.index("EVENTS") + len("EVENTS")  # right-aligned under their title
     assert all(line[events - 1].isdigit() for line in lines[1:])
     assert all(line == line.rstrip() for line in lines)
+    canceled = next(line for line in lines if line.startswith("⊘ canceled"))
+    assert canceled.endswith("  wrong input file"), canceled  # the status word said once

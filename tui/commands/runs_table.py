@@ -13,6 +13,7 @@ from typing import Final
 from rich.cells import cell_len
 from rich.text import Text
 
+from inspector.status_words import without_status_word
 from ledger_reader import RunStatus, RunSummary, parse_time
 from tui.status_glyphs import STATUS_GLYPHS
 from tui.text import damaged_count, duration, inert, shorten, skill_and_agent
@@ -58,8 +59,8 @@ def _note(summary: RunSummary) -> str:
         parts.append(f"{waiting}: {prompt}")
     if summary.cancel_requested:
         parts.append("cancelling…")
-    if summary.error:
-        parts.append(summary.error)
+    if summary.error:  # beside ⊘ canceled, "wrong input file", not "canceled: wrong input file"
+        parts.append(without_status_word(summary.error))
     if summary.warning_count:
         plural = "s" if summary.warning_count != 1 else ""
         parts.append(f"{summary.warning_count} warning{plural}")
