@@ -239,7 +239,6 @@ def facts_of(
     ended = not run.live
     complete = events_total is not None and tally.read >= events_total
     until = (run.last_event_at or now) if source_down and run.live else now
-    tokens_known = tally.tokens_reported or not tally.model_calls
     return RunFacts(
         key=run.key,
         status=word,
@@ -247,11 +246,12 @@ def facts_of(
         settled=ended and complete,
         ended=ended,
         duration=run.duration(until),
-        # No model call: no tokens, no model cost (known: 0). Model calls that never said
-        # what they used: not known.
-        prompt_tokens=tally.prompt_tokens if tokens_known else None,
-        output_tokens=tally.output_tokens if tokens_known else None,
-        cost_usd=tally.cost_usd if tally.cost_reported or not tally.model_calls else None,
+        # Tokens and cost are known when a model call said them: a run whose ledger says
+        # none is "not recorded", as its run screen says, never 0 (its agent may call
+        # models it does not record).
+        prompt_tokens=tally.prompt_tokens if tally.tokens_reported else None,
+        output_tokens=tally.output_tokens if tally.tokens_reported else None,
+        cost_usd=tally.cost_usd if tally.cost_reported else None,
         model_calls=tally.model_calls,
         tool_calls=sum(use.calls for use in tally.tools()),
         tools=tally.tools(),

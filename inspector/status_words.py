@@ -25,6 +25,13 @@ STILL_GOING: Final = RunStatus.RUNNING.value
 (``running``, as the status says it; never ``in flight`` in one place and ``running`` in
 another)."""
 
+CALL_OK: Final = "ok"
+"""A tool call that returned (the timeline's word, and the ledger's for a step that ended
+well); never ``done`` in one place and ``ok`` in another."""
+
+CALL_ERROR: Final = "error"
+"""A tool call whose result is an error (the ledger's ``is_error``)."""
+
 UNKNOWN: Final = "unknown"
 """A live run whose source is disconnected: it may have ended, or not."""
 
@@ -50,6 +57,13 @@ def status_word(run: RunView, *, source_down: bool = False) -> str:
     if source_down and run.live:
         return UNKNOWN
     return run.status.value
+
+
+def call_outcome(*, done: bool, is_error: bool) -> str:
+    """How a tool call stands, in one word: ``ok``, ``error``, or ``running`` till its result."""
+    if not done:
+        return STILL_GOING
+    return CALL_ERROR if is_error else CALL_OK
 
 
 def ended_reason(run: RunView) -> str:

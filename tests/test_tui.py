@@ -112,7 +112,7 @@ async def test_tool_call_detail(fixtures: Path) -> None:
         await events_read(pilot, 8)
         # started, enter llm, a paragraph of 3 chunks, model, exit llm, then web_search as one.
         await pilot.press("home", *["down"] * 5)
-        assert "tool web_search  ·  done  ·  1.4s" in texts(app)  # one duration format
+        assert "tool web_search  ·  ok  ·  1.4s" in texts(app)  # one duration format, one word
         assert "2 tool calls (0 errors)" in texts(app)  # the word of a call's outcome
         assert " ms" not in texts(app)  # the 'exit llm:default#1 ok in 401 ms' line too
         assert '"query": "python tui framework mouse support"' in texts(app)
@@ -278,7 +278,7 @@ async def test_damaged_lines_are_counted_and_visible(fixtures: Path) -> None:
         rows = await loaded(pilot)
         await pilot.press("home", "enter")  # the run with a damaged line
         await events_read(pilot, 2)
-        assert "1 damaged lines" in texts(app)
+        assert "1 damaged line\n" in texts(app)  # one, not "1 damaged lines"
         await pilot.press("home", "down", "down")
         assert "damaged line at byte 347" in texts(app)
         del rows

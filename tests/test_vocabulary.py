@@ -106,7 +106,7 @@ async def test_a_canceled_run_says_canceled_once(fixtures: Path) -> None:
         await pilot.press("enter", "end")
         await settle(pilot, lambda: "wrong input file" in _event_lines(app), "the last event")
         shown = _event_lines(app)
-        assert "■ canceled: wrong input file" in shown
+        assert "■ run canceled: wrong input file" in shown
         assert "cancelled" not in shown
         assert "canceled: canceled" not in shown
 

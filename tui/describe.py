@@ -38,7 +38,7 @@ from ledger_reader import (
     ToolResult,
     UnknownEvent,
 )
-from tui.text import cost, duration, inert, shorten
+from tui.text import cost, duration, inert, shorten, skill_and_agent
 
 GLYPHS: Final = {
     "run_started": "▶",
@@ -87,12 +87,14 @@ def describe(item: RunEvent | DamagedLine) -> str:
         case DamagedLine():
             return f"damaged line at byte {item.offset} ({item.length} bytes): {item.reason}"
         case RunStarted(payload=p):
-            who = " / ".join(_text(part, 40) for part in (p.skill, p.agent) if part)
+            who = _text(skill_and_agent(p.skill, p.agent), 80)  # as the runs table says it
             extra = f" resumed from {_text(p.resumed_from, 64)}" if p.resumed_from else ""
             parent = f" parent {_text(p.parent_run_id, 64)}" if p.parent_run_id else ""
             return f"started {who or '(no skill)'}{parent}{extra} input {compact_json(p.input)}"
         case RunCompleted(payload=p):
-            status = _text(_ended_as(p.status), 20)
+            # The run's outcome, said as the run's: after a denied approval, "run succeeded"
+            # reads as what the agent did next, not as a tick on the denial.
+            status = "run " + _text(_ended_as(p.status), 20)
             if p.error:
                 return f"{status}: {_text(without_status_word(p.error))}"
             if p.output is not None:

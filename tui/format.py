@@ -15,7 +15,7 @@ from inspector import RunView
 from inspector.status_words import UNKNOWN, status_word
 from ledger_reader import RunStatus
 from tui.status_glyphs import STATUS_GLYPHS
-from tui.text import cost, duration, inert, shorten
+from tui.text import cost, duration, inert, shorten, tokens, under_a_tenth
 
 __all__ = [
     "STATUS",
@@ -28,6 +28,7 @@ __all__ = [
     "short_id",
     "status_mark",
     "tokens_and_cost",
+    "tokens_said",
 ]
 
 _STATUS_COLOURS: Final = {
@@ -65,8 +66,10 @@ def status_mark(run: RunView, *, source_down: bool = False) -> tuple[str, str, s
 def relative(moment: float | None, now: float) -> str:
     """``now``, ``2.6s ago``, ``15s ago``, ``3m ago``, ``2h ago``, ``4d ago``.
 
-    Under a minute, as precise as :func:`duration` writes a run's TIME: a run
-    started ``2s ago`` beside a TIME of ``2.6s`` read as younger than it ran.
+    The one way a moment is written relative to now. Under a minute, the span is
+    written by :func:`duration`, as precise as a run's TIME: a run started ``2s ago``
+    beside a TIME of ``2.6s`` read as younger than it ran. ``now`` is what
+    :func:`duration` would write in milliseconds (under a tenth of a second).
     """
     if moment is None:
         return ""
@@ -74,19 +77,44 @@ def relative(moment: float | None, now: float) -> str:
     for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
         if seconds >= size:
             return f"{int(seconds // size)}{unit} ago"
-    if seconds < 0.1:
+    if under_a_tenth(seconds):
         return "now"
     return f"{duration(seconds)} ago"
 
 
-def tokens_and_cost(run: RunView) -> str:
-    """``1.9k $0.0080``: the run's tokens, and its cost when a model call recorded one
-    (``$0`` when recorded as nothing; nothing at all when never recorded)."""
-    total = run.prompt_tokens + run.output_tokens
-    if not total and not run.cost_recorded:
+def _tokens_known(run: RunView) -> bool:
+    """Some model call said what it used or cost (a run whose calls never said used
+    an unknown number of tokens, not 0)."""
+    return bool(run.prompt_tokens + run.output_tokens) or run.cost_recorded
+
+
+def tokens_and_cost(run: RunView, width: int | None = None) -> str:
+    """``1.9k $0.0082``: the TOKENS / COST cell, its cost when a model call recorded one
+    (``$0`` when recorded as nothing; nothing at all when never recorded; ``…`` while the
+    run's events are still being counted).
+
+    Given a ``width`` too narrow for both, the cost stays and the tokens give way, then
+    the cost too (``…``): a number is never cut, so ``$0.0082`` never reads ``$0.00``.
+    """
+    if not _tokens_known(run):
         return "" if run.detailed else "…"
-    count = f"{total / 1000:.1f}k" if total >= 1000 else str(total)
-    return f"{count} {cost(run.cost_usd)}" if run.cost_recorded else count
+    count = tokens(run.prompt_tokens + run.output_tokens)
+    spent = cost(run.cost_usd) if run.cost_recorded else ""
+    for text in (f"{count} {spent}".strip(), spent or count):
+        if width is None or len(text) <= width:
+            return text
+    return "…"
+
+
+def tokens_said(run: RunView) -> str:
+    """``1.9k tokens $0.0082``: the runs table's figure with its unit, for the run's
+    header; ``no tokens recorded`` when no model call said (not 0: a run whose model
+    calls never said is not a run that used none), ``tokens …`` while they are counted."""
+    if not _tokens_known(run):
+        return "no tokens recorded" if run.detailed else "tokens …"
+    total = run.prompt_tokens + run.output_tokens
+    said = f"{tokens(total)} token{'' if total == 1 else 's'}"
+    return f"{said} {cost(run.cost_usd)}" if run.cost_recorded else said
 
 
 def short_id(run_id: str) -> str:

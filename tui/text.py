@@ -72,23 +72,60 @@ def shorten(text: str, limit: int) -> str:
 def duration(seconds: float | None) -> str:
     """``0.012s``, ``0.4s``, ``30s``, ``4m30s``, ``2h05m``: a run's length at a glance.
 
-    The one way a duration is written, in the TUI and ``runtop show`` alike.
+    The one way a duration is written, in the TUI and ``runtop show`` alike. Its
+    precision goes by the value *as rounded*, so the same span never reads two ways
+    (``0.0999`` is ``0.1s``, as ``0.1`` is, never ``0.100s``; ``9.96`` is ``10s``, never
+    ``10.0s``), and a longer span never reads shorter.
     """
     if seconds is None:
         return ""
-    if seconds < 0.0005:
+    millis = max(0, round(seconds * 1000))
+    if millis == 0:
         return "0s"
-    if seconds < 0.1:
-        return f"{seconds:.3f}s"  # a fast tool call, not a 0.0
-    if seconds < 10:
-        return f"{seconds:.1f}s"
-    if seconds < 60:
-        return f"{int(seconds)}s"
-    minutes, secs = divmod(int(seconds), 60)
+    if millis < 100:
+        return f"0.{millis:03d}s"  # a fast tool call, not a 0.0
+    tenths = round(seconds * 10)
+    if tenths < 100:
+        return f"{tenths // 10}.{tenths % 10}s"
+    whole = max(10, int(seconds))  # whole seconds, as a clock counts them
+    if whole < 60:
+        return f"{whole}s"
+    minutes, secs = divmod(whole, 60)
     if minutes < 60:
         return f"{minutes}m{secs:02d}s"
     hours, minutes = divmod(minutes, 60)
     return f"{hours}h{minutes:02d}m"
+
+
+def under_a_tenth(seconds: float) -> bool:
+    """Whether :func:`duration` writes ``seconds`` in milliseconds (``0.012s``) or as
+    nothing: a moment that long ago is *now* (:func:`tui.format.relative`)."""
+    return round(seconds * 1000) < 100
+
+
+def offset(seconds: float) -> str:
+    """``+0.200s``, ``+12.345s``: when an event happened, from the start of its run.
+
+    The one way an event's time within its run is written: the event stream, the
+    timeline's detail and ``runtop show`` alike (to the millisecond, so that events
+    a few milliseconds apart still read in their order).
+    """
+    shown = round(seconds, 3) or 0.0  # never -0.000s
+    return f"{shown:+.3f}s"  # an event written before its run's start reads -0.200s
+
+
+def tokens(count: int) -> str:
+    """``812``, ``1.9k``, ``14.5k``, ``2.3M``: a number of tokens at a glance.
+
+    The one way a token count is written: the runs table, the run's header, the source
+    line's totals, the timeline. A count never recorded is not passed here: callers say
+    nothing, ``…`` while it is read, or ``not recorded``.
+    """
+    if count < 1000:
+        return str(count)
+    if round(count / 1000, 1) < 1000:
+        return f"{count / 1000:.1f}k"
+    return f"{count / 1_000_000:.1f}M"
 
 
 def cost(usd: float) -> str:

@@ -12,9 +12,9 @@ from __future__ import annotations
 import math
 from typing import Final, NamedTuple
 
-from inspector.status_words import STILL_GOING
+from inspector.status_words import CALL_ERROR, CALL_OK, STILL_GOING
 from inspector.timeline import NodeKind, Outcome, Timeline, TimelineNode, TimelineSummary
-from tui.text import cost, duration, inert
+from tui.text import cost, duration, inert, offset, tokens
 
 KIND_GLYPHS: Final = {
     NodeKind.MODEL: "◆",
@@ -28,7 +28,7 @@ KIND_GLYPHS: Final = {
 OUTCOME_WORDS: Final = {
     Outcome.RUNNING: STILL_GOING,
     Outcome.OK: "",
-    Outcome.ERROR: "error",
+    Outcome.ERROR: CALL_ERROR,
     Outcome.DENIED: "denied",
     Outcome.CANCELLED: "canceled",
     Outcome.UNFINISHED: "unfinished",
@@ -136,10 +136,9 @@ def numbers(node: TimelineNode, width: int, now: float | None = None) -> str:
         text = duration(max(0.0, now - node.start)) + "…"
     else:
         text = "no end"
-    tokens = node.tokens
     more = ""
-    if tokens is not None:
-        more = f"{tokens / 1000:.1f}k tok" if tokens >= 1000 else f"{tokens} tok"
+    if node.tokens is not None:
+        more = f"{tokens(node.tokens)} tok"
     elif node.outcome not in (Outcome.OK, Outcome.RUNNING):
         more = OUTCOME_WORDS[node.outcome]
     if more and len(text) + 1 + len(more) <= width:
@@ -150,12 +149,12 @@ def numbers(node: TimelineNode, width: int, now: float | None = None) -> str:
 def node_facts(node: TimelineNode, origin: float) -> list[str]:
     """What the detail pane says of a node above its event: kind, name, times, outcome, notes."""
     took = duration(node.duration) if node.duration is not None else STILL_GOING
-    outcome = OUTCOME_WORDS[node.outcome] or "ok"
+    outcome = OUTCOME_WORDS[node.outcome] or CALL_OK
     lines = [
         inert(f"{node.kind} {node.name}  ·  {outcome}  ·  {took}", single_line=True),
         inert(
-            f"node {node.id}  ·  from +{node.start - origin:.3f}s"
-            + (f" to +{node.end - origin:.3f}s" if node.end is not None else ""),
+            f"node {node.id}  ·  from {offset(node.start - origin)}"
+            + (f" to {offset(node.end - origin)}" if node.end is not None else ""),
             single_line=True,
         ),
     ]
@@ -236,10 +235,10 @@ def summary_text(summary: TimelineSummary) -> str:
         parts.append(f"child runs {duration(summary.child_runs)}")
     if summary.steps > 0.05:
         parts.append(f"steps {duration(summary.steps)}")
-    tokens = summary.prompt_tokens + summary.output_tokens
+    used = summary.prompt_tokens + summary.output_tokens
     counts = f"{summary.nodes:,} node{'' if summary.nodes == 1 else 's'}"
-    if tokens:
-        counts += f", {tokens / 1000:.1f}k tokens" if tokens >= 1000 else f", {tokens} tokens"
+    if used:
+        counts += f", {tokens(used)} token{'' if used == 1 else 's'}"
     if summary.in_flight:
         counts += f", {summary.in_flight} {STILL_GOING}"
     parts.append(counts)

@@ -39,6 +39,7 @@ from tui.commands.targets import (
     resolve_ledger,
 )
 from tui.describe import describe, glyph
+from tui.text import offset
 from tui.timeline_text import render_lines
 
 if TYPE_CHECKING:
@@ -83,7 +84,7 @@ class EventPrinter:
             self.started = moment
         since = ""
         if moment is not None and self.started is not None:
-            since = f"+{(moment - self.started).total_seconds():.3f}s"
+            since = offset((moment - self.started).total_seconds())
         style = "red" if event.type == "error" else ""
         self.console.print(Text(f"{since:>10}  {glyph(event)} {describe(event)}", style=style))
 

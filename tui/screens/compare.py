@@ -23,7 +23,7 @@ from inspector import RunKey, RunStore, RunView, SourceError
 from inspector.comparison import RunFacts, RunTally, compare, facts_of, tally_run
 from tui.format import now_or, short_id, status_mark
 from tui.store_news import StoreChanged
-from tui.text import inert, shorten
+from tui.text import inert, shorten, skill_and_agent
 from tui.widgets.comparison_table import ComparisonTable
 from tui.widgets.key_bar import KeyBar
 from tui.widgets.timeline_pane import TimelinePane
@@ -252,7 +252,7 @@ class CompareScreen(Screen[None]):
             text.append(f"{glyph} {word}  ")
             shown = run.run_id if width >= WIDE else short_id(run.run_id)
             text.append(inert(shown, single_line=True), "bold")
-            who = run.agent or run.skill
+            who = skill_and_agent(run.skill, run.agent)  # as the runs table says it
             if who:
                 text.append("  " + shorten(inert(who, single_line=True), 30))
             text.append("  " + shorten(inert(run.source, single_line=True), 30))

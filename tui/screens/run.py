@@ -28,11 +28,11 @@ from ledger_reader import (
     encode_event,
 )
 from tui.describe import compact_json
-from tui.format import cell, duration, now_or, status_mark
+from tui.format import cell, duration, now_or, status_mark, tokens_said
 from tui.run_search import matches
 from tui.screens.selected_run import SelectedRunScreen
 from tui.store_news import StoreChanged
-from tui.text import inert
+from tui.text import inert, skill_and_agent
 from tui.timeline_text import node_facts
 from tui.widgets.detail import EventDetail
 from tui.widgets.event_list import EventList
@@ -92,6 +92,8 @@ class RunScreen(SelectedRunScreen):
         """Show the selected event's ledger line under its detail (``w``)."""
         self._selected: list[LedgerItem] = []
         self._entry_size = 0
+        self._newest = False
+        """The selected entry is the newest, followed: the detail shows its newest text."""
         self.search_text = ""
         """What ``/`` searched for last (``n`` and ``N`` step through its matches)."""
         self.matches: list[int] = []
@@ -166,7 +168,7 @@ class RunScreen(SelectedRunScreen):
         parts: list[str | tuple[str, str]] = [
             (f"{glyph} {word}  ", "bold"),
             (cell(run.run_id, 60), "bold"),
-            f"  {cell(run.agent or run.skill, 30)}\n",
+            f"  {cell(skill_and_agent(run.skill, run.agent), 60)}\n",
         ]
         took = duration(run.duration(run.last_event_at if down else now_or(self.clock)))
         count = "?" if run.event_count is None else run.event_count
@@ -175,7 +177,8 @@ class RunScreen(SelectedRunScreen):
         errors = f"{run.tool_errors} error{'' if run.tool_errors == 1 else 's'}"
         parts.append(f"  {calls} ({errors})")
         if run.damaged_lines:
-            parts.append((f"  {run.damaged_lines} damaged lines", "bold $error"))
+            lines = f"{run.damaged_lines} damaged line{'' if run.damaged_lines == 1 else 's'}"
+            parts.append((f"  {lines}", "bold $error"))
         links = []
         if run.parent_run_id:
             links.append(f"parent {cell(run.parent_run_id, 40)} (p)")
@@ -212,13 +215,15 @@ class RunScreen(SelectedRunScreen):
             return  # the detail shows the timeline's node; this entry once it is left
         self._selected = message.items
         self._entry_size = message.entry.end - message.entry.start
+        self._newest = message.newest
         self._show(message.items)
 
     def _show(self, items: list[LedgerItem]) -> None:
         detail = self.query_one(EventDetail)
         if items and all(isinstance(i, LlmChunk | ReasoningChunk) for i in items):
-            raw = self._raw(items[0]) if self.show_raw else None
-            detail.show_paragraph(items, raw, total=max(self._entry_size, len(items)))
+            raw = self._raw(items[-1 if self._newest else 0]) if self.show_raw else None
+            total = max(self._entry_size, len(items))
+            detail.show_paragraph(items, raw, total=total, newest=self._newest)
             return
         shown = next((i for i in items if isinstance(i, ToolCall)), items[0] if items else None)
         raw = self._raw(shown) if self.show_raw and shown is not None else None
@@ -465,6 +470,7 @@ class RunScreen(SelectedRunScreen):
         ]
         self._selected = [item] if item is not None else []
         self._entry_size = len(self._selected)
+        self._newest = False
         raw = self._raw(item) if self.show_raw and item is not None else None
         self.query_one(EventDetail).show(item, call, raw, heading=heading)
 
@@ -555,15 +561,3 @@ class RunScreen(SelectedRunScreen):
             return
         # Stacked, not swapped: Escape comes back to this run, as from any drill-down.
         self.app.push_screen(RunScreen(self.store, target, clock=self.clock))
-
-
-def tokens_said(run: RunView) -> str:
-    """``1.9k tokens $0.008``: the runs table's figure, with its unit (each model call's
-    line splits it, ``1800 in / 64 out``); ``no tokens recorded`` when none were (not 0: a
-    run whose model calls never said is not a run that used none)."""
-    total = run.prompt_tokens + run.output_tokens
-    if not total and not run.cost_usd:
-        return "no tokens recorded" if run.detailed else "tokens …"
-    count = f"{total / 1000:.1f}k" if total >= 1000 else str(total)
-    noun = "token" if total == 1 else "tokens"
-    return f"{count} {noun} ${run.cost_usd:.3f}" if run.cost_usd else f"{count} {noun}"

@@ -29,7 +29,7 @@ from ledger_reader import LedgerItem
 from tui.format import cost, now_or, short_id, status_mark
 from tui.screens.selected_run import SelectedRunScreen
 from tui.store_news import StoreChanged
-from tui.text import inert
+from tui.text import inert, tokens
 from tui.widgets.key_bar import KeyBar
 from tui.widgets.run_preview import PREVIEW_EVENTS, RunPreview
 from tui.widgets.run_table import (
@@ -176,7 +176,8 @@ class RunsScreen(SelectedRunScreen):
         if self.marked:
             self.marked = [key for key in self.marked if self.store.get(key) is not None]
         table.set_marked(frozenset(self.marked))
-        header = header_text(max(self.size.width, 80), self.sort, self.reverse, tree=self.as_tree)
+        width = table.lines_width(max(self.size.width, 80))
+        header = header_text(width, self.sort, self.reverse, tree=self.as_tree)
         if header.markup != self._header_said:
             self._header_said = header.markup
             self.query_one("#header", Static).update(header, layout=False)  # a fixed height
@@ -456,7 +457,8 @@ class RunsScreen(SelectedRunScreen):
         header = self.query_one("#header", Static)
         if event.widget is not header:
             return
-        key = column_at(max(self.size.width, 80), event.screen_x - header.region.x, self.sort)
+        width = self.query_one(RunTable).lines_width(max(self.size.width, 80))
+        key = column_at(width, event.screen_x - header.region.x, self.sort)
         if key is None:
             return
         if key not in SORT_KEYS:
@@ -492,15 +494,14 @@ def _totals(runs: list[RunView], sources_down: frozenset[str]) -> tuple[str, str
             if run.summary.status.is_live:
                 glyph, word, _ = status_mark(run, source_down=run.key.source in sources_down)
                 by_status[(glyph, word)] += 1
-    tokens = sum(map(attrgetter("prompt_tokens"), runs)) + sum(
-        map(attrgetter("output_tokens"), runs)
-    )
+    used = sum(map(attrgetter("prompt_tokens"), runs)) + sum(map(attrgetter("output_tokens"), runs))
     spent_usd = sum(map(attrgetter("cost_usd"), runs))
     recorded = any(map(attrgetter("cost_recorded"), runs))
     counts = " ".join(
         f"{glyph}{count}" for (glyph, _), count in sorted(by_status.items(), key=_by_word)
     )
-    spent = f"{tokens / 1000:.1f}k tok" if tokens >= 1000 else f"{tokens} tok"
+    # No run said its tokens or cost: nothing is said, as the table says nothing (not 0 tok).
+    spent = f"{tokens(used)} tok" if used or recorded else ""
     if recorded:  # no run recorded a cost: say nothing, as the table does, never $0
         spent += f" {cost(spent_usd)}"
     return (counts, spent) if runs else ("", "")

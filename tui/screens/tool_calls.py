@@ -10,9 +10,11 @@ from textual.binding import Binding, BindingType
 from textual.widgets import DataTable, Static
 
 from inspector import RunStore, RunView, ToolCallView
+from inspector.status_words import call_outcome
 from tui.describe import compact_json
 from tui.format import cell, duration, short_id
 from tui.screens.selected_run import SelectedRunScreen
+from tui.text import skill_and_agent
 from tui.widgets.key_bar import KeyBar
 
 
@@ -54,7 +56,7 @@ class ToolCallsScreen(SelectedRunScreen):
     def on_mount(self) -> None:
         self.calls = calls_of(self.store, self.tool)
         table = self.query_one(DataTable)
-        for title in ("RUN", "AGENT", "AT (UTC)", "TOOK", "OUTCOME", "ARGUMENTS"):
+        for title in ("RUN", "SKILL / AGENT", "AT (UTC)", "TOOK", "OUTCOME", "ARGUMENTS"):
             table.add_column(Text(title, justify="right") if title == "TOOK" else title)
         self._fill()
         table.focus()
@@ -81,20 +83,17 @@ class ToolCallsScreen(SelectedRunScreen):
         title = f"{cell(self.tool, 60)}: {len(self.calls):,} {noun}, {said}"
         title += "  (Enter opens the run at the call)"
         self.query_one("#calls-title", Static).update(title)
-        # RUN 14, AGENT up to 20, AT 12, TOOK 5, OUTCOME 9, each with 2 of padding, and the
-        # table's vertical scroll bar: the arguments get the rest.
-        agents = [self.store.get(call.run) for call in self.calls]
-        agent_width = max(
-            [5] + [len(cell(run.agent or run.skill, 20)) for run in agents if run is not None]
-        )
-        room = max(12, self.size.width - (14 + agent_width + 12 + 5 + 9 + 6 * 2 + 2))
-        for call in self.calls:
-            run = self.store.get(call.run)
-            agent = (run.agent or run.skill) if run is not None else None
-            outcome = "error" if call.is_error else ("done" if call.done else "in flight")
+        # RUN 14, SKILL / AGENT up to 24, AT 12, TOOK 5, OUTCOME 7, each with 2 of padding,
+        # and the table's vertical scroll bar: the arguments get the rest.
+        runs = [self.store.get(call.run) for call in self.calls]
+        who = [skill_and_agent(run.skill, run.agent) if run is not None else "" for run in runs]
+        agent_width = max([13] + [len(cell(said, 24)) for said in who])
+        room = max(12, self.size.width - (14 + agent_width + 12 + 5 + 7 + 6 * 2 + 2))
+        for call, agent in zip(self.calls, who, strict=True):
+            outcome = call_outcome(done=call.done, is_error=call.is_error)
             table.add_row(
                 short_id(call.run.run_id),
-                cell(agent, 20),
+                cell(agent, 24),
                 _clock_time(call.started_at),
                 Text(
                     duration(call.duration) if call.duration is not None else "…", justify="right"

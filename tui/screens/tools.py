@@ -11,6 +11,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
 from inspector import RunStore
+from inspector.status_words import STILL_GOING
 from tui.format import cell, duration
 from tui.store_news import StoreChanged
 from tui.widgets.key_bar import KeyBar
@@ -21,7 +22,7 @@ NUMBERS: Final = (
     ("ERROR %", "rate"),
     ("MEDIAN", "median"),
     ("P95", "p95"),
-    ("IN FLIGHT", "flight"),
+    (STILL_GOING.upper(), "flight"),
 )
 """The numeric columns (title, key): right-aligned, so their digits line up."""
 

@@ -16,9 +16,10 @@ from rich.text import Text
 from textual.widget import Widget
 
 from inspector.comparison import Comparison, Difference, RunFacts, ToolUse, Verdict
+from inspector.status_words import CALL_ERROR, STILL_GOING
 from ledger_reader import RunStatus
 from tui.format import STATUS, UNKNOWN_MARK
-from tui.text import duration, inert, shorten
+from tui.text import cost, duration, inert, shorten
 
 GLYPH: Final = {
     Verdict.BETTER: "✓",
@@ -72,7 +73,7 @@ def amount(name: str, value: float | None) -> str:
     if name in {"duration", "seconds"}:
         return duration(value)
     if name == "cost_usd":
-        return f"${value:.4f}"
+        return cost(value)
     return f"{int(value):,}"
 
 
@@ -98,17 +99,17 @@ def said(difference: Difference) -> str:
 
 
 def tool_cell(use: ToolUse | None) -> str:
-    """One tool in one run: ``2× 30.4s, 1 failed``; ``—`` where the run never called it."""
+    """One tool in one run: ``2× 30.4s, 1 error``; ``—`` where the run never called it."""
     if use is None:
         return "—"
     if use.in_flight == use.calls:
-        return f"{use.calls}× running"
+        return f"{use.calls}× {STILL_GOING}"
     time = duration(use.seconds) if use.timed else "time not recorded"
     parts = [f"{use.calls}× {time}"]
-    if use.errors:
-        parts.append(f"{use.errors} failed")
+    if use.errors:  # the tool-calls screen's word for a call that failed
+        parts.append(f"{use.errors} {CALL_ERROR}{'' if use.errors == 1 else 's'}")
     if use.in_flight:
-        parts.append(f"{use.in_flight} running")
+        parts.append(f"{use.in_flight} {STILL_GOING}")
     return ", ".join(parts)
 
 

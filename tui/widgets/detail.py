@@ -13,6 +13,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from inspector import ToolCallView
+from inspector.status_words import call_outcome
 from ledger_reader import DamagedLine, LedgerItem, LlmChunk, ReasoningChunk
 from tui.text import duration, inert
 
@@ -83,11 +84,20 @@ class EventDetail(VerticalScroll):
         yield self._body
 
     def show_paragraph(
-        self, items: list[LedgerItem], raw: bytes | None, *, total: int | None = None
+        self,
+        items: list[LedgerItem],
+        raw: bytes | None,
+        *,
+        total: int | None = None,
+        newest: bool = False,
     ) -> None:
         """Streamed text or thinking, gathered: the whole paragraph, inert.
 
-        ``total`` is the paragraph's length in events when only its start was handed over.
+        ``total`` is the paragraph's length in events when only part of it was handed
+        over: its start, or (``newest``: the paragraph followed as it streams) its end.
+        Followed, the pane keeps the newest text in view, as the event list keeps the
+        newest entry: what is cut is cut from the start, and the pane is scrolled to
+        the end.
         """
         chunks = [item for item in items if isinstance(item, LlmChunk | ReasoningChunk)]
         label = "thinking" if isinstance(chunks[0], ReasoningChunk) else "text"
@@ -95,28 +105,47 @@ class EventDetail(VerticalScroll):
         first, last = chunks[0], chunks[-1]
         size = max(total or 0, len(chunks))
         noun = "chunk" if size == 1 else "chunks"
-        upto = f"{first.seq}-{last.seq}" if size == len(chunks) else f"{first.seq}-…"
+        unseen = size - len(chunks)
+        if not unseen:
+            upto = f"{first.seq}-{last.seq}"
+        else:
+            upto = f"…-{last.seq}" if newest else f"{first.seq}-…"
         parts: list[Text] = [
             Text(inert(f"{label}  ·  {size:,} {noun}  ·  node {node}"), style="bold"),
-            Text(inert(f"seq {upto}  ·  {first.time}"), style="dim"),
+            Text(inert(f"seq {upto}  ·  {(last if newest else first).time}"), style="dim"),
         ]
         text = "".join(chunk.payload.delta or "" for chunk in chunks)
         limit = None if self.show_all else OUTPUT_PREVIEW
-        shown = text if limit is None or len(text) <= limit else text[:limit]
-        body = Text(inert(shown), style="italic" if label == "thinking" else "")
-        parts.append(body)
-        self.cut = shown is not text
-        if size > len(chunks):
-            parts.append(Text(f"… {size - len(chunks):,} more chunks", style="dim"))
-        elif shown is not text:
-            parts.append(
-                Text(f"… {len(text) - len(shown):,} more characters (o shows all)", style="dim")
-            )
+        cut = 0 if limit is None or len(text) <= limit else len(text) - limit
+        self.cut = bool(cut)
+        if newest and (unseen or cut):
+            earlier = f"{unseen:,} earlier chunks" if unseen else f"{cut:,} earlier characters"
+            parts.append(Text(f"… {earlier} (the newest text follows)", style="dim"))
+        shown = text[cut:] if newest else text[: len(text) - cut]
+        parts.append(Text(inert(shown), style="italic" if label == "thinking" else ""))
+        if not newest and unseen:
+            parts.append(Text(f"… {unseen:,} more chunks", style="dim"))
+        elif not newest and cut:
+            parts.append(Text(f"… {cut:,} more characters (o shows all)", style="dim"))
         if raw:
-            parts.append(Text("raw ledger line (first chunk)", style="underline"))
+            which = "newest" if newest else "first"
+            parts.append(Text(f"raw ledger line ({which} chunk)", style="underline"))
             parts.append(Text(inert(raw.decode("utf-8", "replace")), style="dim"))
         self.text = "\n".join(part.plain for part in parts)
         self._body.update(Group(*parts))
+        self._follow_end(newest)
+
+    def _follow_end(self, newest: bool) -> None:
+        """Kept at the end while a followed paragraph grows (Textual's anchor: the pane stays
+        scrolled to the bottom as its content grows, until the user scrolls); back to the
+        top once it shows anything else."""
+        if newest:
+            if not self.is_anchored:
+                self.anchor()
+            return
+        if self.is_anchored:
+            self.anchor(False)
+            self.scroll_home(animate=False, immediate=True)
 
     def show(
         self,
@@ -127,11 +156,12 @@ class EventDetail(VerticalScroll):
         heading: list[Text] | None = None,
     ) -> None:
         """Show an event (and the tool call it belongs to, if any), under ``heading``."""
+        self._follow_end(False)
         error = self.get_component_rich_style("event-detail--error", partial=True)
         parts: list[Text | _JsonBlock] = list(heading or [])
         limit = None if self.show_all else OUTPUT_PREVIEW
         if call is not None:
-            state = "error" if call.is_error else ("done" if call.done else "in flight")
+            state = call_outcome(done=call.done, is_error=call.is_error)
             took = duration(call.duration) if call.duration is not None else "…"
             parts.append(Text(inert(f"tool {call.name}  ·  {state}  ·  {took}"), style="bold"))
             parts.append(

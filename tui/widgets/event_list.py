@@ -26,6 +26,7 @@ from textual.strip import Strip
 
 from inspector import RunKey, RunStore, SourceError
 from ledger_reader import (
+    ApprovalResponse,
     DamagedLine,
     LedgerItem,
     LlmChunk,
@@ -34,10 +35,10 @@ from ledger_reader import (
     ToolResult,
     event_of,
 )
-from tui.describe import GLYPHS, compact_json, describe, glyph
+from tui.describe import describe, describe_entry, glyph
 from tui.entries import Entry, EntryIndex
 from tui.event_pages import PAGE, EventPages
-from tui.text import duration, inert
+from tui.text import inert, offset
 from tui.widgets.lines import CURSOR_BINDINGS, highlighted
 
 RECOUNT_AFTER: Final = 1.5
@@ -57,6 +58,7 @@ class EventList(ScrollView, can_focus=True):
         "eventlist--time",
         "eventlist--match",
         "eventlist--error",
+        "eventlist--denied",
     }
 
     cursor: reactive[int] = reactive(0, always_update=True)
@@ -76,11 +78,16 @@ class EventList(ScrollView, can_focus=True):
             item: LedgerItem | None,
             items: list[LedgerItem] | None = None,
             entry: Entry | None = None,
+            *,
+            newest: bool = False,
         ) -> None:
             self.index = index
             self.item = item
             self.items = items if items is not None else ([item] if item is not None else [])
             self.entry = entry if entry is not None else Entry(index, index + len(self.items))
+            self.newest = newest
+            """The list follows this entry, the run's newest: ``items`` are its *last*
+            events, and the detail keeps its newest text in view."""
             super().__init__()
 
     def __init__(self, store: RunStore, key: RunKey, *, id: str | None = None) -> None:
@@ -96,7 +103,7 @@ class EventList(ScrollView, can_focus=True):
         self._index = EntryIndex(self.item)
         """Where entries start and end, long paragraphs remembered once walked."""
         self._window: list[Entry] = []
-        self._announced: tuple[Entry, int] | None = None
+        self._announced: tuple[Entry, int, bool] | None = None
         self._pending: int | None = None
         """An event to select once read (:meth:`select`)."""
         """The entry the detail pane was last told of."""
@@ -192,10 +199,14 @@ class EventList(ScrollView, can_focus=True):
         start = self._index.start(position)
         return Entry(start, self._index.end(start, self.count))
 
-    def entry_items(self, entry: Entry) -> list[LedgerItem]:
-        """The entry's events as far as read, the first ``DETAIL_EVENTS`` at most."""
-        stop = min(entry.end, entry.start + DETAIL_EVENTS)
-        items = [self.item(n) for n in range(entry.start, stop)]
+    def entry_items(self, entry: Entry, *, newest: bool = False) -> list[LedgerItem]:
+        """The entry's events as far as read, the first ``DETAIL_EVENTS`` at most (the
+        last, for the ``newest`` entry followed as it grows)."""
+        if newest:
+            start, stop = max(entry.start, entry.end - DETAIL_EVENTS), entry.end
+        else:
+            start, stop = entry.start, min(entry.end, entry.start + DETAIL_EVENTS)
+        items = [self.item(n) for n in range(start, stop)]
         return [item for item in items if item is not None]
 
     def item(self, index: int) -> LedgerItem | None:
@@ -226,11 +237,18 @@ class EventList(ScrollView, can_focus=True):
 
     def _announce(self) -> None:
         entry = self.entry_of(self.cursor) if self.count else Entry(0, 0)
-        items = self.entry_items(entry)
-        if (entry, len(items)) == self._announced:
+        newest = self.follow and self.count > 0 and entry.end >= self.count
+        items = self.entry_items(entry, newest=newest)
+        if (entry, len(items), newest) == self._announced:
             return  # the detail shows this entry, as read, already
-        self._announced = (entry, len(items))
-        self.post_message(self.Selected(entry.start, self.item(entry.start), items, entry))
+        self._announced = (entry, len(items), newest)
+        first = self.item(entry.start)
+        self.post_message(self.Selected(entry.start, first, items, entry, newest=newest))
+
+    def watch_follow(self, following: bool) -> None:
+        """Following or not, the detail of the newest entry shows its start or its end."""
+        if self.is_mounted and self.count:
+            self._announce()
 
     def reset(self) -> None:
         """The run's events were replaced: forget what was read and where entries are."""
@@ -264,7 +282,7 @@ class EventList(ScrollView, can_focus=True):
         event = item if not isinstance(item, DamagedLine) else None
         moment = event.timestamp if event is not None else None
         if moment is not None and self.started_at is not None:
-            since = f"+{moment.timestamp() - self.started_at:.3f}s"
+            since = offset(moment.timestamp() - self.started_at)
         style = base
         words = describe(item)
         mark = glyph(item)
@@ -275,12 +293,14 @@ class EventList(ScrollView, can_focus=True):
             if isinstance(item, ReasoningChunk):
                 style = base + Style(italic=True, dim=True)
         elif entry.end - entry.start > 1 or isinstance(item, ToolCall):
-            words, failed = self._call(entry)
-            mark = GLYPHS["tool_call"]
+            mark, words, failed = self._call(entry)
             style = base + Style(bold=True)
             if failed:
                 style += self.get_component_rich_style("eventlist--error", partial=True)
-        elif item.type == "tool_result":
+        elif isinstance(item, ApprovalResponse) and not item.payload.approved:
+            # A denial reads as one (⊗, in the warning colour), whatever the run did next.
+            style = base + self.get_component_rich_style("eventlist--denied", partial=True)
+        elif item.type in ("tool_result", "run_completed"):
             style = base + Style(bold=True)
         return [
             Segment(f"{since:>10}  ", muted),
@@ -324,30 +344,16 @@ class EventList(ScrollView, can_focus=True):
         text = inert("".join(parts), single_line=True)
         return f"{label} {text[:room]}{more}" if size <= room else f"{label} {text[:room]}…{more}"
 
-    def _call(self, entry: Entry) -> tuple[str, bool]:
-        """A tool call entry in one line: name, arguments, outcome and time taken."""
-        call: ToolCall | None = None
-        result: ToolResult | None = None
-        for position in range(entry.start, entry.end):
-            found = self.item(position)
-            if isinstance(found, ToolCall):
-                call = found
-            elif isinstance(found, ToolResult):
-                result = found
-        if call is None:
-            first = self.item(entry.start)
-            return (describe(first) if first is not None else "…"), False
-        name = inert(call.payload.name or "?", single_line=True)[:60]
-        arguments = compact_json(call.payload.arguments, 80)
-        if result is None:
-            return f"{name} … running  {arguments}", False
-        took = ""
-        if call.timestamp is not None and result.timestamp is not None:
-            took = f" {duration((result.timestamp - call.timestamp).total_seconds())}"
-        output = compact_json(result.payload.output, 80)
-        if result.payload.is_error:
-            return f"{name} ✘ error{took}  {arguments} → {output}", True
-        return f"{name} ✔{took}  {arguments} → {output}", False
+    def _call(self, entry: Entry) -> tuple[str, str, bool]:
+        """A tool call entry in one line (mark, words, whether it failed): name, outcome,
+        time taken, arguments and output, as the runs screen's preview says it."""
+        items = [self.item(position) for position in range(entry.start, entry.end)]
+        read = [item for item in items if item is not None]
+        if not read:
+            return "·", "…", False
+        mark, words = describe_entry(read)
+        failed = any(isinstance(item, ToolResult) and item.payload.is_error for item in read)
+        return mark, words, failed
 
     # -- input ------------------------------------------------------------------------------
 

@@ -340,8 +340,13 @@ class RunTable(ScrollView, can_focus=True):
         self._mark = None
         super().notify_style_update()
 
+    def lines_width(self, width: int | None = None) -> int:
+        """The cells a line has, beside the scroll bar's column, when the table is ``width``
+        wide (its own width by default): the columns and their titles are laid out for it."""
+        return max(1, (self.size.width if width is None else width) - self.scrollbar_size_vertical)
+
     def render_line(self, y: int) -> Strip:
-        width = self.size.width
+        width = self.lines_width()
         row = self.scroll_offset.y + y
         base = self._base_style
         if base is None:
@@ -417,7 +422,7 @@ class RunTable(ScrollView, can_focus=True):
                 case "doing":
                     text = cell(doing_now(run, damage=damage_unseen), size)
                 case "tokens":
-                    text = tokens_and_cost(run)
+                    text = tokens_and_cost(run, size)
                 case _:
                     text = cell(run.source, size)
             text = text[:size]
