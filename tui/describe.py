@@ -174,7 +174,7 @@ def describe_entry(items: list[LedgerItem]) -> tuple[str, str]:
             for item in items
             if isinstance(item, LlmChunk | ReasoningChunk)
         )
-        count = f"  [{len(items)} chunks]" if len(items) > 1 else ""
+        count = f"  [{len(items):,} chunks]" if len(items) > 1 else ""  # as the run screen
         return glyph(first), f"{label} {_text(text)}{count}"
     call = next((item for item in items if isinstance(item, ToolCall)), None)
     if call is not None:
