@@ -21,9 +21,11 @@ from typing import Any
 
 import pytest
 from rich.console import Console
+from textual.app import App, ComposeResult
 
-from inspector import LedgerDirectorySource, RunView
+from inspector import LedgerDirectorySource, RunStore, RunView
 from tests.conftest import REPO
+from tests.test_sources_contract import until
 from tests.tui_support import drawn_cells, events_read, loaded, sample_app, settle
 from tui.app import make_app
 from tui.format import relative, tokens_and_cost
@@ -325,6 +327,49 @@ def test_the_same_span_is_written_one_way() -> None:
     assert seconds == sorted(seconds)
     assert offset(0.2) == "+0.200s"
     assert offset(-0.0001) == "+0.000s"
+
+
+class _OneTable(App[None]):
+    """A runs table alone: no screen ticks its clock, so the test sets the frame's instant."""
+
+    def compose(self) -> ComposeResult:
+        yield RunTable()
+
+
+async def test_a_run_inserted_above_the_selection_is_drawn_at_an_instant_after_it(
+    tmp_path: Path,
+) -> None:
+    """The selection moving down (a new run above it) redrew lines at the last tick's
+    instant: a run that started and ended since read ``now`` beside a TIME of 0.2s."""
+    directory = tmp_path / "runs"
+    directory.mkdir()
+    t0 = time.time() - 60
+    for number, start in ((1, t0), (2, t0 + 1)):
+        run_id = f"run_20261201T00000000{number}_{f'e{number}' * 8}"
+        path = directory / f"{run_id}.jsonl"
+        path.write_bytes(
+            ledger_line(run_id, 1, start, "run_started", {"skill": "quick"})
+            + ledger_line(run_id, 2, start + 0.2, "run_completed", {"status": "ok"})
+        )
+        os.utime(path, (t0 + 30, t0 + 30))
+    async with RunStore(flush_interval=0.005) as store:
+        store.add_source(LedgerDirectorySource(directory, name="runs"))
+        await until(store, lambda s: len(s.runs) == 2, "both runs")
+        older, newer = sorted(store.snapshot().runs, key=lambda run: run.started_at or 0.0)
+    app = _OneTable()
+    async with app.run_test(size=(160, 10)) as pilot:
+        rows = app.query_one(RunTable)
+        rows.set_rows([older])
+        rows.select_key(older.key)
+        rows.now = t0 + 0.5  # the last tick: after the first run, before the second
+        await pilot.pause()
+        rows.set_rows([newer, older])  # newest first: the selection moves down a line
+        await pilot.pause()
+        assert rows.cursor == 1
+        assert rows.now >= (newer.last_event_at or 0.0)
+        cells = drawn_cells(rows, newer)
+        assert cells["duration"] == "0.2s"
+        assert cells["started"] == relative(newer.started_at, rows.now) != "now"
 
 
 def _seconds(written: str) -> float:
