@@ -11,10 +11,12 @@ from collections.abc import Awaitable, Callable, Iterable
 from pathlib import PurePath
 from typing import Any, ClassVar, Final
 
+from rich.console import RenderableType
 from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.events import Key
+from textual.notifications import Notification, Notify
 from textual.screen import ModalScreen, Screen
 
 from inspector import ActionRefused, ReplaySource, RunKey, RunSource, RunStore, RunView
@@ -47,6 +49,7 @@ class RuntopApp(App[None]):
             )
         ),
         "screens/runs.tcss",
+        "notices.tcss",
     ]
     """The styles of the first screen's widgets, beside them (a screen's are beside the
     screen, its CSS_PATH, with those of widgets only it shows: read when it is first shown).
@@ -79,8 +82,12 @@ class RuntopApp(App[None]):
         *,
         sources: Iterable[RunSource] = (),
         on_exit: Callable[[], Awaitable[None]] | None = None,
+        starting: str = "",
     ) -> None:
         super().__init__()
+        self.starting = starting
+        """What the empty table says until the first run comes (the demo's: its agents
+        are starting), in place of "No runs yet"."""
         self.store = store
         self.settings = settings
         self.pending_sources = list(sources)
@@ -88,6 +95,13 @@ class RuntopApp(App[None]):
         self.last_filter = str(load_state(settings.state_file).get("filter", ""))
         """The last filter applied, this session or the one before (offered by ``/``)."""
         self.theme = settings.theme
+
+        self._notice_screens: dict[str, Screen[Any]] = {}
+        """The screen each notice on show was raised on (by the notice's identity)."""
+
+    _held_back = False
+    """A frame was drawn while Textual held frames back (its start-up): the next one written
+    is drawn whole."""
 
     crash: BaseException | None = None
     """The exception the app died of, if it did: the command line says it in one line."""
@@ -106,6 +120,24 @@ class RuntopApp(App[None]):
         super()._handle_exception(error)
         self._exit_renderables.clear()
 
+    def _display(self, screen: Screen[Any], renderable: RenderableType | None) -> None:
+        """Textual's hook that writes a frame to the terminal: after start-up, whole.
+
+        Textual holds frames back while it starts (a batch update): the runs
+        screen's first frame, laid out then, was never written, and the first
+        frame written after held only what had changed since (the table's rows
+        or its message, without the source line and the column titles over
+        them) until the next full frame, 50-250 ms later. Overrides a private
+        method of Textual (pinned in constraints.txt):
+        ``test_the_first_frame_written_is_whole`` fails if it stops being called.
+        """
+        if renderable is not None and self._batch_count:
+            self._held_back = True
+        elif renderable is not None and self._held_back and screen is self.screen:
+            self._held_back = False
+            renderable = screen._compositor.render_full_update()
+        super()._display(screen, renderable)
+
     def remember_filter(self, text: str) -> None:
         """The filter just applied: offered again by ``/``, in this session and the next."""
         self.last_filter = text
@@ -115,11 +147,57 @@ class RuntopApp(App[None]):
     def on_mount(self) -> None:
         for source in self.pending_sources:
             self.store.add_source(source)  # listed as opening until it first speaks
-        self.push_screen(
-            RunsScreen(self.store, clock=self.settings.clock, remembered=self.last_filter)
-        )
+        self.show_runs()
         self.follow_store()
+        self.screen_change_signal.subscribe(self, self._screen_changed)
         self.call_after_refresh(self.set_timer, IMPORT_RUN_SCREEN_AFTER, _import_run_screen)
+
+    def show_runs(self) -> None:
+        """The first screen: every run, over the source line."""
+        self.push_screen(
+            RunsScreen(
+                self.store,
+                clock=self.settings.clock,
+                remembered=self.last_filter,
+                starting=self.starting,
+            )
+        )
+
+    # -- notices ------------------------------------------------------------------------
+
+    def on_notify(self, event: Notify) -> None:
+        """A notice said again while it shows replaces it (its time starts again) instead of
+        stacking a copy (``c`` pressed three times on an ended run said it three times).
+
+        Runs before Textual's own handler adds the notice; on the main thread, whichever
+        thread called ``notify``.
+        """
+        notice = event.notification
+        screen = self.screen
+        for shown in list(self._notifications):
+            if self._notice_screens.get(shown.identity) is screen and _same(shown, notice):
+                self._forget_notice(shown)
+        self._notice_screens = {
+            identity: on
+            for identity, on in self._notice_screens.items()
+            if identity in {shown.identity for shown in self._notifications}
+        }
+        self._notice_screens[notice.identity] = screen
+
+    def _screen_changed(self, screen: Screen[Any]) -> None:
+        """A notice is about the screen it was raised on: it goes with it (back from a run,
+        the run's notices do not sit over the runs table). A confirmation, shown over its
+        screen, keeps that screen's notices in view."""
+        if isinstance(screen, ModalScreen):
+            return
+        for shown in list(self._notifications):
+            if self._notice_screens.get(shown.identity) is not screen:
+                self._forget_notice(shown)
+
+    def _forget_notice(self, notice: Notification) -> None:
+        """Take ``notice`` off the screen (Textual's own way, as a toast that times out)."""
+        self._notice_screens.pop(notice.identity, None)
+        self._unnotify(notice)
 
     @work(exclusive=True, group="store")
     async def follow_store(self) -> None:
@@ -143,24 +221,21 @@ class RuntopApp(App[None]):
 
     def refusal(self, action: str) -> str | None:
         """Why ``action`` cannot be done to the current run, or ``None``."""
-        if self.settings.read_only:
-            return "runtop was started with --read-only"
-        run = self.current_run()
-        if run is None:
-            return "no run is selected"
-        return self.store.refusal(run.key, action)  # type: ignore[arg-type]
+        return self._refusal_on(self.screen, action)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "close_help":  # otherwise Escape is the screen's (and its bar says so)
             return bool(self.screen.query("HelpPanel"))
+        if action == "tools":
+            return self.check_action_on(self.screen, action)  # hidden where it is shown
         if action.startswith("replay_"):
             return bool(self.replays()) and not isinstance(self.screen, ModalScreen)
         kind = {"cancel": "cancel", "resume": "resume", "approve": "approve", "deny": "approve"}
-        if action in kind and self.current_run() is None and not self._on_runs_screen():
+        if action not in kind or isinstance(self.screen, ModalScreen):
+            return True  # a confirmation's bar has no app keys; the palette asks its screen
+        if self.current_run() is None and not self._on_runs_screen():
             return False  # a screen of no run (the tool calls): the keys do not apply there
-        if action in kind and not isinstance(self.screen, ModalScreen):
-            return None if self.refusal(kind[action]) else True
-        return True
+        return None if self.refusal(kind[action]) else True
 
     def _on_runs_screen(self) -> bool:
         return isinstance(self.screen, RunsScreen)
@@ -327,87 +402,135 @@ class RuntopApp(App[None]):
             self.push_screen(ToolsScreen(self.store, clock=self.settings.clock))
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
-        """The command palette reaches every action (greyed ones say why when chosen)."""
+        """The command palette: every action that can be done now on ``screen`` (the screen
+        under the palette), each with its key, as the key bar names it. Cancel, resume,
+        approve and deny only where the run can take them (on an ended run they could only
+        fail); the tool calls not on their own screens."""
         yield from super().get_system_commands(screen)
-        yield SystemCommand(
-            "Cancel the run", "Cancel the selected run, with a reason", self.action_cancel_or_say
+        keys = _keys_on(self, screen)
+
+        def command(
+            title: str, said: str, action: str, callback: Callable[[], Any]
+        ) -> SystemCommand:
+            key = keys.get(action)
+            return SystemCommand(title, f"{said} ({key})" if key else said, callback)
+
+        acts = (
+            ("cancel", "Cancel the run", "Cancel the selected run, with a reason", "cancel"),
+            ("resume", "Resume the run", "Re-issue the selected run with its input", "resume"),
+            ("approve", "Approve", "Approve the selected run's pending approval", "approve"),
+            ("approve", "Deny", "Deny the selected run's pending approval", "deny"),
         )
-        yield SystemCommand(
-            "Resume the run",
-            "Re-issue the selected run with its input",
-            lambda: self._or_say("resume", self.action_resume),
-        )
-        yield SystemCommand(
-            "Approve",
-            "Approve the selected run's pending approval",
-            lambda: self._or_say("approve", self.action_approve),
-        )
-        yield SystemCommand(
-            "Deny",
-            "Deny the selected run's pending approval",
-            lambda: self._or_say("approve", self.action_deny),
-        )
-        yield SystemCommand(
-            "Tool calls", "Per-tool counts, errors and latencies", self.action_tools
-        )
-        yield SystemCommand(
-            "Copy", "Copy the run id, or the selected event's detail", self.action_copy
+        for kind, title, said, action in acts:
+            if self._refusal_on(screen, kind) is None:
+                yield command(title, said, action, getattr(self, f"action_{action}"))
+        if self.check_action_on(screen, "tools"):
+            yield command(
+                "Tool calls", "Per-tool counts, errors and latencies", "tools", self.action_tools
+            )
+        yield command(
+            "Copy", "Copy the run id, or the selected event's detail", "copy", self.action_copy
         )
         if isinstance(screen, RunsScreen):
-            yield SystemCommand(
-                "Filter runs", "status:, skill:, agent:, since:, text", screen.action_filter
-            )
-            yield SystemCommand(
-                "Sort runs", "Cycle the column the table is sorted by", screen.action_sort
-            )
-            yield SystemCommand(
-                "Reverse the sort",
-                "The other way round, by the same column (S)",
-                screen.action_reverse,
-            )
-            yield SystemCommand("Tree", "Child runs under their parent (T)", screen.action_tree)
-            yield SystemCommand(
-                "Mark the run", "Mark or unmark it to compare (space)", screen.toggle_mark
-            )
-            yield SystemCommand(
-                "Compare marked runs", "The two marked runs side by side (C)", screen.action_compare
+            mark = "toggle_mark" if "toggle_mark" in keys else "mark"
+            yield from (
+                command(
+                    "Filter runs",
+                    "status:, skill:, agent:, since:, text",
+                    "filter",
+                    screen.action_filter,
+                ),
+                command(
+                    "Sort runs",
+                    "Cycle the column the table is sorted by",
+                    "sort",
+                    screen.action_sort,
+                ),
+                command(
+                    "Reverse the sort",
+                    "The other way round, by the same column",
+                    "reverse",
+                    screen.action_reverse,
+                ),
+                command("Tree", "Child runs under their parent", "tree", screen.action_tree),
+                command("Mark the run", "Mark or unmark it to compare", mark, screen.toggle_mark),
+                command(
+                    "Compare marked runs",
+                    "The two marked runs side by side",
+                    "compare",
+                    screen.action_compare,
+                ),
             )
         from tui.screens.run import RunScreen  # the palette opened: on the main thread
 
         if isinstance(screen, RunScreen):
-            yield SystemCommand("Follow", "Keep the newest event in view", screen.action_follow)
-            yield SystemCommand(
-                "Parent run",
-                "Open the run that started this one, or the one it was resumed from (p)",
-                screen.action_parent,
-            )
-            yield SystemCommand(
-                "Compare with its resume",
-                "This run beside the run it resumed, or that resumed it (C)",
-                screen.action_compare,
-            )
-            yield SystemCommand(
-                "All output", "Show all of a long output (o)", screen.action_show_all
-            )
-            yield SystemCommand(
-                "Raw line", "The selected event's ledger line (w)", screen.action_raw
-            )
-            yield SystemCommand(
-                "Search the run", "Find text in its events; n / N step", screen.action_search
-            )
-            yield SystemCommand(
-                "Timeline", "Where the run's time went, node by node (T)", screen.action_timeline
+            yield command("Follow", "Keep the newest event in view", "follow", screen.action_follow)
+            if "parent" in keys:
+                yield command(
+                    "Parent run",
+                    "Open the run that started this one, or the one it was resumed from",
+                    "parent",
+                    screen.action_parent,
+                )
+            if "compare" in keys:
+                yield command(
+                    "Compare with its resume",
+                    "This run beside the run it resumed, or that resumed it",
+                    "compare",
+                    screen.action_compare,
+                )
+            yield from (
+                command(
+                    "All output", "Show all of a long output", "show_all", screen.action_show_all
+                ),
+                command("Raw line", "The selected event's ledger line", "raw", screen.action_raw),
+                command(
+                    "Search the run",
+                    "Find text in its events; n / N step",
+                    "search",
+                    screen.action_search,
+                ),
+                command(
+                    "Timeline",
+                    "Where the run's time went, node by node",
+                    "timeline",
+                    screen.action_timeline,
+                ),
             )
 
-    def action_cancel_or_say(self) -> None:
-        self._or_say("cancel", self.action_cancel)
+    def _refusal_on(self, screen: Screen[Any], kind: str) -> str | None:
+        """Why ``kind`` (cancel, resume, approve) cannot be done to ``screen``'s run."""
+        if self.settings.read_only:
+            return "runtop was started with --read-only"
+        run = screen.current_run() if isinstance(screen, SelectedRunScreen) else None
+        if run is None:
+            return "no run is selected"
+        return self.store.refusal(run.key, kind)  # type: ignore[arg-type]
 
-    def _or_say(self, kind: str, action: Callable[[], None]) -> None:
-        reason = self.refusal(kind)
-        if reason is not None:
-            self.notify(f"cannot {kind}: {reason}", severity="warning", markup=False)
-        else:
-            action()
+    def check_action_on(self, screen: Screen[Any], action: str) -> bool:
+        """Whether the app's ``action`` applies on ``screen`` (the tool calls: not on their
+        own screens, where ``t`` would stack them again)."""
+        if action == "tools":
+            return not getattr(screen, "lists_tool_calls", False)
+        return True
+
+
+def _keys_on(app: App[Any], screen: Screen[Any]) -> dict[str, str]:
+    """The key that does each action on ``screen`` now, as the key bar shows it."""
+    keys: dict[str, str] = {}
+    for binding in (active.binding for active in screen.active_bindings.values()):
+        keys.setdefault(binding.action, app.get_key_display(binding))
+    return keys
+
+
+def _same(shown: Notification, notice: Notification) -> bool:
+    """Whether two notices say the same thing, the same way."""
+    return (shown.message, shown.title, shown.severity, shown.markup) == (
+        notice.message,
+        notice.title,
+        notice.severity,
+        notice.markup,
+    )
 
 
 def _import_run_screen() -> None:
@@ -433,11 +556,12 @@ def make_app(
     sources: Iterable[RunSource],
     *,
     on_exit: Callable[[], Awaitable[None]] | None = None,
+    starting: str = "",
 ) -> RuntopApp:
     """The app over ``sources``, as the command line and the tests build it."""
     freeze_start_up()
     store = RunStore(flush_interval=settings.flush_interval)
-    return RuntopApp(store, settings, sources=sources, on_exit=on_exit)
+    return RuntopApp(store, settings, sources=sources, on_exit=on_exit, starting=starting)
 
 
 _start_up_frozen = False

@@ -33,6 +33,9 @@ def calls_of(store: RunStore, tool: str) -> list[ToolCallView]:
 class ToolCallsScreen(SelectedRunScreen):
     """The calls of one tool (a handful to thousands: the stock DataTable is right here)."""
 
+    lists_tool_calls: ClassVar[bool] = True
+    """The app's ``t`` (the tool calls) does not apply here: it is where ``t`` goes."""
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "back", "Back"),
         # A priority binding: the table's own Enter (shown nowhere) would hide it from the bar.

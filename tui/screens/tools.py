@@ -30,6 +30,9 @@ NUMBERS: Final = (
 class ToolsScreen(Screen[None]):
     """Per-tool statistics, live (a handful of rows: the stock DataTable is right here)."""
 
+    lists_tool_calls: ClassVar[bool] = True
+    """The app's ``t`` (the tool calls) does not apply here: it is where ``t`` goes."""
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,t", "back", "Back"),
         # A priority binding: the table's own Enter (shown nowhere) would hide it from the bar.
