@@ -12,7 +12,8 @@ from textual.widgets import Button, Input, Label
 
 from inspector import RunView
 from tui.format import cell, short_id
-from tui.screens.cancel import LEAVE_IT
+from tui.screens.cancel import LEAVE_IT, press_focused, said_by_enter
+from tui.widgets.key_bar import KeyBar
 
 
 class ApprovalScreen(ModalScreen[str | None]):
@@ -23,7 +24,10 @@ class ApprovalScreen(ModalScreen[str | None]):
     run waiting.
     """
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "wait", LEAVE_IT)]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "confirm", "Confirm", priority=True),
+        Binding("escape", "wait", LEAVE_IT),
+    ]
 
     CSS_PATH = "approval.tcss"
 
@@ -49,12 +53,19 @@ class ApprovalScreen(ModalScreen[str | None]):
             with Horizontal():
                 yield Button(LEAVE_IT, id="wait")
                 yield Button(verb, id="confirm", variant="success" if self.approve else "error")
+        yield KeyBar()
 
     def on_mount(self) -> None:
         self.query_one("#reason", Input).focus()
 
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        self.dismiss(event.value.strip())
+    def key_description(self, action: str, description: str) -> str:
+        verb = "Approve" if self.approve else "Deny"  # what Enter confirms here
+        return said_by_enter(self, action, verb if action == "confirm" else description)
+
+    def action_confirm(self) -> None:
+        """Enter: approve (or deny) with the reason typed, or press the button Tab moved to."""
+        if not press_focused(self):
+            self.dismiss(self.query_one("#reason", Input).value.strip())
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "confirm":

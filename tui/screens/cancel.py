@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, Final
+from typing import Any, ClassVar, Final
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -12,6 +12,7 @@ from textual.widgets import Button, Input, Label
 
 from inspector import RunView
 from tui.format import cell
+from tui.widgets.key_bar import KeyBar
 
 CANCELED_WITHOUT_REASON: Final = "canceled in runtop"
 """The reason recorded for a cancel confirmed with the reason left empty."""
@@ -24,7 +25,11 @@ approve, deny, resume say it alike (as every screen's Escape says ``Back``)."""
 class CancelScreen(ModalScreen[str | None]):
     """Asks "cancel this run?" and why; dismisses with the reason, or ``None`` to keep it."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "keep", LEAVE_IT)]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        # Before the reason box's own Enter, so that the bar can say what Enter does.
+        Binding("enter", "confirm", "Cancel run", priority=True),
+        Binding("escape", "keep", LEAVE_IT),
+    ]
 
     CSS_PATH = "cancel.tcss"
 
@@ -44,12 +49,18 @@ class CancelScreen(ModalScreen[str | None]):
             with Horizontal():
                 yield Button(LEAVE_IT, id="keep")
                 yield Button("Cancel run", id="cancel", variant="error")
+        yield KeyBar()
 
     def on_mount(self) -> None:
         self.query_one("#reason", Input).focus()
 
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        self.dismiss(event.value.strip())
+    def key_description(self, action: str, description: str) -> str:
+        return said_by_enter(self, action, description)
+
+    def action_confirm(self) -> None:
+        """Enter: cancel with the reason typed, or press the button Tab moved to."""
+        if not press_focused(self):
+            self.dismiss(self.query_one("#reason", Input).value.strip())
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "cancel":
@@ -59,3 +70,19 @@ class CancelScreen(ModalScreen[str | None]):
 
     def action_keep(self) -> None:
         self.dismiss(None)
+
+
+def said_by_enter(screen: ModalScreen[Any], action: str, description: str) -> str:
+    """What Enter does in a confirmation, as its key bar says it: the focused button's
+    label (Tab moves to the buttons), else what it confirms."""
+    if action == "confirm" and isinstance(screen.focused, Button):
+        return str(screen.focused.label)
+    return description
+
+
+def press_focused(screen: ModalScreen[Any]) -> bool:
+    """Press the button focused, if one is: Enter on ``Back`` goes back. Whether one was."""
+    if isinstance(screen.focused, Button):
+        screen.focused.press()
+        return True
+    return False

@@ -13,7 +13,8 @@ from textual.widgets import Button, Label
 from inspector import RunView
 from tui.describe import compact_json
 from tui.format import cell
-from tui.screens.cancel import LEAVE_IT
+from tui.screens.cancel import LEAVE_IT, press_focused, said_by_enter
+from tui.widgets.key_bar import KeyBar
 
 
 class ResumeScreen(ModalScreen[bool]):
@@ -24,8 +25,8 @@ class ResumeScreen(ModalScreen[bool]):
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "confirm", "Resume", priority=True),
         Binding("escape", "leave", LEAVE_IT),
-        Binding("enter", "resume", "Resume", show=False),
     ]
 
     CSS_PATH = "resume.tcss"
@@ -46,6 +47,7 @@ class ResumeScreen(ModalScreen[bool]):
             with Horizontal():
                 yield Button(LEAVE_IT, id="leave")
                 yield Button("Resume", id="resume", variant="primary")
+        yield KeyBar()
 
     def on_mount(self) -> None:
         self.query_one("#resume", Button).focus()
@@ -54,8 +56,13 @@ class ResumeScreen(ModalScreen[bool]):
         event.stop()
         self.dismiss(event.button.id == "resume")
 
-    def action_resume(self) -> None:
-        self.dismiss(True)
+    def key_description(self, action: str, description: str) -> str:
+        return said_by_enter(self, action, description)
+
+    def action_confirm(self) -> None:
+        """Enter: the button focused (Resume, until Tab moves to Back)."""
+        if not press_focused(self):
+            self.dismiss(True)
 
     def action_leave(self) -> None:
         self.dismiss(False)
