@@ -66,6 +66,9 @@ WORDS: Final = [
     "code",
 ]
 
+STARTING: Final = "The demo is starting its agents: their runs appear here in a moment."
+"""What the runs table says until the demo's first run is on it."""
+
 ANSWERS: Final = {
     "widgets": "Textual widgets compose into a tree styled by CSS and each one draws "
     "only the lines that changed",

@@ -16,7 +16,7 @@ from rich.console import Console
 from inspector import ManagerSource
 from run_manager import Manager
 from tui.app import make_app, run_until_exit
-from tui.demo import start_demo
+from tui.demo import STARTING, start_demo
 from tui.settings import settings_from
 
 
@@ -30,7 +30,12 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
             task.cancel()
         await manager.close(grace=2.0)
 
-    app = make_app(settings_from(args), [ManagerSource(manager, name="demo")], on_exit=stop)
+    app = make_app(
+        settings_from(args),
+        [ManagerSource(manager, name="demo")],
+        on_exit=stop,
+        starting=STARTING,
+    )
 
     async def begin() -> None:
         tasks.append(asyncio.create_task(start_demo(manager, pace=args.pace)))

@@ -191,6 +191,8 @@ class RunScreen(SelectedRunScreen):
         # The source first on its line: a replay's state (paused, at 2x) reads whole at 80x24.
         where = self._source_said(run.source)
         parts.append(f"\n{where}  input {compact_json(run.input, 100)}  " + "  ".join(links))
+        if run.pending_approval is not None:  # what it asks, as the table's DOING NOW says it
+            parts.append((f"\n{cell(run.doing, 200)}", "bold $warning"))
         if run.error:  # why it ended, the status word said once (above), as the table says it
             parts.append((f"\n{cell(ended_reason(run), 200)}", "$error"))
         header.update(Content.assemble(*parts))
@@ -260,6 +262,8 @@ class RunScreen(SelectedRunScreen):
             return self._link() is not None  # hidden without a parent or a run resumed
         if action == "next_match":  # the next match, or in a replay the next event
             return bool(self.search_text) or bool(self.app.replays())  # type: ignore[attr-defined]
+        if action == "previous_match":  # N: only through a search's matches (a replay has no
+            return bool(self.search_text)  # step back), so ? lists it only then
         return True
 
     def key_description(self, action: str, description: str) -> str:

@@ -16,6 +16,8 @@ from textual.widgets import Static
 if TYPE_CHECKING:
     from textual.widgets import Input
 
+    from tui.widgets.filter_box import FilterBox
+
 from inspector import (
     FilterError,
     RunFilter,
@@ -66,8 +68,12 @@ class RunsScreen(SelectedRunScreen):
         clock: float | None = None,
         filter_text: str = "",
         remembered: str = "",
+        starting: str = "",
     ) -> None:
         super().__init__()
+        self.starting = starting
+        """What the table says until the first run comes, if more than "No runs yet" (the
+        demo: its agents are starting)."""
         self.store = store
         self.clock = clock
         self.sort = "started"
@@ -81,7 +87,7 @@ class RunsScreen(SelectedRunScreen):
         self._reading_preview: tuple[RunKey, int] | None = None
         self._read_preview: tuple[RunKey | None, int, list[LedgerItem]] = (None, 0, [])
         """The last lines read for the preview of a run the store has no events of."""
-        self._filter_input: Input | None = None
+        self._filter_input: FilterBox | None = None
         self._typed_ahead: list[tuple[str, str | None]] | None = None
         """Keys typed after ``/`` that reached the table before the box had focus (a fast
         typist, a paste): typed into the box, never run as the table's keys (``c`` would
@@ -193,7 +199,9 @@ class RunsScreen(SelectedRunScreen):
                 message = f"No run matches the filter {self.filter_text!r}. Escape clears it."
             else:
                 where = inert(", ".join(source.description for source in snapshot.sources))
-                message = f"No runs yet in {where or 'any source'}. New runs appear here live."
+                message = self.starting or (
+                    f"No runs yet in {where or 'any source'}. New runs appear here live."
+                )
                 if any(source.opening for source in snapshot.sources):
                     message = f"Opening {where}…"  # not "no runs": they are not known yet
                 if any(not source.available for source in snapshot.sources):
@@ -253,6 +261,7 @@ class RunsScreen(SelectedRunScreen):
             self._typed_ahead = []  # / came from the palette or a click: nothing typed yet
         box = await self._filter_box()
         self._offered = box.value
+        box.open()
         box.add_class("open")
         box.focus()
         box.action_select_all()  # the last filter is there to edit; typing replaces it
@@ -290,8 +299,10 @@ class RunsScreen(SelectedRunScreen):
             self._typed_ahead = None
         self._box_was_focused = event.widget is box
 
-    def _type_into(self, box: Input, key: str, character: str | None) -> None:
+    def _type_into(self, box: FilterBox, key: str, character: str | None) -> None:
         """``key`` as the box would have taken it, had it had focus."""
+        if not box.takes(key):
+            return
         if key == "enter":
             self.call_later(box.action_submit)
         elif key == "backspace":
@@ -302,17 +313,17 @@ class RunsScreen(SelectedRunScreen):
             else:
                 box.replace(character, *box.selection)
 
-    async def _filter_box(self) -> Input:
+    async def _filter_box(self) -> FilterBox:
         """The filter box, mounted the first time ``/`` is pressed.
 
         An Input costs ~30 ms of the first screen, and most sessions never filter.
         """
         if self._filter_input is not None:
             return self._filter_input
-        from textual.widgets import Input
+        from tui.widgets.filter_box import FilterBox
 
         self._offered = self.filter_text or self.remembered
-        box = self._filter_input = Input(
+        box = self._filter_input = FilterBox(
             placeholder="filter: text, status:running, skill:deploy, since:1h, -status:ok",
             id="filter",
             value=self._offered,
