@@ -27,11 +27,12 @@ from typing import Final
 import msgspec
 
 from ledger_reader.decode import LineEnvelope, decode_line
-from ledger_reader.events import DamagedLine, RunEvent
+from ledger_reader.events import DamagedLine, KnownEvent, RunEvent
 from ledger_reader.lines import LineAssembler
 from ledger_reader.summary import SummaryBuilder
 
 _envelopes: Final = msgspec.json.Decoder(list[LineEnvelope])
+_known_events: Final = msgspec.json.Decoder(list[KnownEvent])
 
 _SUMMARY_TYPES: Final = frozenset(
     (
@@ -93,17 +94,36 @@ def _fold_fast(data: bytes, builder: SummaryBuilder) -> bool:
         needed = sorted(needed + nodes)
     if not needed or needed[-1] != count - 1:
         needed.append(count - 1)  # the last event's time is the run's last_event_at
-    events: list[RunEvent] = []
-    for raw in _pick_lines(data, count, needed):
-        event = decode_line(raw)
-        if event is None or isinstance(event, DamagedLine):
-            return False  # cannot happen for a line its envelope passed; never guessed at
-        events.append(event)
+    events = _decode_needed(_pick_lines(data, count, needed))
+    if events is None:
+        return False  # cannot happen for lines their envelopes passed; never guessed at
     if not events[-1].time or not builder.note_block(count, first.seq, run_id):
         return False  # a last event without a time: an earlier one's counts
     for event in events:
         builder.apply(event)
     return True
+
+
+def _decode_needed(lines: list[bytes]) -> list[RunEvent] | None:
+    """The events ``lines`` hold, each as :func:`~ledger_reader.decode.decode_line` gives it.
+
+    Lines of known types, each well-formed, are decoded in one call, as one
+    JSON array: each value decodes exactly as the line alone would (the typed
+    decode ``decode_line`` tries first). If any does not (an unknown type, a
+    payload that does not fit), every line is decoded by itself.
+    """
+    if len(lines) > 1:
+        try:
+            return list(_known_events.decode(b"".join((b"[", b",".join(lines), b"]"))))
+        except _DECODE_ERRORS:
+            pass
+    events: list[RunEvent] = []
+    for raw in lines:
+        event = decode_line(raw)
+        if event is None or isinstance(event, DamagedLine):
+            return None
+        events.append(event)
+    return events
 
 
 def _is_utf8(data: bytes) -> bool:

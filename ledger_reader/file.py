@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import bisect
 import os
-import stat as stat_module
 import threading
 import time
 from collections.abc import Callable
@@ -27,7 +26,7 @@ from typing import TYPE_CHECKING, Final
 from ledger_reader.decode import decode_line, over_long_line
 from ledger_reader.errors import LedgerGone, LedgerUnreadable
 from ledger_reader.events import MAX_LINE_BYTES, LedgerItem, RunEvent, event_of
-from ledger_reader.lines import BOM, Line, LineAssembler, complete_end
+from ledger_reader.lines import BOM, Line, LineAssembler, complete_end, open_ledger_fd
 from ledger_reader.tail import Reset, TailBatch
 
 if TYPE_CHECKING:
@@ -41,21 +40,6 @@ INDEX_CHUNK: Final = 1024 * 1024
 
 INDEX_WORKERS: Final = min(2, os.cpu_count() or 1)
 """Threads scanning chunks at once (bench/ledger_file.py: 1 MiB chunks, 2 threads, ~5 GB/s)."""
-
-
-def open_ledger_fd(path: str | os.PathLike[str]) -> tuple[int, os.stat_result]:
-    """Open a ledger for reading; raise a :class:`LedgerError` a user can read."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
-    except FileNotFoundError as error:
-        raise LedgerGone(path) from error
-    except OSError as error:
-        raise LedgerUnreadable(path, error) from error
-    stat = os.fstat(fd)
-    if not stat_module.S_ISREG(stat.st_mode):
-        os.close(fd)
-        raise LedgerUnreadable(path, "not a regular file")
-    return fd, stat
 
 
 class LedgerFile:

@@ -21,12 +21,21 @@ from __future__ import annotations
 import os
 from typing import Final
 
+import msgspec
+
 from ledger_reader.block_fold import fold_block
 from ledger_reader.decode import decode_line
 from ledger_reader.errors import LedgerUnreadable
 from ledger_reader.events import MAX_LINE_BYTES, DamagedLine, LedgerItem, RunCompleted, event_of
-from ledger_reader.file import open_ledger_fd
-from ledger_reader.lines import BOM, READ_CHUNK, Line, complete_end, last_line_start, read_lines
+from ledger_reader.lines import (
+    BOM,
+    READ_CHUNK,
+    Line,
+    complete_end,
+    last_line_start,
+    open_ledger_fd,
+    read_lines,
+)
 from ledger_reader.liveness import (
     DEFAULT_STALE_AFTER,
     judge_liveness,
@@ -170,10 +179,7 @@ def read_ledger_state(
     try:
         builder = SummaryBuilder(run_id_from_path(path), path)
         size = stat.st_size
-        if size <= whole_file_bytes:
-            end = _fold_whole(fd, size, builder)
-        else:
-            end = _fold_head_and_tail(fd, size, builder, max_line_bytes, head_bytes, tail_bytes)
+        end = _fold(fd, size, builder, max_line_bytes, whole_file_bytes, head_bytes, tail_bytes)
         state = LedgerState(
             builder,
             complete_end=end,
@@ -188,6 +194,73 @@ def read_ledger_state(
         raise LedgerUnreadable(path, error) from error
     finally:
         os.close(fd)
+
+
+class LedgerRead(msgspec.Struct, array_like=True, gc=False):
+    """What one read of a ledger found: its summary before liveness, and what liveness needs.
+
+    A listing that reads a ledger once and follows nothing keeps only this
+    (:func:`read_ledger`); it is also what a second process reading half of a
+    listing sends back (:mod:`ledger_reader.split_read`).
+    """
+
+    key: FileKey
+    """The file's identity and change stamps when it was read (see :func:`file_key`)."""
+    mtime: float
+    lock_held: bool | None
+    """The writer's lock, probed through the descriptor read (only unfinished runtop runs)."""
+    torn_bytes: int
+    terminal: bool
+    """Whether the run has ended (its ``run_completed`` was read)."""
+    summary: RunSummary
+    """What the bytes say (:meth:`SummaryBuilder.summary`), liveness not yet judged."""
+
+    def judged(self, now: float | None, stale_after: float) -> RunSummary:
+        """The summary with liveness judged (changed in place: judge it once)."""
+        return judge_summary(
+            self.summary,
+            mtime=self.mtime,
+            lock_held=self.lock_held,
+            now=now,
+            stale_after=stale_after,
+            torn_bytes=self.torn_bytes,
+        )
+
+
+def read_ledger(path: str, *, max_line_bytes: int = MAX_LINE_BYTES) -> LedgerRead:
+    """Read one ledger, as :func:`read_ledger_state` does, keeping only what a listing needs.
+
+    Raises:
+        LedgerGone, LedgerUnreadable: the file vanished or cannot be read.
+    """
+    fd, stat = open_ledger_fd(path)
+    try:
+        builder = SummaryBuilder(run_id_from_path(path), path)
+        size = stat.st_size
+        end = _fold(fd, size, builder, max_line_bytes, WHOLE_FILE_BYTES, HEAD_BYTES, TAIL_BYTES)
+        summary = builder.summary()
+        terminal = builder.terminal
+        lock_held = writer_holds_lock(fd) if summary.writer == "runtop" and not terminal else None
+        return LedgerRead(file_key(stat), stat.st_mtime, lock_held, size - end, terminal, summary)
+    except OSError as error:
+        raise LedgerUnreadable(path, error) from error
+    finally:
+        os.close(fd)
+
+
+def _fold(
+    fd: int,
+    size: int,
+    builder: SummaryBuilder,
+    max_line_bytes: int,
+    whole_file_bytes: int,
+    head_bytes: int,
+    tail_bytes: int,
+) -> int:
+    """Fold a ledger of ``size`` bytes open at ``fd``; return where its complete lines end."""
+    if size <= whole_file_bytes:
+        return _fold_whole(fd, size, builder)
+    return _fold_head_and_tail(fd, size, builder, max_line_bytes, head_bytes, tail_bytes)
 
 
 def _fold_whole(fd: int, size: int, builder: SummaryBuilder) -> int:
@@ -342,9 +415,11 @@ __all__ = [
     "TAIL_BYTES",
     "WHOLE_FILE_BYTES",
     "FileKey",
+    "LedgerRead",
     "LedgerState",
     "file_key",
     "judge_summary",
+    "read_ledger",
     "read_ledger_state",
     "summarize_ledger",
     "writer_gone",

@@ -18,13 +18,14 @@ same thing everywhere:
 from __future__ import annotations
 
 import os
+import stat as stat_module
 from collections.abc import Iterator
 from typing import Final
 
 import msgspec
 
 from ledger_reader.decode import decode_line, over_long_line
-from ledger_reader.errors import LedgerUnreadable
+from ledger_reader.errors import LedgerGone, LedgerUnreadable
 from ledger_reader.events import MAX_LINE_BYTES, DamagedLine, LedgerItem
 
 READ_CHUNK: Final = 1024 * 1024
@@ -33,6 +34,21 @@ BACKWARD_STEP: Final = 64 * 1024
 """The first window of a backward search; it doubles until it holds a whole line."""
 BOM: Final = b"\xef\xbb\xbf"
 TORN_REASON: Final = "torn last line: the writer is gone without finishing it"
+
+
+def open_ledger_fd(path: str | os.PathLike[str]) -> tuple[int, os.stat_result]:
+    """Open a ledger for reading; raise a :class:`LedgerError` a user can read."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+    except FileNotFoundError as error:
+        raise LedgerGone(path) from error
+    except OSError as error:
+        raise LedgerUnreadable(path, error) from error
+    stat = os.fstat(fd)
+    if not stat_module.S_ISREG(stat.st_mode):
+        os.close(fd)
+        raise LedgerUnreadable(path, "not a regular file")
+    return fd, stat
 
 
 class Line(msgspec.Struct, frozen=True):
@@ -210,8 +226,6 @@ def read_ledger_lines(
     Raises:
         LedgerGone, LedgerUnreadable: the file vanished or cannot be read.
     """
-    from ledger_reader.file import open_ledger_fd
-
     fd, _ = open_ledger_fd(path)
     try:
         yield from read_lines(
@@ -284,6 +298,7 @@ __all__ = [
     "LineAssembler",
     "complete_end",
     "last_line_start",
+    "open_ledger_fd",
     "read_ledger_lines",
     "read_lines",
 ]

@@ -19,6 +19,7 @@ from ledger_reader.errors import LedgerError, LedgerGone, LedgerUnreadable, NoLe
 from ledger_reader.events import MAX_LINE_BYTES
 from ledger_reader.head_tail import LedgerState, read_ledger_state
 from ledger_reader.liveness import DEFAULT_STALE_AFTER
+from ledger_reader.split_read import read_ledgers
 from ledger_reader.summary import RunSummary
 from ledger_reader.summary_cache import SummaryCache
 
@@ -135,18 +136,18 @@ def scan_summaries(
     stale_after: float = DEFAULT_STALE_AFTER,
     max_line_bytes: int = MAX_LINE_BYTES,
     cache: SummaryCache | None = None,
+    processes: int = 1,
 ) -> tuple[list[RunSummary], list[LedgerError]]:
     """Every run under ``paths``, newest first, and what could not be read.
 
     What ``scan_paths(paths).summaries(now)`` gives, for a command that
-    lists many ledgers once and exits (``runtop ls``): each summary is made
-    as its ledger is read, and no state is kept for following them.
+    lists many ledgers once and exits (``runtop ls``): each ledger is read
+    once (:func:`~ledger_reader.head_tail.read_ledger`), and no state is kept
+    for following them.
 
-    Reading is not shared among processes: forking for 2,000 ledgers or more
-    halved the CPU this process used, but not the time it took on a busy
-    2-core machine (bench/directory.py: 4.8 s forked against 3.6 s in one
-    process, medians of 7 with the load at 8), and cost a temporary file, a
-    wire format and a check that no thread ran.
+    With ``processes=2`` a second, forked process reads half of the ledgers
+    when there are many (:mod:`ledger_reader.split_read`, which says when it
+    does not and how a failed worker is made up for); the result is the same.
 
     With a ``cache`` (unless made for another ``max_line_bytes``), a ledger whose
     entry still holds is not read: its summary is the cached one with
@@ -158,21 +159,25 @@ def scan_summaries(
     now = time.time() if now is None else now
     if cache is not None and cache.max_line_bytes != max_line_bytes:
         cache = None  # its summaries were read with another idea of a damaged line
-    for file in _ledger_files(paths, errors):
-        if cache is not None:
+    files = _ledger_files(paths, errors)
+    if cache is not None:
+        unread: list[str] = []
+        for file in files:
             cached = cache.summary(file, now=now, stale_after=stale_after)
             if cached is not None:
                 summaries.append(cached)
-                continue
-        try:
-            state = read_ledger_state(file, stale_after=stale_after, max_line_bytes=max_line_bytes)
-        except LedgerError as error:
-            errors.append(error)
+            else:
+                unread.append(file)
+        files = unread
+    for file, read in zip(
+        files, read_ledgers(files, max_line_bytes=max_line_bytes, processes=processes), strict=True
+    ):
+        if isinstance(read, LedgerError):
+            errors.append(read)
             continue
-        summary = state.builder.summary()
         if cache is not None:
-            cache.store(file, state, summary)
-        summaries.append(state.judged(summary, now))
+            cache.store(file, read)
+        summaries.append(read.judged(now, stale_after))
     if cache is not None:
         cache.save()
     summaries.sort(key=lambda summary: (summary.started, summary.run_id), reverse=True)

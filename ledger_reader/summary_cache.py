@@ -53,7 +53,7 @@ from typing import Final
 import msgspec
 
 from ledger_reader.events import MAX_LINE_BYTES
-from ledger_reader.head_tail import LedgerState, file_key, judge_summary
+from ledger_reader.head_tail import LedgerRead, file_key, judge_summary
 from ledger_reader.liveness import writer_holds_lock
 from ledger_reader.locations import make_private_dir, runtop_home
 from ledger_reader.summary import RunSummary
@@ -276,19 +276,18 @@ class SummaryCache:
         finally:
             os.close(fd)
 
-    def store(self, path: str, state: LedgerState, summary: RunSummary) -> None:
-        """Keep ``summary`` (``state``'s, before liveness) unless the file changed too lately."""
-        key = state.key
-        if key is None or max(key[3], key[4]) >= self._stored_before:
+    def store(self, path: str, read: LedgerRead) -> None:
+        """Keep what ``read`` found (its summary before liveness) unless the file changed too
+        lately."""
+        key = read.key
+        if max(key[3], key[4]) >= self._stored_before:
             return
         try:
-            encoded = _encoder.encode(summary)
+            encoded = _encoder.encode(read.summary)
         except (TypeError, ValueError, OverflowError):  # an input msgpack cannot hold
             return
         if len(encoded) <= MAX_ENTRY_BYTES:
-            self._new[path] = _Entry(
-                key, state.builder.terminal, state.torn_bytes, msgspec.Raw(encoded)
-            )
+            self._new[path] = _Entry(key, read.terminal, read.torn_bytes, msgspec.Raw(encoded))
             self._changed = True
 
     def save(self) -> None:

@@ -64,7 +64,11 @@ def _gather(args: argparse.Namespace) -> tuple[list[RunSummary], bool]:
             if paths and use_cache(args)
             else None
         )
-        summaries, errors = scan_summaries(paths, cache=cache) if paths else ([], [])
+        summaries, errors = (
+            scan_summaries(paths, cache=cache, processes=min(2, os.cpu_count() or 1))
+            if paths
+            else ([], [])
+        )
     finally:
         if collecting:
             gc.enable()
