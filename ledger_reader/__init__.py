@@ -2,12 +2,20 @@
 
 This package imports neither textual nor rich: it is the UI-free base the
 inspector and the command line stand on.
+
+Following files and directories (:class:`LedgerFile`, :class:`LedgerDirectory`,
+:class:`LedgerTail`) needs threads, ``concurrent.futures`` and ``logging``; a
+listing (``runtop ls``) needs none of it, and pays every import on each call.
+Those names are imported on first use (the modules that use them import them at
+their top, on the main thread).
 """
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from ledger_reader.decode import decode_line, iter_events
-from ledger_reader.directory import DirectoryUpdate, LedgerDirectory, RunChange
 from ledger_reader.errors import LedgerError, LedgerGone, LedgerUnreadable, NoLedgers
 from ledger_reader.events import (
     EVENT_TYPES,
@@ -39,14 +47,38 @@ from ledger_reader.events import (
     is_valid_run_id,
     parse_time,
 )
-from ledger_reader.file import LedgerFile
 from ledger_reader.head_tail import LedgerState, read_ledger_state, summarize_ledger
 from ledger_reader.lines import Line, LineAssembler, read_ledger_lines, read_lines
 from ledger_reader.liveness import judge_liveness, ledger_lock_held, writer_holds_lock
 from ledger_reader.scan import ScanResult, find_ledgers, scan_paths, scan_summaries
 from ledger_reader.summary import PendingApproval, RunStatus, RunSummary, SummaryBuilder
 from ledger_reader.summary_cache import SummaryCache
-from ledger_reader.tail import LedgerTail, TailBatch
+
+if TYPE_CHECKING:
+    from ledger_reader.directory import DirectoryUpdate, LedgerDirectory, RunChange
+    from ledger_reader.file import LedgerFile
+    from ledger_reader.tail import LedgerTail, TailBatch
+
+_FOLLOWING = {
+    "DirectoryUpdate": "ledger_reader.directory",
+    "LedgerDirectory": "ledger_reader.directory",
+    "RunChange": "ledger_reader.directory",
+    "LedgerFile": "ledger_reader.file",
+    "LedgerTail": "ledger_reader.tail",
+    "TailBatch": "ledger_reader.tail",
+}
+"""Names imported on first use, and their modules (see the package's docstring)."""
+
+if not TYPE_CHECKING:  # the type checker sees the imports above, and no catch-all
+
+    def __getattr__(name: str) -> Any:
+        module = _FOLLOWING.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value
+        return value
+
 
 __all__ = [
     "EVENT_TYPES",

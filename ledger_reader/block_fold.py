@@ -27,7 +27,7 @@ from typing import Final
 import msgspec
 
 from ledger_reader.decode import LineEnvelope, decode_line
-from ledger_reader.events import DamagedLine, KnownEvent, RunEvent
+from ledger_reader.events import DamagedLine, KnownEvent, NodeEnter, RunEvent
 from ledger_reader.lines import LineAssembler
 from ledger_reader.summary import SummaryBuilder
 
@@ -54,8 +54,14 @@ _SLICED_FROM_END: Final = 8
 _DECODE_ERRORS: Final = (msgspec.DecodeError, RecursionError, ValueError, OverflowError)
 
 
-def fold_block(data: bytes, start: int, builder: SummaryBuilder) -> None:
+def fold_block(data: bytes, start: int, builder: SummaryBuilder, *, final: bool = False) -> None:
     """Fold the complete lines of ``data`` (which starts at file offset ``start``).
+
+    ``final`` says nothing will be folded into ``builder`` after this block (a
+    listing reads a ledger once): only its summary counts, so of the nodes
+    still open only the last one (its ``current_node``) need be known. Where the
+    last node line is an entry that opens one, that line alone is decoded; a
+    builder that goes on (a follower) is told every node still open.
 
     Every line is validated, counted and checked for ``seq`` order; only the
     lines whose type a summary needs are decoded whole. Where the block
@@ -63,12 +69,12 @@ def fold_block(data: bytes, start: int, builder: SummaryBuilder) -> None:
     values on a line, bytes that are not UTF-8, events out of order or of
     another run) it is folded line by line, the way every reader reads it.
     """
-    if not _fold_fast(data, builder):
+    if not _fold_fast(data, builder, final=final):
         for line in LineAssembler(start).feed(data):
             builder.add_item(line.item)
 
 
-def _fold_fast(data: bytes, builder: SummaryBuilder) -> bool:
+def _fold_fast(data: bytes, builder: SummaryBuilder, *, final: bool = False) -> bool:
     """Fold a clean block; ``False`` (having changed nothing) if it is not one."""
     if not data.endswith(b"\n") or not _is_utf8(data):
         return False
@@ -90,6 +96,10 @@ def _fold_fast(data: bytes, builder: SummaryBuilder) -> bool:
             needed.append(number)
         expected += 1
     nodes = _node_lines_after_the_end(envelopes, needed)
+    last_node = -1
+    if final and nodes and envelopes[nodes[-1]].type == "node_enter":
+        last_node = nodes[-1]  # it alone, if it opens a node: that node is the current one
+        nodes = [last_node]
     if nodes:
         needed = sorted(needed + nodes)
     if not needed or needed[-1] != count - 1:
@@ -97,6 +107,10 @@ def _fold_fast(data: bytes, builder: SummaryBuilder) -> bool:
     events = _decode_needed(_pick_lines(data, count, needed))
     if events is None:
         return False  # cannot happen for lines their envelopes passed; never guessed at
+    if last_node != -1:
+        entered = events[needed.index(last_node)]
+        if not (isinstance(entered, NodeEnter) and entered.payload.node_id):
+            return _fold_fast(data, builder)  # it opens nothing: every node line is folded
     if not events[-1].time or not builder.note_block(count, first.seq, run_id):
         return False  # a last event without a time: an earlier one's counts
     for event in events:

@@ -237,7 +237,10 @@ def read_ledger(path: str, *, max_line_bytes: int = MAX_LINE_BYTES) -> LedgerRea
     try:
         builder = SummaryBuilder(run_id_from_path(path), path)
         size = stat.st_size
-        end = _fold(fd, size, builder, max_line_bytes, WHOLE_FILE_BYTES, HEAD_BYTES, TAIL_BYTES)
+        if size <= WHOLE_FILE_BYTES:
+            end = _fold_whole(fd, size, builder, final=True)  # nothing is folded in after it
+        else:
+            end = _fold_head_and_tail(fd, size, builder, max_line_bytes, HEAD_BYTES, TAIL_BYTES)
         summary = builder.summary()
         terminal = builder.terminal
         lock_held = writer_holds_lock(fd) if summary.writer == "runtop" and not terminal else None
@@ -263,13 +266,15 @@ def _fold(
     return _fold_head_and_tail(fd, size, builder, max_line_bytes, head_bytes, tail_bytes)
 
 
-def _fold_whole(fd: int, size: int, builder: SummaryBuilder) -> int:
+def _fold_whole(fd: int, size: int, builder: SummaryBuilder, *, final: bool = False) -> int:
     """Fold every complete line of a small ledger; return where they end."""
     data = os.pread(fd, size, 0)
     end = data.rfind(b"\n") + 1
     start = 3 if data[:3] == BOM else 0
     if end > start:
-        fold_block(data[start:end] if start or end < len(data) else data, start, builder)
+        fold_block(
+            data[start:end] if start or end < len(data) else data, start, builder, final=final
+        )
     return end
 
 

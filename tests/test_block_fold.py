@@ -28,14 +28,14 @@ def _every_line(data: bytes) -> RunSummary:
     return builder.summary()
 
 
-def _fast(data: bytes) -> RunSummary:
+def _fast(data: bytes, *, final: bool = False) -> RunSummary:
     builder = SummaryBuilder(RUN_ID)
-    fold_block(data, 0, builder)
+    fold_block(data, 0, builder, final=final)
     return builder.summary()
 
 
-def _took_fast_path(data: bytes) -> bool:
-    return _fold_fast(data, SummaryBuilder(RUN_ID))
+def _took_fast_path(data: bytes, *, final: bool = False) -> bool:
+    return _fold_fast(data, SummaryBuilder(RUN_ID), final=final)
 
 
 def _raw(seq: int, body: str) -> bytes:
@@ -159,17 +159,31 @@ NODES = {
     "an exit of a node never entered": [("node_enter", "A"), ("node_exit", "Z")],
     "an enter without a node_id": [("node_enter", "A"), ("node_enter", "")],
     "the same node entered twice": [("node_enter", "A"), ("node_enter", "A"), ("node_exit", "A")],
+    "the last enter has no node_id": [("node_enter", "A"), ("node_enter", "B"), ("node_enter", "")],
+    "the last enter does not decode": [("node_enter", "A"), ("node_enter", "bad")],
+    "the last node line an exit": [("node_enter", "A"), ("node_enter", "B"), ("node_exit", "B")],
 }
 
 
+def _node_or_odd(seq: int, kind: str, node: str) -> bytes:
+    if node == "bad":  # a node_enter whose payload does not fit: an unknown event, no node
+        return line(seq, kind, {"node_id": "bad", "span_id": 5})
+    return _node(seq, kind, node)
+
+
+@pytest.mark.parametrize("final", [False, True], ids=["followed", "final"])
 @pytest.mark.parametrize("steps", NODES.values(), ids=NODES.keys())
 @pytest.mark.parametrize("ending", [None, "ok", "suspended"])
-def test_the_open_node_is_found_by_its_id(steps: list[tuple[str, str]], ending: str | None) -> None:
-    data = started() + b"".join(_node(seq, kind, node) for seq, (kind, node) in enumerate(steps, 2))
+def test_the_open_node_is_found_by_its_id(
+    steps: list[tuple[str, str]], ending: str | None, final: bool
+) -> None:
+    data = started() + b"".join(
+        _node_or_odd(seq, kind, node) for seq, (kind, node) in enumerate(steps, 2)
+    )
     if ending is not None:
         data += completed(len(steps) + 2, ending) + _node(len(steps) + 3, "node_enter", "after")
-    assert _took_fast_path(data)
-    assert _fast(data) == _every_line(data)
+    assert _took_fast_path(data, final=final)
+    assert _fast(data, final=final) == _every_line(data)
 
 
 _PIECES = st.sampled_from(
@@ -180,6 +194,8 @@ _PIECES = st.sampled_from(
         ("event", "error"),
         ("event", "cancel_requested"),
         ("enter", "A"),
+        ("enter", ""),
+        ("enter", "bad"),
         ("enter", "B"),
         ("exit", "A"),
         ("exit", "B"),
@@ -195,9 +211,13 @@ _PIECES = st.sampled_from(
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(_PIECES, max_size=25), st.sampled_from([None, "ok", "error", "suspended"]))
+@given(
+    st.lists(_PIECES, max_size=25),
+    st.sampled_from([None, "ok", "error", "suspended"]),
+    st.booleans(),
+)
 def test_any_mix_of_lines_reads_as_every_line_says(
-    pieces: list[tuple[str, str]], ending: str | None
+    pieces: list[tuple[str, str]], ending: str | None, final: bool
 ) -> None:
     out = [started()]
     seq = 1
@@ -206,7 +226,7 @@ def test_any_mix_of_lines_reads_as_every_line_says(
         if shape == "event":
             out.append(line(seq, what, {"approval_id": "ap"} if "approval" in what else {}))
         elif shape in ("enter", "exit"):
-            out.append(_node(seq, f"node_{shape}", what))
+            out.append(_node_or_odd(seq, f"node_{shape}", what))
         elif what == "two on a line":
             out.append(line(seq, "llm_chunk").rstrip() + line(seq + 1, "llm_chunk"))
             seq += 1
@@ -225,4 +245,4 @@ def test_any_mix_of_lines_reads_as_every_line_says(
     if ending is not None:
         out.append(completed(seq + 1, ending))
     data = b"".join(out)
-    assert _fast(data) == _every_line(data)
+    assert _fast(data, final=final) == _every_line(data)

@@ -8,7 +8,6 @@ the run failed.
 from __future__ import annotations
 
 import os
-import tempfile
 import time
 import traceback
 from pathlib import Path
@@ -26,6 +25,8 @@ def keep_traceback(error: BaseException) -> Path:
     In ``$RUNTOP_HOME`` (``~/.runtop``), else the temporary directory when
     that cannot be written.
     """
+    import tempfile  # only on a crash: not on every ``runtop ls``
+
     text = "".join(traceback.format_exception(error))
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
     for directory in (runtop_home(), Path(tempfile.gettempdir())):
