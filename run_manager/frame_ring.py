@@ -7,6 +7,12 @@ run one append, and a client that falls behind by more than the ring
 holds is told so (``stream_restarted``) instead of holding memory for it.
 The ring also answers ``Last-Event-ID``: a client that reconnects within
 its reach gets exactly the events it missed.
+
+A batch published as :class:`~run_manager.hub.LedgerLines` (OTLP ingest's:
+a run's lines in the one buffer they were written as) is kept as that
+buffer, each of its slots pointing at it, and cut into lines the first
+time a stream reads one of them or the byte bound needs their sizes: with
+no stream attached, it is never cut.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from typing import Final, NamedTuple
 
 from ledger_reader import RunEvent
 from ledger_reader.events import EVENT_TYPES
+from run_manager.hub import LedgerLines
 
 RING_EVENTS: Final = 65_536
 RING_BYTES: Final = 64 * 1024 * 1024
@@ -35,6 +42,17 @@ class RingEntry(NamedTuple):
     seq: int
     type: str
     line: bytes
+
+
+class _Block:
+    """A published batch's lines, uncut: every slot of the batch holds this one object."""
+
+    __slots__ = ("first", "lines")
+
+    def __init__(self, lines: LedgerLines, first: int) -> None:
+        self.lines = lines
+        self.first = first
+        """The feed number of its first event."""
 
 
 class FrameRing:
@@ -59,7 +77,11 @@ class FrameRing:
         self._types: list[str | type] = [""] * max_events
         """Each event's ``type``, or the class of a known one (named when read: the class is
         what publishing can take without a lookup per event)."""
-        self._lines: list[bytes] = [b""] * max_events
+        self._lines: list[bytes | _Block] = [b""] * max_events
+        self._sizes: list[int] = [0] * max_events
+        """The bytes each slot is counted for: its line's length; for a block not yet cut, 0
+        in every slot of it but the last, which counts them all (a batch's slots leave the
+        ring first to last, and the buffer is held until its last one has gone)."""
         self._frames: list[bytes] = [b""] * max_events
         """The global stream's frame of each event (``id: <run_id>:<seq>``), made when a
         stream first reads it: with no stream attached, none is made."""
@@ -79,7 +101,8 @@ class FrameRing:
         """Append events in order (the hub's batch listener); wakes waiting streams once.
 
         A batch that fits before the ring's end is written as slices, not event by
-        event: the state after it is the one adding its events one by one leaves.
+        event: the state after it is the one adding its events one by one leaves. Its
+        lines given as uncut :class:`LedgerLines` are kept as that one buffer.
         """
         count = len(events)
         if count != len(lines):
@@ -88,9 +111,19 @@ class FrameRing:
         low = (self.head + 1) % size
         high = low + count
         if high <= size:
-            held = self._lines
-            # The slots' old events leave the ring (those shed already hold b"").
-            self._bytes += sum(map(len, lines)) - sum(map(len, held[low:high]))
+            held, sizes = self._lines, self._sizes
+            # The slots' old events leave the ring (those shed already count 0 bytes).
+            gone = sum(sizes[low:high])
+            if isinstance(lines, LedgerLines) and not lines.is_split and count:
+                block = _Block(lines, self.head + 1)
+                held[low:high] = [block] * count
+                added = lines.size
+                sizes[low:high] = [0] * (count - 1) + [added]
+            else:
+                held[low:high] = lines
+                sizes[low:high] = counted = list(map(len, lines))
+                added = sum(counted)
+            self._bytes += added - gone
             head = self.head = self.head + count
             self.oldest = max(self.oldest, head - size + 1)
             kinds: list[str | type] = list(map(type, events))
@@ -99,7 +132,6 @@ class FrameRing:
             self._run_ids[low:high] = [event.run_id for event in events]
             self._seqs[low:high] = [event.seq for event in events]
             self._types[low:high] = kinds
-            held[low:high] = lines
             self._frames[low:high] = [b""] * count  # made when a stream first reads them
             if self._bytes > self.max_bytes:
                 self._shed(head)
@@ -113,7 +145,7 @@ class FrameRing:
 
     def _add_each(self, events: Sequence[RunEvent], lines: Sequence[bytes]) -> None:
         size = self.max_events
-        held = self._lines
+        held, sizes = self._lines, self._sizes
         run_ids, seqs, types, frames = self._run_ids, self._seqs, self._types, self._frames
         number = self.head
         tags = _TAGS
@@ -121,25 +153,55 @@ class FrameRing:
             number += 1
             slot = number % size
             if number - size >= self.oldest:  # the slot's event leaves the ring
-                self._bytes -= len(held[slot])
+                self._bytes -= sizes[slot]
                 self.oldest = number - size + 1
             run_ids[slot] = event.run_id
             seqs[slot] = event.seq
             types[slot] = tags.get(type(event)) or event.type
             held[slot] = line
+            sizes[slot] = len(line)
             frames[slot] = b""
             self.head = number
             self._bytes += len(line)
             if self._bytes > self.max_bytes:
                 self._shed(number)
 
+    def _cut(self, block: _Block) -> None:
+        """Put a block's lines in the slots that still hold it, each counted for its own bytes."""
+        lines = block.lines.lines()
+        held, sizes = self._lines, self._sizes
+        size = self.max_events
+        for number in range(max(block.first, self.oldest), block.first + len(lines)):
+            slot = number % size
+            if held[slot] is block:
+                line = lines[number - block.first]
+                self._bytes += len(line) - sizes[slot]
+                held[slot] = line
+                sizes[slot] = len(line)
+
+    def _line(self, slot: int) -> bytes:
+        line = self._lines[slot]
+        if isinstance(line, _Block):
+            self._cut(line)
+            line = self._lines[slot]
+            assert isinstance(line, bytes)  # the block was in this slot, so its line is now
+        return line
+
     def _shed(self, newest: int) -> None:
         """Drop the oldest events until the ring is within its bytes (big events only)."""
         size = self.max_events
+        held, sizes = self._lines, self._sizes
         while self._bytes > self.max_bytes and self.oldest < newest:
             slot = self.oldest % size
-            self._bytes -= len(self._lines[slot])
-            self._lines[slot] = self._frames[slot] = b""
+            line = held[slot]
+            if isinstance(line, _Block):
+                # Each of its lines counted for itself, as they would be added one by one
+                # (the block's earlier slots may have been written over: the rest counts less).
+                self._cut(line)
+                continue
+            self._bytes -= sizes[slot]
+            sizes[slot] = 0
+            held[slot] = self._frames[slot] = b""
             self.oldest += 1
 
     def number_of(self, run_id: str, seq: int) -> int | None:
@@ -175,7 +237,7 @@ class FrameRing:
                 frames[slot] = b"id: %s:%d\ndata: %s\n\n" % (
                     self._run_ids[slot].encode(),
                     self._seqs[slot],
-                    self._lines[slot],
+                    self._line(slot),
                 )
         low, high = first % size, (stop - 1) % size + 1
         chosen = frames[low:high] if low < high else frames[low:] + frames[:high]
@@ -187,14 +249,14 @@ class FrameRing:
         if span is None:
             return None
         size = self.max_events
-        run_ids, seqs, types, lines = self._run_ids, self._seqs, self._types, self._lines
+        run_ids, seqs, types = self._run_ids, self._seqs, self._types
         found = []
         for number in range(*span):
             slot = number % size
             kind = types[slot]
             if not isinstance(kind, str):
                 kind = _TAGS[kind]
-            found.append(RingEntry(number, run_ids[slot], seqs[slot], kind, lines[slot]))
+            found.append(RingEntry(number, run_ids[slot], seqs[slot], kind, self._line(slot)))
         return found
 
     async def wait(self, cursor: int) -> None:

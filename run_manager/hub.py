@@ -13,9 +13,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, overload
 
 from ledger_reader import RunEvent
 
@@ -34,6 +34,63 @@ class Lagged:
 
 
 HubItem = RunEvent | Lagged
+
+
+class LedgerLines(Sequence[bytes]):
+    """Consecutive ledger lines in the one buffer they were written as, split when first read.
+
+    A writer that encodes a batch in one call (OTLP ingest) publishes its lines
+    like this: the attach server's feed keeps the buffer as it is, and the
+    lines are cut apart only if a reader asks for one, once.
+
+    Args:
+        data: the lines, each ended by a newline, none holding one (JSON text
+            holds no raw newline).
+        count: how many lines ``data`` holds, as the writer encoded them:
+            counting them here would cost what splitting does. A buffer that
+            does not hold ``count`` lines is refused when it is split.
+    """
+
+    __slots__ = ("_count", "_split", "data")
+
+    def __init__(self, data: bytes, count: int) -> None:
+        self.data = data
+        self._count = count
+        self._split: list[bytes] | None = None
+
+    @property
+    def size(self) -> int:
+        """Bytes of the lines without their newlines (what ``sum(map(len, self))`` says)."""
+        return len(self.data) - self._count
+
+    @property
+    def is_split(self) -> bool:
+        return self._split is not None
+
+    def lines(self) -> list[bytes]:
+        """The lines, split from the buffer on the first call."""
+        found = self._split
+        if found is None:
+            found = self.data.split(b"\n")
+            if found.pop() or len(found) != self._count:
+                raise ValueError(f"the buffer does not hold {self._count} whole lines")
+            self._split = found
+        return found
+
+    def __len__(self) -> int:
+        return self._count
+
+    @overload
+    def __getitem__(self, index: int) -> bytes: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[bytes]: ...
+
+    def __getitem__(self, index: int | slice) -> bytes | list[bytes]:
+        return self.lines()[index]
+
+    def __iter__(self) -> Iterator[bytes]:
+        return iter(self.lines())
 
 
 class Subscription:
@@ -230,6 +287,8 @@ class Hub:
     ) -> None:
         """Publish consecutive events of one run, as :meth:`publish` each in order, at once.
 
+        ``lines`` may be a :class:`LedgerLines`: it is split only if something
+        here needs the lines one by one (a replay kept, a per-event listener).
         With ``ended``, the run is over with these events and not kept: its
         replay is dropped (as :meth:`forget` right after would), so none is built.
         """
