@@ -25,6 +25,8 @@ from typing import Final
 from ledger_reader import (
     LedgerError,
     LlmCall,
+    NodeEnter,
+    NodeExit,
     NoLedgers,
     RunCompleted,
     RunEvent,
@@ -113,7 +115,7 @@ class IndexedRun:
             for event in events:  # not what follows on: counted one by one, with the warning
                 builder.add(event)
         else:
-            deque(map(builder.apply, events), maxlen=0)  # each applied, in order
+            deque(map(builder.apply, _changing(events, kinds)), maxlen=0)  # in order
         if LlmCall in kinds:
             for event in events:
                 if type(event) is LlmCall:
@@ -122,6 +124,29 @@ class IndexedRun:
                     self.cost_usd += usage.cost_usd or 0.0
         if builder.terminal:
             self.frozen, self.builder = builder.summary(), None
+
+
+_FOLDED: Final = frozenset(SummaryBuilder._APPLY)
+"""The event types that change a summary beyond its count and the time of its last event."""
+_NODES: Final = frozenset({NodeEnter, NodeExit})
+
+
+def _changing(events: Sequence[RunEvent], kinds: list[type]) -> list[RunEvent]:
+    """The events of a counted batch that change its summary, in order: the ones of a type
+    that changes more than the last event's time, and the last one that has a time.
+
+    In a batch that ends its run, its nodes are left out too: the end closes every node
+    (most of an OTLP run's events are model and tool calls and their nodes, written and
+    published in one batch with the run's end).
+    """
+    folded = _FOLDED - _NODES if kinds[-1] is RunCompleted else _FOLDED
+    last = len(events) - 1
+    while last >= 0 and not events[last].time:
+        last -= 1
+    chosen = [event for event, kind in zip(events, kinds, strict=True) if kind in folded]
+    if last >= 0 and kinds[last] not in folded:  # in its place: what it does, it does there
+        chosen.insert(sum(kind in folded for kind in kinds[:last]), events[last])
+    return chosen
 
 
 class SummaryIndex:

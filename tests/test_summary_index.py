@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import random
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,12 @@ import pytest
 
 from ledger_reader import RunEvent
 from ledger_reader.events import (
+    ApprovalRequest,
+    ApprovalRequestPayload,
+    ApprovalResponse,
+    ApprovalResponsePayload,
+    CancelRequested,
+    CancelRequestedPayload,
     ErrorEvent,
     ErrorPayload,
     LlmCall,
@@ -145,3 +152,48 @@ def test_a_runs_ledger_path_is_the_one_pathlib_makes(directory: str) -> None:
         assert index._ledger_path(run_id) == os.fspath(Path(directory) / f"{run_id}.jsonl")
     index.add_many(run_events())
     assert index.runs[RUN].path == os.fspath(Path(directory) / f"{RUN}.jsonl")
+
+
+def _random_event(chooser: Any, seq: int) -> RunEvent:
+    node = f"node:{chooser.choice('ab')}#1"
+    kinds: list[tuple[type[Any], Any]] = [
+        (NodeEnter, NodeEnterPayload(node_id=node)),
+        (NodeExit, NodeExitPayload(node_id=node)),
+        (LlmCall, LlmCallPayload(prompt_tokens=chooser.randrange(5), cost_usd=0.5)),
+        (ErrorEvent, ErrorPayload(message=f"failed {seq}")),
+        (ApprovalRequest, ApprovalRequestPayload(approval_id=chooser.choice(["x", "y", None]))),
+        (ApprovalResponse, ApprovalResponsePayload(approval_id=chooser.choice(["x", None]))),
+        (CancelRequested, CancelRequestedPayload()),
+    ]
+    kind, payload = chooser.choice(kinds)
+    moment = chooser.choice(["", f"2026-12-01T00:00:{seq % 60:02d}.000000Z"])  # some say none
+    if chooser.random() < 0.15:
+        return UnknownEvent(run_id=RUN, seq=seq, time=moment, type="otel_span", payload={})
+    return kind(run_id=RUN, seq=seq, time=moment, payload=payload)  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_batches_fold_to_what_one_by_one_folds(seed: int) -> None:
+    # A batch applies only the events that change more than the count, the last one with a
+    # time, and none of its nodes when it ends the run: whatever the mix (nodes left open,
+    # events without a time, approvals, a cancel, an end with or without a time), the run
+    # book must say what folding each event says.
+    chooser = random.Random(seed)
+    count = chooser.randrange(2, 30)
+    events: list[RunEvent] = [
+        RunStarted(
+            run_id=RUN,
+            seq=1,
+            time="2026-12-01T00:00:00.000000Z",
+            payload=RunStartedPayload(agent="a", writer="otlp"),
+        ),
+        *(_random_event(chooser, seq) for seq in range(2, count + 1)),
+    ]
+    if chooser.random() < 0.7:
+        moment = chooser.choice(["", "2026-12-01T00:01:00.000000Z"])
+        status = chooser.choice(["ok", "error", "suspended"])
+        payload = RunCompletedPayload(status=status)
+        events.append(RunCompleted(run_id=RUN, seq=count + 1, time=moment, payload=payload))
+    cut = chooser.randrange(1, len(events))
+    for batches in ([events], [events[:cut], events[cut:]]):
+        assert at_once(batches) == one_by_one(batches)
