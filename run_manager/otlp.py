@@ -74,6 +74,7 @@ from ledger_reader.events import (
     UnknownEvent,
 )
 from ledger_reader.locations import make_private_dir
+from run_manager.hub import LedgerLines
 from run_manager.ledger import cap_payload_value
 from run_manager.otlp_spans import MAX_MESSAGE, STATUS_ERROR, Decoded, Span, SpanEvent
 
@@ -194,11 +195,30 @@ class _Run:
             UnknownEvent(run_id=run_id, seq=seq, time=moment, type=kind, payload=payload)
         )
 
-    def node(self, kind: str, name: str) -> str:
-        key = f"{kind}:{name}"
-        count = self.node_counts.get(key, 0) + 1
-        self.node_counts[key] = count
-        return f"{key}#{count}"
+    def enter(self, key: str, name: str | None, span: Span, moment: str) -> str:
+        """Open the node of a model or tool span (``<key>#<k>``, the k-th of its key here) with
+        its ``node_enter``; its id."""
+        counts = self.node_counts
+        count = counts[key] = counts.get(key, 0) + 1
+        node_id = f"{key}#{count}"
+        run_id = self.run_id
+        self.seq = seq = self.seq + 1
+        entered = NodeEnterPayload(node_id=node_id, node_name=name, span_id=span.span_id)
+        self.pending.append(_Line(run_id, seq, moment, "node_enter", entered))
+        self.events.append(NodeEnter(run_id=run_id, seq=seq, time=moment, payload=entered))
+        return node_id
+
+    def exit(self, node_id: str, span: Span, moment: str, failed: bool) -> None:
+        """Close a node opened by :meth:`enter` with its ``node_exit``."""
+        run_id = self.run_id
+        self.seq = seq = self.seq + 1
+        exited = NodeExitPayload(
+            node_id=node_id,
+            duration_micros=max(span.end_ns - span.start_ns, 0) // 1000,
+            success=not failed,
+        )
+        self.pending.append(_Line(run_id, seq, moment, "node_exit", exited))
+        self.events.append(NodeExit(run_id=run_id, seq=seq, time=moment, payload=exited))
 
 
 @dataclass(slots=True)
@@ -504,8 +524,9 @@ class OtlpIngest:
             if not span.parent_span_id and not trace.agents:
                 endings.append((run, span))
 
-    # The two spans nearly every trace is made of write their events straight into the run's
-    # lists (a call per event cost a fifth of their time): as ``emit`` would, in the same order.
+    # The two spans nearly every trace is made of write their calls' events straight into the
+    # run's lists (a call per event cost a fifth of their time), as ``emit`` would, in the same
+    # order; their nodes open and close through ``enter`` and ``exit``, shared by both.
 
     def _model_call(self, run: _Run, span: Span) -> None:
         get = span.attributes.get
@@ -516,16 +537,8 @@ class OtlpIngest:
                 model = None
         if model is not None:
             model = model[:MAX_NAME]
-        key = f"llm:{model or 'default'}"
-        counts = run.node_counts
-        count = counts[key] = counts.get(key, 0) + 1
-        node_id = f"{key}#{count}"
-        run_id, lines, events = run.run_id, run.pending, run.events
-        seq = run.seq + 1
-        moment = _time(span.start_ns)
-        entered = NodeEnterPayload(node_id=node_id, node_name=model, span_id=span.span_id)
-        lines.append(_Line(run_id, seq, moment, "node_enter", entered))
-        events.append(NodeEnter(run_id=run_id, seq=seq, time=moment, payload=entered))
+        node_id = run.enter(f"llm:{model or 'default'}", model, span, _time(span.start_ns))
+        run_id, lines, events, seq = run.run_id, run.pending, run.events, run.seq
         end = _time(span.end_ns)
         messages = get("gen_ai.output.messages")
         text = _output_text(messages) if messages is not None else None
@@ -569,14 +582,7 @@ class OtlpIngest:
         events.append(LlmCall(run_id=run_id, seq=seq, time=end, payload=call))
         run.seq = seq
         failed = self._errors(run, span, node_id) if span.events or span.status_code else False
-        run.seq = seq = run.seq + 1
-        exited = NodeExitPayload(
-            node_id=node_id,
-            duration_micros=max(span.end_ns - span.start_ns, 0) // 1000,
-            success=not failed,
-        )
-        lines.append(_Line(run_id, seq, end, "node_exit", exited))
-        events.append(NodeExit(run_id=run_id, seq=seq, time=end, payload=exited))
+        run.exit(node_id, span, end, failed)
 
     def _tool_call(self, run: _Run, span: Span) -> None:
         get = span.attributes.get
@@ -585,21 +591,14 @@ class OtlpIngest:
             name = name[:MAX_NAME]
         else:
             name = span.name.removeprefix("execute_tool ")
-        key = f"tool:{name or 'tool'}"
-        counts = run.node_counts
-        count = counts[key] = counts.get(key, 0) + 1
-        node_id = f"{key}#{count}"
+        start = _time(span.start_ns)
+        node_id = run.enter(f"tool:{name or 'tool'}", name, span, start)
         call_id = get("gen_ai.tool.call.id")
         if isinstance(call_id, str) and call_id:
             call_id = call_id[:MAX_NAME]
         else:
             call_id = f"call_{span.span_id}"
-        run_id, lines, events = run.run_id, run.pending, run.events
-        seq = run.seq + 1
-        start = _time(span.start_ns)
-        entered = NodeEnterPayload(node_id=node_id, node_name=name, span_id=span.span_id)
-        lines.append(_Line(run_id, seq, start, "node_enter", entered))
-        events.append(NodeEnter(run_id=run_id, seq=seq, time=start, payload=entered))
+        run_id, lines, events, seq = run.run_id, run.pending, run.events, run.seq
         raw = get("gen_ai.tool.call.arguments")
         if isinstance(raw, str) and len(raw) <= _SHORT_ARGUMENTS:
             arguments, cut = _json_or_text(raw), False
@@ -630,17 +629,10 @@ class OtlpIngest:
             truncated=True if cut else None,
             is_error=failed,
         )
-        seq += 1
+        run.seq = seq = seq + 1
         lines.append(_Line(run_id, seq, end, "tool_result", answered))
         events.append(ToolResult(run_id=run_id, seq=seq, time=end, payload=answered))
-        exited = NodeExitPayload(
-            node_id=node_id,
-            duration_micros=max(span.end_ns - span.start_ns, 0) // 1000,
-            success=not failed,
-        )
-        run.seq = seq = seq + 1
-        lines.append(_Line(run_id, seq, end, "node_exit", exited))
-        events.append(NodeExit(run_id=run_id, seq=seq, time=end, payload=exited))
+        run.exit(node_id, span, end, failed)
 
     def _generic(self, run: _Run, span: Span) -> None:
         attributes, cut = cap_payload_value(span.attributes)
@@ -728,19 +720,9 @@ class OtlpIngest:
             events, run.events = run.events, []
             if self.hub is not None:
                 # One publish per run and request: the run book and feed fold the batch at
-                # once. The lines are split from the one buffer written (JSON text holds no
-                # raw newline).
-                published = data.split(b"\n")
-                published.pop()  # after the last newline: nothing
-                self.hub.publish_many(events, published, ended=run.completed)
-
-
-def _exit(node_id: str, span: Span, failed: bool) -> NodeExitPayload:
-    return NodeExitPayload(
-        node_id=node_id,
-        duration_micros=max(span.end_ns - span.start_ns, 0) // 1000,
-        success=not failed,
-    )
+                # once, and the feed keeps the buffer written, cut into lines only when a
+                # stream reads them (JSON text holds no raw newline).
+                self.hub.publish_many(events, LedgerLines(data, len(events)), ended=run.completed)
 
 
 def _exception_message(event: SpanEvent) -> str:

@@ -66,7 +66,8 @@ class Span(msgspec.Struct, gc=False):
     attributes: dict[str, Any]
     status_code: int = 0
     status_message: str = ""
-    events: list[SpanEvent] = msgspec.field(default_factory=list)
+    events: tuple[SpanEvent, ...] = ()
+    """A tuple: most spans have none, and an empty one is shared, not made per span."""
     service: str | None = None
     operation: str | None = None
     """Its GenAI operation, once the ingest has read it (it is asked for several times)."""
@@ -117,35 +118,43 @@ def decode_protobuf(body: bytes) -> Decoded:
         service = _service_pb(resource_spans.resource.attributes)
         for scope_spans in resource_spans.scope_spans:
             for span in scope_spans.spans:
-                trace_id = span.trace_id.hex()
-                span_id = span.span_id.hex()
-                if len(trace_id) != 32 or len(span_id) != 16 or _zero(trace_id, span_id):
+                trace_raw, span_raw = span.trace_id, span.span_id
+                if (
+                    len(trace_raw) != 16
+                    or len(span_raw) != 8
+                    or trace_raw == _NO_TRACE
+                    or span_raw == _NO_SPAN
+                ):
                     decoded.rejected += 1
                     decoded.reason = "a span has no valid trace_id or span_id"
                     continue
                 status = span.status
+                code = status.code
                 events = span.events
                 spans.append(
                     Span(
-                        trace_id,
-                        span_id,
+                        trace_raw.hex(),
+                        span_raw.hex(),
                         span.parent_span_id.hex(),
                         span.name[:MAX_NAME],
                         span.start_time_unix_nano,
                         span.end_time_unix_nano,
                         _attributes_pb(span.attributes),
-                        status.code,
-                        status.message[:MAX_MESSAGE],
-                        [
-                            SpanEvent(
-                                event.time_unix_nano,
-                                event.name,
-                                _attributes_pb(event.attributes),
-                            )
-                            for event in events
-                        ]
+                        code,
+                        # Read only where a status says something (OTLP sets it on errors).
+                        status.message[:MAX_MESSAGE] if code else "",
+                        tuple(
+                            [
+                                SpanEvent(
+                                    event.time_unix_nano,
+                                    event.name,
+                                    _attributes_pb(event.attributes),
+                                )
+                                for event in events
+                            ]
+                        )
                         if events
-                        else [],
+                        else (),
                         service,
                     )
                 )
@@ -153,6 +162,8 @@ def decode_protobuf(body: bytes) -> Decoded:
 
 
 _SCALARS: Final = frozenset({"string_value", "int_value", "double_value", "bool_value"})
+_NO_TRACE: Final = bytes(16)
+_NO_SPAN: Final = bytes(8)
 
 
 def _attributes_pb(attributes: Any) -> dict[str, Any]:
@@ -161,6 +172,16 @@ def _attributes_pb(attributes: Any) -> dict[str, Any]:
     found: dict[str, Any] = {}
     for kv in attributes:
         value = kv.value
+        # Most are strings, then integers: one read each ("" and 0 unless that is what the
+        # value holds), not asking first which one it holds.
+        text = value.string_value
+        if text:
+            found[kv.key] = text
+            continue
+        number = value.int_value
+        if number:
+            found[kv.key] = number
+            continue
         kind = value.WhichOneof("value")
         found[kv.key] = getattr(value, kind) if kind in _SCALARS else _any_pb(value)
     return found
@@ -246,14 +267,16 @@ def _span_json(span: Any, service: str | None) -> Span | None:
         _attributes(_get(span, "attributes")),
         int(code),
         str(_get(status, "message") or "")[:MAX_MESSAGE],
-        [
-            SpanEvent(
-                int(_get(event, "timeUnixNano", "time_unix_nano") or 0),
-                str(_get(event, "name") or ""),
-                _attributes(_get(event, "attributes")),
-            )
-            for event in _list(span, "events")
-        ],
+        tuple(
+            [
+                SpanEvent(
+                    int(_get(event, "timeUnixNano", "time_unix_nano") or 0),
+                    str(_get(event, "name") or ""),
+                    _attributes(_get(event, "attributes")),
+                )
+                for event in _list(span, "events")
+            ]
+        ),
         service,
     )
 

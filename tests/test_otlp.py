@@ -21,6 +21,7 @@ import pytest
 from ledger_reader import RunEvent, encode_event, scan_paths
 from ledger_reader.events import PAYLOAD_CAP_BYTES
 from run_manager import Manager
+from run_manager.frame_ring import FrameRing
 from run_manager.hub import Hub
 from run_manager.otlp import LedgerWriteFailed, OtlpIngest
 from run_manager.otlp_route import MAX_OTLP_BODY
@@ -241,6 +242,66 @@ async def test_the_run_book_says_what_the_ledger_says(
         assert getattr(said, name) == getattr(read, name), name
     assert read.event_count == sum(len(events) for events in ledgers(tmp_path).values())
     assert booked.tokens == 150
+    await server.close()
+
+
+@pytest.mark.parametrize("ring_size", [7, 40, 4096])
+async def test_the_feed_holds_every_line_once_in_order_however_requests_come(
+    tmp_path: Path, ring_size: int
+) -> None:
+    # The feed keeps each request's lines of a run as the one buffer written and cuts it only
+    # when a stream reads: with retries, spans out of order and in pieces, several traces
+    # mixed in a request, and streams that attach or reconnect at any place (mid-batch too),
+    # each reads every line still held once, in order, as the ledger has it.
+    manager = Manager(ledger_dir=tmp_path)
+    server = AttachServer(manager, token=TOKEN, feed=FrameRing(max_events=ring_size))
+    ingest = OtlpIngest(tmp_path, manager.hub)
+    traces = [f"{number:032x}" for number in range(0x5B8E0001, 0x5B8E0004)]
+    runs = {trace: [{**piece, "traceId": trace} for piece in agent_run()] for trace in traces}
+    requests = [
+        [runs[traces[0]][1], runs[traces[1]][0]],  # the later span first, two traces mixed
+        [runs[traces[0]][1]],  # a retry
+        [runs[traces[0]][0], runs[traces[0]][2], runs[traces[2]][2], runs[traces[1]][1]],
+        [runs[traces[1]][2], runs[traces[2]][1], runs[traces[2]][0], runs[traces[1]][2]],
+        [*runs[traces[0]], *runs[traces[2]]],  # all again: nothing new
+    ]
+    feed = server.feed
+    cursors: list[int] = []
+    for spans in requests:
+        cursors.append(feed.head)  # a stream attaching between requests
+        ingest.ingest(decode_json(request(*spans)))
+    written = {
+        (event["run_id"], event["seq"]): line
+        for path in tmp_path.glob("*.jsonl")
+        for line, event in zip(
+            path.read_bytes().splitlines(),
+            [json.loads(text) for text in path.read_text().splitlines()],
+            strict=True,
+        )
+    }
+    assert feed.head == len(written) == 3 * 9
+    held = range(max(feed.oldest - 1, 0), feed.head + 1)
+    for cursor in [*cursors, *held]:  # also every place inside a request's lines
+        if cursor < feed.oldest - 1:
+            assert feed.after(cursor) is None  # fell behind: told to start over
+            continue
+        entries = feed.after(cursor) or []
+        assert [entry.number for entry in entries] == list(range(cursor + 1, feed.head + 1))
+        assert [entry.line for entry in entries] == [
+            written[(entry.run_id, entry.seq)] for entry in entries
+        ]
+        _, frames = feed.frames_after(cursor) or (0, [])
+        assert frames == [
+            b"id: %s:%d\ndata: %s\n\n" % (entry.run_id.encode(), entry.seq, entry.line)
+            for entry in entries
+        ]
+    kept = feed.after(feed.oldest - 1) or []
+    assert feed._bytes == sum(len(entry.line) for entry in kept)
+    per_run: dict[str, list[int]] = {}
+    for entry in kept:
+        per_run.setdefault(entry.run_id, []).append(entry.seq)
+    for seqs in per_run.values():  # each run's lines once, in the order written
+        assert seqs == list(range(seqs[0], seqs[0] + len(seqs)))
     await server.close()
 
 
@@ -779,6 +840,12 @@ def test_protobuf_attributes_of_every_kind_are_read(tmp_path: Path) -> None:
             )
         ),
         "unset": AnyValue(),
+        # Strings and integers are read first, without asking which value is held: their
+        # zero values must still come out as what they are.
+        "empty": AnyValue(string_value=""),
+        "zero": AnyValue(int_value=0),
+        "nothing": AnyValue(double_value=0.0),
+        "yes": AnyValue(bool_value=True),
     }
     for key, value in values.items():
         sent.attributes.add(key=key, value=value)
@@ -794,9 +861,46 @@ def test_protobuf_attributes_of_every_kind_are_read(tmp_path: Path) -> None:
         "list": [1, None],
         "map": {"inner": "x"},
         "unset": None,
+        "empty": "",
+        "zero": 0,
+        "nothing": 0.0,
+        "yes": True,
     }
     assert type(decoded.attributes["flag"]) is bool
+    assert type(decoded.attributes["yes"]) is bool
+    assert type(decoded.attributes["zero"]) is int
+    assert type(decoded.attributes["nothing"]) is float
     assert type(decoded.attributes["count"]) is int
     assert [(e.name, e.time_ns, e.attributes) for e in decoded.events] == [
         ("exception", 5, {"exception.message": "bad"})
+    ]
+
+
+def test_protobuf_spans_without_usable_ids_are_rejected_and_statuses_read() -> None:
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+
+    from run_manager.otlp_spans import decode_protobuf
+
+    export = ExportTraceServiceRequest()
+    spans = export.resource_spans.add().scope_spans.add().spans
+    good_trace, good_span = bytes.fromhex(TRACE), bytes.fromhex(TOOL)
+    for trace_id, span_id in [
+        (bytes(16), good_span),  # all zero: no trace
+        (good_trace, bytes(8)),
+        (good_trace[:15], good_span),  # too short
+        (good_trace, good_span + b"\x01"),  # too long
+        (b"", good_span),
+    ]:
+        spans.add(trace_id=trace_id, span_id=span_id, name="bad")
+    failed = spans.add(trace_id=good_trace, span_id=good_span, name="failed")
+    failed.status.code, failed.status.message = 2, "upstream failed"
+    fine = spans.add(trace_id=good_trace, span_id=bytes.fromhex(CHAT), name="fine")
+    fine.status.code, fine.status.message = 1, "all good"
+    decoded = decode_protobuf(export.SerializeToString())
+    assert decoded.rejected == 5
+    assert [(s.name, s.trace_id, s.status_code, s.status_message) for s in decoded.spans] == [
+        ("failed", TRACE, 2, "upstream failed"),
+        ("fine", TRACE, 1, "all good"),
     ]
