@@ -25,11 +25,14 @@ process. Every figure is the median of ``--repeats``.
   there, and a file created in ``/tmp`` took 1.7-1.9 ms against 0.08-0.13
   ms beside the repository in the same minute.
 - with ``--peer CHECKOUT``, each repeat also runs that checkout's ``runtop
-  serve`` on the same requests, alternating, so two versions are compared
-  in the same minutes (each pair's ratio printed).
+  serve`` on the same requests, in turns (each goes first every other
+  repeat), so two versions are compared in the same minutes (each pair's
+  ratio printed).
 - beside each rate, the server process's CPU time per span while it
-  ingested (from ``/proc``): steadier than the wall clock on a shared
-  machine, where the server gets only part of a core.
+  ingested (from ``/proc``), user and system apart: steadier than the wall
+  clock on a shared machine, where the server gets only part of a core.
+  The system share is mostly creating and writing the ledger files and
+  swings with the disk's recent past; compare versions by the user share.
 - latency: the OpenTelemetry SDK's own exporter (``OTLPSpanExporter`` with a
   ``SimpleSpanProcessor``, so a span is sent when it ends) against a client
   following the server's global SSE stream, as the TUI attached to it does:
@@ -53,6 +56,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -71,7 +75,11 @@ class Server:
         env = {**os.environ, "RUNTOP_HOME": str(self.home / "home"), "PYTHONPATH": str(repo)}
         command = [sys.executable, "-m", "tui.cli", "serve", "--port", "0"]
         command += ["--ledger-dir", str(self.home / "runs")]
-        self.process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=env)
+        # Started in the checkout: ``python -m`` puts the working directory first on the
+        # path, before PYTHONPATH, so started elsewhere a peer would run this checkout's code.
+        self.process = subprocess.Popen(
+            command, stderr=subprocess.PIPE, text=True, env=env, cwd=repo
+        )
         assert self.process.stderr is not None
         first = self.process.stderr.readline()
         self.url = first.split()[2].rstrip(",")
@@ -80,10 +88,11 @@ class Server:
 
         self.token = token_path("127.0.0.1", port, self.home / "home").read_text().strip()
 
-    def cpu_seconds(self) -> float:
+    def cpu_seconds(self) -> tuple[float, float]:
         """User and system CPU the server process has used so far (Linux ``/proc``)."""
         fields = Path(f"/proc/{self.process.pid}/stat").read_text().rpartition(")")[2].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        tick = os.sysconf("SC_CLK_TCK")
+        return int(fields[11]) / tick, int(fields[12]) / tick
 
     def ledger_lines(self) -> int:
         return sum(path.read_bytes().count(b"\n") for path in (self.home / "runs").glob("*.jsonl"))
@@ -223,24 +232,38 @@ def create_floor(scratch: Path, sizes: list[int]) -> float:
     return time.perf_counter() - began
 
 
-def ingest_once(
-    scratch: Path, bodies: list[bytes], lines: int, repo: Path = REPO
-) -> tuple[float, float, float, float]:
-    """Spans per second ingested, decoded alone, written as files alone, and the server's
-    CPU microseconds per span while it ingested."""
+class Ingested(NamedTuple):
+    """One server's run of the ingest."""
+
+    rate: float
+    """Spans per second, from the first request to the last answer."""
+    user: float
+    system: float
+    """The server's CPU microseconds per span while it ingested, in user space and in the
+    kernel (mostly creating and writing the ledger files: on this shared machine the
+    kernel's share swings with what the disk has been through, the user share far less)."""
+    sizes: list[int]
+
+
+def ingest_once(scratch: Path, bodies: list[bytes], lines: int, repo: Path = REPO) -> Ingested:
+    """The requests posted to a fresh server of ``repo``, every span written by the end."""
     server = Server(scratch, repo)
     try:
-        before = server.cpu_seconds()
+        user_before, system_before = server.cpu_seconds()
         elapsed = asyncio.run(post_all(server, bodies))
-        cpu = server.cpu_seconds() - before
+        user, system = server.cpu_seconds()
         written = server.ledger_lines()
         assert written == lines, f"{written} ledger lines, expected {lines}"
         sizes = server.ledger_sizes()
     finally:
         server.stop()
     spans = len(bodies) * (SPANS_PER_REQUEST // 9 * 9)
-    floor = decode_floor(bodies)
-    return spans / elapsed, floor, spans / create_floor(scratch, sizes), cpu / spans * 1e6
+    return Ingested(
+        spans / elapsed,
+        (user - user_before) / spans * 1e6,
+        (system - system_before) / spans * 1e6,
+        sizes,
+    )
 
 
 def latency_once(scratch: Path) -> list[float]:
@@ -334,24 +357,30 @@ def _runs(rates: list[float]) -> str:
     return ", ".join(f"{rate:,.0f}" for rate in rates)
 
 
+def _cpu(runs: list[Ingested]) -> str:
+    total = statistics.median(run.user + run.system for run in runs)
+    user = statistics.median(run.user for run in runs)
+    system = statistics.median(run.system for run in runs)
+    each = ", ".join(f"{run.user:.1f}+{run.system:.1f}" for run in runs)
+    return f"{total:.1f} us (user {user:.1f}, system {system:.1f}; runs user+system {each})"
+
+
 def measure(repeats: int, scratch: Path, peer: Path | None) -> None:
-    rates: list[float] = []
-    peer_rates: list[float] = []
-    cpus: list[float] = []
-    peer_cpus: list[float] = []
+    mine: list[Ingested] = []
+    peers: list[Ingested] = []
     floors: list[float] = []
     creates: list[float] = []
-    for _ in range(repeats):
+    for repeat in range(repeats):
         bodies, lines = agent_requests(REQUESTS)
-        rate, floor, create, cpu = ingest_once(scratch, bodies, lines)
-        rates.append(rate)
-        floors.append(floor)
-        creates.append(create)
-        cpus.append(cpu)
-        if peer is not None:
-            peer_rate, _, _, peer_cpu = ingest_once(scratch, bodies, lines, peer)
-            peer_rates.append(peer_rate)
-            peer_cpus.append(peer_cpu)
+        if peer is not None and repeat % 2:  # each goes first in turn: neither is always second
+            peers.append(ingest_once(scratch, bodies, lines, peer))
+        mine.append(ingest_once(scratch, bodies, lines))
+        if peer is not None and not repeat % 2:
+            peers.append(ingest_once(scratch, bodies, lines, peer))
+        spans = len(bodies) * (SPANS_PER_REQUEST // 9 * 9)
+        floors.append(decode_floor(bodies))
+        creates.append(spans / create_floor(scratch, mine[-1].sizes))
+    rates = [run.rate for run in mine]
     size = len(bodies[0])
     print(
         f"OTLP ingest over loopback into ledgers: {statistics.median(rates):,.0f} spans/s "
@@ -359,16 +388,13 @@ def measure(repeats: int, scratch: Path, peer: Path | None) -> None:
         f"{REQUESTS} requests of {SPANS_PER_REQUEST // 9 * 9} spans, {size / 1024:.0f} KiB each, "
         f"{CONNECTIONS} connections); target >= 20,000 spans/s"
     )
-    print(
-        f"  the server's CPU per span (user + system, HTTP and decoding included): "
-        f"{statistics.median(cpus):.1f} us (runs {', '.join(f'{c:.1f}' for c in cpus)})"
-    )
+    print(f"  the server's CPU per span (HTTP and decoding included): {_cpu(mine)}")
     if peer is not None:
+        peer_rates = [run.rate for run in peers]
         print(
-            f"  peer {peer}, the same requests alternately: "
+            f"  peer {peer}, the same requests in turns: "
             f"{statistics.median(peer_rates):,.0f} spans/s (runs {_runs(peer_rates)}); "
-            f"CPU per span {statistics.median(peer_cpus):.1f} us "
-            f"(runs {', '.join(f'{c:.1f}' for c in peer_cpus)}); "
+            f"CPU per span {_cpu(peers)}; "
             f"this checkout's rate / the peer's, pair by pair: "
             f"{', '.join(f'{a / b:.2f}' for a, b in zip(rates, peer_rates, strict=True))}"
         )
