@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
-from ledger_reader import RunEvent
+from ledger_reader import LedgerError, LedgerUnreadable, RunEvent, iter_events, read_lines
 from ledger_reader.events import (
     EVENT_TYPES,
     PAYLOAD_CAP_BYTES,
@@ -73,6 +73,7 @@ from ledger_reader.events import (
     ToolResultPayload,
     UnknownEvent,
 )
+from ledger_reader.lines import open_ledger_fd
 from ledger_reader.locations import make_private_dir
 from run_manager.hub import LedgerLines
 from run_manager.ledger import cap_payload_value
@@ -473,39 +474,29 @@ class OtlpIngest:
         for run in [trace.run, *trace.children.values()]:
             if run is not None and run.run_id == run_id:
                 return run
-        path = self.ledger_dir / f"{run_id}.jsonl"
-        run = _Run(run_id, os.fspath(path))
+        run = _Run(run_id, os.fspath(self.ledger_dir / f"{run_id}.jsonl"))
         try:
-            data = path.read_bytes()
-        except OSError:
+            events, run.torn = _written_events(run.path)
+        except LedgerError:
             return None
-        if not _started_by_this_trace(data, trace.trace_id):
+        if not events or not _started_by_this_trace(events[0], trace.trace_id):
             return None
-        for raw in data.splitlines():
-            try:
-                line = _decoder.decode(raw)
-            except msgspec.DecodeError:
+        for event in events:
+            run.seq = max(run.seq, event.seq)
+            payload = event.payload
+            if isinstance(payload, NodeEnterPayload):
+                span_id: object = payload.span_id
+            elif isinstance(payload, dict):  # an ``otel_span``, read as an unknown type
+                span_id = payload.get("span_id")
+            else:
                 continue
-            if not isinstance(line, dict):
-                continue
-            seq = line.get("seq")
-            if isinstance(seq, int):
-                run.seq = max(run.seq, seq)
-            payload = line.get("payload")
-            if not isinstance(payload, dict):
-                continue
-            span_id = payload.get("span_id")
             if isinstance(span_id, str):
                 trace.placed.add(span_id)
-            node_id = payload.get("node_id")
-            if line.get("type") == "node_enter" and isinstance(node_id, str):
-                key, _, count = node_id.rpartition("#")
+            if isinstance(event, NodeEnter) and event.payload.node_id:
+                key, _, count = event.payload.node_id.rpartition("#")
                 if count.isdigit():
                     run.node_counts[key] = max(run.node_counts.get(key, 0), int(count))
-            if line.get("type") == "run_completed":
-                run.completed = True
-        if data and not data.endswith(b"\n"):
-            run.torn = True  # a torn line stays damaged; ours starts clean
+        run.completed = any(isinstance(event, RunCompleted) for event in events)
         return run
 
     # -- spans to events -------------------------------------------------------------------
@@ -733,18 +724,30 @@ def _exception_message(event: SpanEvent) -> str:
     return message or kind or "exception"
 
 
-def _started_by_this_trace(data: bytes, trace_id: str) -> bool:
-    """Whether a ledger's first line is this ingest's ``run_started`` for ``trace_id``."""
+def _written_events(path: str) -> tuple[list[RunEvent], bool]:
+    """The events of a ledger this ingest may go on with, read as every reader reads them
+    (damaged lines left out, the events they end in kept), and whether it ends torn.
+
+    Raises:
+        LedgerError: it vanished or cannot be read.
+    """
+    fd, stat = open_ledger_fd(path)
     try:
-        first = _decoder.decode(data.partition(b"\n")[0])
-    except msgspec.DecodeError:
-        return False
-    payload = first.get("payload") if isinstance(first, dict) else None
+        lines = list(read_lines(fd, 0, stat.st_size))
+    except OSError as error:
+        raise LedgerUnreadable(path, error) from error
+    finally:
+        os.close(fd)
+    end = lines[-1].end + 1 if lines else 0
+    return list(iter_events(line.item for line in lines)), end < stat.st_size
+
+
+def _started_by_this_trace(first: RunEvent, trace_id: str) -> bool:
+    """Whether a ledger's first event is this ingest's ``run_started`` for ``trace_id``."""
     return (
-        isinstance(payload, dict)
-        and first.get("type") == "run_started"
-        and payload.get("writer") == WRITER
-        and payload.get("trace_id") == trace_id
+        isinstance(first, RunStarted)
+        and first.payload.writer == WRITER
+        and first.payload.trace_id == trace_id
     )
 
 

@@ -212,6 +212,33 @@ def test_each_line_is_written_once_published_as_written_and_encoded_as_ledgers_a
         assert encode_event(event) == line + b"\n"
 
 
+def test_a_ledger_gone_on_with_is_read_as_every_reader_reads_it(tmp_path: Path) -> None:
+    # A writer that reopened the ledger after a crash appended straight after its torn line:
+    # the line is damaged, but the event it ends in is one every reader counts, so the next
+    # events follow its seq (read line by line with their own split, they repeated it).
+    chat, tool, agent = agent_run()
+    OtlpIngest(tmp_path).ingest(decode_json(request(chat)))
+    [path] = tmp_path.glob("*.jsonl")
+    written = [json.loads(line) for line in path.read_bytes().splitlines()]
+    last = written[-1]["seq"]
+    kept = {
+        "run_id": path.stem,
+        "seq": last + 1,
+        "time": "2026-11-28T14:30:01Z",
+        "type": "otel_span",
+        "payload": {"name": "kept", "span_id": "00000000000000aa"},
+    }
+    with path.open("ab") as handle:
+        handle.write(b'{"run_id": "to' + json.dumps(kept).encode() + b"\n")
+    OtlpIngest(tmp_path).ingest(decode_json(request(tool, agent)))  # after a restart
+    [summary] = scan_paths([tmp_path]).summaries()
+    assert summary.warnings == []  # no seq repeated
+    assert (summary.status, summary.damaged_lines) == ("succeeded", 1)
+    lines = path.read_bytes().splitlines()  # the damaged line holds the kept event
+    assert summary.event_count == summary.last_seq == len(lines) > last + 1
+    assert json.loads(lines[last + 1])["seq"] == last + 2  # the restart went on after it
+
+
 @pytest.mark.parametrize(
     "pieces",
     [
