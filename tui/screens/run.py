@@ -62,7 +62,7 @@ class RunScreen(SelectedRunScreen):
         Binding("C", "compare", "Compare"),
         Binding("slash", "search", "Search"),
         Binding("n", "next_match", "Next match"),
-        Binding("N", "previous_match", "Previous match", show=False),
+        Binding("N", "previous_match", "Previous match"),  # shown with a search (check_action)
         Binding("T", "timeline", "Timeline"),
     ]
 
@@ -110,10 +110,18 @@ class RunScreen(SelectedRunScreen):
         """The event stream's last selection, shown again when the timeline closes."""
 
     def compose(self) -> ComposeResult:
+        from textual.widgets import Input
+
         yield Static(id="run-header")
         with Horizontal():
             yield EventList(self.store, self.key, id="events")
             yield EventDetail(id="detail")
+        # Hidden until ``/``: there, ready, to take keys typed right after it. Its text is
+        # selected by ``/`` itself, not on focus (the focus arrives after what was typed).
+        self._search_box = Input(
+            placeholder="search this run (Enter; n / N step)", id="search", select_on_focus=False
+        )
+        yield self._search_box
         yield KeyBar()
 
     def on_mount(self) -> None:
@@ -121,6 +129,7 @@ class RunScreen(SelectedRunScreen):
         self._header()
         events = self.query_one(EventList)
         events.focus()
+        self.watch(events, "follow", lambda _: self._header(), init=False)
         if self.select is not None:
             events.select(self.select)
         self.set_timer(PREPARE_TIMELINE_AFTER, self._prepare_timeline)
@@ -172,6 +181,8 @@ class RunScreen(SelectedRunScreen):
         ]
         took = duration(run.duration(run.last_event_at if down else now_or(self.clock)))
         count = "?" if run.event_count is None else run.event_count
+        if self.query_one(EventList).follow:  # said first: it stays in view at 80x24
+            parts.append(("following  ", "bold"))
         parts.append(f"{count} events  {took}  {tokens_said(run)}")
         calls = f"{run.tool_calls} tool call{'' if run.tool_calls == 1 else 's'}"
         errors = f"{run.tool_errors} error{'' if run.tool_errors == 1 else 's'}"
@@ -284,19 +295,39 @@ class RunScreen(SelectedRunScreen):
         return None
 
     def on_key(self, event: events.Key) -> None:
-        """``p`` with nowhere to go says so (its key is hidden then, not pressed in vain)."""
+        """``p`` with nowhere to go says so (its key is hidden then, not pressed in vain).
+
+        Keys typed in one burst ("/web", a paste, tmux's send-keys) all reach the event
+        list before ``/`` has opened the search box: ``/`` opens it here, as it arrives,
+        and the characters after it are typed into the box, not pressed as keys (``w``
+        showed the raw line and the search box stayed empty).
+        """
+        box = self._search_box
+        if box is not None and self.focused is box and event.is_printable:
+            event.stop()
+            event.prevent_default()
+            assert event.character is not None
+            box.insert_text_at_cursor(event.character)
+            return
+        if event.key == "slash" and self.check_action("search", ()):
+            event.stop()
+            event.prevent_default()
+            self.action_search()
+            return
         if event.key == "p" and self._link() is None and self.store.get(self.key) is not None:
             self.notify("this run has no parent and was not resumed from another", timeout=2)
 
-    async def action_search(self) -> None:
-        if self._search_box is None:
-            from textual.widgets import Input
-
-            self._search_box = Input(placeholder="search this run (Enter; n / N step)", id="search")
-            await self.mount(self._search_box)
+    def action_search(self) -> None:
+        """Open the search box (``/``), focused at once, what it held selected."""
         box = self._search_box
+        if box is None:
+            return
+        if box.has_class("open") and self.focused is box:
+            return  # open already: what was typed since stays as typed
         box.add_class("open")
-        box.focus()
+        # Focused now, not once the keys already typed are handled (``focus()`` waits its
+        # turn).
+        self.set_focus(box)
         box.action_select_all()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
@@ -308,6 +339,7 @@ class RunScreen(SelectedRunScreen):
         self.matching_events = 0
         events = self.query_one(EventList)
         events.search = self.search_text
+        self._mark_in_detail(self.search_text)
         events.focus()
         self.app.refresh_bindings()  # n: the next match now, not a replay's step
         if self.search_text:
@@ -409,8 +441,17 @@ class RunScreen(SelectedRunScreen):
         self.matching_events = 0
         events = self.query_one(EventList)
         events.search = ""
+        self._mark_in_detail("")
         events.focus()
         self.app.refresh_bindings()
+
+    def _mark_in_detail(self, text: str) -> None:
+        """The detail marks what is searched for, as the event list does: shown again."""
+        detail = self.query_one(EventDetail)
+        if detail.search != text:
+            detail.search = text
+            if self._selected and not self.timeline_shown():
+                self._show(self._selected)
 
     # -- the timeline (T) -------------------------------------------------------------
 

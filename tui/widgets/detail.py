@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from bisect import bisect_right
 from typing import Any, ClassVar, Final
 
 import msgspec
@@ -35,9 +37,12 @@ def pretty_json(value: Any) -> str:
 
 
 class _JsonBlock:
-    """Highlighted JSON, cut at ``limit`` characters; ``plain`` is what it shows, as text."""
+    """Highlighted JSON, cut at ``limit`` characters; ``plain`` is what it shows, as text.
+    What is searched for (``found``, a pattern) is marked in ``mark``'s style."""
 
-    def __init__(self, value: Any, limit: int | None) -> None:
+    def __init__(
+        self, value: Any, limit: int | None, found: re.Pattern[str] | None, mark: Style
+    ) -> None:
         is_json = not isinstance(value, str) or _parses(value)
         text = inert(pretty_json(value))
         cut = ""
@@ -46,16 +51,35 @@ class _JsonBlock:
             text = text[:limit]
         self.cut = bool(cut)
         self.plain = text + ("\n" + cut if cut else "")
-        body: RenderableType = Text(text)
+        body: RenderableType = _marked(Text(text), found, mark)
         if is_json:
             # Rich's Syntax brings Pygments (12 ms of CPU): imported here, on the main
             # thread, the first time JSON is shown, not at launch for every session.
             from rich.syntax import Syntax
 
-            body = Syntax(
+            syntax = Syntax(
                 text, "json", word_wrap=True, background_color="default", theme="ansi_dark"
             )
+            if found is not None:
+                starts = [0] + [at + 1 for at, char in enumerate(text) if char == "\n"]
+                for match in found.finditer(text):
+                    syntax.stylize_range(
+                        mark, _line_column(starts, match.start()), _line_column(starts, match.end())
+                    )
+            body = syntax
         self.renderable = Group(body, Text(cut, style="dim"))
+
+
+def _line_column(starts: list[int], at: int) -> tuple[int, int]:
+    """Where character ``at`` is, as Rich's Syntax counts (lines from 1, columns from 0)."""
+    line = bisect_right(starts, at)
+    return line, at - starts[line - 1]
+
+
+def _marked(text: Text, found: re.Pattern[str] | None, mark: Style) -> Text:
+    if found is not None:
+        text.highlight_regex(found, mark)
+    return text
 
 
 def _parses(text: str) -> bool:
@@ -69,7 +93,7 @@ def _parses(text: str) -> bool:
 class EventDetail(VerticalScroll):
     """Shows the selected event; for a tool call, the call and its result together."""
 
-    COMPONENT_CLASSES: ClassVar[set[str]] = {"event-detail--error"}
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"event-detail--error", "event-detail--match"}
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -79,9 +103,19 @@ class EventDetail(VerticalScroll):
         """Something shown is cut short (``o`` shows it whole)."""
         self.text = ""
         """The detail as plain text, for the clipboard."""
+        self.search = ""
+        """What is searched for in the run: marked wherever the detail shows it."""
 
     def compose(self):  # type: ignore[no-untyped-def]
         yield self._body
+
+    def _found(self) -> tuple[re.Pattern[str] | None, Style]:
+        """What the run's search looks for, as a pattern (case-insensitive, as the search
+        matches), and the style it is marked in."""
+        mark = self.get_component_rich_style("event-detail--match", partial=True)
+        if not self.search:
+            return None, mark
+        return re.compile(re.escape(self.search), re.IGNORECASE), mark
 
     def show_paragraph(
         self,
@@ -101,7 +135,7 @@ class EventDetail(VerticalScroll):
         """
         chunks = [item for item in items if isinstance(item, LlmChunk | ReasoningChunk)]
         label = "thinking" if isinstance(chunks[0], ReasoningChunk) else "text"
-        node = chunks[0].payload.node_id or "-"
+        node = chunks[0].payload.node_id
         first, last = chunks[0], chunks[-1]
         size = max(total or 0, len(chunks))
         noun = "chunk" if size == 1 else "chunks"
@@ -111,7 +145,11 @@ class EventDetail(VerticalScroll):
         else:
             upto = f"…-{last.seq}" if newest else f"{first.seq}-…"
         parts: list[Text] = [
-            Text(inert(f"{label}  ·  {size:,} {noun}  ·  node {node}"), style="bold"),
+            # The node, when the chunks name one (not "node -": they stream in a model call).
+            Text(
+                inert(f"{label}  ·  {size:,} {noun}" + (f"  ·  node {node}" if node else "")),
+                style="bold",
+            ),
             Text(inert(f"seq {upto}  ·  {(last if newest else first).time}"), style="dim"),
         ]
         text = "".join(chunk.payload.delta or "" for chunk in chunks)
@@ -131,6 +169,9 @@ class EventDetail(VerticalScroll):
             which = "newest" if newest else "first"
             parts.append(Text(f"raw ledger line ({which} chunk)", style="underline"))
             parts.append(Text(inert(raw.decode("utf-8", "replace")), style="dim"))
+        found, mark = self._found()
+        for part in parts:
+            _marked(part, found, mark)
         self.text = "\n".join(part.plain for part in parts)
         self._body.update(Group(*parts))
         self._follow_end(newest)
@@ -160,12 +201,18 @@ class EventDetail(VerticalScroll):
         error = self.get_component_rich_style("event-detail--error", partial=True)
         parts: list[Text | _JsonBlock] = list(heading or [])
         limit = None if self.show_all else OUTPUT_PREVIEW
+        found, mark = self._found()
         if call is not None:
             state = call_outcome(done=call.done, is_error=call.is_error)
             took = duration(call.duration) if call.duration is not None else "…"
             parts.append(Text(inert(f"tool {call.name}  ·  {state}  ·  {took}"), style="bold"))
             parts.append(
-                Text(inert(f"call {call.call_id}  node {call.node_id or '-'}"), style="dim")
+                Text(
+                    inert(
+                        f"call {call.call_id}" + (f"  node {call.node_id}" if call.node_id else "")
+                    ),
+                    style="dim",
+                )
             )
             parts.append(
                 Text(
@@ -173,7 +220,7 @@ class EventDetail(VerticalScroll):
                     style="underline",
                 )
             )
-            parts.append(_JsonBlock(call.arguments, limit))
+            parts.append(_JsonBlock(call.arguments, limit, found, mark))
             if call.done:
                 label = "error" if call.is_error else "output"
                 parts.append(
@@ -182,7 +229,7 @@ class EventDetail(VerticalScroll):
                         style=error + Style(underline=True) if call.is_error else "underline",
                     )
                 )
-                parts.append(_JsonBlock(call.output, limit))
+                parts.append(_JsonBlock(call.output, limit, found, mark))
         elif isinstance(item, DamagedLine):
             parts.append(
                 Text(
@@ -195,7 +242,7 @@ class EventDetail(VerticalScroll):
             parts.append(
                 Text(inert(f"{item.type}  ·  seq {item.seq}  ·  {item.time}"), style="bold")
             )
-            parts.append(_JsonBlock(msgspec.to_builtins(item.payload), limit))
+            parts.append(_JsonBlock(msgspec.to_builtins(item.payload), limit, found, mark))
         if raw:
             parts.append(Text("raw ledger line", style="underline"))
             parts.append(Text(inert(raw.decode("utf-8", "replace")), style="dim"))
@@ -204,6 +251,7 @@ class EventDetail(VerticalScroll):
         self.cut = any(isinstance(part, _JsonBlock) and part.cut for part in parts)
         self.text = "\n".join(part.plain for part in parts)
         renderables: list[RenderableType] = [
-            part if isinstance(part, Text) else part.renderable for part in parts
+            _marked(part, found, mark) if isinstance(part, Text) else part.renderable
+            for part in parts
         ]
         self._body.update(Group(*renderables))
