@@ -278,3 +278,36 @@ def test_ls_lines_up_its_columns_and_keeps_each_run_on_one_line(
     assert all(line == line.rstrip() for line in lines)
     canceled = next(line for line in lines if line.startswith("⊘ canceled"))
     assert canceled.endswith("  wrong input file"), canceled  # the status word said once
+
+
+def test_replay_takes_directories_of_ledgers(tmp_path: Path) -> None:
+    """``runtop replay ~/.runtop/runs``: last night's directory, replayed whole (it said
+    "no such file" of a directory that was there)."""
+    from tui.commands.replay import replay_files
+
+    samples = sorted(FIXTURES.glob("*.jsonl"))
+    nested = tmp_path / "more" / "deeper"
+    nested.mkdir(parents=True)
+    (nested / "extra.jsonl").write_bytes(samples[0].read_bytes())
+    (tmp_path / "more" / "notes.txt").write_text("not a ledger")
+    files = replay_files([str(FIXTURES), str(samples[0]), str(tmp_path / "more")])
+    assert files == [*samples, nested / "extra.jsonl"]  # each once, in order
+
+
+@pytest.mark.parametrize(
+    ("made", "message"),
+    [
+        ("missing", "no such file or directory"),
+        ("empty", "no ledgers (*.jsonl) found"),
+    ],
+)
+def test_replay_says_what_is_wrong_with_a_path(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, made: str, message: str
+) -> None:
+    path = tmp_path / made
+    if made == "empty":
+        path.mkdir()
+    code, out, err = run(capsys, "replay", str(path))
+    assert code != 0
+    assert out == ""
+    assert err == f"runtop: {path}: {message}\n"

@@ -126,7 +126,9 @@ def build_parser() -> argparse.ArgumentParser:
     demo = commands.add_parser("demo", help="watch simulated agents run (ledgers are kept)")
     demo.add_argument("--pace", type=float, default=1.0, help="slower (>1) or faster (<1)")
     replay = commands.add_parser("replay", help="play past runs back as they happened")
-    replay.add_argument("files", nargs="+", metavar="FILE", help="ledger files")
+    replay.add_argument(
+        "files", nargs="+", metavar="PATH", help="ledger files, or directories of ledgers"
+    )
     replay.add_argument("--speed", choices=["1", "2", "10", "max"], default="1")
     for sub in (demo, replay):
         sub.add_argument("--theme", help="a Textual theme (also from the command palette)")
