@@ -16,11 +16,11 @@ import pytest
 from textual.events import Key
 from textual.widgets import Input
 
+from tests.test_tui_interaction import bar, screen_lines
 from tests.tui_support import loaded, sample_app, settle
 from tui.screens.run import RunScreen
 from tui.widgets.detail import EventDetail
 from tui.widgets.event_list import EventList
-from tui.widgets.key_bar import KeyBar
 from tui.widgets.run_table import RunTable
 
 pytestmark = pytest.mark.timeout(60)
@@ -29,15 +29,6 @@ TORN = "run_20261128T143000058_5e6f708192a3b4c5"
 """A sample run (stale) whose last entry is one short paragraph: "A torn write is"."""
 RESEARCH = "run_20261128T143000012_4f1a9c2e7b3d8a60"
 """A sample run that succeeded: tool calls, paragraphs, a model call."""
-
-
-def screen_lines(app: Any) -> list[str]:
-    """The screen's lines as the terminal shows them (toasts included)."""
-    return [strip.text for strip in app.screen._compositor.render_strips()]
-
-
-def bar(app: Any) -> str:
-    return str(app.screen.query_one(KeyBar).render())
 
 
 async def open_run(pilot: Any, run_id: str) -> RunScreen:
