@@ -16,7 +16,13 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from ledger_reader.decode import decode_line, iter_events
-from ledger_reader.errors import LedgerError, LedgerGone, LedgerUnreadable, NoLedgers
+from ledger_reader.errors import (
+    LedgerError,
+    LedgerGone,
+    LedgerUnreadable,
+    NoLedgers,
+    NotALedgerFile,
+)
 from ledger_reader.events import (
     EVENT_TYPES,
     MAX_LINE_BYTES,
@@ -106,6 +112,7 @@ __all__ = [
     "NoLedgers",
     "NodeEnter",
     "NodeExit",
+    "NotALedgerFile",
     "PendingApproval",
     "ReasoningChunk",
     "RunChange",

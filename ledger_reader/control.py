@@ -37,6 +37,7 @@ from typing import Any, Final
 
 import msgspec
 
+from ledger_reader.errors import file_kind
 from ledger_reader.events import is_valid_run_id
 from ledger_reader.locations import make_private_dir
 from ledger_reader.scan import CONTROL_DIR
@@ -177,7 +178,7 @@ def check_regular(path: Path) -> None:
     except OSError as error:
         raise ControlFileError(f"cannot look at it: {error.strerror}") from None
     if not stat.S_ISREG(mode):
-        raise ControlFileError(f"not a regular file (a {_kind_of(mode)}); it was not opened")
+        raise ControlFileError(f"not a regular file ({file_kind(mode)}); it was not opened")
 
 
 def read_request(path: Path) -> dict[str, Any]:
@@ -201,7 +202,7 @@ def read_request(path: Path) -> dict[str, Any]:
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise ControlFileError(f"not a regular file (a {_kind_of(info.st_mode)})")
+            raise ControlFileError(f"not a regular file ({file_kind(info.st_mode)})")
         if info.st_size > MAX_REQUEST_BYTES:
             raise ControlFileError(
                 f"{info.st_size} bytes, over the {MAX_REQUEST_BYTES} a request may hold"
@@ -318,20 +319,6 @@ def _rename_aside(path: Path, target: Path) -> None:
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
-
-
-def _kind_of(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "directory"
-    if stat.S_ISFIFO(mode):
-        return "FIFO"
-    if stat.S_ISLNK(mode):
-        return "symlink"
-    if stat.S_ISSOCK(mode):
-        return "socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "device"
-    return "special file"
 
 
 __all__ = [

@@ -15,7 +15,14 @@ from typing import Final
 
 import msgspec
 
-from ledger_reader.errors import LedgerError, LedgerGone, LedgerUnreadable, NoLedgers
+from ledger_reader.errors import (
+    LedgerError,
+    LedgerGone,
+    LedgerUnreadable,
+    NoLedgers,
+    NotALedgerFile,
+    file_kind,
+)
 from ledger_reader.events import MAX_LINE_BYTES
 from ledger_reader.head_tail import LedgerState, read_ledger_state
 from ledger_reader.liveness import DEFAULT_STALE_AFTER
@@ -41,15 +48,18 @@ class ScanResult(msgspec.Struct):
         return found
 
 
-def find_ledgers(root: Path, errors: list[LedgerError]) -> list[Path]:
+def find_ledgers(root: Path, errors: list[LedgerError], *, say_skipped: bool = False) -> list[Path]:
     """Every ``*.jsonl`` under ``root``, following links but never round a loop.
 
-    Unreadable subdirectories are reported in ``errors`` and skipped.
+    Unreadable subdirectories are reported in ``errors`` and skipped; so,
+    with ``say_skipped``, are ``*.jsonl`` entries that are no regular file
+    (a FIFO, a socket, a link to nothing). A watcher, which walks the tree
+    again every few seconds, leaves them out silently.
     """
-    return [Path(name) for name in ledger_names(os.fspath(root), errors)]
+    return [Path(name) for name in ledger_names(os.fspath(root), errors, say_skipped=say_skipped)]
 
 
-def ledger_names(root: str, errors: list[LedgerError]) -> list[str]:
+def ledger_names(root: str, errors: list[LedgerError], *, say_skipped: bool = False) -> list[str]:
     """:func:`find_ledgers` as plain strings (a scan of 10,000 files feels pathlib's cost)."""
     found: list[str] = []
     seen: set[tuple[int, int]] = set()
@@ -72,13 +82,31 @@ def ledger_names(root: str, errors: list[LedgerError]) -> list[str]:
                         if entry.is_dir():
                             if entry.name != CONTROL_DIR:
                                 stack.append(entry.path)
-                        elif entry.name.endswith(LEDGER_SUFFIX) and entry.is_file():
-                            found.append(entry.path)
+                        elif entry.name.endswith(LEDGER_SUFFIX):
+                            if entry.is_file():
+                                found.append(entry.path)
+                            elif say_skipped:
+                                errors.append(_not_a_ledger(entry))
                     except OSError as error:
                         errors.append(error_for(Path(entry.path), error))
         except OSError as error:
             errors.append(error_for(Path(directory), error))
     return found
+
+
+def _not_a_ledger(entry: os.DirEntry[str]) -> LedgerError:
+    """Why a ``*.jsonl`` entry that is no regular file was skipped."""
+    try:
+        return NotALedgerFile(entry.path, file_kind(os.stat(entry.path).st_mode))
+    except FileNotFoundError:
+        pass  # a link to nothing
+    except OSError as error:
+        return error_for(Path(entry.path), error)
+    try:
+        target = os.readlink(entry.path)
+    except OSError:
+        return LedgerGone(entry.path)
+    return NotALedgerFile(entry.path, f"a link to {target}, which is not there")
 
 
 def error_for(path: Path, error: OSError) -> LedgerError:
@@ -98,7 +126,7 @@ def _ledger_files(paths: list[Path], errors: list[LedgerError]) -> list[str]:
             continue
         if stat_module.S_ISDIR(info.st_mode):
             before = len(errors)
-            found = ledger_names(os.fspath(path), errors)
+            found = ledger_names(os.fspath(path), errors, say_skipped=True)
             if not found and len(errors) == before:
                 errors.append(NoLedgers(path))
             files.extend(found)

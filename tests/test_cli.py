@@ -311,3 +311,49 @@ def test_replay_says_what_is_wrong_with_a_path(
     assert code != 0
     assert out == ""
     assert err == f"runtop: {path}: {message}\n"
+
+
+def odd_entries(directory: Path) -> tuple[Path, Path]:
+    """A FIFO and a link to nothing, both named like ledgers, beside a real ledger."""
+    directory.mkdir(exist_ok=True)
+    (directory / f"{RUN_ID}.jsonl").write_bytes(started())
+    fifo, broken = directory / "pipe.jsonl", directory / "broken.jsonl"
+    os.mkfifo(fifo)
+    broken.symlink_to(directory / "gone")
+    return fifo, broken
+
+
+def test_ls_says_which_entries_of_a_directory_it_skipped(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A FIFO or a dangling link named ``*.jsonl`` in a directory was passed over without
+    a word (a named one was refused): each is named with what it is, the ledgers beside
+    it still listed."""
+    fifo, broken = odd_entries(tmp_path / "runs")
+    code, out, err = run(capsys, "ls", str(tmp_path / "runs"), "--json")
+    assert [run["run_id"] for run in json.loads(out)] == [RUN_ID]
+    assert code == 1
+    assert sorted(err.splitlines()) == [
+        f"runtop: {broken}: skipped: not a regular file (a link to {tmp_path / 'runs' / 'gone'},"
+        " which is not there)",
+        f"runtop: {fifo}: skipped: not a regular file (a FIFO)",
+    ]
+
+
+def test_replay_names_what_it_skipped_and_refuses_a_fifo(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """``runtop replay DIR`` said nothing of a FIFO in it, and called a FIFO named on the
+    command line "no such file or directory" (it is there: it is no regular file)."""
+    from ledger_reader import LedgerError
+    from tui.commands.replay import replay_files
+
+    fifo, broken = odd_entries(tmp_path / "runs")
+    skipped: list[LedgerError] = []
+    assert replay_files([str(tmp_path / "runs")], skipped) == [
+        tmp_path / "runs" / f"{RUN_ID}.jsonl"
+    ]
+    assert sorted(error.path for error in skipped) == [broken, fifo]
+    code, out, err = run(capsys, "replay", str(fifo))
+    assert (code, out) == (1, "")
+    assert err == f"runtop: {fifo}: skipped: not a regular file (a FIFO)\n"
