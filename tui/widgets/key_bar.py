@@ -38,6 +38,10 @@ REPLAY_KEYS: Final = frozenset({"space", "n", "x", "R"})
 """A replay's keys: while one is open they apply now, whichever screen names them (the
 run screen's ``n`` steps the replay until something is searched)."""
 
+PAIRS: Final = {"approve": "deny", "deny": "approve"}
+"""Keys that stay in a narrow bar or leave it together: ``a`` without ``d`` reads as the
+only answer to an approval."""
+
 GIVE_WAY: Final = frozenset({"sort", "tree", "copy", "tools", "show_all", "raw", "timeline"})
 """Actions that leave the bar before the others when it is too narrow (``?`` lists them)."""
 
@@ -112,7 +116,8 @@ class KeyBar(Widget):
         """The keys that fit the bar's width, in their order. Too narrow, keys give way by
         priority: greyed ones first, then those ``?`` lists as well (sort, tree, copy),
         then the others, from the end; those that apply now (an approval's ``a`` and
-        ``d``, a replay's keys) last; ``?`` and ``q`` never."""
+        ``d``, a replay's keys) last; ``?`` and ``q`` never. A pair (``a`` and ``d``)
+        stays or goes together."""
         room = self.size.width or 10_000
 
         def width(entry: tuple[str, str, str, bool]) -> int:
@@ -122,18 +127,29 @@ class KeyBar(Widget):
         total = sum(map(width, shown))
         replays = getattr(self.app, "replays", None)
         replaying = bool(replays()) if callable(replays) else False
+        actions = [self._actions.get(key, "") for key, _, _, _ in shown]
         priority = [
-            _priority(key, self._actions.get(key, ""), enabled, replaying=replaying)
-            for key, _, _, enabled in shown
+            _priority(key, action, enabled, replaying=replaying)
+            for (key, _, _, enabled), action in zip(shown, actions, strict=True)
         ]
+        partner = {
+            at: actions.index(PAIRS[action])
+            for at, action in enumerate(actions)
+            if PAIRS.get(action) in actions
+        }
+        for at, other in partner.items():  # a pair stays as long as the one that stays longer
+            priority[at] = min(priority[at], priority[other])
         dropped: set[int] = set()
         for at in sorted(range(len(shown)), key=lambda at: (-priority[at], -at)):
             if total <= room:
                 break
             if priority[at] == 0:
                 break  # ? and q stay, however narrow
-            dropped.add(at)
-            total -= width(shown[at])
+            if at in dropped:
+                continue  # gone with its pair
+            for going in {at, partner.get(at, at)}:
+                dropped.add(going)
+                total -= width(shown[going])
         return [entry for at, entry in enumerate(shown) if at not in dropped]
 
     def render(self) -> Text:
