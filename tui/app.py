@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Awaitable, Callable, Iterable
+from functools import partial
 from pathlib import PurePath
 from typing import Any, ClassVar, Final
 
@@ -15,6 +16,7 @@ from rich.console import RenderableType
 from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
+from textual.dom import DOMNode
 from textual.events import Key
 from textual.notifications import Notification, Notify
 from textual.screen import ModalScreen, Screen
@@ -27,6 +29,60 @@ from tui.settings import Settings, load_state, save_state
 from tui.store_news import StoreNews
 
 ACTION_KEYS = {"c": "cancel", "r": "resume", "a": "approve", "d": "approve"}
+
+PALETTE_WORDS: Final[dict[str, tuple[str, str]]] = {
+    "quit": ("Quit", "Leave runtop"),
+    "help": ("Keys", "Every key of this screen and what it does"),
+    "open": ("Open", "The selected run: its events, as they come"),
+    "calls": ("Its calls", "The selected tool's calls: run, time, duration, outcome"),
+    "back": ("Back", "The screen before this one"),
+    "cancel": ("Cancel the run", "Cancel the selected run, with a reason"),
+    "resume": ("Resume the run", "Re-issue the selected run with its input"),
+    "approve": ("Approve", "Approve the selected run's pending approval"),
+    "deny": ("Deny", "Deny the selected run's pending approval"),
+    "copy": ("Copy", "Copy the selected run's id"),
+    "tools": ("Tool calls", "Per-tool counts, errors and latencies"),
+    "replay_toggle": ("Pause/play", "Pause the replay, or play it"),
+    "replay_step": ("Step", "One more event of the replay"),
+    "replay_speed": ("Speed", "The replay's speed: 1x, 2x, 10x, at once"),
+    "replay_restart": ("Restart", "The replay again from the start"),
+    "swap": ("Swap A and B", "The compared runs the other way round"),
+    "zoom(2)": ("Zoom in", "Around the selected node"),
+    "zoom(0.5)": ("Zoom out", "Around the selected node"),
+    "whole": ("Whole run", "The timeline of the whole run again"),
+    "choose": ("To the event", "The selected node's event in the event stream"),
+}
+"""The command palette's words for an action (title, then what it does; its key follows):
+the key bar's, said more fully where a title alone could be read two ways."""
+
+RUNS_PALETTE_WORDS: Final[dict[str, tuple[str, str]]] = {
+    "filter": ("Filter runs", "status:, skill:, agent:, since:, text"),
+    "sort": ("Sort runs", "Cycle the column the table is sorted by"),
+    "reverse": ("Reverse the sort", "The other way round, by the same column"),
+    "tree": ("Tree", "Child runs under their parent"),
+    "mark": ("Mark the run", "Mark or unmark it to compare"),
+    "toggle_mark": ("Mark the run", "Mark or unmark it to compare"),
+    "compare": ("Compare marked runs", "The two marked runs side by side"),
+}
+"""The runs screen's words in the palette."""
+
+RUN_PALETTE_WORDS: Final[dict[str, tuple[str, str]]] = {
+    "back": ("Back", "Close the search or the timeline, else back to the runs"),
+    "copy": ("Copy", "Copy the selected event's detail, else the run id"),
+    "follow": ("Follow", "Keep the newest event selected and in view"),
+    "show_all": ("All output", "Show all of a long output"),
+    "raw": ("Raw line", "The selected event's ledger line"),
+    "parent": ("Parent run", "Open the run that started this one, or the one it was resumed from"),
+    "compare": (
+        "Compare with its resume",
+        "This run beside the run it resumed, or that resumed it",
+    ),
+    "search": ("Search the run", "Find text in its events; n / N step"),
+    "next_match": ("Next match", "The next match of the search"),
+    "previous_match": ("Previous match", "The match before"),
+    "timeline": ("Timeline", "Where the run's time went, node by node"),
+}
+"""A run screen's words in the palette."""
 
 IMPORT_RUN_SCREEN_AFTER: Final = 0.3
 """Seconds after the first frame that the run screen is imported, on the main thread."""
@@ -226,19 +282,27 @@ class RuntopApp(App[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "close_help":  # otherwise Escape is the screen's (and its bar says so)
             return bool(self.screen.query("HelpPanel"))
+        screen = self._keys_screen()
         if action == "tools":
-            return self.check_action_on(self.screen, action)  # hidden where it is shown
+            return self.check_action_on(screen, action)  # hidden where it is shown
         if action.startswith("replay_"):
-            return bool(self.replays()) and not isinstance(self.screen, ModalScreen)
+            return bool(self.replays())
         kind = {"cancel": "cancel", "resume": "resume", "approve": "approve", "deny": "approve"}
-        if action not in kind or isinstance(self.screen, ModalScreen):
-            return True  # a confirmation's bar has no app keys; the palette asks its screen
-        if self.current_run() is None and not self._on_runs_screen():
+        if action not in kind:
+            return True
+        run = screen.current_run() if isinstance(screen, SelectedRunScreen) else None
+        if run is None and not isinstance(screen, RunsScreen):
             return False  # a screen of no run (the tool calls): the keys do not apply there
-        return None if self.refusal(kind[action]) else True
+        return None if self._refusal_on(screen, kind[action]) else True
 
-    def _on_runs_screen(self) -> bool:
-        return isinstance(self.screen, RunsScreen)
+    def _keys_screen(self) -> Screen[Any]:
+        """The screen the app's keys are asked about: the one on top, or under a modal one
+        (the palette, a confirmation) the screen it was opened over. Textual asks a modal
+        screen for its own keys only (its binding chain stops at it), so while one is open
+        the app is asked for the bar of a screen below it: that bar keeps its keys (under
+        the palette it showed every run key, greyed or not, as if they applied)."""
+        stack: list[Screen[Any]] = self.screen_stack
+        return next((on for on in reversed(stack) if not isinstance(on, ModalScreen)), self.screen)
 
     def on_key(self, event: Key) -> None:
         """A greyed action's key says why it is greyed instead of doing nothing."""
@@ -402,101 +466,64 @@ class RuntopApp(App[None]):
             self.push_screen(ToolsScreen(self.store, clock=self.settings.clock))
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
-        """The command palette: every action that can be done now on ``screen`` (the screen
-        under the palette), each with its key, as the key bar names it. Cancel, resume,
-        approve and deny only where the run can take them (on an ended run they could only
-        fail); the tool calls not on their own screens."""
-        yield from super().get_system_commands(screen)
+        """The command palette (``ctrl+p``) over ``screen``: what can be done there now, in
+        runtop's words, each with the key that does it, as the key bar names it.
+
+        Built from the screen's keys, not Textual's own list (whose Keys, Quit, Maximize and
+        Screenshot named no key and spoke Textual's words): an action is offered where its
+        key is bound and not greyed (cancel, approve and deny only where the run can take
+        them; Open only with a run selected), so a key that does not apply on a screen is
+        not offered there. Theme and Screenshot, which have no key, follow."""
         keys = _keys_on(self, screen)
-
-        def command(
-            title: str, said: str, action: str, callback: Callable[[], Any]
-        ) -> SystemCommand:
-            key = keys.get(action)
-            return SystemCommand(title, f"{said} ({key})" if key else said, callback)
-
-        acts = (
-            ("cancel", "Cancel the run", "Cancel the selected run, with a reason", "cancel"),
-            ("resume", "Resume the run", "Re-issue the selected run with its input", "resume"),
-            ("approve", "Approve", "Approve the selected run's pending approval", "approve"),
-            ("approve", "Deny", "Deny the selected run's pending approval", "deny"),
-        )
-        for kind, title, said, action in acts:
-            if self._refusal_on(screen, kind) is None:
-                yield command(title, said, action, getattr(self, f"action_{action}"))
-        if self.check_action_on(screen, "tools"):
-            yield command(
-                "Tool calls", "Per-tool counts, errors and latencies", "tools", self.action_tools
-            )
-        yield command(
-            "Copy", "Copy the run id, or the selected event's detail", "copy", self.action_copy
-        )
-        if isinstance(screen, RunsScreen):
-            mark = "toggle_mark" if "toggle_mark" in keys else "mark"
-            yield from (
-                command(
-                    "Filter runs",
-                    "status:, skill:, agent:, since:, text",
-                    "filter",
-                    screen.action_filter,
-                ),
-                command(
-                    "Sort runs",
-                    "Cycle the column the table is sorted by",
-                    "sort",
-                    screen.action_sort,
-                ),
-                command(
-                    "Reverse the sort",
-                    "The other way round, by the same column",
-                    "reverse",
-                    screen.action_reverse,
-                ),
-                command("Tree", "Child runs under their parent", "tree", screen.action_tree),
-                command("Mark the run", "Mark or unmark it to compare", mark, screen.toggle_mark),
-                command(
-                    "Compare marked runs",
-                    "The two marked runs side by side",
-                    "compare",
-                    screen.action_compare,
-                ),
-            )
+        named = getattr(screen, "key_description", None)
         from tui.screens.run import RunScreen  # the palette opened: on the main thread
 
-        if isinstance(screen, RunScreen):
-            yield command("Follow", "Keep the newest event in view", "follow", screen.action_follow)
-            if "parent" in keys:
-                yield command(
-                    "Parent run",
-                    "Open the run that started this one, or the one it was resumed from",
-                    "parent",
-                    screen.action_parent,
-                )
-            if "compare" in keys:
-                yield command(
-                    "Compare with its resume",
-                    "This run beside the run it resumed, or that resumed it",
-                    "compare",
-                    screen.action_compare,
-                )
-            yield from (
-                command(
-                    "All output", "Show all of a long output", "show_all", screen.action_show_all
-                ),
-                command("Raw line", "The selected event's ledger line", "raw", screen.action_raw),
-                command(
-                    "Search the run",
-                    "Find text in its events; n / N step",
-                    "search",
-                    screen.action_search,
-                ),
-                command(
-                    "Timeline",
-                    "Where the run's time went, node by node",
-                    "timeline",
-                    screen.action_timeline,
-                ),
+        words = {
+            **PALETTE_WORDS,
+            **(RUNS_PALETTE_WORDS if isinstance(screen, RunsScreen) else {}),
+            **(RUN_PALETTE_WORDS if isinstance(screen, RunScreen) else {}),
+        }
+        if callable(getattr(screen, "copy_text", None)) and not isinstance(screen, RunScreen):
+            words["copy"] = ("Copy", "Copy what this screen shows, as plain text")
+        if getattr(screen, "lists_tool_calls", False):
+            words["open"] = ("Open", "The selected call's run, at that call")
+        if screen.query("HelpPanel"):
+            words["help"] = ("Keys", "Close the list of keys")
+        if callable(named) and named("tree", "Tree") != "Tree":
+            words["tree"] = ("List", "The runs as a list again, not a tree")
+        if callable(named) and named("next_match", "Next match") != "Next match":
+            words["next_match"] = ("Step", "One more event of the replay")
+        for action, (key, namespace, description, shown) in keys.items():
+            if action not in words and not shown:
+                continue  # a key only ? lists (the cursor's): not an action to pick
+            if not self._offered(screen, action):
+                continue
+            title, said = words.get(action, (description, ""))
+            yield SystemCommand(
+                title,
+                f"{said} ({key})" if said else f"({key})",
+                partial(self.run_action, action, namespace),
             )
+        yield SystemCommand(
+            "Theme", "The colours; runtop --theme picks them at launch", self.action_change_theme
+        )
+        yield SystemCommand(
+            "Screenshot",
+            "Save this screen as an SVG file in the current directory",
+            lambda: self.set_timer(0.1, self.deliver_screenshot),
+        )
+
+    def _offered(self, screen: Screen[Any], action: str) -> bool:
+        """Whether the palette offers ``action``, enabled on ``screen``: Open and Copy only
+        with something to open or copy (their keys would do nothing)."""
+        if action == "open":
+            return isinstance(screen, SelectedRunScreen) and screen.current_run() is not None
+        if action == "copy":
+            copy_text = getattr(screen, "copy_text", None)
+            if callable(copy_text):
+                return bool(copy_text())
+            return isinstance(screen, SelectedRunScreen) and screen.current_run() is not None
+        return True
 
     def _refusal_on(self, screen: Screen[Any], kind: str) -> str | None:
         """Why ``kind`` (cancel, resume, approve) cannot be done to ``screen``'s run."""
@@ -515,11 +542,20 @@ class RuntopApp(App[None]):
         return True
 
 
-def _keys_on(app: App[Any], screen: Screen[Any]) -> dict[str, str]:
-    """The key that does each action on ``screen`` now, as the key bar shows it."""
-    keys: dict[str, str] = {}
-    for binding in (active.binding for active in screen.active_bindings.values()):
-        keys.setdefault(binding.action, app.get_key_display(binding))
+def _keys_on(app: App[Any], screen: Screen[Any]) -> dict[str, tuple[str, DOMNode, str, bool]]:
+    """Each action that a key does on ``screen`` now, not greyed: the key as the key bar
+    shows it (a shown key before a hidden one), where the action is, what the bar calls it
+    there, and whether the bar shows it."""
+    named = getattr(screen, "key_description", None)
+    keys: dict[str, tuple[str, DOMNode, str, bool]] = {}
+    active = sorted(screen.active_bindings.values(), key=lambda bound: not bound.binding.show)
+    for namespace, binding, enabled, _ in active:
+        if not enabled or binding.action in keys:
+            continue
+        description = binding.description
+        if callable(named):
+            description = named(binding.action, description)
+        keys[binding.action] = (app.get_key_display(binding), namespace, description, binding.show)
     return keys
 
 
