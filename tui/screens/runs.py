@@ -95,6 +95,8 @@ class RunsScreen(SelectedRunScreen):
         self._box_was_focused = False
         self._offered: str | None = None
         """What the filter box held when opened: applied on Enter, not as it appears."""
+        self._invalid_filter = ""
+        """What the box holds when it does not parse: said beside the filter applied."""
         self._settled: tuple[RunFilter | None, str] = (None, "")
         """The last filter applied on Enter (or at start): what the table goes back to while
         the box holds one that does not parse, not a prefix of it typed on the way
@@ -192,6 +194,7 @@ class RunsScreen(SelectedRunScreen):
         line.total, line.shown = len(snapshot.runs), len(runs)
         line.by_status, line.spent = _totals(runs, down)
         line.filter_text = self.filter_text
+        line.filter_invalid = self._invalid_filter
         line.as_tree = self.as_tree
         empty = self.query_one("#empty", Static)
         if not runs:
@@ -361,15 +364,17 @@ class RunsScreen(SelectedRunScreen):
             if box is None:
                 self.notify(str(error), title="Filter", severity="error", markup=False)
             else:
-                box.border_subtitle = Text(inert(str(error), single_line=True))
+                said = f"not applied: {error}"
+                box.border_subtitle = Text(inert(said, single_line=True))
                 box.add_class("invalid")
-            if (self.run_filter, self.filter_text) != self._settled:
-                self.run_filter, self.filter_text = self._settled
-                self.refresh_runs()
+                self._invalid_filter = text.strip()
+            self.run_filter, self.filter_text = self._settled
+            self.refresh_runs()  # the line says the filter applied, and that this one is not
             return False
         if box is not None:
             box.border_subtitle = None
             box.remove_class("invalid")
+        self._invalid_filter = ""
         self.filter_text = text.strip()
         if remember:
             self._settled = (self.run_filter, self.filter_text)

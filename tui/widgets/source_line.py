@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar, Final
 
+from rich.cells import cell_len
 from rich.style import Style
 from rich.text import Text
 from textual.reactive import reactive
@@ -19,10 +20,11 @@ GAP: Final = "  "
 class SourceLine(Widget):
     """`` samples (live)  6 runs  ✔2 ✘1  2.9k tok $0.0100  filter: status:failed``.
 
-    Too narrow for all of it, parts give way whole, never cut mid-word: the
-    tokens and cost first, then the runs by status, then the tree (its
-    column's title says it too), then the filter; the sources, their state
-    and the runs counted stay. A source that fails is in $error.
+    Too narrow for all of it, parts give way whole: the tokens and cost
+    first, then the runs by status, then the tree (its column's title says
+    it too); then the sources are cut between words, then the filter. The
+    runs counted stay whole: a count is read with the filter it is of. A
+    source that fails is in $error.
     """
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
@@ -41,6 +43,9 @@ class SourceLine(Widget):
     spent: reactive[str] = reactive("", layout=False)
     """The tokens and cost of the runs shown (``14.5k tok $0.0560``)."""
     filter_text: reactive[str] = reactive("", layout=False)
+    """The filter applied (the runs counted are those it lets through)."""
+    filter_invalid: reactive[str] = reactive("", layout=False)
+    """What the filter box holds when it does not parse (and is not applied)."""
     as_tree: reactive[bool] = reactive(False, layout=False)
     """The runs are shown as a tree (``T``): said here, as the key bar may have no room."""
 
@@ -48,42 +53,79 @@ class SourceLine(Widget):
         name_style = self.get_component_rich_style("source-line--name")
         error_style = self.get_component_rich_style("source-line--error")
         filter_style = self.get_component_rich_style("source-line--filter")
-        # (text, style, priority): the highest priority gives way first.
-        parts: list[tuple[str, Style | None, int]] = []
+        sources = Text(no_wrap=True, overflow="crop", end="")
         for source in self.sources:
             name = inert(source.name, single_line=True)  # a directory's name: anything at all
             if source.error:
-                parts.append((f" {name}: {inert(source.error, single_line=True)} ", error_style, 0))
+                sources.append(f" {name}: {inert(source.error, single_line=True)} ", error_style)
             elif not source.available:
-                parts.append((f" {name}: unavailable ", error_style, 0))
+                sources.append(f" {name}: unavailable ", error_style)
             else:
                 said = "opening" if source.opening else source.status
                 live = inert(said or ("live" if source.live else "replay"), single_line=True)
-                parts.append((f" {name} ({live}) ", name_style, 0))
+                sources.append(f" {name} ({live}) ", name_style)
         total, shown = self.total, self.shown
         noun = "run" if total == 1 else "runs"
-        counted = f"{shown:,} of {total:,} {noun}" if shown != total else f"{total:,} {noun}"
-        parts.append((GAP + counted, None, 0))
+        counted = GAP + (
+            f"{shown:,} of {total:,} {noun}" if shown != total else f"{total:,} {noun}"
+        )
+        # (text, style, priority): the highest priority gives way first, whole.
+        parts: list[tuple[str, Style | None, int]] = []
         if self.by_status:
             parts.append((GAP + self.by_status, None, 3))
         if self.spent:
             parts.append((GAP + self.spent, None, 4))
-        if self.filter_text:
-            said = f"filter: {inert(self.filter_text, single_line=True)}"
-            parts.append((GAP + said, filter_style, 1))
         if self.as_tree:
             parts.append((GAP + "as a tree", filter_style, 2))
+        applied = inert(self.filter_text, single_line=True)
+        said = f"filter: {applied}" if applied else ""
+        if self.filter_invalid:
+            # The box holds a filter that does not parse: the runs counted are the applied one's.
+            invalid = inert(self.filter_invalid, single_line=True)
+            said = f"{said or 'no filter'} ({invalid} not applied)"
+        wanted = Text(GAP + said if said else "", filter_style, no_wrap=True, end="")
         room = self.content_size.width or 10_000
-        for gives_way in (4, 3, 2, 1):
-            if sum(len(text) for text, _, _ in parts) <= room:
+
+        def over() -> int:
+            rest = sum(cell_len(text) for text, _, _ in parts)
+            return sources.cell_len + cell_len(counted) + wanted.cell_len + rest - room
+
+        for gives_way in (4, 3, 2):
+            if over() <= 0:
                 break
             parts = [part for part in parts if part[2] != gives_way]
-        line = Text(no_wrap=True, overflow="crop", end="")
+        # Still too long: the sources are cut (to the first name's start), then the filter;
+        # the runs counted stay whole, as a count without its filter would claim what is not so.
+        if over() > 0:
+            sources = _cut(sources, max(MIN_SOURCES, sources.cell_len - over()))
+        if over() > 0 and wanted:
+            kept = wanted.cell_len - over()
+            wanted.truncate(kept, overflow="ellipsis")
+            if kept < len(GAP) + MIN_FILTER:
+                wanted = Text()  # a few letters of it say nothing
+        if over() > 0:
+            sources = _cut(sources, max(1, sources.cell_len - over()))
+        line = sources
+        line.append(counted)
         for text, style, _ in parts:
             line.append(text, style)
-        if len(line) > room:  # the sources alone are too long: cut between words
-            cut = line.plain.rstrip().rfind(" ", 1, room)
-            line = line[: cut if cut > 0 else room - 1]  # one word longer than the line: cut
-            line.rstrip()
-            line.append("…")
+        line.append_text(wanted)
         return line
+
+
+MIN_SOURCES: Final = 16
+"""The cells the sources keep before the filter is cut: the first source's name, at least."""
+
+MIN_FILTER: Final = 12
+"""The fewest cells of the filter worth showing (``filter: sta…``); fewer, it gives way."""
+
+
+def _cut(line: Text, room: int) -> Text:
+    """``line`` in ``room`` cells, cut between words where it can be, then ``…``."""
+    if line.cell_len <= room:
+        return line
+    cut = line.plain.rstrip().rfind(" ", 1, room)
+    line = line[: cut if cut > 0 else room - 1]  # one word longer than the line: cut
+    line.rstrip()
+    line.append("…")
+    return line
