@@ -1,8 +1,10 @@
 """The runs screen's source line and filter box, as a fresh-eyes walk in tmux found them.
 
-At 80x24 a source reconnecting pushed the runs counted off the source line; a filter
-that did not parse kept the one before applied, the count beside it, with no word of
-which. Each test asserts what the screen shows: the source line, the box, the rows.
+At 80x24 a source reconnecting pushed the runs counted off the source line; ``ctrl+u``
+then a filter typed in one burst (tmux's send-keys, a paste) left the box empty; a
+filter that did not parse kept the one before applied, the count beside it, with no
+word of which; and a filter applied was not offered again. Each test asserts what the
+screen shows: the source line, the box, the rows.
 """
 
 from __future__ import annotations
@@ -12,10 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual.events import Key
 
 from inspector import RemoteSource
 from tests.test_tui_interaction import screen_lines
 from tests.tui_support import loaded, sample_app, settle
+from tui.screens.runs import BOX_KEYS
 from tui.widgets.filter_box import FilterBox
 from tui.widgets.run_table import RunTable
 from tui.widgets.source_line import SourceLine
@@ -46,6 +50,17 @@ def box_lines(app: Any) -> str:
     """The filter box's three lines as drawn (its text, and what its border says)."""
     region = box(app).region
     return "\n".join(screen_lines(app)[region.y : region.bottom])
+
+
+def burst(widget: Any, *keys: str) -> None:
+    """``keys`` queued for ``widget`` all at once, as a terminal delivers a paste or tmux's
+    send-keys: the app hands each to the widget focused, before the first is handled."""
+    for key in keys:
+        character = key if len(key) == 1 else None
+        name = {"/": "slash", ":": "colon", "-": "minus"}.get(key, key)
+        event = Key(name, character)
+        event._set_forwarded()
+        widget.post_message(event)
 
 
 def typed(text: str) -> list[str]:
@@ -109,6 +124,76 @@ async def test_a_source_line_too_narrow_for_its_filter_keeps_the_count(fixtures:
         assert len(said) <= 78, said
 
 
+# -- 2: editing keys typed in one burst -----------------------------------------------------
+
+
+async def test_ctrl_u_and_a_filter_typed_in_one_burst_replace_the_filter(fixtures: Path) -> None:
+    """The box holds ``status:failed``, the cursor at its end; ``ctrl+u`` then
+    ``status:canceled`` come in one burst. The box's binding ran ``ctrl+u`` after the
+    characters were typed: the box was left empty and every run shown."""
+    app = sample_app(fixtures)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot)
+        await apply(pilot, "status:failed")
+        await pilot.press("slash", "end")
+        await settle(pilot, lambda: box(app).has_focus, "the box")
+        burst(box(app), "ctrl+u", *typed("status:canceled"))
+        await settle(pilot, lambda: shown(app) == [CANCELED], "the canceled run alone")
+        await pilot.pause(0.2)
+        assert box(app).value == "status:canceled"
+        assert "1 of 6 runs  ⊘1  filter: status:canceled" in line(app)
+        burst(
+            box(app), *typed(" x"), "ctrl+w", "backspace", "left", "left", "ctrl+k", *typed("led")
+        )
+        await settle(pilot, lambda: box(app).value == "status:cancelled", "the edits")
+        await pilot.pause(0.2)
+        assert box(app).value == "status:cancelled"  # the ledger's spelling: the same runs
+        assert shown(app) == [CANCELED]
+
+
+async def test_ctrl_u_typed_ahead_of_the_box_goes_into_it_in_order(fixtures: Path) -> None:
+    """``/``, ``x``, ``ctrl+u``, ``status:canceled`` and Enter reach the table in one
+    burst, before the box has focus: they go into it in order. ``ctrl+u`` was left to
+    the app's bindings, to do nothing on the table or to empty the box after the
+    characters typed after it (``xstatus:canceled`` or nothing: no run, or every one)."""
+    app = sample_app(fixtures)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot)
+        await apply(pilot, "status:failed")
+        rows = app.screen.query_one(RunTable)
+        await settle(pilot, lambda: rows.has_focus, "the table")
+        burst(rows, "/", "x", "ctrl+u", *typed("status:canceled"), "enter")
+        await settle(pilot, lambda: rows.has_focus, "the table again")
+        await pilot.pause(0.2)
+        assert box(app).value == "status:canceled"
+        assert shown(app) == [CANCELED]
+        assert "filter: status:canceled" in line(app)
+
+
+async def test_a_filter_typed_with_the_slash_that_opens_the_box_is_kept_whole(
+    fixtures: Path,
+) -> None:
+    """``/status:failed`` came in two reads: ``/status:fai`` before the box had focus, typed
+    into it, then ``led``. The box selected what it held when it took focus, and ``led``
+    replaced it."""
+    app = sample_app(fixtures)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot)
+        burst(app.screen.query_one(RunTable), "/", *typed("status:fai"))
+        await settle(pilot, lambda: app.screen.query(FilterBox) and box(app).has_focus, "it")
+        await pilot.pause(0.1)
+        burst(box(app), *typed("led"))
+        await settle(pilot, lambda: shown(app) == [FAILED], "the failed run alone")
+        await pilot.pause(0.2)
+        assert box(app).value == "status:failed"
+        assert shown(app) == [FAILED]
+
+
+def test_the_runs_screen_passes_the_keys_the_box_edits_with() -> None:
+    """The runs screen names the box's editing keys without importing it (at launch)."""
+    assert frozenset(FilterBox.EDITING) | FilterBox.RECALLING == BOX_KEYS
+
+
 # -- 3: a filter that does not parse --------------------------------------------------------
 
 
@@ -158,3 +243,41 @@ async def test_a_filter_that_does_not_parse_with_none_applied_says_no_filter(
         assert said.startswith(" samples (live)   6 runs"), said
         assert "no filter (foo:bar not applied)" in said, said
         assert len(shown(app)) == 6
+
+
+# -- 4: the filters applied before ----------------------------------------------------------
+
+
+async def test_up_in_the_filter_box_recalls_the_filters_applied_before(fixtures: Path) -> None:
+    """As a shell's history: ``up`` goes back through the filters applied this session
+    (newest first, each once), ``down`` comes back to what was typed."""
+    app = sample_app(fixtures)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot)
+        await apply(pilot, "status:failed")
+        await apply(pilot, "status:canceled")
+        await apply(pilot, "status:failed")
+        await pilot.press("escape")  # cleared: every run again, the box empty
+        await settle(pilot, lambda: len(shown(app)) == 6, "every run")
+        await pilot.press("slash")
+        await settle(pilot, lambda: box(app).has_focus, "the box")
+        assert box(app).value == ""
+        await pilot.press("up")
+        await settle(pilot, lambda: shown(app) == [FAILED], "the last filter applied")
+        assert box(app).value == "status:failed"
+        assert "filter: status:failed" in line(app)
+        await pilot.press("up")
+        await settle(pilot, lambda: shown(app) == [CANCELED], "the one before")
+        assert box(app).value == "status:canceled"
+        await pilot.press("up")  # the oldest: stays
+        await pilot.pause(0.1)
+        assert box(app).value == "status:canceled"
+        await pilot.press("down")
+        await settle(pilot, lambda: box(app).value == "status:failed", "the newer one")
+        await pilot.press("down")  # back to what was typed: nothing
+        await settle(pilot, lambda: len(shown(app)) == 6, "every run again")
+        assert box(app).value == ""
+        await pilot.press(*typed("dep"), "up")  # typed over: up starts from the newest
+        await settle(pilot, lambda: box(app).value == "status:failed", "the newest again")
+        await pilot.press("down")
+        await settle(pilot, lambda: box(app).value == "dep", "what was typed")

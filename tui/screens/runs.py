@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from operator import attrgetter
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, Final
 
 from rich.text import Text
 from textual import events, work
@@ -43,6 +43,13 @@ from tui.widgets.run_table import (
     tree_order,
 )
 from tui.widgets.source_line import SourceLine
+
+BOX_KEYS: Final = frozenset(
+    {"backspace", "delete", "ctrl+d", "ctrl+u", "super+backspace", "ctrl+w", "ctrl+k"}
+    | {"left", "right", "home", "end", "ctrl+a", "ctrl+e", "up", "down"}
+)
+"""The keys the filter box edits with (``FilterBox.edits_with``; the box's module is not
+imported at launch): typed ahead of the box, they go into it in order with the rest."""
 
 
 class RunsScreen(SelectedRunScreen):
@@ -97,6 +104,9 @@ class RunsScreen(SelectedRunScreen):
         """What the filter box held when opened: applied on Enter, not as it appears."""
         self._invalid_filter = ""
         """What the box holds when it does not parse: said beside the filter applied."""
+        self._history = [text for text in dict.fromkeys((remembered, filter_text)) if text]
+        """The filters applied this session (the last session's first), oldest first: ``up``
+        in the box recalls them."""
         self._settled: tuple[RunFilter | None, str] = (None, "")
         """The last filter applied on Enter (or at start): what the table goes back to while
         the box holds one that does not parse, not a prefix of it typed on the way
@@ -286,7 +296,7 @@ class RunsScreen(SelectedRunScreen):
             return
         if self._typed_ahead is None:
             return
-        if not (event.is_printable or event.key in {"enter", "backspace"}):
+        if not (event.is_printable or event.key == "enter" or event.key in BOX_KEYS):
             return
         event.stop()
         event.prevent_default()
@@ -308,8 +318,8 @@ class RunsScreen(SelectedRunScreen):
             return
         if key == "enter":
             self.call_later(box.action_submit)
-        elif key == "backspace":
-            box.action_delete_left()
+        elif box.edits_with(key):
+            box.edit(key)
         elif character:
             if box.selection.is_empty:
                 box.insert_text_at_cursor(character)
@@ -327,9 +337,10 @@ class RunsScreen(SelectedRunScreen):
 
         self._offered = self.filter_text or self.remembered
         box = self._filter_input = FilterBox(
+            self._offered,
+            history=self._history,
             placeholder="filter: text, status:running, skill:deploy, since:1h, -status:ok",
             id="filter",
-            value=self._offered,
         )
         await self.mount(box, after="#sources")
         return box
@@ -378,6 +389,10 @@ class RunsScreen(SelectedRunScreen):
         self.filter_text = text.strip()
         if remember:
             self._settled = (self.run_filter, self.filter_text)
+            if self.filter_text:  # offered again by up in the box, as a shell's history does
+                if self.filter_text in self._history:
+                    self._history.remove(self.filter_text)
+                self._history.append(self.filter_text)
             self.app.remember_filter(self.filter_text)  # type: ignore[attr-defined]
         self.refresh_runs()
         return True

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import ClassVar
+
 from textual import events
 from textual.widgets import Input
 
@@ -9,23 +12,96 @@ from textual.widgets import Input
 class FilterBox(Input):
     """Where a filter is typed. A ``/`` typed before anything else is the key that opened
     the box pressed again (``//`` in a hurry, or a second press when the first seemed not
-    to take), not the filter's first character: it is left out."""
+    to take), not the filter's first character: it is left out.
+
+    The editing keys (``ctrl+u``, ``ctrl+w``, ``ctrl+k``, backspace, the cursor's) act as
+    they arrive, in order with the characters typed after them. As the Input's bindings,
+    Textual ran them only once the key had gone round the app, after the characters that
+    followed it in one burst (a paste, tmux's send-keys) were typed: ``ctrl+u`` then
+    ``status:failed`` left the box empty. ``up`` and ``down`` go through the filters
+    applied before, as a shell's history does."""
+
+    EDITING: ClassVar[dict[str, Callable[[FilterBox], None]]] = {
+        "ctrl+u": Input.action_delete_left_all,
+        "super+backspace": Input.action_delete_left_all,
+        "ctrl+w": Input.action_delete_left_word,
+        "ctrl+k": Input.action_delete_right_all,
+        "backspace": Input.action_delete_left,
+        "delete": Input.action_delete_right,
+        "ctrl+d": Input.action_delete_right,
+        "left": Input.action_cursor_left,
+        "right": Input.action_cursor_right,
+        "home": Input.action_home,
+        "ctrl+a": Input.action_home,
+        "end": Input.action_end,
+        "ctrl+e": Input.action_end,
+    }
+    """The keys the box edits with as they come (the Input binds them: too late)."""
+
+    RECALLING: ClassVar[frozenset[str]] = frozenset({"up", "down"})
 
     fresh = True
     """Nothing was typed since the box opened (``/`` is then the opening key again)."""
 
+    def __init__(self, value: str, *, history: list[str], placeholder: str, id: str) -> None:
+        super().__init__(value, placeholder, select_on_focus=False, id=id)
+        # Not on focus: the box takes focus after keys typed in a burst with ``/`` went in,
+        # and selecting them then had the next key replace them ("/status:failed" left
+        # "led"). The runs screen selects the last filter when it opens the box.
+        self.history = history
+        """The filters applied this session, oldest first (shared with the runs screen)."""
+        self._recalled: int | None = None
+        """Which of :attr:`history` the box holds (``up``), ``None`` while it is typed."""
+        self._draft = ""
+        """What was typed before ``up`` recalled a filter: ``down`` past the newest is it."""
+
     def open(self) -> None:
         """The box is opened (``/``): a ``/`` typed first is the opening key again."""
         self.fresh = True
+        self._recalled = None
 
     def takes(self, key: str) -> bool:
         """Whether ``key``, typed now, goes into the box (and the box is no longer fresh)."""
         if self.fresh and key == "slash":
             return False
         self.fresh = False
+        if key not in self.RECALLING:
+            self._recalled = None  # typed over: up starts from the newest again
         return True
+
+    @classmethod
+    def edits_with(cls, key: str) -> bool:
+        """Whether ``key`` edits the box (or recalls a filter), as the box takes it."""
+        return key in cls.EDITING or key in cls.RECALLING
+
+    def edit(self, key: str) -> None:
+        """Edit as ``key`` does (see :attr:`EDITING`), or recall a filter (``up``, ``down``)."""
+        if key in self.RECALLING:
+            self.recall(-1 if key == "up" else 1)
+            return
+        self.EDITING[key](self)
+
+    def recall(self, step: int) -> None:
+        """The filter applied before the one shown (``-1``), or after it (``1``)."""
+        if not self.history:
+            return
+        at = len(self.history) if self._recalled is None else self._recalled
+        to = at + step
+        while 0 <= to < len(self.history) and self.history[to] == self.value:
+            to += step  # the filter shown already: the one before it
+        if not 0 <= to <= len(self.history) or to == at:
+            return
+        if self._recalled is None:
+            self._draft = self.value
+        self._recalled = None if to == len(self.history) else to
+        self.value = self._draft if self._recalled is None else self.history[to]
+        self.cursor_position = len(self.value)
 
     def on_key(self, event: events.Key) -> None:
         if not self.takes(event.key):
             event.stop()
             event.prevent_default()  # not typed: Input's own handler is not called
+        elif self.edits_with(event.key):
+            event.stop()  # the binding is not run too, later
+            event.prevent_default()
+            self.edit(event.key)
