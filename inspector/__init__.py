@@ -17,7 +17,7 @@ from inspector.filters import FilterError, RunFilter
 from inspector.ledger_source import SPEEDS, LedgerDirectorySource, ReplaySource
 from inspector.model import RunKey, RunView, ToolCallView
 from inspector.source import ActionRefused, RunSource, RunUpdate, SourceError, SourceUpdate
-from inspector.store import RunStore, Snapshot, SourceState, StoreChange, ToolStats
+from inspector.store import RunStore, Snapshot, SourcesDown, SourceState, StoreChange, ToolStats
 
 if TYPE_CHECKING:
     from inspector.manager_source import ManagerSource
@@ -55,6 +55,7 @@ __all__ = [
     "SourceError",
     "SourceState",
     "SourceUpdate",
+    "SourcesDown",
     "StoreChange",
     "ToolCallView",
     "ToolStats",

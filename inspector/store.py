@@ -22,8 +22,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections import Counter, deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import Final, Literal
 
 import msgspec
@@ -84,6 +85,23 @@ class SourceState(msgspec.Struct, frozen=True):
     """The source's own word on how it stands ("connected"), shown when it has no error."""
     opening: bool = False
     """Nothing has come from it yet: its runs are not known (not the same as none)."""
+    down_since: float | None = None
+    """When it became unavailable (epoch seconds), while it is: its live runs' clocks stop
+    there, not at their last event (which may be long before)."""
+
+
+class SourcesDown(frozenset[str]):
+    """The names of the sources that cannot be read now, and since when each (``since``)."""
+
+    since: Mapping[str, float]
+
+    def __new__(cls, states: Iterable[SourceState] = ()) -> SourcesDown:
+        down = [state for state in states if not state.available]
+        made = super().__new__(cls, (state.name for state in down))
+        made.since = {
+            state.name: state.down_since for state in down if state.down_since is not None
+        }
+        return made
 
 
 class _RunState:
@@ -161,9 +179,9 @@ class Snapshot(msgspec.Struct, frozen=True):
         down = self.sources_down()
         return [run for run in self.runs if run_filter.matches(run, source_down=run.source in down)]
 
-    def sources_down(self) -> frozenset[str]:
+    def sources_down(self) -> SourcesDown:
         """The sources that cannot be read now: their live runs show as unknown."""
-        return frozenset(source.name for source in self.sources if not source.available)
+        return SourcesDown(self.sources)
 
 
 class RunStore:
@@ -298,8 +316,12 @@ class RunStore:
         status = status or None
         if state.available == available and state.error == error and state.status == status:
             return
+        # The first moment it was seen down: a new error while down ("reconnecting in 16 s")
+        # keeps it; back up, it is forgotten.
+        since = state.down_since if not state.available else time.time()
+        since = None if available else since
         self._source_states[name] = _replace_state(
-            state, available=available, error=error, status=status
+            state, available=available, error=error, status=status, down_since=since
         )
         self._states_version += 1
         self._note(StoreChange(sources=frozenset({name})))
@@ -720,4 +742,12 @@ def _replace_state(state: SourceState, **changes: object) -> SourceState:
     return msgspec.structs.replace(state, **changes)
 
 
-__all__ = ["ActionRefused", "RunStore", "Snapshot", "SourceState", "StoreChange", "ToolStats"]
+__all__ = [
+    "ActionRefused",
+    "RunStore",
+    "Snapshot",
+    "SourceState",
+    "SourcesDown",
+    "StoreChange",
+    "ToolStats",
+]

@@ -25,6 +25,7 @@ __all__ = [
     "now_or",
     "plain",
     "relative",
+    "run_time",
     "short_id",
     "status_mark",
     "tokens_and_cost",
@@ -80,6 +81,23 @@ def relative(moment: float | None, now: float) -> str:
     if under_a_tenth(seconds):
         return "now"
     return f"{duration(seconds)} ago"
+
+
+def run_time(run: RunView, now: float, down_since: float | None = None) -> str:
+    """A run's TIME: how long it ran, or has run until ``now`` while live.
+
+    While its source is down (since ``down_since``, a moment the store took) nobody
+    knows what a live run does: its clock stops at that moment, not at its last event
+    (a remote run's last event may be long before: 9.1s fell back to 0.3s). A replayed
+    run that has only started so far shows nothing: how long it ran is not known yet,
+    and ``0s`` would say it was.
+    """
+    if run.live and run.recorded and (run.last_event_at or 0.0) <= (run.started_at or 0.0):
+        return ""
+    until = now
+    if down_since is not None and run.live:
+        until = min(now, down_since)
+    return duration(run.duration(until))
 
 
 def _tokens_known(run: RunView) -> bool:

@@ -28,7 +28,7 @@ from ledger_reader import (
     encode_event,
 )
 from tui.describe import compact_json
-from tui.format import cell, duration, now_or, status_mark, tokens_said
+from tui.format import cell, now_or, run_time, status_mark, tokens_said
 from tui.run_search import matches
 from tui.screens.selected_run import SelectedRunScreen
 from tui.store_news import StoreChanged
@@ -172,18 +172,20 @@ class RunScreen(SelectedRunScreen):
             gone = inert(f"{self.key.run_id}: no longer in {self.key.source}", single_line=True)
             header.update(Content.styled(gone, "bold"))
             return
-        down = run.source in self.store.snapshot().sources_down()
+        sources_down = self.store.snapshot().sources_down()
+        down = run.source in sources_down
         glyph, word, _ = status_mark(run, source_down=down)
         parts: list[str | tuple[str, str]] = [
             (f"{glyph} {word}  ", "bold"),
             (cell(run.run_id, 60), "bold"),
             f"  {cell(skill_and_agent(run.skill, run.agent), 60)}\n",
         ]
-        took = duration(run.duration(run.last_event_at if down else now_or(self.clock)))
+        took = run_time(run, now_or(self.clock), sources_down.since.get(run.source))
         count = "?" if run.event_count is None else run.event_count
         if self.query_one(EventList).follow:  # said first: it stays in view at 80x24
             parts.append(("following  ", "bold"))
-        parts.append(f"{count} events  {took}  {tokens_said(run)}")
+        took = f"{took}  " if took else ""  # nothing known yet (a replay's first event)
+        parts.append(f"{count} events  {took}{tokens_said(run)}")
         calls = f"{run.tool_calls} tool call{'' if run.tool_calls == 1 else 's'}"
         errors = f"{run.tool_errors} error{'' if run.tool_errors == 1 else 's'}"
         parts.append(f"  {calls} ({errors})")

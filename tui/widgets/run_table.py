@@ -23,10 +23,10 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from inspector import RunKey, RunView
+from inspector import RunKey, RunView, SourcesDown
 from inspector.status_words import ended_reason
 from ledger_reader import RunStatus
-from tui.format import cell, duration, now_or, relative, short_id, status_mark, tokens_and_cost
+from tui.format import cell, now_or, relative, run_time, short_id, status_mark, tokens_and_cost
 from tui.text import damaged_count, inert, skill_and_agent
 from tui.widgets.lines import CURSOR_BINDINGS, highlighted, scroll_row_into_view
 
@@ -224,6 +224,9 @@ class RunTable(ScrollView, can_focus=True):
         """The runs marked to compare: their lines show :data:`MARK` (set by the screen)."""
         self.sources_down: frozenset[str] = frozenset()
         """Sources that cannot be read now: their live runs show as unknown, clocks stopped."""
+        self.down_since: dict[str, float] = {}
+        """When each source down went down: its live runs' clocks stop there (the store's
+        moment; the moment this table was told, if it was not given one)."""
         self.now = now_or(clock)
         """The time every line of a frame is drawn at: relative times agree with their order."""
         self._selected_key: RunKey | None = None
@@ -251,8 +254,15 @@ class RunTable(ScrollView, can_focus=True):
         cursor_before = self.cursor
         self.rows = rows
         if sources_down != self.sources_down:
+            given = sources_down.since if isinstance(sources_down, SourcesDown) else {}
+            self.down_since = {
+                name: given.get(name, self.down_since.get(name, now_or(self.clock)))
+                for name in sources_down
+            }
             self.sources_down = sources_down
-            self.refresh()
+            # Drawn at this instant (not the last tick's, before the source went down): a
+            # stopped clock reads the same from its first frame on.
+            self.tick()
         self.virtual_size = Size(self.size.width, len(rows))
         if self._selected_key is not None:
             for index, run in enumerate(rows):
@@ -391,10 +401,8 @@ class RunTable(ScrollView, can_focus=True):
     def _cells(self, run: RunView, width: int, base: Style) -> list[Segment]:
         down = run.source in self.sources_down and run.live
         now = self.now
-        until = now
         if down:
             base = base + Style(dim=True)
-            until = run.last_event_at or now  # nobody knows what it does now: its clock stops
         segments: list[Segment] = []
         columns = _layout(width, self.sort_key)
         damage_unseen = all(key != "damaged" for key, _, _ in columns)
@@ -418,7 +426,8 @@ class RunTable(ScrollView, can_focus=True):
                 case "started":
                     text = relative(run.started_at, now)
                 case "duration":
-                    text = duration(run.duration(until))
+                    # Nobody knows what a run of a source down does now: its clock stops.
+                    text = run_time(run, now, self.down_since.get(run.source) if down else None)
                 case "events":
                     text = "?" if run.event_count is None else str(run.event_count)
                 case "damaged":

@@ -1,0 +1,125 @@
+"""The runs table's columns and clocks, from a fresh-eyes walk (issue 14).
+
+At 80x24 the columns give way by priority, empty ones first, never the
+sorted one, also with the keys help open; a run whose source went down
+stops its clock when the source went down, not at its last event; a replay's
+first frame does not say a run took 0s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from inspector import ReplaySource, RunSource, RunUpdate, SourceError, SourceUpdate
+from ledger_reader import LedgerItem, RunStatus, RunSummary
+from tests.test_tui_interaction import screen_lines
+from tests.tui_support import loaded, settle
+from tui.app import make_app
+from tui.settings import Settings
+
+pytestmark = pytest.mark.timeout(60)
+
+SERVER_RUN = "run_20261202T010000000_5e6f708192a3b4c5"
+
+
+def _iso(moment: float) -> str:
+    return datetime.fromtimestamp(moment, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+class GoesAway(RunSource):
+    """A server with one running run, started 9 s ago and last heard of 0.3 s after it
+    started (as a summary: the server sent no events since); the server goes away when
+    the test says, and stays away."""
+
+    live = True
+
+    def __init__(self) -> None:
+        super().__init__("127.0.0.1:8765")
+        self.away = asyncio.Event()
+
+    async def updates(self) -> AsyncIterator[SourceUpdate]:
+        started = time.time() - 9
+        summary = RunSummary(
+            run_id=SERVER_RUN,
+            status=RunStatus.RUNNING,
+            skill="research",
+            started_at=_iso(started),
+            last_event_at=_iso(started + 0.3),
+            event_count=3,
+        )
+        yield SourceUpdate(runs=[RunUpdate(SERVER_RUN, summary)], initial=True)
+        await self.away.wait()
+        yield SourceUpdate(error=SourceError("reconnecting in 8 s: refused"), available=False)
+        await asyncio.Event().wait()  # never back
+
+    async def events(self, run_id: str, start: int, stop: int) -> list[LedgerItem]:
+        return []
+
+    async def close(self) -> None:
+        self.away.set()
+
+
+def _times(line: str) -> list[float]:
+    """The durations a line shows (``9.4s``, ``12s``), not its relative times (``9s ago``)."""
+    return [float(n) for n in re.findall(r"(?<![\w.])(\d+(?:\.\d+)?)s(?! ago)\b", line)]
+
+
+async def test_a_run_of_a_source_gone_down_stops_its_clock_when_the_source_went_down() -> None:
+    """It showed 9.1s, then 0.3s (its last event) once the server went away."""
+    source = GoesAway()
+    app = make_app(Settings(flush_interval=0.01), [source])
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot, 1)
+
+        def row() -> str:
+            return next((line for line in screen_lines(app) if "…708192a3b4c5" in line), "")
+
+        await settle(pilot, lambda: "running" in row() and _times(row()), "the run ticking")
+        assert _times(row())[0] >= 9.0, row()
+        source.away.set()
+        await settle(pilot, lambda: "unknown" in row(), "the run unknown")
+        stopped = _times(row())
+        assert stopped, row()
+        assert 9.0 <= stopped[0] < 12, row()  # when it went down, not 0.3s
+        await pilot.pause(1.2)  # another tick: the clock stays stopped
+        assert _times(row()) == stopped, row()
+
+        await pilot.press("enter")  # the run's header says the same
+        await settle(pilot, lambda: type(app.screen).__name__ == "RunScreen", "the run")
+        await settle(pilot, lambda: "3 events" in "\n".join(screen_lines(app)), "the header")
+        counts = next(line for line in screen_lines(app) if "3 events" in line)
+        assert _times(counts) == stopped, counts
+
+
+async def test_a_replays_first_frame_does_not_say_its_run_took_0s(fixtures: Path) -> None:
+    """Only the run's start played: how long it ran is not known yet (not 0s)."""
+    ledger = next(fixtures.glob("run_20261128T143000012_*.jsonl"))
+    replay = ReplaySource([ledger], step=True, name="replay")
+    app = make_app(Settings(clock=1795876500.0, flush_interval=0.01), [replay])
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot, lambda: "paused" in "\n".join(screen_lines(app)), "the replay")
+        await pilot.press("n")
+        rows = await loaded(pilot, 1)
+        await settle(pilot, lambda: rows.rows[0].event_count == 1, "the run's start")
+        line = next(line for line in screen_lines(app) if "…9c2e7b3d8a60" in line)
+        assert " 0s " not in line, line
+        assert _times(line) == [], line
+        await pilot.press("enter")
+        await settle(pilot, lambda: type(app.screen).__name__ == "RunScreen", "the run")
+        await settle(pilot, lambda: "1 events" in "\n".join(screen_lines(app)), "the header")
+        counts = next(line for line in screen_lines(app) if "1 events" in line)
+        assert " 0s " not in counts, counts
+        await pilot.press("escape", "n", "n")  # two more events: now it has a time
+        await settle(pilot, lambda: rows.rows[0].event_count == 3, "two more steps")
+        await settle(
+            pilot,
+            lambda: any(_times(x) for x in screen_lines(app) if "…9c2e7b3d8a60" in x),
+            "a time",
+        )
