@@ -40,10 +40,8 @@ class CancelScreen(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label(f"Cancel run {cell(self.run.run_id, 48)}?", markup=False)
-            yield Label(
-                f"{cell(self.run.agent or self.run.skill, 40)}, {self.run.doing or 'running'}",
-                markup=False,
-            )
+            who, doing = self.run.agent or self.run.skill, self.run.doing or "running"
+            yield Label(f"{cell(who, 40)}, {cell(doing, 200)}", markup=False)
             yield Input(placeholder="why cancel it", id="reason")
             yield Label(f"Left empty, '{CANCELED_WITHOUT_REASON}' is recorded.", classes="hint")
             with Horizontal():

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Final
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -28,6 +28,10 @@ def calls_of(store: RunStore, tool: str) -> list[ToolCallView]:
     ]
     found.sort(key=lambda call: call.started_at or 0.0, reverse=True)
     return found
+
+
+ARGUMENTS_ROOM: Final = 12
+"""The least of a call's arguments shown, in cells."""
 
 
 class ToolCallsScreen(SelectedRunScreen):
@@ -84,25 +88,30 @@ class ToolCallsScreen(SelectedRunScreen):
         noun = "call" if len(self.calls) == 1 else "calls"
         said = f"{errors:,} error{'' if errors == 1 else 's'}"  # the outcome's word, counted
         title = f"{cell(self.tool, 60)}: {len(self.calls):,} {noun}, {said}"
-        title += "  (Enter opens the run at the call)"
-        self.query_one("#calls-title", Static).update(title)
+        hint = "  (Enter opens the run at the call)"
+        if len(title) + len(hint) <= self.size.width - 1:  # else only the bar's ⏎ Open says it
+            title += hint
+        self.query_one("#calls-title", Static).update(Text(title))
         # RUN 14, SKILL / AGENT up to 24, AT 12, TOOK 5, OUTCOME 7, each with 2 of padding,
-        # and the table's vertical scroll bar: the arguments get the rest.
+        # and the table's vertical scroll bar: the arguments get the rest, at least
+        # ARGUMENTS_ROOM (SKILL / AGENT gives way to it, down to its title's width).
+        fixed = 14 + 12 + 5 + 7 + 6 * 2 + 2
+        widest = max(13, min(24, self.size.width - fixed - ARGUMENTS_ROOM))
         runs = [self.store.get(call.run) for call in self.calls]
         who = [skill_and_agent(run.skill, run.agent) if run is not None else "" for run in runs]
-        agent_width = max([13] + [len(cell(said, 24)) for said in who])
-        room = max(12, self.size.width - (14 + agent_width + 12 + 5 + 7 + 6 * 2 + 2))
+        agent_width = max([13] + [len(cell(said, widest)) for said in who])
+        room = max(ARGUMENTS_ROOM, self.size.width - fixed - agent_width)
         for call, agent in zip(self.calls, who, strict=True):
             outcome = call_outcome(done=call.done, is_error=call.is_error)
             table.add_row(
                 short_id(call.run.run_id),
-                cell(agent, 24),
+                Text(cell(agent, widest)),  # a str cell would be read as markup
                 _clock_time(call.started_at),
                 Text(
                     duration(call.duration) if call.duration is not None else "…", justify="right"
                 ),
                 outcome,
-                compact_json(call.arguments, room),
+                Text(compact_json(call.arguments, room)),
             )
         if table.row_count:
             table.move_cursor(row=min(row, table.row_count - 1))

@@ -69,6 +69,9 @@ class ToolsScreen(Screen[None]):
     def refresh_tools(self) -> None:
         table = self.query_one(DataTable)
         selected = table.cursor_row
+        # The cursor stays on its tool, not its row: the tools reorder as their counts
+        # change, and a Down then Enter typed at once opened the tool that moved up.
+        tool = self._selected_tool()
         table.clear()
         for stats in self.store.tool_stats():
             rate = f"{100 * stats.errors / stats.count:.0f}%" if stats.count else ""
@@ -81,22 +84,29 @@ class ToolsScreen(Screen[None]):
                 str(stats.in_flight),
             )
             table.add_row(
-                cell(stats.name, 40),
+                Text(cell(stats.name, 40)),  # a str cell would be read as markup
                 *(Text(number, justify="right") for number in numbers),
                 key=stats.name,
             )
-        if table.row_count:
+        if tool is not None and tool in table.rows:
+            table.move_cursor(row=table.get_row_index(tool))
+        elif table.row_count:
             table.move_cursor(row=min(selected, table.row_count - 1))
+
+    def _selected_tool(self) -> str | None:
+        table = self.query_one(DataTable)
+        if not table.row_count:
+            return None
+        return str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
 
     def action_back(self) -> None:
         self.app.pop_screen()
 
     def action_calls(self) -> None:
         """The selected tool's calls, across runs."""
-        table = self.query_one(DataTable)
-        if not table.row_count:
+        name = self._selected_tool()
+        if name is None:
             return
-        name = str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
         from tui.screens.tool_calls import ToolCallsScreen
 
         self.app.push_screen(ToolCallsScreen(self.store, name, clock=self.clock))
