@@ -38,7 +38,7 @@ from ledger_reader import (
     ToolResult,
     UnknownEvent,
 )
-from tui.text import cost, duration, inert, shorten, skill_and_agent
+from tui.text import cost, duration, inert, shorten, skill_and_agent, tokens
 
 GLYPHS: Final = {
     "run_started": "▶",
@@ -75,6 +75,11 @@ def compact_json(value: Any, limit: int = _DETAIL_LIMIT) -> str:
         except (TypeError, ValueError, msgspec.EncodeError):
             text = repr(value)
     return shorten(inert(text, single_line=True), limit)
+
+
+def _tokens(count: int | None) -> str:
+    """One side of a model call's tokens: ``1.9k``; ``?`` where the call did not say."""
+    return "?" if count is None else tokens(count)
 
 
 def _text(value: str | None, limit: int = _DETAIL_LIMIT) -> str:
@@ -118,7 +123,7 @@ def describe(item: RunEvent | DamagedLine) -> str:
             tokens = (
                 "tokens not recorded"  # not 0: the comparison says the same of such a run
                 if p.prompt_tokens is None and p.output_tokens is None
-                else f"{p.prompt_tokens or 0} in / {p.output_tokens or 0} out"
+                else f"{_tokens(p.prompt_tokens)} in / {_tokens(p.output_tokens)} out"
             )
             spent = f" {cost(p.cost_usd)}" if p.cost_usd is not None else ""
             return f"model {_text(p.model or '?', 40)} {tokens}{spent}"

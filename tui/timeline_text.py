@@ -39,8 +39,10 @@ POINT: Final = "▏"
 """A node of no length (its start unknown, or instant)."""
 OPEN_END: Final = "▸"
 """The right end of a bar still in flight."""
-CUT_LEFT: Final = "◂"
-CUT_RIGHT: Final = "▸"
+CUT_LEFT: Final = "←"
+CUT_RIGHT: Final = "→"
+"""A bar that goes on past the window's edge (zoomed in): not :data:`OPEN_END`, which
+says the node is still running."""
 
 NUMBERS_WIDTH: Final = 13
 """``12.3s 2.3k tok``: a duration and a model call's tokens."""

@@ -19,7 +19,7 @@ from inspector.comparison import Comparison, Difference, RunFacts, ToolUse, Verd
 from inspector.status_words import CALL_ERROR, STILL_GOING
 from ledger_reader import RunStatus
 from tui.format import STATUS, UNKNOWN_MARK
-from tui.text import cost, duration, inert, shorten
+from tui.text import cost, duration, inert, shorten, tokens
 
 GLYPH: Final = {
     Verdict.BETTER: "✓",
@@ -74,6 +74,8 @@ def amount(name: str, value: float | None) -> str:
         return duration(value)
     if name == "cost_usd":
         return cost(value)
+    if name.endswith("_tokens"):
+        return tokens(int(value))  # as the table and the run's header write them
     return f"{int(value):,}"
 
 
@@ -92,7 +94,9 @@ def said(difference: Difference) -> str:
     if difference.left and difference.name not in {"errors", "model_calls", "tool_calls", "calls"}:
         share = f" ({delta / difference.left:+.0%})"
     if difference.verdict is Verdict.UNKNOWN:
-        return f"{glyph} {size} {word} so far"
+        # A run still going can overtake the other: "3m07s faster so far" of a run 6 s in
+        # read as a verdict. Its figures say "so far"; this says only that it is open.
+        return f"{glyph} not decided yet"
     if not difference.settled:
         return f"{glyph} at least {size} {word}"
     return f"{glyph} {size} {word}{share}"
@@ -198,9 +202,13 @@ class ComparisonTable(Widget):
         for tool in comparison.tools:
             name = "  " + inert(tool.name, single_line=True)
             if tool.left is None or tool.right is None:
-                where = "B" if tool.left is None else "A"
-                verdict = f"{GLYPH[Verdict.DIFFERENT]} only in {where}"
-                style = verdict_style(Verdict.DIFFERENT)
+                where, other = ("B", left) if tool.left is None else ("A", right)
+                if other.ended:
+                    verdict = f"{GLYPH[Verdict.DIFFERENT]} only in {where}"
+                    style = verdict_style(Verdict.DIFFERENT)
+                else:  # the other run may still call it
+                    verdict = f"{GLYPH[Verdict.UNKNOWN]} only in {where} so far"
+                    style = verdict_style(Verdict.UNKNOWN)
             else:
                 verdict = said(tool.seconds)
                 if tool.calls.verdict is not Verdict.SAME and tool.calls.delta is not None:

@@ -1,0 +1,100 @@
+"""Words and marks a fresh-eyes walk found saying more than is known, or one thing two ways.
+
+- The event stream wrote a model call's tokens ``1800 in / 64 out`` and the comparison
+  ``2,742``, where the table, the header and the timeline write ``1.8k``.
+- A comparison against a run 6 s in said ``? 3m07s faster so far``: a verdict in words
+  where none can be given yet, and ``≠ only in A`` of a tool the live run may still call.
+- Zoomed in, a finished bar cut at the window's right edge ended in ``▸``, the mark of a
+  node still running.
+"""
+
+from __future__ import annotations
+
+import pytest
+from textual.app import App, ComposeResult
+
+from inspector.comparison import RunFacts, ToolUse, compare
+from inspector.model import RunKey
+from ledger_reader import LlmCall
+from ledger_reader.events import LlmCallPayload
+from tui.describe import describe
+from tui.timeline_text import OPEN_END, BarCells, bar_text
+from tui.widgets.comparison_table import ComparisonTable
+
+pytestmark = pytest.mark.timeout(30)
+
+
+def test_a_model_calls_tokens_are_written_as_everywhere_else() -> None:
+    call = LlmCall(
+        run_id="run_x",
+        seq=3,
+        time="2026-12-02T00:00:00Z",
+        payload=LlmCallPayload(model="m", prompt_tokens=1800, output_tokens=64, cost_usd=0.0082),
+    )
+    assert describe(call) == "model m 1.8k in / 64 out $0.0082"
+    half = LlmCall(run_id="run_x", seq=4, payload=LlmCallPayload(model="m", output_tokens=12))
+    assert describe(half) == "model m ? in / 12 out"  # not "0 in": it was never said
+
+
+def facts(run_id: str, *, ended: bool, seconds: float, tools: tuple[ToolUse, ...]) -> RunFacts:
+    return RunFacts(
+        key=RunKey("runs", run_id),
+        status="succeeded" if ended else "running",
+        succeeded=ended,
+        settled=ended,
+        ended=ended,
+        duration=seconds,
+        prompt_tokens=2742,
+        output_tokens=None if not ended else 300,
+        cost_usd=None,
+        model_calls=1,
+        tool_calls=len(tools),
+        tools=tools,
+        errors=0,
+        error=None,
+        events_read=10,
+        events_total=10 if ended else None,
+    )
+
+
+class Shown(App[None]):
+    def compose(self) -> ComposeResult:
+        yield ComparisonTable()
+
+
+async def table_text(left: RunFacts, right: RunFacts) -> str:
+    app = Shown()
+    async with app.run_test(size=(160, 30)):
+        table = app.query_one(ComparisonTable)
+        table.show(compare(left, right))
+        return "\n".join(line.plain for line in table.lines(160))
+
+
+async def test_no_verdict_in_words_against_a_run_still_going() -> None:
+    plan = ToolUse("plan", calls=1, seconds=0.3)
+    apply = ToolUse("apply", calls=1, seconds=190.0)
+    finished = facts("run_a", ended=True, seconds=193.0, tools=(plan, apply))
+    going = facts("run_b", ended=False, seconds=6.0, tools=(plan,))
+    text = await table_text(finished, going)
+    duration = next(line for line in text.splitlines() if line.startswith("duration"))
+    assert "faster" not in duration
+    assert duration.rstrip().endswith("? not decided yet")
+    assert "6.0s so far" in duration  # the figure still says what is known
+    tool = next(line for line in text.splitlines() if line.strip().startswith("apply"))
+    assert tool.rstrip().endswith("? only in A so far")
+    tokens = next(line for line in text.splitlines() if line.startswith("prompt tokens"))
+    assert "2.7k" in tokens
+    assert "2,742" not in tokens
+    ended = facts("run_b", ended=True, seconds=6.0, tools=(plan,))
+    text = await table_text(finished, ended)
+    tool = next(line for line in text.splitlines() if line.strip().startswith("apply"))
+    assert tool.rstrip().endswith("≠ only in A")  # decided: B ended without calling it
+
+
+def test_a_bar_cut_at_the_edge_is_not_drawn_as_running() -> None:
+    cut = BarCells(0, 6, before=False, after=True, point=False)
+    assert not bar_text(cut, in_flight=False).endswith(OPEN_END)
+    assert bar_text(cut, in_flight=False).endswith("→")
+    running = BarCells(0, 6, before=False, after=False, point=False)
+    assert bar_text(running, in_flight=True).endswith(OPEN_END)
+    assert bar_text(BarCells(0, 6, True, False, False), in_flight=False).startswith("←")
