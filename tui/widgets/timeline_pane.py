@@ -62,8 +62,11 @@ class TimelinePane(Vertical):
         self._again = False
         self._summary_due = False
         """A summary put off by ``SUMMARY_EVERY`` is waiting for its timer."""
-        self.loading = True
-        """Still reading the run's events the first time."""
+        # Still reading the run's events the first time. Set without its watcher: the
+        # watcher of a widget not yet mounted covers it later (call_later), after a quick
+        # first read (a replay's, in memory) has already uncovered it, and the loading
+        # dots then stayed over a timeline that was read. on_mount covers it at once.
+        self.set_reactive(TimelinePane.loading, True)
         self.shared_axis: tuple[float, float] | None = None
         """An axis set from outside (:meth:`set_axis`), kept instead of the run's own."""
 
@@ -75,6 +78,8 @@ class TimelinePane(Vertical):
         """Read the run's events now if shown; a pane built hidden reads them when shown
         (its owner calls :meth:`reload`)."""
         self._summary.update(Text("reading the run's events…", style="dim"))
+        if self.loading:
+            self.set_loading(True)
         self._follow_run()
         if self.display:
             self.reload()
