@@ -6,7 +6,9 @@ deduplicated on ``(run_id, seq)``; a gap (a reconnect the server could
 not bridge, ``stream_restarted``) is filled by asking the run's history
 after the last ``seq`` seen, so nothing is lost and nothing is shown
 twice. When the server goes away the source says so and reconnects with
-backoff; a refused token is said in words, not retried in a tight loop.
+backoff, listing the runs again before it says it is back (a run the server
+ended meanwhile is never shown live again); a refused token is said in
+words, not retried in a tight loop.
 """
 
 from __future__ import annotations
@@ -130,7 +132,11 @@ class RemoteSource(RunSource):
 
     async def _follow(self, first: bool) -> AsyncIterator[SourceUpdate]:
         """One connection: the stream, a listing once it is ready, then events as they come."""
-        must_list = first or self._last_id is None
+        # Every connection lists the runs before it says it is connected, a reconnect too:
+        # what the server replays from the last event id comes after "ready", and until
+        # then a run the server ended while we were away (canceled as it shut down) was
+        # shown running again, un-dimmed, for the seconds the replay took.
+        must_list = True
         stream = self.client.frames("runs/events/stream", last_event_id=self._last_id)
         async for frames in stream:
             if self._closed.is_set():
@@ -143,8 +149,6 @@ class RemoteSource(RunSource):
                     if must_list:
                         yield await self._relist(initial=first)
                         first = must_list = False
-                    else:
-                        yield SourceUpdate(status="connected")
                 elif frame.event == "stream_restarted":
                     if pending:
                         yield await self._items(pending)

@@ -221,3 +221,37 @@ async def test_a_restarted_server_s_new_token_is_taken_up(
     finally:
         await store.close()
         await server.stop()
+
+
+async def test_a_run_ended_while_away_is_never_shown_live_again(tmp_path: Path) -> None:
+    """A walk: attached while a run ran, the server stopped (canceling it), then started.
+    The source said "connected" first and the server's replay came after, so for a few
+    seconds the canceled run was shown running again. The first update of a reconnection
+    now carries the runs as the server has them."""
+    port = free_port()
+    server = Server(tmp_path / "runs", port)
+    manager = await server.start()
+    source = RemoteSource(f"http://127.0.0.1:{port}", TOKEN, name="remote", backoff_first=0.05)
+    updates = source.updates()
+    try:
+        while not (await anext(updates)).initial:  # listed: from here on, the stream
+            pass
+        sleeper = manager.start(Sleeper(), "30", detached=True)
+        while True:  # until the sleeper is seen running, its events off the stream
+            update = await anext(updates)
+            if any(run.run_id == sleeper.run_id for run in update.runs):
+                break
+        await server.stop()  # the sleeper is canceled as the manager shuts down
+        while (await anext(updates)).available:
+            pass
+        await server.start()
+        back = await anext(updates)
+        while not back.available:  # reconnecting, retried
+            back = await anext(updates)
+        assert back.status == "connected"
+        said = {run.run_id: run.summary.status for run in back.runs}
+        assert said.get(sleeper.run_id) is RunStatus.CANCELED
+    finally:
+        await updates.aclose()
+        await source.close()
+        await server.stop()
