@@ -36,3 +36,45 @@ async def test_a_replays_comparison_draws_both_timelines(fixtures: Path) -> None
         )
         await pilot.pause(0.5)
         assert not any("● ● ●" in line for line in screen_lines(app))  # no loading dots
+
+
+async def test_a_run_opened_while_its_server_was_down_is_read_when_it_is_back(
+    tmp_path: Path,
+) -> None:
+    """Attached, the server stopped, a finished run opened: its rows say "reading…", and
+    are read once the server is back, with no key pressed. (A walk saw them stay
+    "reading…" until a key; this test, on loopback, did not catch that on the old code:
+    it guards the path, it does not prove that fix.)"""
+    from inspector import RemoteSource
+    from tests.agents import Echo
+    from tests.test_remote_source import TOKEN, Server, free_port
+    from tui.screens.run import RunScreen
+    from tui.widgets.event_list import EventList
+
+    port = free_port()
+    server = Server(tmp_path / "runs", port)
+    manager = await server.start()
+    try:
+        done = manager.start(Echo(), "hello")
+        await done.wait()
+        source = RemoteSource(f"http://127.0.0.1:{port}", TOKEN, name="remote", backoff_first=0.2)
+        app = make_app(Settings(flush_interval=0.01), [source])
+        async with app.run_test(size=(80, 24)) as pilot:
+            rows = app.screen.query_one(RunTable)
+            await settle(pilot, lambda: len(rows.rows) == 1, "the finished run")
+            await server.stop()
+            down = app.store.snapshot
+            await settle(pilot, lambda: "remote" in down().sources_down(), "the server gone")
+            await pilot.press("enter")
+            await settle(pilot, lambda: isinstance(app.screen, RunScreen), "the run")
+            events = app.screen.query_one(EventList)
+            await pilot.pause(0.3)
+            assert events.pages.item(0) is None  # not read: the server is away (item() would ask)
+            await server.start()
+            await settle(pilot, lambda: "remote" not in down().sources_down(), "the server back")
+            await settle(pilot, lambda: events.pages.item(0) is not None, "its events, unasked")
+            await settle(
+                pilot, lambda: not any("reading…" in line for line in screen_lines(app)), "rows"
+            )
+    finally:
+        await server.stop()
