@@ -12,6 +12,7 @@ from tests.tui_support import settle
 from tui.app import make_app
 from tui.screens.compare import CompareScreen
 from tui.settings import Settings
+from tui.widgets.event_list import EventList
 from tui.widgets.run_table import RunTable
 
 pytestmark = pytest.mark.timeout(60)
@@ -49,7 +50,6 @@ async def test_a_run_opened_while_its_server_was_down_is_read_when_it_is_back(
     from tests.agents import Echo
     from tests.test_remote_source import TOKEN, Server, free_port
     from tui.screens.run import RunScreen
-    from tui.widgets.event_list import EventList
 
     port = free_port()
     server = Server(tmp_path / "runs", port)
@@ -78,3 +78,21 @@ async def test_a_run_opened_while_its_server_was_down_is_read_when_it_is_back(
             )
     finally:
         await server.stop()
+
+
+async def test_an_event_row_too_long_for_the_list_ends_in_an_ellipsis(fixtures: Path) -> None:
+    """At 80x24 a row read `The textual docs de` at the pane's edge: cut, with no sign."""
+    from tests.test_tui_interaction import RESEARCH, open_run
+    from tests.tui_support import events_read, loaded, sample_app
+
+    app = sample_app(fixtures)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot)
+        await open_run(pilot, RESEARCH)
+        events = await events_read(pilot, 21)
+        width = events.size.width
+        rows = [events.render_line(y).text for y in range(events.size.height)]
+        ended = next(row for row in rows if "run succeeded:" in row)
+        assert len(ended) == width
+        assert ended.endswith("…")
+        assert all(len(row) <= width for row in rows)

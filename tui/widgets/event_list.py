@@ -271,6 +271,8 @@ class EventList(ScrollView, can_focus=True):
             strip = Strip([Segment(f"{'':>10}  · reading…", base)])
         else:
             strip = Strip(self._segments(entry, item, base, width))
+            if strip.cell_length > width > 1:  # cut, and marked as cut: never mid-word silently
+                strip = Strip([*strip.crop(0, width - 1), Segment("…", base)])
         strip = strip.crop_extend(0, width, base)
         if entry.start <= self.cursor < entry.end:
             strip = highlighted(strip, self.get_component_rich_style("eventlist--cursor"))
