@@ -98,3 +98,29 @@ def test_a_bar_cut_at_the_edge_is_not_drawn_as_running() -> None:
     running = BarCells(0, 6, before=False, after=False, point=False)
     assert bar_text(running, in_flight=True).endswith(OPEN_END)
     assert bar_text(BarCells(0, 6, True, False, False), in_flight=False).startswith("←")
+
+
+def test_a_running_nodes_facts_say_running_once() -> None:
+    """The timeline's detail read `model claude-haiku  ·  running  ·  running`."""
+    from inspector.timeline import Timeline
+    from ledger_reader import decode_line
+    from tests.conftest import line
+    from tui.timeline_text import node_facts
+
+    timeline = Timeline("run_x")
+    raw = [
+        line(1, "run_started", {"skill": "s"}, run_id="run_x"),
+        line(2, "node_enter", {"node_id": "llm:m#1", "node_name": "m"}, run_id="run_x"),
+        line(
+            3,
+            "llm_call",
+            {"node_id": "llm:m#1", "model": "m", "prompt_tokens": 1800},
+            run_id="run_x",
+        ),
+    ]
+    timeline.extend([decode_line(text.rstrip(b"\n")) for text in raw])
+    node = timeline.node("llm:m#1")
+    assert node is not None
+    facts = node_facts(node, origin=node.start)
+    assert facts[0].count("running") == 1, facts[0]
+    assert "1.8k prompt + ? output tokens" in "\n".join(facts)

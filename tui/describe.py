@@ -38,7 +38,7 @@ from ledger_reader import (
     ToolResult,
     UnknownEvent,
 )
-from tui.text import cost, duration, inert, shorten, skill_and_agent, tokens
+from tui.text import cost, duration, inert, shorten, skill_and_agent, tokens_or_unsaid
 
 GLYPHS: Final = {
     "run_started": "▶",
@@ -75,11 +75,6 @@ def compact_json(value: Any, limit: int = _DETAIL_LIMIT) -> str:
         except (TypeError, ValueError, msgspec.EncodeError):
             text = repr(value)
     return shorten(inert(text, single_line=True), limit)
-
-
-def _tokens(count: int | None) -> str:
-    """One side of a model call's tokens: ``1.9k``; ``?`` where the call did not say."""
-    return "?" if count is None else tokens(count)
 
 
 def _text(value: str | None, limit: int = _DETAIL_LIMIT) -> str:
@@ -120,10 +115,11 @@ def describe(item: RunEvent | DamagedLine) -> str:
             cut = " (truncated)" if p.truncated else ""
             return f"{kind} {compact_json(p.output)}{cut}"
         case LlmCall(payload=p):
+            said_in, said_out = tokens_or_unsaid(p.prompt_tokens), tokens_or_unsaid(p.output_tokens)
             tokens = (
                 "tokens not recorded"  # not 0: the comparison says the same of such a run
                 if p.prompt_tokens is None and p.output_tokens is None
-                else f"{_tokens(p.prompt_tokens)} in / {_tokens(p.output_tokens)} out"
+                else f"{said_in} in / {said_out} out"
             )
             spent = f" {cost(p.cost_usd)}" if p.cost_usd is not None else ""
             return f"model {_text(p.model or '?', 40)} {tokens}{spent}"

@@ -114,6 +114,11 @@ def offset(seconds: float) -> str:
     return f"{shown:+.3f}s"  # an event written before its run's start reads -0.200s
 
 
+def tokens_or_unsaid(count: int | None) -> str:
+    """One side of a model call's tokens (``1.9k``), ``?`` where the call did not say."""
+    return "?" if count is None else tokens(count)
+
+
 def tokens(count: int) -> str:
     """``812``, ``1.9k``, ``14.5k``, ``2.3M``: a number of tokens at a glance.
 

@@ -14,7 +14,7 @@ from typing import Final, NamedTuple
 
 from inspector.status_words import CALL_ERROR, CALL_OK, STILL_GOING
 from inspector.timeline import NodeKind, Outcome, Timeline, TimelineNode, TimelineSummary
-from tui.text import cost, duration, inert, offset, tokens
+from tui.text import cost, duration, inert, offset, tokens, tokens_or_unsaid
 
 KIND_GLYPHS: Final = {
     NodeKind.MODEL: "◆",
@@ -150,10 +150,11 @@ def numbers(node: TimelineNode, width: int, now: float | None = None) -> str:
 
 def node_facts(node: TimelineNode, origin: float) -> list[str]:
     """What the detail pane says of a node above its event: kind, name, times, outcome, notes."""
-    took = duration(node.duration) if node.duration is not None else STILL_GOING
     outcome = OUTCOME_WORDS[node.outcome] or CALL_OK
+    # A node with no end has no time to give: "running · running" said it twice.
+    took = f"  ·  {duration(node.duration)}" if node.duration is not None else ""
     lines = [
-        inert(f"{node.kind} {node.name}  ·  {outcome}  ·  {took}", single_line=True),
+        inert(f"{node.kind} {node.name}  ·  {outcome}{took}", single_line=True),
         inert(
             f"node {node.id}  ·  from {offset(node.start - origin)}"
             + (f" to {offset(node.end - origin)}" if node.end is not None else ""),
@@ -164,8 +165,8 @@ def node_facts(node: TimelineNode, origin: float) -> list[str]:
         spent = f"  ·  {cost(node.cost_usd)}" if node.cost_usd is not None else ""
         lines.append(
             inert(
-                f"{node.model or 'model'}  ·  {node.prompt_tokens or 0} prompt + "
-                f"{node.output_tokens or 0} output tokens{spent}",
+                f"{node.model or 'model'}  ·  {tokens_or_unsaid(node.prompt_tokens)} prompt + "
+                f"{tokens_or_unsaid(node.output_tokens)} output tokens{spent}",
                 single_line=True,
             )
         )
