@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 import aiohttp
 import msgspec
 
-from inspector.source import ActionRefused, SourceError
+from inspector.source import ACTED_BY, ActionRefused, SourceError
 from ledger_reader import DamagedLine, LedgerItem, RunStatus, RunSummary, decode_line
 from run_manager.tokens import read_token
 
@@ -323,7 +323,7 @@ class AttachClient:
         return items
 
     async def cancel(self, run_id: str, reason: str | None) -> None:
-        await self._act(f"runs/{run_id}/cancel", {"reason": reason, "source": "runtop"})
+        await self._act(f"runs/{run_id}/cancel", {"reason": reason, "source": ACTED_BY})
 
     async def resume(self, run_id: str) -> str:
         body = await self._act(f"runs/{run_id}/resume", {})
@@ -332,7 +332,7 @@ class AttachClient:
     async def approve(
         self, run_id: str, approval_id: str | None, approved: bool, reason: str | None
     ) -> None:
-        body = {"approved": approved, "reason": reason, "source": "runtop"}
+        body = {"approved": approved, "reason": reason, "source": ACTED_BY}
         if approval_id:
             body["approval_id"] = approval_id
         await self._act(f"runs/{run_id}/approve", body)

@@ -13,6 +13,7 @@ import msgspec
 
 from inspector.model import TrackedRun
 from inspector.source import (
+    ACTED_BY,
     ActionRefused,
     RunSource,
     RunUpdate,
@@ -240,13 +241,13 @@ class LedgerDirectorySource(RunSource):
         if not is_valid_run_id(run_id):
             raise ActionRefused(f"invalid run id {run_id!r}")
         await asyncio.to_thread(
-            request_cancel, self._control_root(run_id), run_id, reason=reason, source="tui"
+            request_cancel, self._control_root(run_id), run_id, reason=reason, source=ACTED_BY
         )
 
     async def resume(self, run_id: str) -> str:
         if not is_valid_run_id(run_id):
             raise ActionRefused(f"invalid run id {run_id!r}")
-        await asyncio.to_thread(request_resume, self._control_root(run_id), run_id, source="tui")
+        await asyncio.to_thread(request_resume, self._control_root(run_id), run_id, source=ACTED_BY)
         return ""  # the new run appears in the directory when a manager takes the request
 
     def _control_root(self, run_id: str) -> Path:

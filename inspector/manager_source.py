@@ -10,6 +10,7 @@ from typing import ClassVar
 from inspector.ledger_source import LedgerFiles, count_lines, read_range
 from inspector.model import TrackedRun
 from inspector.source import (
+    ACTED_BY,
     ActionRefused,
     RunSource,
     RunUpdate,
@@ -153,7 +154,7 @@ class ManagerSource(RunSource):
 
     async def cancel(self, run_id: str, reason: str | None) -> None:
         try:
-            self.manager.cancel(run_id, reason, source="tui")
+            self.manager.cancel(run_id, reason, source=ACTED_BY)
         except RunNotFound as error:
             raise ActionRefused(str(error)) from error
 
@@ -167,7 +168,7 @@ class ManagerSource(RunSource):
         self, run_id: str, approval_id: str | None, approved: bool, reason: str | None
     ) -> None:
         try:
-            self.manager.approve(run_id, approval_id, approved, reason, source="tui")
+            self.manager.approve(run_id, approval_id, approved, reason, source=ACTED_BY)
         except (RunNotFound, ApprovalNotFound) as error:
             raise ActionRefused(str(error)) from error
 

@@ -59,6 +59,10 @@ class SourceUpdate(msgspec.Struct):
     when it has more to say than live; ``None`` leaves it as it was, ``""`` clears it."""
 
 
+ACTED_BY: Final = "runtop"
+"""Who a cancel, a resume or an answer to an approval sent from here says it came from:
+one name, whichever source carries it (it read "tui" from some, "runtop" from others)."""
+
 OTLP_REFUSAL: Final = "sent over OpenTelemetry; runtop cannot stop it"
 """Why runs from OTLP spans (``writer: "otlp"``) take no action: runtop does not run them."""
 

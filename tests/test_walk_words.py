@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from textual.app import App, ComposeResult
 
@@ -17,6 +19,7 @@ from inspector.comparison import RunFacts, ToolUse, compare
 from inspector.model import RunKey
 from ledger_reader import LlmCall
 from ledger_reader.events import LlmCallPayload
+from tests.conftest import RUN_ID
 from tui.describe import describe
 from tui.timeline_text import OPEN_END, BarCells, bar_text
 from tui.widgets.comparison_table import ComparisonTable
@@ -124,3 +127,40 @@ def test_a_running_nodes_facts_say_running_once() -> None:
     facts = node_facts(node, origin=node.start)
     assert facts[0].count("running") == 1, facts[0]
     assert "1.8k prompt + ? output tokens" in "\n".join(facts)
+
+
+async def test_an_action_says_it_came_from_runtop_whichever_source_carries_it(
+    tmp_path: Path,
+) -> None:
+    """A cancel from the app was recorded `by tui` in one place and `by runtop` over the
+    attach API: one name, so a ledger reads the same whoever carried the request."""
+    import asyncio
+    import json
+
+    from inspector import LedgerDirectorySource, ManagerSource
+    from ledger_reader import CancelRequested, decode_line, iter_events
+    from run_manager import Manager
+    from tests.agents import Sleeper
+    from tests.conftest import started
+
+    async with Manager(ledger_dir=tmp_path / "managed") as manager:
+        handle = manager.start(Sleeper(), "30")
+        await asyncio.sleep(0.05)
+        await ManagerSource(manager, name="local").cancel(handle.run_id, "too slow")
+        await handle.wait()
+        ledger = tmp_path / "managed" / f"{handle.run_id}.jsonl"
+        lines = ledger.read_bytes().splitlines()
+        asked = [e for e in iter_events(map(decode_line, lines)) if isinstance(e, CancelRequested)]
+        assert [e.payload.source for e in asked] == ["runtop"]
+
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / f"{RUN_ID}.jsonl").write_bytes(started())
+    source = LedgerDirectorySource(runs, name="runs")
+    updates = source.updates()
+    await anext(updates)  # the ledger read: its path known
+    await source.cancel(RUN_ID, "too slow")
+    request = json.loads(next((runs / ".control").glob("*.cancel")).read_text())
+    assert request["source"] == "runtop"
+    await updates.aclose()
+    await source.close()
