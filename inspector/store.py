@@ -663,7 +663,7 @@ class RunStore:
     def _checked(self, key: RunKey, action: Action) -> RunSource:
         reason = self.refusal(key, action)
         if reason is not None:
-            raise ActionRefused(f"cannot {action} {key.run_id}: {reason}")
+            raise ActionRefused(f"cannot {action}: {reason}")  # as the greyed key says it
         return self._sources[key.source]
 
     # -- detail: earlier events of ledger runs, in the background ------------------

@@ -164,3 +164,21 @@ async def test_an_action_says_it_came_from_runtop_whichever_source_carries_it(
     assert request["source"] == "runtop"
     await updates.aclose()
     await source.close()
+
+
+async def test_a_refused_cancel_is_said_one_way(fixtures: Path) -> None:
+    """The greyed key said `cannot cancel: the run already ended (succeeded)`, a cancel
+    confirmed as the run ended `cannot cancel run_…: the run already ended (succeeded)`."""
+    from inspector import ActionRefused
+    from tests.tui_support import loaded, noticed, sample_app
+
+    app = sample_app(fixtures)
+    async with app.run_test(size=(160, 48), notifications=True) as pilot:
+        rows = await loaded(pilot)
+        ended = next(run for run in rows.rows if not run.live)
+        rows.select_key(ended.key)
+        await pilot.press("c")
+        said = await noticed(pilot, "cannot cancel")
+        with pytest.raises(ActionRefused) as refused:
+            await app.store.cancel(ended.key, None)
+        assert str(refused.value) == said
