@@ -96,3 +96,31 @@ async def test_an_event_row_too_long_for_the_list_ends_in_an_ellipsis(fixtures: 
         assert len(ended) == width
         assert ended.endswith("…")
         assert all(len(row) <= width for row in rows)
+
+
+async def test_the_comparisons_keys_list_tab_and_tab_goes_to_the_other_timeline(
+    tmp_path: Path,
+) -> None:
+    """The README says tab goes from one timeline to the other; `?` did not list it."""
+    from tests.test_tui_compare import compared, pair_app
+    from tests.tui_support import loaded
+
+    app = pair_app(tmp_path / "runs")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot, 2)
+        await pilot.press("space", "down", "space", "C")
+        await compared(pilot, "faster")
+        screen = app.screen
+        assert isinstance(screen, CompareScreen)
+        a, b = (pane.view for pane in screen.panes().values())
+        await settle(pilot, lambda: a.has_focus, "A's timeline focused")
+        await pilot.press("tab")
+        await settle(pilot, lambda: b.has_focus, "B's timeline")
+        await pilot.press("tab")
+        await settle(pilot, lambda: a.has_focus, "A's again")
+        await pilot.press("question_mark")
+        await settle(
+            pilot,
+            lambda: any("tab" in line and "Other timeline" in line for line in screen_lines(app)),
+            "tab in the keys",
+        )

@@ -39,6 +39,7 @@ class CompareScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "back", "Back"),
         Binding("x", "swap", "Swap A and B"),
+        Binding("tab", "other_timeline", "Other timeline", show=False),
     ]
 
     CSS_PATH: ClassVar[list[str | PurePath]] = ["../widgets/timeline_view.tcss", "compare.tcss"]
@@ -88,10 +89,18 @@ class CompareScreen(Screen[None]):
             self.set_interval(1.0, self._tick)
 
     def _focus_a(self) -> None:
-        """A's timeline has the keys: + and - zoom both; tab goes to B, then the table."""
+        """A's timeline has the keys: + and - zoom both; tab goes to B, and back."""
         pane = self.panes().get(self.left)
         if pane is not None:
             pane.view.focus()
+
+    def action_other_timeline(self) -> None:
+        """tab: the keys to the other run's timeline (a binding, so ``?`` lists it)."""
+        views = [pane.view for pane in self.panes().values()]
+        if not views:
+            return
+        at = next((n for n, view in enumerate(views) if view.has_focus), -1)
+        views[(at + 1) % len(views)].focus()
 
     def on_screen_resume(self) -> None:
         if self.is_mounted:
