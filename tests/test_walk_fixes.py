@@ -124,3 +124,21 @@ async def test_the_comparisons_keys_list_tab_and_tab_goes_to_the_other_timeline(
             lambda: any("tab" in line and "Other timeline" in line for line in screen_lines(app)),
             "tab in the keys",
         )
+
+
+async def test_copy_is_not_offered_where_there_is_nothing_to_copy(fixtures: Path) -> None:
+    """The tools' stats screen showed `y Copy`, which did nothing there."""
+    from tests.test_tui_interaction import bar
+    from tests.tui_support import loaded, sample_app
+    from tui.screens.tools import ToolsScreen
+
+    app = sample_app(fixtures)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot)
+        assert "y Copy" in bar(app)  # a run is selected: its id is copied
+        await pilot.press("t")
+        await settle(pilot, lambda: isinstance(app.screen, ToolsScreen), "the tools")
+        await pilot.pause(0.2)
+        assert "y Copy" not in bar(app)
+        await pilot.press("enter")  # a tool's calls: a call's run is selected
+        await settle(pilot, lambda: "y Copy" in bar(app), "copy, with a call's run")

@@ -287,6 +287,10 @@ class RuntopApp(App[None]):
             return self.check_action_on(screen, action)  # hidden where it is shown
         if action.startswith("replay_"):
             return bool(self.replays())
+        if action == "copy":  # not where there is nothing to copy (the tools' stats)
+            if callable(getattr(screen, "copy_text", None)):
+                return True  # its text is not asked for here: a screen still composing
+            return isinstance(screen, SelectedRunScreen) and screen.current_run() is not None
         kind = {"cancel": "cancel", "resume": "resume", "approve": "approve", "deny": "approve"}
         if action not in kind:
             return True
