@@ -57,7 +57,7 @@ def burst(widget: Any, *keys: str) -> None:
     send-keys: the app hands each to the widget focused, before the first is handled."""
     for key in keys:
         character = key if len(key) == 1 else None
-        name = {"/": "slash", ":": "colon", "-": "minus"}.get(key, key)
+        name = {"/": "slash", ":": "colon", "-": "minus", "?": "question_mark"}.get(key, key)
         event = Key(name, character)
         event._set_forwarded()
         widget.post_message(event)
@@ -187,6 +187,45 @@ async def test_a_filter_typed_with_the_slash_that_opens_the_box_is_kept_whole(
         await pilot.pause(0.2)
         assert box(app).value == "status:failed"
         assert shown(app) == [FAILED]
+
+
+async def test_the_keys_typed_after_enter_in_one_burst_are_the_tables(fixtures: Path) -> None:
+    """``status:failed``, Enter, ``?`` in one burst: the filter applies and ``?`` shows
+    the keys. Enter was the Input's binding, run after ``?`` had been typed into the box
+    (``status:failed?``: an unknown status, the box left open)."""
+    app = sample_app(fixtures)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot)
+        await pilot.press("slash")
+        await settle(pilot, lambda: app.screen.query(FilterBox) and box(app).has_focus, "it")
+        burst(box(app), *typed("status:failed"), "enter", "?")
+        await settle(pilot, lambda: app.screen.query("HelpPanel"), "the keys")
+        assert box(app).value == "status:failed"
+        assert not box(app).display  # closed: the filter applied
+        assert shown(app) == [FAILED]
+        assert "1 of 6 runs" in line(app)
+        await pilot.press("escape")  # the keys closed
+        await settle(pilot, lambda: not app.screen.query("HelpPanel"), "the keys closed")
+        rows = app.screen.query_one(RunTable)
+        await settle(pilot, lambda: rows.has_focus, "the table")
+        burst(rows, "/", *typed("status:cancel"), "enter", "?")  # typed ahead of the box
+        await settle(pilot, lambda: app.screen.query("HelpPanel"), "the keys again")
+        assert box(app).value == "status:cancel"
+        assert shown(app) == [CANCELED]
+
+
+async def test_the_keys_typed_after_enter_on_a_filter_refused_stay_in_the_box(
+    fixtures: Path,
+) -> None:
+    app = sample_app(fixtures)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot)
+        await pilot.press("slash")
+        await settle(pilot, lambda: app.screen.query(FilterBox) and box(app).has_focus, "it")
+        burst(box(app), *typed("status:bogus"), "enter", "ctrl+w", *typed("failed"))
+        await settle(pilot, lambda: shown(app) == [FAILED], "the failed run alone")
+        assert box(app).value == "status:failed"
+        assert box(app).has_focus
 
 
 def test_the_runs_screen_passes_the_keys_the_box_edits_with() -> None:

@@ -314,10 +314,13 @@ class RunsScreen(SelectedRunScreen):
 
     def _type_into(self, box: FilterBox, key: str, character: str | None) -> None:
         """``key`` as the box would have taken it, had it had focus."""
+        if box.held is not None:
+            box.held.append((key, character))  # after Enter: whose is known once it applies
+            return
         if not box.takes(key):
             return
         if key == "enter":
-            self.call_later(box.action_submit)
+            box.submit_now()
         elif box.edits_with(key):
             box.edit(key)
         elif character:
@@ -355,10 +358,20 @@ class RunsScreen(SelectedRunScreen):
         self.query_one(RunTable).focus()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
-        if event.input.id == "filter" and self._apply_filter(event.value):
+        box = self._filter_input
+        if event.input is not box or box is None:
+            return
+        held = box.release()
+        if self._apply_filter(event.value):
             self._typed_ahead = None
-            event.input.remove_class("open")
+            box.remove_class("open")
             self.query_one(RunTable).focus()
+        # The keys typed after Enter, in one burst: the table's once the filter applies (?
+        # opens the keys, j moves down), the box's again if it is refused. Sent round the
+        # app as the terminal's are, after the focus has moved; sent by the app, as a key
+        # sent by the screen would not come back to the app's bindings from the table.
+        for key, character in held:
+            self.app.post_message(events.Key(key, character).set_sender(self.app))
 
     def on_input_changed(self, event: Input.Changed) -> None:
         """The filter applies as it is typed; one that does not parse says why in the box."""

@@ -18,8 +18,10 @@ class FilterBox(Input):
     they arrive, in order with the characters typed after them. As the Input's bindings,
     Textual ran them only once the key had gone round the app, after the characters that
     followed it in one burst (a paste, tmux's send-keys) were typed: ``ctrl+u`` then
-    ``status:failed`` left the box empty. ``up`` and ``down`` go through the filters
-    applied before, as a shell's history does."""
+    ``status:failed`` left the box empty. Enter submits at once, and the keys after it
+    wait for the runs screen to say where they go (the table's, once the filter applies):
+    ``status:failed``, Enter, ``?`` in one burst typed ``?`` into the box. ``up`` and
+    ``down`` go through the filters applied before, as a shell's history does."""
 
     EDITING: ClassVar[dict[str, Callable[[FilterBox], None]]] = {
         "ctrl+u": Input.action_delete_left_all,
@@ -54,11 +56,26 @@ class FilterBox(Input):
         """Which of :attr:`history` the box holds (``up``), ``None`` while it is typed."""
         self._draft = ""
         """What was typed before ``up`` recalled a filter: ``down`` past the newest is it."""
+        self.held: list[tuple[str, str | None]] | None = None
+        """The keys that came after Enter, before the filter was applied or refused
+        (:meth:`release`); ``None`` while the box is typed in."""
+
+    def submit_now(self) -> None:
+        """Enter: the filter is submitted now, and the keys after it are held till it is
+        applied (they are the table's then) or refused (the box's)."""
+        self.held = []
+        self.post_message(self.Submitted(self, self.value))
+
+    def release(self) -> list[tuple[str, str | None]]:
+        """The keys held since Enter (key, character), in order; the box takes keys again."""
+        held, self.held = self.held or [], None
+        return held
 
     def open(self) -> None:
         """The box is opened (``/``): a ``/`` typed first is the opening key again."""
         self.fresh = True
         self._recalled = None
+        self.held = None
 
     def takes(self, key: str) -> bool:
         """Whether ``key``, typed now, goes into the box (and the box is no longer fresh)."""
@@ -98,7 +115,16 @@ class FilterBox(Input):
         self.cursor_position = len(self.value)
 
     def on_key(self, event: events.Key) -> None:
-        if not self.takes(event.key):
+        if self.held is not None:  # after Enter: not the box's till it is known whose
+            event.stop()
+            event.prevent_default()
+            self.held.append((event.key, event.character))
+        elif event.key == "enter":
+            event.stop()  # not the Input's binding, later, after the keys that follow
+            event.prevent_default()
+            self.fresh = False
+            self.submit_now()
+        elif not self.takes(event.key):
             event.stop()
             event.prevent_default()  # not typed: Input's own handler is not called
         elif self.edits_with(event.key):
