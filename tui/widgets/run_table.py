@@ -10,21 +10,26 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from typing import ClassVar, Final
+from operator import attrgetter
+from typing import ClassVar, Final, NamedTuple
 
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual import events
 from textual.binding import Binding, BindingType
+from textual.content import Content
+from textual.css.styles import RulesMap
 from textual.geometry import Size
 from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+from textual.style import Style as VisualStyle
+from textual.visual import RenderOptions, Visual
 
 from inspector import RunKey, RunView, SourcesDown
-from inspector.status_words import ended_reason
+from inspector.status_words import UNKNOWN, ended_reason
 from ledger_reader import RunStatus
 from tui.format import cell, now_or, relative, run_time, short_id, status_mark, tokens_and_cost
 from tui.text import damaged_count, inert, skill_and_agent
@@ -43,8 +48,9 @@ COLUMNS: Final = (
     ("tokens", "TOKENS / COST", 15),
     ("source", "SOURCE", 10),
 )
-"""Key, title and width of each column (0: takes the room left). A sortable column has
-room for its title and the sort arrow."""
+"""Key, title and width of each column (0: takes the room left). STATUS and SOURCE are as
+wide as what the runs shown put in them (:class:`Fill`): these widths are for runs not
+known. A sortable column has room for its title and the sort arrow."""
 
 MARK: Final = "◆"
 """The glyph of a run marked to compare (space, or ``m``, on the runs table)."""
@@ -57,57 +63,184 @@ SORT_KEYS: Final = ("started", "status", "agent", "duration", "events", "tokens"
 
 DROP_FIRST: Final = ("source", "tokens", "damaged", "started", "events", "duration")
 """Columns left out, in this order, when the terminal is too narrow for all (never the one
-the table is sorted by: it takes the place of the next one instead). Without its column,
-a run's damaged lines are said in DOING NOW."""
+the table is sorted by: it takes the place of the next one instead). A column empty for
+every run shown goes before any with something in it; SOURCE, when the runs shown come
+from several sources, after TOKENS and DAMAGED (with one, the source line names it).
+Without its column, a run's damaged lines are said in DOING NOW."""
+
+SQUEEZED: Final = (("run", 7), ("agent", 8), ("status", 8))
+"""Narrower still (the keys help open beside the table), once DOING NOW is gone: columns
+that give up cells, in this order, down to these widths (a run id's last six characters;
+a status's glyph and the start of its word); then SKILL / AGENT goes."""
 
 MIN_DOING: Final = 16
+"""The cells DOING NOW keeps while other columns give way; below ``MIN_DOING_SQUEEZED``
+it goes, before the columns left give up cells."""
+MIN_DOING_SQUEEZED: Final = 8
 NARROW: Final = 120
 """Below this width the agent column gives up room it rarely fills."""
 NARROW_AGENT: Final = 12
+SOURCE_MAX: Final = 22
+"""The widest SOURCE gets for a long name (``127.0.0.1:8765`` is 14): cut at the start."""
 
 
-def visible_columns(total: int, keep: str = "") -> list[tuple[str, str, int]]:
-    """The columns that fit ``total`` cells, with their widths (one space between them)."""
-    shown = [
-        (key, title, NARROW_AGENT if key == "agent" and total < NARROW else width)
-        for key, title, width in COLUMNS
-    ]
-    for key in DROP_FIRST:
-        fixed = sum(width for _, _, width in shown) + len(shown) - 1
-        if total - fixed >= MIN_DOING:
-            break
-        if key != keep:
-            shown = [column for column in shown if column[0] != key]
-    fixed = sum(width for _, _, width in shown) + len(shown) - 1
-    flexible = max(8, total - fixed)
-    return [(key, title, width or flexible) for key, title, width in shown]
+class Fill(NamedTuple):
+    """What the runs shown put in the columns: STATUS and SOURCE are as wide as their
+    widest, and a column with nothing in it for every run gives way first."""
+
+    status: int = 19
+    source: int = 10
+    empty: frozenset[str] = frozenset()
+    sources: int = 1
+    """How many sources the runs come from."""
+
+
+UNKNOWN_FILL: Final = Fill()
+"""The fill of runs not known (the titles drawn without a table)."""
+
+_SUMMARY_OF: Final = attrgetter("summary")
+_STATUS_OF: Final = attrgetter("status")
+_DAMAGED_OF: Final = attrgetter("damaged_lines")
+_KEY_OF: Final = attrgetter("key")
+_SOURCE_OF: Final = attrgetter("source")
+_PROMPT_OF: Final = attrgetter("prompt_tokens")
+_OUTPUT_OF: Final = attrgetter("output_tokens")
+_COST_OF: Final = attrgetter("cost_recorded")
+_DETAILED_OF: Final = attrgetter("detailed")
+
+
+def fill_of(rows: Sequence[RunView], sources_down: frozenset[str] = frozenset()) -> Fill:
+    """The :class:`Fill` of ``rows``, in passes in C: 10,000 runs are refreshed often
+    (~5 ms with nothing in TOKENS and DAMAGED, the longest: every run is looked at)."""
+    if not rows:
+        return UNKNOWN_FILL
+    summaries = list(map(_SUMMARY_OF, rows))
+    statuses = set(map(_STATUS_OF, summaries))
+    words = [status.value for status in statuses]
+    if any(status.is_live for status in statuses):
+        words.append("cancelling")  # a live run being canceled says so
+        if sources_down:
+            words.append(UNKNOWN)
+    names = set(map(_SOURCE_OF, map(_KEY_OF, rows)))
+    empty = set()
+    if not (
+        any(map(_PROMPT_OF, rows))
+        or any(map(_OUTPUT_OF, rows))
+        or any(map(_COST_OF, rows))
+        or not all(map(_DETAILED_OF, rows))  # "…" while its tokens are counted
+    ):
+        empty.add("tokens")
+    if not any(map(_DAMAGED_OF, summaries)):
+        empty.add("damaged")
+    return Fill(
+        status=2 + max(map(len, words)),  # the glyph, a space, the word
+        source=min(SOURCE_MAX, max(map(len, names))),
+        empty=frozenset(empty),
+        sources=len(names),
+    )
+
+
+class LinesWidth(int):
+    """The cells a line of the table has, with what its columns are laid out by: the runs'
+    :class:`Fill` and the scroll bar's column beside the lines (``gutter``)."""
+
+    fill: Fill
+    gutter: int
+
+    def __new__(cls, cells: int, fill: Fill, gutter: int) -> LinesWidth:
+        made = super().__new__(cls, cells)
+        made.fill, made.gutter = fill, gutter
+        return made
+
+
+def _natural(key: str, title: str, width: int, total: int, keep: str, fill: Fill) -> int:
+    if key == "status":
+        width = max(fill.status, len(title))
+    elif key == "source":
+        width = max(fill.source, len(title))
+    elif key == "agent" and total < NARROW:
+        width = NARROW_AGENT
+    if key == keep:  # its title whole (or its first half), and the arrow
+        width = max(width, len(title.split(" / ")[0]) + 2)
+    return width
 
 
 @functools.cache
-def _layout(total: int, keep: str = "") -> tuple[tuple[str, int, bool], ...]:
+def visible_columns(
+    total: int, keep: str = "", fill: Fill = UNKNOWN_FILL
+) -> tuple[tuple[str, str, int], ...]:
+    """The columns that fit ``total`` cells, with their widths (one space between them).
+
+    Columns give way by priority (:data:`DROP_FIRST`), empty ones first, until DOING NOW
+    has :data:`MIN_DOING` cells; narrower still, DOING NOW goes and the columns left give
+    up cells (:data:`SQUEEZED`). The one sorted by (``keep``) stays, whole.
+    """
+    total = int(total)
+    titles = {key: title for key, title, _ in COLUMNS}
+    widths = {key: _natural(key, title, width, total, keep, fill) for key, title, width in COLUMNS}
+
+    def fixed() -> int:  # the cells of every column but DOING NOW, and the spaces between
+        return sum(widths.values()) + len(widths) - 1
+
+    order = DROP_FIRST
+    if fill.sources > 1:  # the source tells runs apart: it stays longer
+        order = ("tokens", "damaged", "source", "started", "events", "duration")
+    dropping = [key for key in order if key in fill.empty]
+    dropping += [key for key in order if key not in dropping]
+    for key in dropping:
+        if total - fixed() >= MIN_DOING:
+            break
+        if key != keep:
+            del widths[key]
+    room = total - fixed()
+    if room < MIN_DOING_SQUEEZED and keep != "doing":
+        del widths["doing"]
+        over = fixed() - total
+        for key, least in SQUEEZED:
+            if key in widths and key != keep and over > 0:
+                take = max(0, min(over, widths[key] - least))
+                widths[key] -= take
+                over -= take
+        if over > 0 and keep != "agent":
+            widths.pop("agent", None)
+    else:
+        widths["doing"] = room
+    return tuple((key, titles[key], width) for key, width in widths.items())
+
+
+@functools.cache
+def _layout(
+    total: int, keep: str = "", fill: Fill = UNKNOWN_FILL
+) -> tuple[tuple[str, int, bool], ...]:
     """Each column's key and width at ``total`` cells, and whether it is right-aligned."""
-    return tuple((key, width, key in NUMERIC) for key, _, width in visible_columns(total, keep))
+    return tuple(
+        (key, width, key in NUMERIC) for key, _, width in visible_columns(total, keep, fill)
+    )
+
+
+def _fill_of(total: int) -> Fill:
+    """The fill a width given by :meth:`RunTable.lines_width` carries (runs not known: none)."""
+    return total.fill if isinstance(total, LinesWidth) else UNKNOWN_FILL
 
 
 def column_widths(total: int) -> list[int]:
-    return [width for _, _, width in visible_columns(total)]
+    return [width for _, _, width in visible_columns(total, "", _fill_of(total))]
 
 
 def column_at(total: int, x: int, keep: str = "") -> str | None:
-    """The key of the column drawn at cell ``x`` of a line ``total`` cells wide."""
+    """The key of the column drawn at cell ``x`` of a line ``total`` cells wide (as
+    :meth:`RunTable.lines_width` gives it: laid out for the runs shown)."""
     start = 0
-    for key, _, width in visible_columns(total, keep):
+    for key, _, width in visible_columns(total, keep, _fill_of(total)):
         if start <= x < start + width + 1:
             return key
         start += width + 1
     return None
 
 
-def header_text(total: int, sort: str, reverse: bool, *, tree: bool = False) -> Text:
-    """The header line, with the sort column marked (its whole title, then the arrow), and
-    the runs' column marked ``└`` while child runs are shown under their parents."""
+def _titles(total: int, sort: str, reverse: bool, tree: bool, fill: Fill) -> Text:
     text = Text(no_wrap=True)
-    for key, title, width in visible_columns(total, sort):
+    for key, title, width in visible_columns(total, sort, fill):
         if key == "agent" and tree:
             title = f"└ {title}"
         if len(title) > width - 2 * (key == sort):
@@ -122,6 +255,51 @@ def header_text(total: int, sort: str, reverse: bool, *, tree: bool = False) -> 
             cut = title[:width]
             text.append((cut.rjust(width) if key in NUMERIC else cut.ljust(width)) + " ")
     return text
+
+
+class Titles(Visual):
+    """The column titles, laid out for the width they are drawn at, as the table's lines
+    are: the keys help, opened beside the table, narrows both (the titles stayed laid out
+    for the screen, and the sorted column's title was beyond the table's last column)."""
+
+    def __init__(self, total: int, sort: str, reverse: bool, tree: bool) -> None:
+        self.fill = _fill_of(total)
+        self.gutter = total.gutter if isinstance(total, LinesWidth) else 0
+        self.sort, self.reverse, self.tree = sort, reverse, tree
+        self.cells = int(total)
+        """The cells of a line: as given, then as last drawn."""
+        self.markup = f"{sort} {reverse} {tree} {self.fill}"
+        """What the titles depend on but the width: unchanged, they need not be set again."""
+
+    def text(self) -> Text:
+        return _titles(self.cells, self.sort, self.reverse, self.tree, self.fill)
+
+    @property
+    def plain(self) -> str:
+        return self.text().plain
+
+    def __str__(self) -> str:
+        return self.plain
+
+    def render_strips(
+        self, width: int, height: int | None, style: VisualStyle, options: RenderOptions
+    ) -> list[Strip]:
+        self.cells = max(1, width - self.gutter)
+        return Content.from_rich_text(self.text()).render_strips(width, height, style, options)
+
+    def get_optimal_width(self, rules: RulesMap, container_width: int) -> int:
+        return container_width
+
+    def get_height(self, rules: RulesMap, width: int) -> int:
+        return 1
+
+
+def header_text(total: int, sort: str, reverse: bool, *, tree: bool = False) -> Titles:
+    """The header line, with the sort column marked (its whole title, then the arrow), and
+    the runs' column marked ``└`` while child runs are shown under their parents; laid out
+    as the lines are where it is drawn (``total``, from :meth:`RunTable.lines_width`, says
+    for which runs)."""
+    return Titles(total, sort, reverse, tree)
 
 
 def sort_runs(runs: Sequence[RunView], key: str, reverse: bool, now: float) -> list[RunView]:
@@ -185,6 +363,13 @@ def doing_now(run: RunView, *, damage: bool = False) -> str:
     return ""
 
 
+def _cut_start(text: str, width: int) -> str:
+    """``text`` cut to ``width`` at its start, the cut marked: ``…0.0.1:8765``."""
+    if len(text) <= width:
+        return text
+    return "…" + text[len(text) - width + 1 :] if width > 1 else "…"[:width]
+
+
 class RunTable(ScrollView, can_focus=True):
     """Every run, one line each; Enter opens the selected one."""
 
@@ -229,6 +414,8 @@ class RunTable(ScrollView, can_focus=True):
         moment; the moment this table was told, if it was not given one)."""
         self.now = now_or(clock)
         """The time every line of a frame is drawn at: relative times agree with their order."""
+        self.fill = Fill()
+        """What the rows put in the columns: the columns are laid out for it."""
         self._selected_key: RunKey | None = None
         self._colours: dict[str, Style] = {}
         self._base_style: Style | None = None
@@ -263,6 +450,10 @@ class RunTable(ScrollView, can_focus=True):
             # Drawn at this instant (not the last tick's, before the source went down): a
             # stopped clock reads the same from its first frame on.
             self.tick()
+        fill = fill_of(rows, sources_down)
+        if fill != self.fill:
+            self.fill = fill
+            self.refresh()  # every line is laid out again
         self.virtual_size = Size(self.size.width, len(rows))
         if self._selected_key is not None:
             for index, run in enumerate(rows):
@@ -356,10 +547,14 @@ class RunTable(ScrollView, can_focus=True):
         self._mark = None
         super().notify_style_update()
 
-    def lines_width(self, width: int | None = None) -> int:
-        """The cells a line has, beside the scroll bar's column, when the table is ``width``
-        wide (its own width by default): the columns and their titles are laid out for it."""
-        return max(1, (self.size.width if width is None else width) - self.scrollbar_size_vertical)
+    def lines_width(self, width: int | None = None) -> LinesWidth:
+        """The cells a line has, beside the scroll bar's column: the columns and their titles
+        are laid out for them, and for the rows (:class:`LinesWidth`). The table's own width
+        once it has one (the keys help beside it makes it narrower than the screen); before,
+        as if it were ``width`` wide."""
+        gutter = self.scrollbar_size_vertical
+        table = self.size.width or (width if width is not None else 0)
+        return LinesWidth(max(1, table - gutter), self.fill, gutter)
 
     def render_line(self, y: int) -> Strip:
         width = self.lines_width()
@@ -404,7 +599,7 @@ class RunTable(ScrollView, can_focus=True):
         if down:
             base = base + Style(dim=True)
         segments: list[Segment] = []
-        columns = _layout(width, self.sort_key)
+        columns = _layout(width, self.sort_key, self.fill)
         damage_unseen = all(key != "damaged" for key, _, _ in columns)
         for key, size, right in columns:
             style = base
@@ -414,10 +609,10 @@ class RunTable(ScrollView, can_focus=True):
                     style = base + self._mark_style()
                 case "status":
                     glyph, word, colour = status_mark(run, source_down=down)
-                    text = f"{glyph} {word}"
+                    text = cell(f"{glyph} {word}", size)
                     style = base + self._colour(colour)
                 case "run":
-                    text = short_id(run.run_id)
+                    text = _cut_start(short_id(run.run_id), size)  # its distinctive end
                 case "agent":
                     depth = self.depths.get(run.key, 0)
                     indent = "  " * (depth - 1) + "└ " if depth else ""
@@ -438,8 +633,8 @@ class RunTable(ScrollView, can_focus=True):
                     text = cell(doing_now(run, damage=damage_unseen), size)
                 case "tokens":
                     text = tokens_and_cost(run, size)
-                case _:
-                    text = cell(run.source, size)
+                case _:  # the end of a name says most (the port of 127.0.0.1:8765)
+                    text = _cut_start(inert(run.source, single_line=True), size)
             text = text[:size]
             segments.append(Segment((text.rjust(size) if right else text.ljust(size)) + " ", style))
         return segments
