@@ -25,6 +25,16 @@ from tui.widgets.run_table import MARK, RunTable
 pytestmark = pytest.mark.timeout(60)
 
 
+async def compare_the_pair(pilot: Any, *words: str) -> CompareScreen:
+    """The two runs of :func:`pair_app` marked and compared, once ``words`` are shown."""
+    await loaded(pilot, 2)
+    await pilot.press("space", "down", "space", "C")
+    await compared(pilot, *words)
+    screen = pilot.app.screen
+    assert isinstance(screen, CompareScreen)
+    return screen
+
+
 def pair_app(directory: Path, **settings: Any) -> RuntopApp:
     write_pair(directory)
     options: dict[str, Any] = {"clock": FROZEN_AFTER, "flush_interval": 0.01, **settings}
@@ -227,11 +237,7 @@ async def test_both_timelines_on_one_axis_from_each_start(tmp_path: Path) -> Non
 
     app = pair_app(tmp_path / "runs")
     async with app.run_test(size=(160, 48)) as pilot:
-        await loaded(pilot, 2)
-        await pilot.press("space", "down", "space", "C")
-        await compared(pilot, "24s faster")
-        screen = app.screen
-        assert isinstance(screen, CompareScreen)
+        screen = await compare_the_pair(pilot, "24s faster")
         panes = screen.panes()
         first, resumed = panes[screen.left], panes[screen.right]
         await settle(

@@ -102,16 +102,11 @@ async def test_the_comparisons_keys_list_tab_and_tab_goes_to_the_other_timeline(
     tmp_path: Path,
 ) -> None:
     """The README says tab goes from one timeline to the other; `?` did not list it."""
-    from tests.test_tui_compare import compared, pair_app
-    from tests.tui_support import loaded
+    from tests.test_tui_compare import compare_the_pair, pair_app
 
     app = pair_app(tmp_path / "runs")
     async with app.run_test(size=(160, 48)) as pilot:
-        await loaded(pilot, 2)
-        await pilot.press("space", "down", "space", "C")
-        await compared(pilot, "faster")
-        screen = app.screen
-        assert isinstance(screen, CompareScreen)
+        screen = await compare_the_pair(pilot, "faster")
         a, b = (pane.view for pane in screen.panes().values())
         await settle(pilot, lambda: a.has_focus, "A's timeline focused")
         await pilot.press("tab")
