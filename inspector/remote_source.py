@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 from collections.abc import AsyncIterator, Coroutine
 from typing import Any, ClassVar, Final, TypeVar
 
@@ -107,16 +108,33 @@ class RemoteSource(RunSource):
                 problem = error
             if self._closed.is_set():
                 return
-            yield SourceUpdate(
-                error=SourceError(f"reconnecting in {delay:.4g} s: {problem}")
-                if not isinstance(problem, TokenRefused)
-                else problem,
-                available=False,
-            )
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._closed.wait(), delay)
+            if isinstance(problem, TokenRefused):
+                yield SourceUpdate(error=problem, available=False)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._closed.wait(), delay)
+            else:
+                async for update in self._count_down(delay, problem):
+                    yield update
+            if self._closed.is_set():
+                return
             delay = min(delay * 2, self.backoff_max)
             self.reconnects += 1
+
+    async def _count_down(self, delay: float, problem: SourceError) -> AsyncIterator[SourceUpdate]:
+        """``reconnecting in 8 s: …``, then 7, 6, … a second apart until the next try (it
+        said "in 8 s" for the whole 8 s); returns early once the source is closed."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + delay
+        while (left := deadline - loop.time()) > 0:
+            said = f"{max(1, round(left))} s" if delay >= 1 else f"{left:.2g} s"
+            yield SourceUpdate(
+                error=SourceError(f"reconnecting in {said}: {problem}"), available=False
+            )
+            step = left - (math.ceil(left) - 1) if left > 1 else left  # to the next whole second
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._closed.wait(), step)
+            if self._closed.is_set():
+                return
 
     async def _fresh_token(self) -> bool:
         """Take up a token the server wrote since (not one given by hand); whether it changed."""

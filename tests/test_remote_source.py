@@ -255,3 +255,21 @@ async def test_a_run_ended_while_away_is_never_shown_live_again(tmp_path: Path) 
         await updates.aclose()
         await source.close()
         await server.stop()
+
+
+async def test_the_reconnect_countdown_counts_down(tmp_path: Path) -> None:
+    """It said `reconnecting in 8 s` for the whole 8 s: now 3 s, 2 s, 1 s, a second apart."""
+    port = free_port()  # nothing listens there
+    source = RemoteSource(f"http://127.0.0.1:{port}", TOKEN, name="remote", backoff_first=3)
+    updates = source.updates()
+    try:
+        said = []
+        while len(said) < 3:
+            update = await anext(updates)
+            assert update.error is not None
+            assert not update.available
+            said.append(str(update.error).split(":")[0])
+        assert said == ["reconnecting in 3 s", "reconnecting in 2 s", "reconnecting in 1 s"]
+    finally:
+        await updates.aclose()
+        await source.close()
