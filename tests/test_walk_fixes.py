@@ -137,3 +137,31 @@ async def test_copy_is_not_offered_where_there_is_nothing_to_copy(fixtures: Path
         assert "y Copy" not in bar(app)
         await pilot.press("enter")  # a tool's calls: a call's run is selected
         await settle(pilot, lambda: "y Copy" in bar(app), "copy, with a call's run")
+
+
+async def test_the_last_filter_offered_in_the_box_says_it_is_not_applied(
+    fixtures: Path, tmp_path: Path
+) -> None:
+    """A walk: `/` showed the last session's `deployer` in the box while the table still
+    showed every run and the line named no filter, as if it were applied."""
+    from tests.tui_support import loaded, sample_app
+    from tui.screens.runs import OFFERED_NOT_APPLIED
+
+    state = tmp_path / "state.json"
+    state.write_text('{"filter": "status:failed"}')
+    app = sample_app(fixtures, state_file=state)
+    async with app.run_test(size=(80, 24)) as pilot:
+        rows = await loaded(pilot)
+        await pilot.press("slash")
+        await settle(
+            pilot, lambda: any(OFFERED_NOT_APPLIED in line for line in screen_lines(app)), "said"
+        )
+        assert len(rows.rows) == 6
+        await pilot.press("enter")
+        await settle(pilot, lambda: len(rows.rows) == 1, "applied")
+        await pilot.press("slash", "ctrl+u", *"deploy")
+        await settle(
+            pilot,
+            lambda: not any(OFFERED_NOT_APPLIED in line for line in screen_lines(app)),
+            "gone",
+        )

@@ -52,6 +52,11 @@ BOX_KEYS: Final = frozenset(
 imported at launch): typed ahead of the box, they go into it in order with the rest."""
 
 
+OFFERED_NOT_APPLIED: Final = "the last filter, not applied: Enter applies it"
+"""What the filter box says under a filter it offers (the last one) that the table does
+not show yet: typing replaces it, Enter applies it."""
+
+
 class RunsScreen(SelectedRunScreen):
     """The live table of runs."""
 
@@ -278,6 +283,9 @@ class RunsScreen(SelectedRunScreen):
         box.add_class("open")
         box.focus()
         box.action_select_all()  # the last filter is there to edit; typing replaces it
+        if box.value and box.value.strip() != self.filter_text:
+            # Shown in the box but not applied (the table still shows every run): said so.
+            box.border_subtitle = Text(OFFERED_NOT_APPLIED)
         typed, self._typed_ahead = self._typed_ahead, []
         for key, character in typed:
             self._type_into(box, key, character)
@@ -378,6 +386,8 @@ class RunsScreen(SelectedRunScreen):
         if event.input.id != "filter" or event.value == self._offered:
             return  # the last session's filter, offered: applied only on Enter
         self._offered = None
+        if str(event.input.border_subtitle or "") == OFFERED_NOT_APPLIED:
+            event.input.border_subtitle = None  # typed over: what is typed applies
         self._apply_filter(event.value, remember=False)
 
     def _apply_filter(self, text: str, *, remember: bool = True) -> bool:
