@@ -182,3 +182,16 @@ async def test_a_refused_cancel_is_said_one_way(fixtures: Path) -> None:
         with pytest.raises(ActionRefused) as refused:
             await app.store.cancel(ended.key, None)
         assert str(refused.value) == said
+
+
+def test_a_node_that_failed_says_error_as_a_tool_call_does() -> None:
+    """`← exit llm:claude-haiku#1 failed in 2.9s` beside `✘ error` and `ok`: one word."""
+    from ledger_reader import NodeExit
+    from ledger_reader.events import NodeExitPayload
+
+    failed = NodeExit(
+        run_id="run_x",
+        seq=5,
+        payload=NodeExitPayload(node_id="llm:m#1", duration_micros=2_900_000, success=False),
+    )
+    assert describe(failed) == "exit llm:m#1 error in 2.9s"

@@ -12,6 +12,8 @@ from typing import Any, Final
 import msgspec
 
 from inspector.status_words import (
+    CALL_ERROR,
+    CALL_OK,
     STILL_GOING,
     UnknownStatus,
     status_named,
@@ -106,7 +108,7 @@ def describe(item: RunEvent | DamagedLine) -> str:
             took = (
                 f" in {duration(p.duration_micros / 1e6)}" if p.duration_micros is not None else ""
             )
-            outcome = "ok" if p.success is not False else "failed"
+            outcome = CALL_OK if p.success is not False else CALL_ERROR  # as a tool call says it
             return f"exit {_text(p.node_id, 80)} {outcome}{took}"
         case ToolCall(payload=p):
             return f"call {_text(p.name or '?', 60)}({compact_json(p.arguments)})"
