@@ -18,9 +18,9 @@ from textual.widgets import Static
 from inspector import ManagerSource, RunSource, RunUpdate, SourceUpdate
 from ledger_reader import LedgerItem, RunStatus, RunSummary
 from run_manager import Manager
-from tests.agents import Gatekeeper
 from tests.terminal import RUNTOP, Terminal
 from tests.tui_support import (
+    awaiting_approval,
     events_read,
     loaded,
     notices,
@@ -133,13 +133,7 @@ async def test_the_palette_offers_what_can_be_done_with_its_keys(fixtures: Path)
     async with Manager() as manager:
         app = sample_app(fixtures, ManagerSource(manager, name="local"))
         async with app.run_test(size=(160, 48)) as pilot:
-            waiting = manager.start(Gatekeeper(), "ship")
-            rows = await loaded(pilot, 7)
-            await settle(
-                pilot,
-                lambda: any(r.pending_approval and r.run_id == waiting.run_id for r in rows.rows),
-                "the approval",
-            )
+            rows, waiting = await awaiting_approval(pilot, manager)
             ended = next(run for run in rows.rows if run.run_id == RESEARCH)
             rows.select_key(ended.key)
             await pilot.pause()
@@ -268,13 +262,7 @@ async def test_a_confirmation_shows_its_own_keys(fixtures: Path) -> None:
     async with Manager() as manager:
         app = sample_app(fixtures, ManagerSource(manager, name="local"))
         async with app.run_test(size=(80, 24)) as pilot:
-            waiting = manager.start(Gatekeeper(), "ship")
-            rows = await loaded(pilot, 7)
-            await settle(
-                pilot,
-                lambda: any(r.pending_approval and r.run_id == waiting.run_id for r in rows.rows),
-                "the approval",
-            )
+            rows, waiting = await awaiting_approval(pilot, manager)
             rows.select_key(next(run.key for run in rows.rows if run.run_id == waiting.run_id))
             await pilot.pause()
             await pilot.press("a")

@@ -17,8 +17,7 @@ from textual.command import CommandList
 
 from inspector import ManagerSource
 from run_manager import Manager
-from tests.agents import Gatekeeper
-from tests.tui_support import loaded, sample_app, settle
+from tests.tui_support import awaiting_approval, loaded, sample_app, settle
 from tui.app import RuntopApp
 
 pytestmark = pytest.mark.timeout(60)
@@ -80,13 +79,7 @@ async def test_the_palette_offers_runtops_keys_where_they_apply(fixtures: Path) 
     async with Manager() as manager:
         app = sample_app(fixtures, ManagerSource(manager, name="local"))
         async with app.run_test(size=(80, 24)) as pilot:
-            waiting = manager.start(Gatekeeper(), "ship")
-            rows = await loaded(pilot, 7)
-            await settle(
-                pilot,
-                lambda: any(r.pending_approval and r.live for r in rows.rows),
-                "the approval",
-            )
+            rows, waiting = await awaiting_approval(pilot, manager)
             rows.select_key(next(r.key for r in rows.rows if r.run_id == waiting.run_id))
             await pilot.pause()
 
@@ -136,13 +129,7 @@ async def test_the_bar_under_the_palette_keeps_the_screens_keys(fixtures: Path) 
     async with Manager() as manager:
         app = sample_app(fixtures, ManagerSource(manager, name="local"))
         async with app.run_test(size=(80, 24)) as pilot:
-            waiting = manager.start(Gatekeeper(), "ship")
-            rows = await loaded(pilot, 7)
-            await settle(
-                pilot,
-                lambda: any(r.pending_approval and r.live for r in rows.rows),
-                "the approval",
-            )
+            rows, waiting = await awaiting_approval(pilot, manager)
             rows.select_key(next(r.key for r in rows.rows if r.run_id == waiting.run_id))
             await settle(pilot, lambda: "a Approve" in bottom_line(app), "a in the bar")
             for opening in ([], ["enter"]):  # the runs, then the run

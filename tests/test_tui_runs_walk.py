@@ -18,10 +18,10 @@ from textual.widgets import Input
 
 from inspector import LedgerDirectorySource, ManagerSource, ReplaySource
 from run_manager import Manager
-from tests.agents import Gatekeeper
 from tests.tui_support import (
     FROZEN,
     age,
+    awaiting_approval,
     drawn_cells,
     loaded,
     noticed,
@@ -106,13 +106,7 @@ async def test_a_narrow_key_bar_keeps_the_keys_that_apply_now(fixtures: Path) ->
     async with Manager() as manager:
         app = sample_app(fixtures, ManagerSource(manager, name="local"))
         async with app.run_test(size=(80, 24)) as pilot:
-            waiting = manager.start(Gatekeeper(), "ship")
-            rows = await loaded(pilot, 7)
-            await settle(
-                pilot,
-                lambda: any(r.pending_approval and r.live for r in rows.rows),
-                "the approval",
-            )
+            _, waiting = await awaiting_approval(pilot, manager)
             select(app, waiting.run_id)
             await settle(pilot, lambda: "a Approve" in bar(app), "a in the bar")
             drawn = bar(app)

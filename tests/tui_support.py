@@ -96,6 +96,23 @@ async def events_read(pilot: Pilot[Any], upto: int) -> EventList:
     return events
 
 
+async def awaiting_approval(
+    pilot: Pilot[Any], manager: Any, count: int = 7
+) -> tuple[RunTable, Any]:
+    """A run started in ``manager`` (beside the samples) that asks an approval: the table,
+    once it lists ``count`` runs and the run's question, and the run's handle."""
+    from tests.agents import Gatekeeper
+
+    waiting = manager.start(Gatekeeper(), "ship")
+    rows = await loaded(pilot, count)
+    await settle(
+        pilot,
+        lambda: any(r.pending_approval and r.run_id == waiting.run_id for r in rows.rows),
+        "the approval",
+    )
+    return rows, waiting
+
+
 def notices(app: Any) -> list[str]:
     """The notifications on screen now, as the user reads them (their toasts)."""
     return [str(toast.render()) for toast in app.screen.query("Toast")]
