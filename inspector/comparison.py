@@ -34,6 +34,8 @@ from ledger_reader import (
     ErrorEvent,
     LedgerItem,
     LlmCall,
+    NodeEnter,
+    NodeExit,
     RunCompleted,
     ToolCall,
     ToolResult,
@@ -110,6 +112,14 @@ class RunTally:
         self.last_error: str | None = None
         self._tools: dict[str, _ToolCount] = {}
         self._open: dict[str, _OpenCall] = {}
+        self._open_models: dict[str, bool] = {}
+        """Model nodes entered and not exited (``llm:`` ids), each with whether its
+        ``llm_call`` was written yet: one without is a model call not counted yet."""
+
+    @property
+    def models_in_flight(self) -> int:
+        """Model calls begun (their node entered) whose ``llm_call`` is not written yet."""
+        return sum(1 for recorded in self._open_models.values() if not recorded)
 
     def add_items(self, items: Iterable[LedgerItem]) -> None:
         for item in items:
@@ -135,8 +145,14 @@ class RunTally:
                         count.untimed += 1
                     else:
                         count.seconds += max(0.0, ended - call.started)
+                case NodeEnter(payload=payload):
+                    if _is_model_node(payload.node_id):
+                        self._open_models[payload.node_id or ""] = False
+                case NodeExit(payload=payload):
+                    self._open_models.pop(payload.node_id or "", None)
                 case LlmCall(payload=payload):
                     self.model_calls += 1
+                    self._recorded(payload.node_id)
                     if payload.prompt_tokens is not None or payload.output_tokens is not None:
                         self.tokens_reported = True
                     self.prompt_tokens += payload.prompt_tokens or 0
@@ -151,8 +167,19 @@ class RunTally:
                     if payload.error:
                         self.last_error = payload.error
                     self._open.clear()  # the run ended: nothing of it is in flight
+                    self._open_models.clear()
                 case _:
                     pass
+
+    def _recorded(self, node_id: str | None) -> None:
+        """An ``llm_call`` was written: for its node, else (as the timeline places it) for
+        the newest model node open without one."""
+        if node_id in self._open_models:
+            self._open_models[node_id] = True
+            return
+        waiting = [key for key, recorded in self._open_models.items() if not recorded]
+        if waiting:
+            self._open_models[waiting[-1]] = True
 
     def tools(self) -> tuple[ToolUse, ...]:
         """Each tool called, most called first."""
@@ -207,6 +234,7 @@ class RunFacts(msgspec.Struct, frozen=True):
     output_tokens: int | None
     cost_usd: float | None
     model_calls: int
+    """Model calls recorded (their ``llm_call`` written)."""
     tool_calls: int
     tools: tuple[ToolUse, ...]
     errors: int
@@ -214,6 +242,9 @@ class RunFacts(msgspec.Struct, frozen=True):
     """The run's error (the last error event, or the one it ended with)."""
     events_read: int
     events_total: int | None
+    models_in_flight: int = 0
+    """Model calls begun and not recorded yet: running while the run is live; in a run
+    that stopped (stale, abandoned) they never ended."""
 
 
 def facts_of(
@@ -253,6 +284,7 @@ def facts_of(
         output_tokens=tally.output_tokens if tally.tokens_reported else None,
         cost_usd=tally.cost_usd if tally.cost_reported else None,
         model_calls=tally.model_calls,
+        models_in_flight=tally.models_in_flight,
         tool_calls=sum(use.calls for use in tally.tools()),
         tools=tally.tools(),
         errors=tally.errors,
@@ -369,7 +401,13 @@ def compare(left: RunFacts, right: RunFacts) -> Comparison:
         measure("prompt_tokens", left.prompt_tokens, right.prompt_tokens),
         measure("output_tokens", left.output_tokens, right.output_tokens),
         measure("cost_usd", left.cost_usd, right.cost_usd),
-        measure("model_calls", left.model_calls, right.model_calls, None),
+        # A model call begun is one made, recorded or not yet: never 0 while it runs.
+        measure(
+            "model_calls",
+            left.model_calls + left.models_in_flight,
+            right.model_calls + right.models_in_flight,
+            None,
+        ),
         measure("tool_calls", left.tool_calls, right.tool_calls, None),
         measure("errors", left.errors, right.errors),
     )
@@ -470,6 +508,13 @@ def resume_partner(store: RunStore, key: RunKey) -> RunView | None:
         return None
     resumers.sort(key=lambda view: (view.source == key.source, view.started_at or 0.0))
     return resumers[-1]
+
+
+def _is_model_node(node_id: str | None) -> bool:
+    """Whether a node is a model call: its id says ``llm:`` and a name (as the timeline
+    reads it)."""
+    prefix, _, rest = (node_id or "").partition(":")
+    return prefix == "llm" and bool(rest)
 
 
 def _epoch(value: str) -> float | None:

@@ -17,6 +17,7 @@ from textual.widget import Widget
 
 from inspector.comparison import Comparison, Difference, RunFacts, ToolUse, Verdict
 from inspector.status_words import CALL_ERROR, STILL_GOING
+from inspector.timeline import Outcome
 from ledger_reader import RunStatus
 from tui.format import STATUS, UNKNOWN_MARK
 from tui.text import cost, duration, inert, shorten, tokens
@@ -51,6 +52,12 @@ LABELS: Final = {
     "tool_calls": "tool calls",
     "errors": "errors",
 }
+
+TOKEN_MEASURES: Final = frozenset({"prompt_tokens", "output_tokens", "cost_usd"})
+"""What a model call says when it is recorded: not known while one is running."""
+
+UNFINISHED: Final = Outcome.UNFINISHED.value
+"""A call begun in a run that stopped without ending it (the timeline's word)."""
 
 LABEL_WIDTH: Final = 14
 VERDICT_WIDTH: Final = 28
@@ -102,18 +109,24 @@ def said(difference: Difference) -> str:
     return f"{glyph} {size} {word}{share}"
 
 
-def tool_cell(use: ToolUse | None) -> str:
+def open_word(facts: RunFacts) -> str:
+    """What a call begun and not ended is in this run: ``running`` while the run goes on,
+    ``unfinished`` once it stopped (a stale run's call is going nowhere)."""
+    return UNFINISHED if facts.ended else STILL_GOING
+
+
+def tool_cell(use: ToolUse | None, facts: RunFacts) -> str:
     """One tool in one run: ``2× 30.4s, 1 error``; ``—`` where the run never called it."""
     if use is None:
         return "—"
     if use.in_flight == use.calls:
-        return f"{use.calls}× {STILL_GOING}"
+        return f"{use.calls}× {open_word(facts)}"
     time = duration(use.seconds) if use.timed else "time not recorded"
     parts = [f"{use.calls}× {time}"]
     if use.errors:  # the tool-calls screen's word for a call that failed
         parts.append(f"{use.errors} {CALL_ERROR}{'' if use.errors == 1 else 's'}")
     if use.in_flight:
-        parts.append(f"{use.in_flight} {STILL_GOING}")
+        parts.append(f"{use.in_flight} {open_word(facts)}")
     return ", ".join(parts)
 
 
@@ -215,7 +228,9 @@ class ComparisonTable(Widget):
                     calls = int(tool.calls.delta)
                     verdict = f"{verdict}, {calls:+d} call{'s' if abs(calls) != 1 else ''}"
                 style = verdict_style(tool.seconds.verdict)
-            lines.append(line(name, tool_cell(tool.left), tool_cell(tool.right), verdict, style))
+            lines.append(
+                line(name, tool_cell(tool.left, left), tool_cell(tool.right, right), verdict, style)
+            )
         if left.error or right.error:
             error = line(
                 "error",
@@ -230,6 +245,13 @@ class ComparisonTable(Widget):
 
     @staticmethod
     def _value(name: str, value: float | None, facts: RunFacts) -> str:
+        begun = facts.models_in_flight
+        if begun and name == "model_calls":
+            # A model call under way is one, not 0: "1 running", "2 + 1 running".
+            recorded = f"{facts.model_calls:,} + " if facts.model_calls else ""
+            return f"{recorded}{begun} {open_word(facts)}"
+        if begun and value is None and name in TOKEN_MEASURES and not facts.ended:
+            return f"call {STILL_GOING}"  # not known yet: it may yet say them
         shown = amount(name, value)
         if value is not None and not (facts.ended if name == "duration" else facts.settled):
             shown += " so far"

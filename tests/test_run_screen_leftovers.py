@@ -1,0 +1,96 @@
+"""Leftovers of a walk through the run screen, its timeline, the comparison and the tools.
+
+Each test asserts on what the screen shows. A comparison counted a model call under way
+as ``0 so far``.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.tui_support import FROZEN, loaded, sample_app, settle
+from tui.screens.compare import CompareScreen
+from tui.widgets.comparison_table import ComparisonTable
+from tui.widgets.run_table import RunTable
+
+pytestmark = pytest.mark.timeout(60)
+
+TORN = "run_20261128T143000058_5e6f708192a3b4c5"
+"""A sample run gone stale inside a model call (entered, never exited, no ``llm_call``)."""
+RESEARCH = "run_20261128T143000012_4f1a9c2e7b3d8a60"
+"""A sample run that succeeded: two model calls, two tool calls."""
+THINKING = "run_20261128T143400001_b2b2b2b2b2b2b2b2"
+"""The run :func:`write_thinking_run` writes: live, its model call under way."""
+
+
+def ledger_line(run_id: str, seq: int, kind: str, payload: dict[str, Any], at: float) -> str:
+    when = datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    record = {"run_id": run_id, "seq": seq, "time": when, "type": kind, "payload": payload}
+    return json.dumps(record) + "\n"
+
+
+def write_thinking_run(directory: Path, *tools: str) -> None:
+    """A run that called ``tools`` and is now waiting on a model (written just now, so live)."""
+    at = FROZEN - 20
+    lines = [ledger_line(THINKING, 1, "run_started", {"skill": "research"}, at)]
+    for n, name in enumerate(tools):
+        call = {"call_id": f"c{n}", "name": name, "arguments": {}}
+        lines.append(ledger_line(THINKING, len(lines) + 1, "tool_call", call, at + n + 0.1))
+        done = {"call_id": f"c{n}", "output": "ok"}
+        lines.append(ledger_line(THINKING, len(lines) + 1, "tool_result", done, at + n + 0.6))
+    model = {"node_id": "llm:default#1", "node_name": "default"}
+    lines.append(ledger_line(THINKING, len(lines) + 1, "node_enter", model, at + 10))
+    (directory / f"{THINKING}.jsonl").write_text("".join(lines))
+
+
+def comparison_text(app: Any) -> str:
+    table = app.screen.query_one(ComparisonTable)
+    return "\n".join(line.plain for line in table.lines(table.size.width))
+
+
+def row(text: str, label: str) -> str:
+    return next(line for line in text.splitlines() if line.startswith(label))
+
+
+async def compare(pilot: Any, first: str, second: str, *words: str) -> str:
+    """Mark ``first`` and ``second`` on the runs table, compare them, and wait for ``words``."""
+    app = pilot.app
+    rows = app.screen.query_one(RunTable)
+    for run_id in (first, second):
+        rows.select_key(next(run.key for run in rows.rows if run.run_id == run_id))
+        await pilot.press("space")
+    await pilot.press("C")
+    await settle(pilot, lambda: isinstance(app.screen, CompareScreen), "the comparison")
+    await settle(pilot, lambda: all(w in comparison_text(app) for w in words), repr(words))
+    return comparison_text(app)
+
+
+# -- 1: a model call under way is one call, not 0 ----------------------------------------------
+
+
+async def test_a_model_call_under_way_is_counted_running_not_zero(fixtures: Path) -> None:
+    app = sample_app(fixtures)
+    write_thinking_run(fixtures)  # after the samples were aged: this one is live
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot, 7)
+        text = await compare(pilot, RESEARCH, THINKING, "model calls")
+        calls = row(text, "model calls")
+        assert "1 running" in calls
+        assert "0 so far" not in calls
+        tokens = row(text, "prompt tokens")
+        assert "call running" in tokens  # not known yet, not "not recorded"
+
+
+async def test_a_stale_runs_open_model_call_is_unfinished_not_zero(fixtures: Path) -> None:
+    app = sample_app(fixtures)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot)
+        text = await compare(pilot, RESEARCH, TORN, "? stale")
+        calls = row(text, "model calls")
+        assert calls.split()[2:5] == ["2", "1", "unfinished"]  # A's 2, B's 1 never ended
+        assert "running" not in calls  # its writer is gone: nothing runs
