@@ -1,7 +1,7 @@
 """Leftovers of a walk through the run screen, its timeline, the comparison and the tools.
 
 Each test asserts on what the screen shows. A comparison counted a model call under way
-as ``0 so far``.
+as ``0 so far``; its label column cut tool names at 14 columns at any width.
 """
 
 from __future__ import annotations
@@ -94,3 +94,29 @@ async def test_a_stale_runs_open_model_call_is_unfinished_not_zero(fixtures: Pat
         calls = row(text, "model calls")
         assert calls.split()[2:5] == ["2", "1", "unfinished"]  # A's 2, B's 1 never ended
         assert "running" not in calls  # its writer is gone: nothing runs
+
+
+# -- 2: the label column as wide as the tool names, where there is room -------------------------
+
+
+async def test_tool_names_are_whole_where_there_is_room(fixtures: Path) -> None:
+    app = sample_app(fixtures)
+    write_thinking_run(fixtures, "plan_migration_for_production")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot, 7)
+        text = await compare(pilot, RESEARCH, THINKING, "plan_migration")
+        assert "  plan_migration_for_production " in text
+        assert "  web_search " in text
+        # The columns after it stay lined up with the title's A and B.
+        title = text.splitlines()[0]
+        tool = row(text, "  plan_migration_for_production")
+        assert tool[title.index("A") :].startswith("—")
+        assert tool[title.index("B") :].startswith("1×")
+    app = sample_app(fixtures)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot, 7)
+        text = await compare(pilot, RESEARCH, THINKING, "plan_migr")
+        # At 80 columns A's and B's values keep their room: the long name is cut.
+        assert "  plan_migr" in text
+        assert "plan_migration_for_production" not in text
+        assert "✔ succeeded" in row(text, "outcome")

@@ -60,7 +60,25 @@ UNFINISHED: Final = Outcome.UNFINISHED.value
 """A call begun in a run that stopped without ending it (the timeline's word)."""
 
 LABEL_WIDTH: Final = 14
+"""The label column at its narrowest: every measure's name whole."""
 VERDICT_WIDTH: Final = 28
+TOOL_INDENT: Final = "  "
+"""A tool's name is indented under ``tools``."""
+
+
+def label_column(comparison: Comparison, width: int) -> int:
+    """The label column's width: as wide as the longest tool name needs, within a third of
+    what the verdict leaves (A and B keep two thirds), and never under :data:`LABEL_WIDTH`.
+
+    So ``plan_migration`` reads whole at 160 columns, where a fixed 14 cut it with room
+    to spare, and a long name at 80 columns still leaves A's and B's values room.
+    """
+    needed = max(
+        (len(TOOL_INDENT + inert(tool.name, single_line=True)) for tool in comparison.tools),
+        default=0,
+    )
+    room = max(LABEL_WIDTH, (width - 3 - VERDICT_WIDTH) // 3)
+    return max(LABEL_WIDTH, min(needed, room))
 
 
 def status_glyph(word: str) -> str:
@@ -168,15 +186,16 @@ class ComparisonTable(Widget):
         comparison = self.comparison
         if comparison is None:
             return [Text(self.reading or "reading both runs…", no_wrap=True)]
+        label_width = label_column(comparison, width)
         # The verdict keeps room for a whole sentence (28); A and B share the rest.
-        cell = max(12, min(40, (width - LABEL_WIDTH - 3 - VERDICT_WIDTH) // 2))
-        verdict_width = max(12, width - LABEL_WIDTH - 2 * cell - 3)
+        cell = max(12, min(40, (width - label_width - 3 - VERDICT_WIDTH) // 2))
+        verdict_width = max(12, width - label_width - 2 * cell - 3)
 
         def line(
             label: str, left: str, right: str, verdict: str = "", style: Style | None = None
         ) -> Text:
             text = Text(no_wrap=True, overflow="ellipsis")
-            text.append(shorten(label, LABEL_WIDTH).ljust(LABEL_WIDTH) + " ", self._style("label"))
+            text.append(shorten(label, label_width).ljust(label_width) + " ", self._style("label"))
             text.append(shorten(left, cell).ljust(cell) + " ")
             text.append(shorten(right, cell).ljust(cell) + " ")
             text.append(shorten(verdict, verdict_width), style or Style())
@@ -213,7 +232,7 @@ class ComparisonTable(Widget):
             same = "same tools" if comparison.same_tools else "not the same tools"
             lines.append(line("tools", "", "", same, self._style("label")))
         for tool in comparison.tools:
-            name = "  " + inert(tool.name, single_line=True)
+            name = TOOL_INDENT + inert(tool.name, single_line=True)
             if tool.left is None or tool.right is None:
                 where, other = ("B", left) if tool.left is None else ("A", right)
                 if other.ended:
@@ -237,7 +256,7 @@ class ComparisonTable(Widget):
                 inert(left.error or "—", single_line=True),
                 inert(right.error or "—", single_line=True),
             )
-            error.stylize(self._style("error"), LABEL_WIDTH + 1)
+            error.stylize(self._style("error"), label_width + 1)
             lines.append(error)
         if self.reading:
             lines.append(Text(self.reading, self._style("unknown"), no_wrap=True))
