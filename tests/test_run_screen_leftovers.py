@@ -1,20 +1,24 @@
 """Leftovers of a walk through the run screen, its timeline, the comparison and the tools.
 
 Each test asserts on what the screen shows. A comparison counted a model call under way
-as ``0 so far``; its label column cut tool names at 14 columns at any width.
+as ``0 so far``; its label column cut tool names at 14 columns at any width; one
+timeline's axis began ``0.00s`` and another's ``0s``.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.test_tui_interaction import screen_lines
 from tests.tui_support import FROZEN, loaded, sample_app, settle
 from tui.screens.compare import CompareScreen
+from tui.screens.run import RunScreen
 from tui.widgets.comparison_table import ComparisonTable
 from tui.widgets.run_table import RunTable
 
@@ -22,6 +26,8 @@ pytestmark = pytest.mark.timeout(60)
 
 TORN = "run_20261128T143000058_5e6f708192a3b4c5"
 """A sample run gone stale inside a model call (entered, never exited, no ``llm_call``)."""
+DEPLOY = "run_20261128T143000031_9c8b7a6f5e4d3c2b"
+"""A sample run that failed after 30 s."""
 RESEARCH = "run_20261128T143000012_4f1a9c2e7b3d8a60"
 """A sample run that succeeded: two model calls, two tool calls."""
 THINKING = "run_20261128T143400001_b2b2b2b2b2b2b2b2"
@@ -55,6 +61,16 @@ def comparison_text(app: Any) -> str:
 
 def row(text: str, label: str) -> str:
     return next(line for line in text.splitlines() if line.startswith(label))
+
+
+async def open_run(pilot: Any, run_id: str) -> RunScreen:
+    rows = pilot.app.screen.query_one(RunTable)
+    rows.select_key(next(run.key for run in rows.rows if run.run_id == run_id))
+    await pilot.press("enter")
+    await settle(pilot, lambda: isinstance(pilot.app.screen, RunScreen), "the run's screen")
+    screen = pilot.app.screen
+    assert isinstance(screen, RunScreen)
+    return screen
 
 
 async def compare(pilot: Any, first: str, second: str, *words: str) -> str:
@@ -120,3 +136,28 @@ async def test_tool_names_are_whole_where_there_is_room(fixtures: Path) -> None:
         assert "  plan_migr" in text
         assert "plan_migration_for_production" not in text
         assert "✔ succeeded" in row(text, "outcome")
+
+
+# -- 3: one way of writing an axis's ticks ----------------------------------------------------
+
+
+async def test_every_timeline_axis_writes_its_ticks_one_way(fixtures: Path) -> None:
+    app = sample_app(fixtures)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot)
+        rulers = []
+        for run_id in (TORN, DEPLOY):  # a run of 0.3 s, and one of 30 s
+            await open_run(pilot, run_id)
+            await pilot.press("T")
+            await settle(pilot, lambda: any("┊" in line for line in screen_lines(app)), "axis")
+            rulers.append(next(line for line in screen_lines(app) if "┊" in line))
+            await pilot.press("escape", "escape")
+            await settle(pilot, lambda: not isinstance(app.screen, RunScreen), "the runs")
+        for ruler in rulers:
+            ticks = re.findall(r"┊(\S+)", ruler.split("│")[0])
+            assert len(ticks) >= 3, ruler
+            assert ticks[0] == "0s"  # on every axis: never 0.0s on one and 0s on the next
+            # The fewest digits: 0.1s, never 0.10s; 1s, never 1.0s.
+            assert not [tick for tick in ticks if re.fullmatch(r"\d+\.\d*0s", tick)], ruler
+        assert re.search(r"┊0\.0?[1-9]s", rulers[0])  # a short run's ticks: fractions
+        assert "┊10s" in rulers[1]

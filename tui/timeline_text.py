@@ -191,10 +191,20 @@ def _tick_step(seconds: float, ticks: int) -> float:
 
 
 def _tick_label(offset: float, step: float) -> str:
+    """A tick's time in the one way every axis writes it: the fewest digits that say it
+    exactly (``0s``, ``0.5s``, ``1s``, ``0.02s``; minutes as durations are, ``1m40s``).
+
+    The start is ``0s`` on every axis, never ``0.0s`` on one and ``0s`` on the next
+    (the digits went by the step: a run of 0.3 s read ``0.00s 0.02s``, one of 30 s
+    ``0s 5s``).
+    """
     if step >= 60:
         return duration(offset)
     digits = max(0, -math.floor(math.log10(step))) if step < 1 else 0
-    return f"{offset:.{digits}f}s"
+    written = f"{offset:.{digits}f}"
+    if "." in written:
+        written = written.rstrip("0").rstrip(".")
+    return f"{written}s"
 
 
 def ruler(window: tuple[float, float], origin: float, width: int) -> str:
