@@ -21,6 +21,24 @@ from tui.text import duration, inert
 
 OUTPUT_PREVIEW: Final = 4000
 """Characters of a long output shown before "press o for all"."""
+MATCH_LEAD: Final = 160
+"""Characters shown before a search's match when the preview starts at it."""
+
+
+def preview_window(text: str, limit: int | None, found: re.Pattern[str] | None) -> slice:
+    """The part of ``text`` a preview of ``limit`` characters shows: all of it, its start,
+    or, when the first match of the run's search lies past the start, the part around it
+    (a search that counted a match must show it, not the 4,000 characters before it)."""
+    if limit is None or len(text) <= limit:
+        return slice(0, len(text))
+    match = found.search(text) if found is not None else None
+    if match is None or match.end() <= limit:
+        return slice(0, limit)
+    start = max(0, min(match.start() - MATCH_LEAD, len(text) - limit))
+    space = text.find(" ", start, match.start())  # a whole word first, where one is near
+    if 0 <= space < match.start():
+        start = space + 1
+    return slice(start, start + limit)
 
 
 def pretty_json(value: Any) -> str:
@@ -44,13 +62,16 @@ class _JsonBlock:
         self, value: Any, limit: int | None, found: re.Pattern[str] | None, mark: Style
     ) -> None:
         is_json = not isinstance(value, str) or _parses(value)
-        text = inert(pretty_json(value))
-        cut = ""
-        if limit is not None and len(text) > limit:
-            cut = f"… {len(text) - limit:,} more characters (press o to show all)"
-            text = text[:limit]
-        self.cut = bool(cut)
-        self.plain = text + ("\n" + cut if cut else "")
+        whole = inert(pretty_json(value))
+        shown = preview_window(whole, limit, found)
+        text = whole[shown]
+        before = (
+            f"… {shown.start:,} earlier characters (press o to show all)" if shown.start else ""
+        )
+        after = len(whole) - shown.stop
+        cut = f"… {after:,} more characters (press o to show all)" if after > 0 else ""
+        self.cut = bool(before or cut)
+        self.plain = "\n".join(part for part in (before, text, cut) if part)
         body: RenderableType = _marked(Text(text), found, mark)
         if is_json:
             # Rich's Syntax brings Pygments (12 ms of CPU): imported here, on the main
@@ -67,7 +88,9 @@ class _JsonBlock:
                         mark, _line_column(starts, match.start()), _line_column(starts, match.end())
                     )
             body = syntax
-        self.renderable = Group(body, Text(cut, style="dim"))
+        self.renderable = Group(
+            *([Text(before, style="dim")] if before else []), body, Text(cut, style="dim")
+        )
 
 
 def _line_column(starts: list[int], at: int) -> tuple[int, int]:
@@ -154,12 +177,22 @@ class EventDetail(VerticalScroll):
         ]
         text = "".join(chunk.payload.delta or "" for chunk in chunks)
         limit = None if self.show_all else OUTPUT_PREVIEW
+        found, mark = self._found()
         cut = 0 if limit is None or len(text) <= limit else len(text) - limit
         self.cut = bool(cut)
-        if newest and (unseen or cut):
-            earlier = f"{unseen:,} earlier chunks" if unseen else f"{cut:,} earlier characters"
-            parts.append(Text(f"… {earlier} (the newest text follows)", style="dim"))
-        shown = text[cut:] if newest else text[: len(text) - cut]
+        if newest:
+            if unseen or cut:
+                earlier = f"{unseen:,} earlier chunks" if unseen else f"{cut:,} earlier characters"
+                parts.append(Text(f"… {earlier} (the newest text follows)", style="dim"))
+            shown = text[cut:]
+        else:
+            window = preview_window(text, limit, found)
+            if window.start:
+                parts.append(
+                    Text(f"… {window.start:,} earlier characters (o shows all)", style="dim")
+                )
+            shown = text[window]
+            cut = len(text) - window.stop
         parts.append(Text(inert(shown), style="italic" if label == "thinking" else ""))
         if not newest and unseen:
             parts.append(Text(f"… {unseen:,} more chunks", style="dim"))
@@ -169,7 +202,6 @@ class EventDetail(VerticalScroll):
             which = "newest" if newest else "first"
             parts.append(Text(f"raw ledger line ({which} chunk)", style="underline"))
             parts.append(Text(inert(raw.decode("utf-8", "replace")), style="dim"))
-        found, mark = self._found()
         for part in parts:
             _marked(part, found, mark)
         self.text = "\n".join(part.plain for part in parts)

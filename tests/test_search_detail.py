@@ -1,0 +1,78 @@
+"""A search's match is shown in the detail pane, however deep in a long entry it lies.
+
+The detail pane shows the first 4,000 characters of a paragraph or an output
+(``o`` shows all). A search that matched past them counted the match, selected
+its entry, and showed a pane without it: the user was told of a match that
+was nowhere on screen.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from inspector import LedgerDirectorySource
+from tests.conftest import line
+from tests.test_tui_interaction import open_run, screen_lines
+from tests.tui_support import loaded, settle
+from tui.app import make_app
+from tui.screens.run import RunScreen
+from tui.settings import Settings
+from tui.widgets.detail import EventDetail
+
+pytestmark = pytest.mark.timeout(60)
+
+RUN_ID = "run_20261129T064500001_0000000000000001"
+
+
+def long_run(directory: Path) -> None:
+    """A run that streams 600 chunks of text, then calls a tool whose output is 20 KB."""
+    parts = [f"part {number} of the summary. " for number in range(600)]
+    lines = [
+        line(1, "run_started", {"skill": "summarize"}, run_id=RUN_ID),
+        line(2, "node_enter", {"node_id": "llm:haiku#1"}, run_id=RUN_ID),
+    ]
+    seq = 3
+    for part in parts:
+        lines.append(
+            line(seq, "llm_chunk", {"delta": part, "node_id": "llm:haiku#1"}, run_id=RUN_ID)
+        )
+        seq += 1
+    filler = "x" * 15_000 + " the needle " + "y" * 5_000
+    lines += [
+        line(seq, "node_exit", {"node_id": "llm:haiku#1", "status": "ok"}, run_id=RUN_ID),
+        line(
+            seq + 1, "tool_call", {"call_id": "c1", "name": "fetch", "arguments": {}}, run_id=RUN_ID
+        ),
+        line(
+            seq + 2,
+            "tool_result",
+            {"call_id": "c1", "output": filler, "is_error": False},
+            run_id=RUN_ID,
+        ),
+        line(seq + 3, "run_completed", {"status": "ok"}, run_id=RUN_ID),
+    ]
+    directory.mkdir()
+    (directory / f"{RUN_ID}.jsonl").write_bytes(b"".join(lines))
+
+
+@pytest.mark.parametrize("size", [(160, 48), (80, 24)])
+@pytest.mark.parametrize("searched", ["part 590 of", "the needle"])
+async def test_a_match_deep_in_a_long_entry_is_on_screen(
+    tmp_path: Path, searched: str, size: tuple[int, int]
+) -> None:
+    long_run(tmp_path / "runs")
+    app = make_app(Settings(flush_interval=0.01), [LedgerDirectorySource(tmp_path / "runs")])
+    async with app.run_test(size=size) as pilot:
+        await loaded(pilot, 1)
+        await open_run(pilot, RUN_ID)
+        screen = app.screen
+        assert isinstance(screen, RunScreen)
+        await pilot.press("slash", *searched, "enter")
+        detail = screen.query_one(EventDetail)
+        await settle(pilot, lambda: searched in detail.text, "the match in the detail")
+        await pilot.pause()
+        lines = screen_lines(app)
+        assert any(searched in text for text in lines), "\n".join(lines)
+        assert any("earlier characters" in text for text in lines)  # and says what is before
