@@ -205,4 +205,4 @@ async def test_the_palette_reaches_o_w_and_search_on_a_run(fixtures: Path) -> No
         await pilot.press("enter")
         assert isinstance(app.screen, RunScreen)
         titles = [command.title for command in app.get_system_commands(app.screen)]
-        assert {"All output", "Raw line", "Search the run", "Follow"} <= set(titles)
+        assert {"All output", "Raw line", "Search", "Follow"} <= set(titles)

@@ -120,11 +120,11 @@ async def test_the_palette_marks_and_compares(tmp_path: Path) -> None:
             await pilot.press("enter")
             await settle(pilot, lambda: not app.screen.query("CommandInput"), "it closed")
 
-        await command("Mark the run")
+        await command("Mark")
         await pilot.press("down")
-        await command("Mark the run")
+        await command("Mark")
         assert len(marked_lines(rows)) == 2
-        await command("Compare marked runs")
+        await command("Compare")
         await compared(pilot, "24s faster")
 
 

@@ -139,15 +139,15 @@ async def test_the_palette_offers_what_can_be_done_with_its_keys(fixtures: Path)
             await pilot.pause()
             commands = palette(app)
             for title, kind in (
-                ("Cancel the run", "cancel"),
-                ("Resume the run", "resume"),
+                ("Cancel run", "cancel"),
+                ("Resume", "resume"),
                 ("Approve", "approve"),
                 ("Deny", "approve"),
             ):
                 refused = app.store.refusal(ended.key, kind)  # type: ignore[arg-type]
                 assert (title in commands) == (refused is None), (title, refused)
             assert "Approve" not in commands
-            assert "Cancel the run" not in commands
+            assert "Cancel run" not in commands
             bound = key_displays(app)
             for title, help_text in commands.items():
                 hint = re.search(r"\(([^()]+)\)$", help_text)
@@ -158,7 +158,7 @@ async def test_the_palette_offers_what_can_be_done_with_its_keys(fixtures: Path)
             commands = palette(app)
             assert commands["Approve"].endswith("(a)")
             assert commands["Deny"].endswith("(d)")
-            assert commands["Cancel the run"].endswith("(c)")
+            assert commands["Cancel run"].endswith("(c)")
             await pilot.press("ctrl+p")
             await settle(pilot, lambda: "Palette" in type(app.screen).__name__, "the palette")
             await pilot.press(*"approve")

@@ -90,9 +90,9 @@ async def test_the_palette_offers_runtops_keys_where_they_apply(fixtures: Path) 
             assert entries["Keys"].endswith("(?)"), entries
             assert entries["Approve"].endswith("(a)"), entries
             assert entries["Deny"].endswith("(d)"), entries
-            assert entries["Cancel the run"].endswith("(c)"), entries
-            assert entries["Filter runs"].endswith("(/)"), entries
-            assert "Resume the run" not in entries  # a live run: r is greyed
+            assert entries["Cancel run"].endswith("(c)"), entries
+            assert entries["Filter"].endswith("(/)"), entries
+            assert "Resume" not in entries  # a live run: r is greyed
             assert "Back" not in entries  # the first screen: nothing to go back to
             assert {"Theme", "Screenshot"} <= set(entries)
             await pilot.press(*"open")
@@ -104,10 +104,10 @@ async def test_the_palette_offers_runtops_keys_where_they_apply(fixtures: Path) 
             entries = await open_palette(pilot)  # the run
             assert_keys_named(app, entries)
             assert entries["Back"].endswith("(esc)"), entries
-            assert entries["Search the run"].endswith("(/)"), entries
+            assert entries["Search"].endswith("(/)"), entries
             assert entries["Approve"].endswith("(a)"), entries
             assert entries["Deny"].endswith("(d)"), entries
-            for elsewhere in ("Open", "Filter runs", "Sort runs", "Mark the run", "Step"):
+            for elsewhere in ("Open", "Filter", "Sort", "Mark", "Step"):
                 assert elsewhere not in entries, (elsewhere, sorted(entries))
             await pilot.press("escape")  # the palette closes
             await settle(pilot, lambda: type(app.screen).__name__ == "RunScreen", "the run")
@@ -118,7 +118,7 @@ async def test_the_palette_offers_runtops_keys_where_they_apply(fixtures: Path) 
             assert_keys_named(app, entries)
             assert entries["Its calls"].endswith("(⏎)"), entries
             assert entries["Back"].endswith("(esc)"), entries
-            for elsewhere in ("Tool calls", "Approve", "Deny", "Cancel the run", "Open"):
+            for elsewhere in ("Tool calls", "Approve", "Deny", "Cancel run", "Open"):
                 assert elsewhere not in entries, (elsewhere, sorted(entries))
             manager.cancel_all()
 

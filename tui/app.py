@@ -30,59 +30,56 @@ from tui.store_news import StoreNews
 
 ACTION_KEYS = {"c": "cancel", "r": "resume", "a": "approve", "d": "approve"}
 
-PALETTE_WORDS: Final[dict[str, tuple[str, str]]] = {
-    "quit": ("Quit", "Leave runtop"),
-    "help": ("Keys", "Every key of this screen and what it does"),
-    "open": ("Open", "The selected run: its events, as they come"),
-    "calls": ("Its calls", "The selected tool's calls: run, time, duration, outcome"),
-    "back": ("Back", "The screen before this one"),
-    "cancel": ("Cancel the run", "Cancel the selected run, with a reason"),
-    "resume": ("Resume the run", "Re-issue the selected run with its input"),
-    "approve": ("Approve", "Approve the selected run's pending approval"),
-    "deny": ("Deny", "Deny the selected run's pending approval"),
-    "copy": ("Copy", "Copy the selected run's id"),
-    "tools": ("Tool calls", "Per-tool counts, errors and latencies"),
-    "replay_toggle": ("Pause/play", "Pause the replay, or play it"),
-    "replay_step": ("Step", "One more event of the replay"),
-    "replay_speed": ("Speed", "The replay's speed: 1x, 2x, 10x, at once"),
-    "replay_restart": ("Restart", "The replay again from the start"),
-    "swap": ("Swap A and B", "The compared runs the other way round"),
-    "zoom(2)": ("Zoom in", "Around the selected node"),
-    "zoom(0.5)": ("Zoom out", "Around the selected node"),
-    "whole": ("Whole run", "The timeline of the whole run again"),
-    "choose": ("To the event", "The selected node's event in the event stream"),
+PALETTE_SAYS: Final[dict[str, str]] = {
+    "quit": "Leave runtop",
+    "help": "Every key of this screen and what it does",
+    "open": "The selected run: its events, as they come",
+    "calls": "The selected tool's calls: run, time, duration, outcome",
+    "back": "The screen before this one",
+    "cancel": "Cancel the selected run, with a reason",
+    "resume": "Re-issue the selected run with its input",
+    "approve": "Approve the selected run's pending approval",
+    "deny": "Deny the selected run's pending approval",
+    "copy": "Copy the selected run's id",
+    "tools": "Per-tool counts, errors and latencies",
+    "replay_toggle": "Pause the replay, or play it",
+    "replay_step": "One more event of the replay",
+    "replay_speed": "The replay's speed: 1x, 2x, 10x, at once",
+    "replay_restart": "The replay again from the start",
+    "swap": "The compared runs the other way round",
+    "zoom(2)": "Around the selected node",
+    "zoom(0.5)": "Around the selected node",
+    "whole": "The timeline of the whole run again",
+    "choose": "The selected node's event in the event stream",
 }
-"""The command palette's words for an action (title, then what it does; its key follows):
-the key bar's, said more fully where a title alone could be read two ways."""
+"""What an action does, as the command palette says it under its title (the key bar's word
+for it: one word for one action, in the bar, the palette and ``?``), before its key."""
 
-RUNS_PALETTE_WORDS: Final[dict[str, tuple[str, str]]] = {
-    "filter": ("Filter runs", "status:, skill:, agent:, since:, text"),
-    "sort": ("Sort runs", "Cycle the column the table is sorted by"),
-    "reverse": ("Reverse the sort", "The other way round, by the same column"),
-    "tree": ("Tree", "Child runs under their parent"),
-    "mark": ("Mark the run", "Mark or unmark it to compare"),
-    "toggle_mark": ("Mark the run", "Mark or unmark it to compare"),
-    "compare": ("Compare marked runs", "The two marked runs side by side"),
+RUNS_PALETTE_SAYS: Final[dict[str, str]] = {
+    "filter": "The runs by status:, skill:, agent:, since:, text",
+    "sort": "Cycle the column the runs are sorted by",
+    "reverse": "The sort the other way round, by the same column",
+    "tree": "Child runs under their parent",
+    "mark": "Mark the selected run to compare, or unmark it",
+    "toggle_mark": "Mark the selected run to compare, or unmark it",
+    "compare": "The two marked runs side by side",
 }
-"""The runs screen's words in the palette."""
+"""What the runs screen's actions do, in the palette."""
 
-RUN_PALETTE_WORDS: Final[dict[str, tuple[str, str]]] = {
-    "back": ("Back", "Close the search or the timeline, else back to the runs"),
-    "copy": ("Copy", "Copy the selected event's detail, else the run id"),
-    "follow": ("Follow", "Keep the newest event selected and in view"),
-    "show_all": ("All output", "Show all of a long output"),
-    "raw": ("Raw line", "The selected event's ledger line"),
-    "parent": ("Parent run", "Open the run that started this one, or the one it was resumed from"),
-    "compare": (
-        "Compare with its resume",
-        "This run beside the run it resumed, or that resumed it",
-    ),
-    "search": ("Search the run", "Find text in its events; n / N step"),
-    "next_match": ("Next match", "The next match of the search"),
-    "previous_match": ("Previous match", "The match before"),
-    "timeline": ("Timeline", "Where the run's time went, node by node"),
+RUN_PALETTE_SAYS: Final[dict[str, str]] = {
+    "back": "Close the search or the timeline, else back to the runs",
+    "copy": "Copy the selected event's detail, else the run id",
+    "follow": "Keep the newest event selected and in view",
+    "show_all": "Show all of a long output",
+    "raw": "The selected event's ledger line",
+    "parent": "Open the run that started this one, or the one it was resumed from",
+    "compare": "This run beside the run it resumed, or that resumed it",
+    "search": "Find text in the run's events; n / N step",
+    "next_match": "The next match of the search",
+    "previous_match": "The match before",
+    "timeline": "Where the run's time went, node by node",
 }
-"""A run screen's words in the palette."""
+"""What a run screen's actions do, in the palette."""
 
 IMPORT_RUN_SCREEN_AFTER: Final = 0.3
 """Seconds after the first frame that the run screen is imported, on the main thread."""
@@ -470,41 +467,42 @@ class RuntopApp(App[None]):
             self.push_screen(ToolsScreen(self.store, clock=self.settings.clock))
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
-        """The command palette (``ctrl+p``) over ``screen``: what can be done there now, in
-        runtop's words, each with the key that does it, as the key bar names it.
+        """The command palette (``ctrl+p``) over ``screen``: what can be done there now,
+        each titled with the key bar's word for it (what ``?`` lists too: one word for one
+        action), then what it does and the key that does it.
 
         Built from the screen's keys, not Textual's own list (whose Keys, Quit, Maximize and
         Screenshot named no key and spoke Textual's words): an action is offered where its
         key is bound and not greyed (cancel, approve and deny only where the run can take
-        them; Open only with a run selected), so a key that does not apply on a screen is
-        not offered there. Theme and Screenshot, which have no key, follow."""
+        them; Open only with a run selected), so a key that does not apply on a screen is not
+        offered there. Theme and Screenshot, which have no key, follow."""
         keys = _keys_on(self, screen)
         named = getattr(screen, "key_description", None)
         from tui.screens.run import RunScreen  # the palette opened: on the main thread
 
-        words = {
-            **PALETTE_WORDS,
-            **(RUNS_PALETTE_WORDS if isinstance(screen, RunsScreen) else {}),
-            **(RUN_PALETTE_WORDS if isinstance(screen, RunScreen) else {}),
+        says = {
+            **PALETTE_SAYS,
+            **(RUNS_PALETTE_SAYS if isinstance(screen, RunsScreen) else {}),
+            **(RUN_PALETTE_SAYS if isinstance(screen, RunScreen) else {}),
         }
         if callable(getattr(screen, "copy_text", None)) and not isinstance(screen, RunScreen):
-            words["copy"] = ("Copy", "Copy what this screen shows, as plain text")
+            says["copy"] = "Copy what this screen shows, as plain text"
         if getattr(screen, "lists_tool_calls", False):
-            words["open"] = ("Open", "The selected call's run, at that call")
+            says["open"] = "The selected call's run, at that call"
         if screen.query("HelpPanel"):
-            words["help"] = ("Keys", "Close the list of keys")
+            says["help"] = "Close the list of keys"
         if callable(named) and named("tree", "Tree") != "Tree":
-            words["tree"] = ("List", "The runs as a list again, not a tree")
+            says["tree"] = "The runs as a list again, not a tree"
         if callable(named) and named("next_match", "Next match") != "Next match":
-            words["next_match"] = ("Step", "One more event of the replay")
-        for action, (key, namespace, description, shown) in keys.items():
-            if action not in words and not shown:
+            says["next_match"] = "One more event of the replay"
+        for action, (key, namespace, word, shown) in keys.items():
+            if action not in says and not shown:
                 continue  # a key only ? lists (the cursor's): not an action to pick
             if not self._offered(screen, action):
                 continue
-            title, said = words.get(action, (description, ""))
+            said = says.get(action, "")
             yield SystemCommand(
-                title,
+                word,
                 f"{said} ({key})" if said else f"({key})",
                 partial(self.run_action, action, namespace),
             )

@@ -1,0 +1,129 @@
+"""What the keys say and where the notices go, as walkers in tmux found them (issue 14).
+
+The palette called an action by other words than the key bar (``Cancel the run`` beside
+``c Cancel run``, ``Compare marked runs`` beside ``C Compare``); it offered Compare with
+nothing marked, and the bar never greyed ``C``. Each test reads what the screen shows: the
+bar's line, the palette's entries, the notices over the screen.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.style import Style
+from textual.command import CommandList
+
+from inspector import ManagerSource
+from run_manager import Manager
+from tests.resumed_pair import FIRST
+from tests.test_tui_compare import pair_app
+from tests.tui_support import awaiting_approval, loaded, sample_app, settle
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def bar_line(app: Any) -> list[tuple[str, Style | None]]:
+    """The key bar as the terminal shows it (the last line, under the palette too): its
+    pieces of text, each with its style."""
+    strip = app.screen._compositor.render_strips()[-1]
+    return [(segment.text, segment.style) for segment in strip]
+
+
+def bar_words(app: Any) -> dict[str, str]:
+    """Each key the bar shows, to the word beside it (``c``: ``Cancel run``)."""
+    drawn = "".join(text for text, _ in bar_line(app)).rstrip()
+    words: dict[str, str] = {}
+    for entry in drawn.split("  "):
+        key, _, word = entry.strip().partition(" ")
+        if key:
+            words[key] = word
+    return words
+
+
+def greyed(app: Any, key: str) -> bool:
+    """Whether the bar shows ``key`` greyed (it cannot be pressed now): in another colour
+    than ``?``, which is never greyed (Textual draws dim text as a dimmer colour)."""
+    colours = {text: style.color if style else None for text, style in bar_line(app)}
+    assert f" {key} " in colours, f"{key} is not in the bar"
+    return colours[f" {key} "] != colours[" ? "]
+
+
+async def palette(pilot: Any) -> dict[str, str]:
+    """Open the palette; its entries as listed (title -> the line under it), then close it."""
+    app = pilot.app
+    screen = app.screen
+    await pilot.press("ctrl+p")
+    await settle(
+        pilot,
+        lambda: app.screen.query(CommandList) and app.screen.query_one(CommandList).option_count,
+        "the palette's entries",
+    )
+    await pilot.pause(0.3)  # every entry listed (they come in batches)
+    entries: dict[str, str] = {}
+    for option in app.screen.query_one(CommandList).options:
+        title, _, said = option.prompt.plain.partition("\n")
+        assert title not in entries, f"{title!r} twice"
+        entries[title] = said
+    await pilot.press("escape")
+    await settle(pilot, lambda: app.screen is screen, "the palette closed")
+    return entries
+
+
+def key_of(said: str) -> str | None:
+    """The key an entry names, at its end: ``(a)``."""
+    named = re.search(r"\(([^()]+)\)$", said)
+    return named.group(1) if named else None
+
+
+async def assert_one_word_per_action(pilot: Any) -> int:
+    """Every palette entry whose key the bar shows has the bar's word as its title; how
+    many entries were compared."""
+    bar = bar_words(pilot.app)
+    entries = await palette(pilot)
+    compared = 0
+    for title, said in entries.items():
+        key = key_of(said)
+        if key in bar:
+            assert title == bar[key], (f"palette {title!r}", f"bar {key} {bar[key]!r}")
+            compared += 1
+    return compared
+
+
+async def test_the_palette_calls_each_action_what_the_bar_calls_it(fixtures: Path) -> None:
+    async with Manager() as manager:
+        app = sample_app(fixtures, ManagerSource(manager, name="local"))
+        async with app.run_test(size=(160, 48)) as pilot:
+            rows, waiting = await awaiting_approval(pilot, manager)
+            rows.select_key(next(r.key for r in rows.rows if r.run_id == waiting.run_id))
+            await pilot.press("space", "down", "space", "up")  # two marked: C compares
+            await settle(pilot, lambda: "c" in bar_words(app), "c in the bar")
+            assert bar_words(app)["c"] == "Cancel run"
+            assert await assert_one_word_per_action(pilot) >= 10  # the runs
+
+            await pilot.press("enter")
+            await settle(pilot, lambda: type(app.screen).__name__ == "RunScreen", "the run")
+            await pilot.pause(0.2)
+            assert await assert_one_word_per_action(pilot) >= 8  # the run
+
+            await pilot.press("t")
+            await settle(pilot, lambda: type(app.screen).__name__ == "ToolsScreen", "the tools")
+            await pilot.pause(0.2)
+            assert await assert_one_word_per_action(pilot) >= 2  # the tool calls
+            manager.cancel_all()
+
+
+async def test_a_resumed_runs_keys_and_the_comparison_say_one_word(tmp_path: Path) -> None:
+    app = pair_app(tmp_path / "runs")
+    async with app.run_test(size=(160, 48)) as pilot:
+        rows = await loaded(pilot, 2)
+        rows.select_key(next(r.key for r in rows.rows if r.run_id == FIRST))
+        await pilot.press("enter")  # a run resumed: C compares it with its resume
+        await settle(pilot, lambda: "C" in bar_words(app), "C on the run")
+        assert await assert_one_word_per_action(pilot) >= 6
+        await pilot.press("C")
+        await settle(pilot, lambda: type(app.screen).__name__ == "CompareScreen", "compared")
+        await settle(pilot, lambda: "x" in bar_words(app), "x in the bar")
+        assert await assert_one_word_per_action(pilot) >= 2
