@@ -20,7 +20,7 @@ from inspector import ManagerSource
 from run_manager import Manager
 from tests.resumed_pair import FIRST
 from tests.test_tui_compare import pair_app
-from tests.tui_support import awaiting_approval, loaded, sample_app, settle
+from tests.tui_support import awaiting_approval, loaded, noticed, sample_app, settle
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -127,3 +127,29 @@ async def test_a_resumed_runs_keys_and_the_comparison_say_one_word(tmp_path: Pat
         await settle(pilot, lambda: type(app.screen).__name__ == "CompareScreen", "compared")
         await settle(pilot, lambda: "x" in bar_words(app), "x in the bar")
         assert await assert_one_word_per_action(pilot) >= 2
+
+
+async def test_compare_is_greyed_and_not_offered_until_two_runs_are_marked(
+    fixtures: Path,
+) -> None:
+    app = sample_app(fixtures)
+    async with app.run_test(size=(160, 48), notifications=True) as pilot:
+        await loaded(pilot)
+        assert bar_words(app)["C"] == "Compare"  # shown, so it can be learnt
+        assert greyed(app, "C")
+        assert "Compare" not in await palette(pilot)
+
+        await pilot.press("space")  # one marked: still nothing to compare
+        await noticed(pilot, "marked: mark another")
+        assert greyed(app, "C")
+        assert "Compare" not in await palette(pilot)
+        await pilot.press("C")  # pressed anyway: it says why
+        await noticed(pilot, "one run is marked")
+
+        await pilot.press("down", "space")  # two marked: C compares them
+        await settle(pilot, lambda: not greyed(app, "C"), "C no longer greyed")
+        assert (await palette(pilot))["Compare"].endswith("(C)")
+
+        await pilot.press("space")  # one unmarked again
+        await settle(pilot, lambda: greyed(app, "C"), "C greyed again")
+        assert "Compare" not in await palette(pilot)
