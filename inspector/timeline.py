@@ -41,7 +41,8 @@ by where the event sat in the file.
 Nodes still open have ``end`` ``None`` (in flight). When the run's
 ``run_completed`` arrives, nodes still open are closed at the run's end
 with the outcome ``unfinished`` (a later ``node_exit`` still closes them
-properly).
+properly); likewise where a run whose writer is gone stopped
+(:meth:`Timeline.stop`).
 
 Cost: one dictionary lookup or two per event, and rows kept in order by
 appending (a node that belongs before the end marks the order stale, and
@@ -277,6 +278,9 @@ class Timeline:
         """The ``run_completed`` time; ``None`` while the run has not ended."""
         self.status: str | None = None
         """``run_completed``'s status, as written."""
+        self.stopped_at: float | None = None
+        """Where a run that stopped writing without ending (its writer gone: stale,
+        abandoned) stopped, as :meth:`stop` was told; ``None`` otherwise."""
         self.name: str | None = None
         """The run's skill or agent, from ``run_started`` (untrusted text)."""
         self.items_read = 0
@@ -343,6 +347,8 @@ class Timeline:
         if start is None:
             return (0.0, 0.0)
         end = self.run_end
+        if end is None and self.stopped_at is not None:
+            end = max(self.stopped_at, self.latest or self.stopped_at)
         if end is None:
             end = now if now is not None else self.latest
         if end is None or end < start:
@@ -745,6 +751,25 @@ class Timeline:
         self._answer_closes.clear()
         self._by_call.clear()
         self._by_approval.clear()
+
+    def stop(self, at: float) -> None:
+        """The run stopped writing at ``at`` without ending: its writer is gone (a stale
+        or abandoned run), and nothing of it is running.
+
+        Its axis ends there, where the run's own duration ends (its last event:
+        streamed text, which the timeline does not time, included), and nodes still
+        open are closed there, ``unfinished``, as at a ``run_completed``. A run that
+        ended is left as it is. A reader that sees the run write again reads it anew.
+        """
+        if self.run_end is not None:
+            return
+        self.stopped_at = at
+        self._widen(at)
+        for node in list(self._in_flight):
+            self._close(node, at)
+            node.outcome = Outcome.UNFINISHED
+            node.notes += ("never exited: the run stopped writing",)
+        self.version += 1
 
     # -- bookkeeping -------------------------------------------------------------
 

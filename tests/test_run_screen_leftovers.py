@@ -161,3 +161,38 @@ async def test_every_timeline_axis_writes_its_ticks_one_way(fixtures: Path) -> N
             assert not [tick for tick in ticks if re.fullmatch(r"\d+\.\d*0s", tick)], ruler
         assert re.search(r"┊0\.0?[1-9]s", rulers[0])  # a short run's ticks: fractions
         assert "┊10s" in rulers[1]
+
+
+# -- 4: a stale run's open node is not running, and its wall time is its duration ---------------
+
+
+async def test_a_stale_runs_open_model_call_is_unfinished_where_its_run_stopped(
+    fixtures: Path,
+) -> None:
+    app = sample_app(fixtures)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot)
+        await open_run(pilot, TORN)
+        await pilot.press("T")
+        await settle(pilot, lambda: "wall" in screen_lines(app)[3], "the timeline's summary")
+        lines = screen_lines(app)
+        assert "? stale" in lines[0]
+        assert " 0.3s " in lines[1]  # the run's duration, to its last event (streamed text)
+        summary = lines[3].split("│")[0]
+        assert "wall 0.3s" in summary  # not 0.1s, the last event the timeline timed
+        assert "running" not in summary
+        model = next(line for line in lines if "◆ default" in line).split("│")[0]
+        assert "▸" not in model  # an open end says running: its writer is gone
+        assert "no end" not in model
+        assert "0.2s" in model  # from its start to where the run stopped
+        await settle(pilot, lambda: "unfinished" in screen_lines(app)[3], "the node's detail")
+        await pilot.press("escape", "escape")
+        await settle(pilot, lambda: not isinstance(app.screen, RunScreen), "the runs")
+        await compare(pilot, RESEARCH, TORN, "model calls")
+        await settle(pilot, lambda: "B  wall" in "\n".join(screen_lines(app)), "B's timeline")
+        lines = screen_lines(app)
+        at = next(n for n, line in enumerate(lines) if line.startswith(" B  wall"))
+        assert "wall 0.3s" in lines[at]
+        bar = next(line for line in lines[at:] if "◆ default" in line)
+        assert "█" in bar
+        assert "▸" not in bar  # drawn to where it stopped, not to the end of A's axis

@@ -125,8 +125,8 @@ class CompareScreen(Screen[None]):
         for key, pane in self.panes().items():
             if change.reset or key in change.removed:
                 pane.reset()
-            elif key in change.events:
-                pane.reload()
+            elif key in change.events or key in change.runs:
+                pane.reload()  # what is new, or the run stopped (stale) or wrote again
         if change.reset or keys & (change.events | change.runs | change.removed):
             self.read_runs()
 

@@ -159,6 +159,8 @@ class RunScreen(SelectedRunScreen):
             self.query_one(EventList).reload()
             if pane is not None and pane.display:
                 pane.reload()  # a hidden one reads what is new when shown
+        elif self.key in change.runs and pane is not None and pane.display:
+            pane.reload()  # it went stale, or writes again: its open nodes are not as they were
         if self.key in change.runs or self.key in change.removed or change.sources:
             self._header()  # a source's state too: a replay paused, sped up
             self.app.refresh_bindings()

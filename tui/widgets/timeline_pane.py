@@ -95,6 +95,9 @@ class TimelinePane(Vertical):
         if self._filling:
             self._again = True
             return
+        run = self.store.get(self.key)
+        if self.timeline.stopped_at is not None and run is not None and run.live:
+            self._start_over()  # it writes again after all: its open nodes are open again
         self._filling = True
         self._fill()
 
@@ -155,11 +158,21 @@ class TimelinePane(Vertical):
             self._summary.update(Text(inert(str(error), single_line=True), style="bold"))
             return
         add_child_runs(self.store, self.key, timeline)
+        self._stop_if_stopped(timeline)
         first = self.loading
         self.loading = False
         self._follow_run()
         self.view.model_changed()
         await self._summarise(force=first)
+
+    def _stop_if_stopped(self, timeline: Timeline) -> None:
+        """A run that stopped writing without ending (stale, abandoned) stopped at its last
+        event: its axis ends there, and its open nodes are unfinished, not running."""
+        run = self.store.get(self.key)
+        if run is None or run.live or timeline.run_end is not None:
+            return
+        if run.last_event_at is not None and timeline.stopped_at != run.last_event_at:
+            timeline.stop(run.last_event_at)
 
     def _show_progress(self) -> None:
         run = self.store.get(self.key)
