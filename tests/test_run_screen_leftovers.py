@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from inspector import LedgerDirectorySource
 from tests.test_tui_interaction import screen_lines
 from tests.tui_support import FROZEN, loaded, sample_app, settle
 from tui.screens.compare import CompareScreen
@@ -196,3 +197,33 @@ async def test_a_stale_runs_open_model_call_is_unfinished_where_its_run_stopped(
         bar = next(line for line in lines[at:] if "◆ default" in line)
         assert "█" in bar
         assert "▸" not in bar  # drawn to where it stopped, not to the end of A's axis
+
+
+# -- 6: the header's source cut where it says least ---------------------------------------------
+
+
+async def source_line(fixtures: Path, named: Path, size: tuple[int, int]) -> str:
+    """The run screen's source line for the run in ``named``, named as ``runtop FILE`` names
+    it (by its file name), at ``size``."""
+    source = LedgerDirectorySource(named.parent, name=named.name, only=[str(named)])
+    app = sample_app(fixtures, source)
+    async with app.run_test(size=size) as pilot:
+        rows = await loaded(pilot, 7)
+        rows.select_key(next(run.key for run in rows.rows if run.source == named.name))
+        await pilot.press("enter")
+        await settle(pilot, lambda: isinstance(app.screen, RunScreen), "the run")
+        await settle(pilot, lambda: "(live)" in screen_lines(app)[2], "the source line")
+        return screen_lines(app)[2]
+
+
+async def test_the_headers_source_keeps_its_file_name(fixtures: Path, tmp_path: Path) -> None:
+    deep = tmp_path / "a" / "rather" / "long" / "directory" / "of" / "ledgers"
+    deep.mkdir(parents=True)
+    named = deep / f"{DEPLOY}.jsonl"  # 46 cells: it was cut at 40, its extension lost
+    named.write_bytes((fixtures / f"{DEPLOY}.jsonl").read_bytes())
+    line = await source_line(fixtures, named, (160, 48))
+    assert f" {named.name} (live)  input " in line  # room to spare: whole
+    line = await source_line(fixtures, named, (80, 24))
+    assert ".jsonl (live)  input " in line  # cut in its middle: its end stays
+    assert line.startswith(" run_2026")
+    assert "…" in line.split(" (live)")[0]

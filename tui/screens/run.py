@@ -48,6 +48,39 @@ PREPARE_TIMELINE_AFTER: Final = 1.0
 the run's first screen (a run of 1,000,000 events takes ~0.5 s), before most T presses."""
 RAW_LIMIT: Final = 64 * 1024
 """Bytes of a damaged line shown raw."""
+SOURCE_ROOM: Final = 40
+"""Cells the run's source and its state have at least (an 80-column screen's half)."""
+INPUT_ROOM: Final = 30
+"""Cells the source leaves for the run's input, on the header line they share."""
+SHORTEST_PATH: Final = 8
+"""A path cut to fewer cells than this says nothing: the whole text is cut instead."""
+
+
+def fit_path(text: str, limit: int) -> str:
+    """``text`` in ``limit`` cells, cut where it says least: a path in it (its last word
+    with a ``/``) in the middle of its directory, keeping its file name
+    (``live, ledgers in /tmp/…/runtop-demo-zd03``); text without one in its middle,
+    keeping its end (``run_2026…a60.jsonl``). A cut is marked ``…``.
+    """
+    if len(text) <= limit:
+        return text
+    if limit < 2:
+        return "…"[:limit]
+    before, space, word = text.rpartition(" ")
+    if "/" in word:
+        room = limit - len(before) - len(space)
+        if room >= SHORTEST_PATH:
+            return before + space + _fit_one_path(word, room)
+    keep = (limit - 1) // 2
+    return text[: limit - 1 - keep] + "…" + text[len(text) - keep :]
+
+
+def _fit_one_path(path: str, limit: int) -> str:
+    directory, _, name = path.rpartition("/")
+    if len(name) + 2 > limit:  # the name alone is too long: its end, where it differs
+        return "…" + path[len(path) - (limit - 1) :]
+    keep = limit - len(name) - 2
+    return directory[:keep] + "…/" + name
 
 
 class RunScreen(SelectedRunScreen):
@@ -134,6 +167,10 @@ class RunScreen(SelectedRunScreen):
             events.select(self.select)
         self.set_timer(PREPARE_TIMELINE_AFTER, self._prepare_timeline)
 
+    def on_resize(self, event: events.Resize) -> None:
+        """The header's source gets the room the screen has now."""
+        self._header()
+
     def on_screen_resume(self) -> None:
         """Back from the cancel dialog or the tool calls: show what changed meanwhile."""
         if self.is_mounted:
@@ -214,17 +251,23 @@ class RunScreen(SelectedRunScreen):
 
     def _source_said(self, name: str) -> str:
         """The run's source and how it stands, as the runs screen's source line says it:
-        ``demo (live)``, ``sample (paused, at 2x)``."""
+        ``demo (live)``, ``sample (paused, at 2x)``, in the room the screen has (all but
+        :data:`INPUT_ROOM`), a path in it cut in its directory, never in its file name."""
+        room = max(SOURCE_ROOM, self.app.size.width - INPUT_ROOM)
+        shown = inert(name, single_line=True)
         state = next((s for s in self.store.snapshot().sources if s.name == name), None)
         if state is None:
-            return cell(name, 40)
+            return fit_path(shown, room)
         if state.error:
             said = state.error
         elif not state.available:
             said = "unavailable"
         else:
             said = state.status or ("live" if state.live else "replay")
-        return f"{cell(name, 40)} ({cell(said, 40)})"
+        said = inert(said, single_line=True)
+        if len(shown) + len(said) + 3 > room:  # the name its half at least, the state the rest
+            shown = fit_path(shown, max(room // 2, room - len(said) - 3))
+        return f"{shown} ({fit_path(said, room - len(shown) - 3)})"
 
     def on_event_list_selected(self, message: EventList.Selected) -> None:
         self._event_selection = message
