@@ -227,3 +227,18 @@ async def test_the_headers_source_keeps_its_file_name(fixtures: Path, tmp_path: 
     assert ".jsonl (live)  input " in line  # cut in its middle: its end stays
     assert line.startswith(" run_2026")
     assert "…" in line.split(" (live)")[0]
+
+
+# -- 5: no "following" beside a run whose writer is gone ----------------------------------------
+
+
+async def test_a_stale_runs_header_does_not_say_following(fixtures: Path) -> None:
+    app = sample_app(fixtures)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot)
+        await open_run(pilot, TORN)
+        await settle(pilot, lambda: "3 events" in screen_lines(app)[1], "the header")
+        lines = screen_lines(app)
+        assert "? stale" in lines[0]
+        assert lines[1].startswith(" 3 events  0.3s")  # no event of it is on its way
+        assert "following" not in "\n".join(lines[:3])
