@@ -16,8 +16,6 @@ from textual.widgets import Static
 if TYPE_CHECKING:
     from textual.widgets import Input
 
-    from tui.widgets.filter_box import FilterBox
-
 from inspector import (
     FilterError,
     RunFilter,
@@ -32,6 +30,7 @@ from tui.format import cost, now_or, short_id, status_mark
 from tui.screens.selected_run import SelectedRunScreen
 from tui.store_news import StoreChanged
 from tui.text import inert, tokens
+from tui.widgets.filter_box import FilterBox
 from tui.widgets.key_bar import KeyBar
 from tui.widgets.run_preview import PREVIEW_EVENTS, RunPreview
 from tui.widgets.run_table import (
@@ -44,12 +43,8 @@ from tui.widgets.run_table import (
 )
 from tui.widgets.source_line import SourceLine
 
-BOX_KEYS: Final = frozenset(
-    {"backspace", "delete", "ctrl+d", "ctrl+u", "super+backspace", "ctrl+w", "ctrl+k"}
-    | {"left", "right", "home", "end", "ctrl+a", "ctrl+e", "up", "down"}
-)
-"""The keys the filter box edits with (``FilterBox.edits_with``; the box's module is not
-imported at launch): typed ahead of the box, they go into it in order with the rest."""
+BOX_KEYS: Final = frozenset(FilterBox.EDITING) | FilterBox.RECALLING
+"""The keys the filter box edits with as they come (``FilterBox.edits_with``)."""
 
 
 OFFERED_NOT_APPLIED: Final = "the last filter, not applied: Enter applies it"
@@ -61,7 +56,9 @@ class RunsScreen(SelectedRunScreen):
     """The live table of runs."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("/", "filter", "Filter"),
+        # A priority binding: run as the app takes the key from the terminal, before it hands
+        # on the keys that came after it, so those reach the box (see action_filter).
+        Binding("/", "filter", "Filter", priority=True),
         Binding("escape", "clear_filter", "Clear filter", show=False),
         Binding("s", "sort", "Sort"),
         Binding("S", "reverse", "Reverse", show=False),
@@ -99,14 +96,14 @@ class RunsScreen(SelectedRunScreen):
         self._reading_preview: tuple[RunKey, int] | None = None
         self._read_preview: tuple[RunKey | None, int, list[LedgerItem]] = (None, 0, [])
         """The last lines read for the preview of a run the store has no events of."""
-        self._filter_input: FilterBox | None = None
-        self._typed_ahead: list[tuple[str, str | None]] | None = None
-        """Keys typed after ``/`` that reached the table before the box had focus (a fast
-        typist, a paste): typed into the box, never run as the table's keys (``c`` would
-        open a cancel); ``None`` while the box is closed."""
-        self._box_was_focused = False
-        self._offered: str | None = None
+        self._offered: str | None = filter_text or remembered
         """What the filter box held when opened: applied on Enter, not as it appears."""
+        self._keys_to_box = False
+        """``/`` reached the screen by way of the table, not as the app took it from the
+        terminal (where its binding has it first): the keys after it that reach the table
+        are typed into the box, in order, never run as the table's (``c`` would open a
+        cancel). Until the box closes, or focus moves from it (a click)."""
+        self._box_was_focused = False
         self._invalid_filter = ""
         """What the box holds when it does not parse: said beside the filter applied."""
         self._history = [text for text in dict.fromkeys((remembered, filter_text)) if text]
@@ -125,6 +122,16 @@ class RunsScreen(SelectedRunScreen):
 
     def compose(self) -> ComposeResult:
         yield SourceLine(id="sources")
+        # Hidden until ``/``. It was mounted on the first ``/``, and the keys typed while it
+        # was mounted went on to the table, and came to the box by way of the screen, after
+        # keys that went to the box once it had focus: a walk saw Enter overtake the filter
+        # (an empty filter applied, the filter's letters then run as the table's keys).
+        yield FilterBox(
+            self._offered or "",
+            history=self._history,
+            placeholder="filter: text, status:running, skill:deploy, since:1h, -status:ok",
+            id="filter",
+        )
         with Vertical():
             yield Static(id="header")
             yield Static(id="empty")
@@ -136,7 +143,8 @@ class RunsScreen(SelectedRunScreen):
         if self.filter_text:
             self._apply_filter(self.filter_text)
         self.refresh_runs()
-        self.query_one(RunTable).focus()
+        # At once, not later: later, it took focus from the box a ``/`` typed at launch opened.
+        self.set_focus(self.query_one(RunTable))
         if not self.clock:
             self.set_interval(1.0, self._tick)
 
@@ -274,50 +282,47 @@ class RunsScreen(SelectedRunScreen):
         self._preview(message.run)
         self.app.refresh_bindings()  # what c, r, a and d can do depends on the run
 
-    async def action_filter(self) -> None:
-        if self._typed_ahead is None:
-            self._typed_ahead = []  # / came from the palette or a click: nothing typed yet
-        box = await self._filter_box()
+    def action_filter(self) -> None:
+        """Open the filter box, with the last filter in it to edit (typing replaces it).
+
+        The box takes focus at once, in the app's turn with ``/`` (the binding
+        has priority): each key after ``/`` goes to the box, in order. Focus
+        moved later, and keys of one burst reached the box by two ways, one
+        slower: Enter could come before the filter's letters.
+        """
+        box = self.query_one(FilterBox)
         self._offered = box.value
         box.open()
         box.add_class("open")
-        box.focus()
-        box.action_select_all()  # the last filter is there to edit; typing replaces it
+        self.set_focus(box)
+        box.action_select_all()
         if box.value and box.value.strip() != self.filter_text:
             # Shown in the box but not applied (the table still shows every run): said so.
             box.border_subtitle = Text(OFFERED_NOT_APPLIED)
-        typed, self._typed_ahead = self._typed_ahead, []
-        for key, character in typed:
-            self._type_into(box, key, character)
 
     def on_key(self, event: events.Key) -> None:
-        """After ``/``, keys that still reach the table go into the filter box.
-
-        Textual sends a key to the widget focused when it arrives: keys typed
-        in one burst after ``/`` (faster than the box is mounted and focused)
-        went to the table, and ran as its keys there (``s`` sorted, ``c``
-        opened a cancel). They are typed into the box instead, in order.
-        """
-        box = self._filter_input
-        if event.key == "slash" and self._typed_ahead is None:
-            self._typed_ahead = []  # the binding opens the box; what follows is for it
+        """``/`` come by way of the table opens the box; the keys after it on their way to
+        the table (handed to it with ``/``) are typed into the box."""
+        if event.key == "slash" and not self._keys_to_box:
+            if self.check_action("filter", ()):
+                event.stop()
+                event.prevent_default()
+                self.action_filter()
+                self._keys_to_box = True
             return
-        if self._typed_ahead is None:
+        if not self._keys_to_box:
             return
-        if not (event.is_printable or event.key == "enter" or event.key in BOX_KEYS):
+        if not (event.is_printable or event.key in FilterBox.SUBMITTING or event.key in BOX_KEYS):
             return
         event.stop()
         event.prevent_default()
-        if box is not None and box.has_class("open") and not self._typed_ahead:
-            self._type_into(box, event.key, event.character)
-        else:
-            self._typed_ahead.append((event.key, event.character))
+        self._type_into(self.query_one(FilterBox), event.key, event.character)
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
         """Focus moved from the open box to the table (a click): keys are the table's again."""
-        box = self._filter_input
-        if box is not None and event.widget is not box and self._box_was_focused:
-            self._typed_ahead = None
+        box = self.query_one(FilterBox)
+        if event.widget is not box and self._box_was_focused:
+            self._keys_to_box = False
         self._box_was_focused = event.widget is box
 
     def _type_into(self, box: FilterBox, key: str, character: str | None) -> None:
@@ -327,7 +332,7 @@ class RunsScreen(SelectedRunScreen):
             return
         if not box.takes(key):
             return
-        if key == "enter":
+        if key in box.SUBMITTING:
             box.submit_now()
         elif box.edits_with(key):
             box.edit(key)
@@ -337,43 +342,32 @@ class RunsScreen(SelectedRunScreen):
             else:
                 box.replace(character, *box.selection)
 
-    async def _filter_box(self) -> FilterBox:
-        """The filter box, mounted the first time ``/`` is pressed.
-
-        An Input costs ~30 ms of the first screen, and most sessions never filter.
-        """
-        if self._filter_input is not None:
-            return self._filter_input
-        from tui.widgets.filter_box import FilterBox
-
-        self._offered = self.filter_text or self.remembered
-        box = self._filter_input = FilterBox(
-            self._offered,
-            history=self._history,
-            placeholder="filter: text, status:running, skill:deploy, since:1h, -status:ok",
-            id="filter",
-        )
-        await self.mount(box, after="#sources")
-        return box
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "filter":
+            return not isinstance(self.focused, FilterBox)  # there, / is typed in it
+        if action in {"mark", "toggle_mark"}:
+            # While a replay is open, space is its pause and play (the app's): m marks. One
+            # key marks at a time, and the bar and ? name that one.
+            return (action == "toggle_mark") == bool(self.app.replays())  # type: ignore[attr-defined]
+        return True
 
     def action_clear_filter(self) -> None:
-        self._typed_ahead = None
-        box = self._filter_input
-        if box is not None:
-            box.value = ""
-            box.remove_class("open")
+        self._keys_to_box = False
+        box = self.query_one(FilterBox)
+        box.value = ""
+        box.remove_class("open")
         self._apply_filter("")
-        self.query_one(RunTable).focus()
+        self.set_focus(self.query_one(RunTable))
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
-        box = self._filter_input
-        if event.input is not box or box is None:
+        box = self.query_one(FilterBox)
+        if event.input is not box:
             return
         held = box.release()
         if self._apply_filter(event.value):
-            self._typed_ahead = None
+            self._keys_to_box = False
             box.remove_class("open")
-            self.query_one(RunTable).focus()
+            self.set_focus(self.query_one(RunTable))  # now: the keys the app takes next are its
         # The keys typed after Enter, in one burst: the table's once the filter applies (?
         # opens the keys, j moves down), the box's again if it is refused. Sent round the
         # app as the terminal's are, after the focus has moved; sent by the app, as a key
@@ -391,11 +385,11 @@ class RunsScreen(SelectedRunScreen):
         self._apply_filter(event.value, remember=False)
 
     def _apply_filter(self, text: str, *, remember: bool = True) -> bool:
-        box = self._filter_input
+        box = self.query_one(FilterBox)
         try:
             self.run_filter = RunFilter.parse(text, now=self.clock) if text.strip() else None
         except FilterError as error:
-            if box is None:
+            if not box.has_class("open"):  # given at launch (--filter): the box is not open
                 self.notify(str(error), title="Filter", severity="error", markup=False)
             else:
                 said = f"not applied: {error}"
@@ -405,9 +399,8 @@ class RunsScreen(SelectedRunScreen):
             self.run_filter, self.filter_text = self._settled
             self.refresh_runs()  # the line says the filter applied, and that this one is not
             return False
-        if box is not None:
-            box.border_subtitle = None
-            box.remove_class("invalid")
+        box.border_subtitle = None
+        box.remove_class("invalid")
         self._invalid_filter = ""
         self.filter_text = text.strip()
         if remember:
@@ -418,13 +411,6 @@ class RunsScreen(SelectedRunScreen):
                 self._history.append(self.filter_text)
             self.app.remember_filter(self.filter_text)  # type: ignore[attr-defined]
         self.refresh_runs()
-        return True
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in {"mark", "toggle_mark"}:
-            # While a replay is open, space is its pause and play (the app's): m marks. One
-            # key marks at a time, and the bar and ? name that one.
-            return (action == "toggle_mark") == bool(self.app.replays())  # type: ignore[attr-defined]
         return True
 
     def key_description(self, action: str, description: str) -> str:

@@ -1,4 +1,4 @@
-"""The runs screen's filter box (imported when ``/`` is first pressed, not at launch)."""
+"""The runs screen's filter box: hidden until ``/`` opens it."""
 
 from __future__ import annotations
 
@@ -41,6 +41,11 @@ class FilterBox(Input):
     """The keys the box edits with as they come (the Input binds them: too late)."""
 
     RECALLING: ClassVar[frozenset[str]] = frozenset({"up", "down"})
+
+    SUBMITTING: ClassVar[frozenset[str]] = frozenset({"enter", "ctrl+j"})
+    """Enter; and ``ctrl+j``, as Enter typed before the app set the terminal to raw reads
+    (a line feed: the terminal turns a return into one). A walk typed ``/``, a filter and
+    Enter as the app started: the box took the filter, Enter did nothing."""
 
     fresh = True
     """Nothing was typed since the box opened (``/`` is then the opening key again)."""
@@ -114,12 +119,22 @@ class FilterBox(Input):
         self.value = self._draft if self._recalled is None else self.history[to]
         self.cursor_position = len(self.value)
 
+    def allow_focus(self) -> bool:
+        return self.has_class("open")  # closed, it is hidden: not a stop of tab's round
+
     def on_key(self, event: events.Key) -> None:
-        if self.held is not None:  # after Enter: not the box's till it is known whose
+        if self.held is None and self.screen.focused is not self:
+            # Sent here before Enter applied the filter and the table took focus: the key is
+            # sent round the app again, to the table (a burst of ``status:failed``, Enter,
+            # ``j``: ``j`` moves down), as the keys held since Enter are.
+            event.stop()
+            event.prevent_default()
+            self.app.post_message(events.Key(event.key, event.character).set_sender(self.app))
+        elif self.held is not None:  # after Enter: not the box's till it is known whose
             event.stop()
             event.prevent_default()
             self.held.append((event.key, event.character))
-        elif event.key == "enter":
+        elif event.key in self.SUBMITTING:
             event.stop()  # not the Input's binding, later, after the keys that follow
             event.prevent_default()
             self.fresh = False

@@ -1,0 +1,125 @@
+"""The runs screen's leftovers of issue 14, each as a walk in tmux saw it.
+
+Each test asserts on what the screen shows: the source line, the filter box,
+the column titles, the table's lines.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.events import Key
+
+from tests.test_tui_interaction import screen_lines
+from tests.tui_support import loaded, sample_app, settle
+from tui.widgets.run_table import RunTable
+from tui.widgets.source_line import SourceLine
+
+pytestmark = pytest.mark.timeout(60)
+
+FAILED = "run_20261128T143000031_9c8b7a6f5e4d3c2b"
+"""The one sample run that failed."""
+
+KEY_NAMES = {
+    "/": "slash",
+    ":": "colon",
+    "-": "minus",
+    "?": "question_mark",
+    "^": "circumflex_accent",
+}
+KEY_NAMES |= {"[": "left_square_bracket", "]": "right_square_bracket", '"': "quotation_mark"}
+KEY_NAMES |= {" ": "space", ",": "comma", ".": "full_stop"}
+
+
+def source_line(app: Any) -> str:
+    return screen_lines(app)[app.screen.query_one(SourceLine).region.y]
+
+
+def titles(app: Any) -> str:
+    return screen_lines(app)[app.screen.query_one("#header").region.y]
+
+
+async def until(pilot: Any, check: Any, turns: int = 50) -> None:
+    """Let the app run until ``check()`` is truthy, or 20 ms ``turns`` times (what the
+    screen shows then is asserted)."""
+    for _ in range(turns):
+        if check():
+            return
+        await pilot.pause(0.02)
+
+
+def box_shown(app: Any) -> bool:
+    """Whether the filter box is on screen (its border's top line drawn)."""
+    return any(line.startswith("▊▔▔▔") for line in screen_lines(app))
+
+
+def shown(app: Any) -> list[str]:
+    return [run.run_id for run in app.screen.query_one(RunTable).rows]
+
+
+async def from_the_terminal(app: Any, keys: list[str], gaps: list[int]) -> None:
+    """``keys`` (characters, or a key's name) as the terminal's driver hands them to the
+    app: posted to it, the app's loop let run ``gaps[i]`` turns after the i-th. The keys
+    of a burst are on their way while the app opens the box and moves focus."""
+    for at, key in enumerate(keys):
+        name = KEY_NAMES.get(key, key)
+        character = {"enter": "\r", "ctrl+j": "\n"}.get(key, key if len(key) == 1 else None)
+        event = Key(name, character)
+        event.set_sender(app)
+        app.post_message(event)
+        for _ in range(gaps[at % len(gaps)]):
+            await asyncio.sleep(0)
+
+
+# -- 1: the first Enter in the filter box -------------------------------------------------
+
+BURSTS = [[0], [1], [2], [3], [0, 4], [5, 0, 1], [8], [0, 0, 12], [20, 1], [2, 30]]
+"""Turns of the app's loop between keys: a whole burst at once, a fast typist, a paste
+read in pieces; each puts the moment the box takes focus between other keys."""
+
+
+@pytest.mark.parametrize("fresh", [0, 1, 2])
+async def test_slash_a_filter_and_enter_in_one_burst_apply_the_filter(
+    fixtures: Path, fresh: int
+) -> None:
+    """``/status:failed`` and Enter, typed in one burst (tmux's send-keys), in a fresh
+    session and again: the filter applies, the box closes. In one of five sessions a walk
+    saw Enter reach the box before the letters typed before it (they came to the box by
+    way of the table): an empty filter applied, then ``status:failed`` run as the table's
+    keys (``s`` sorted twice); or the letters typed out of order, the box left open."""
+    app = sample_app(fixtures)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot)
+        for attempt, gaps in enumerate(BURSTS[fresh::3] if fresh else BURSTS):
+            keys = ["/", *"status:failed", "enter"]
+            await from_the_terminal(app, keys, gaps)
+            await until(pilot, lambda: "filter: status:failed" in source_line(app))
+            await pilot.pause(0.05)
+            said = source_line(app)
+            assert "1 of 6 runs" in said, (attempt, gaps, said)
+            assert said.rstrip().endswith("filter: status:failed"), (attempt, gaps, said)
+            assert not box_shown(app), (attempt, gaps, screen_lines(app)[:4])
+            assert "STARTED ▼" in titles(app), (attempt, gaps, titles(app))  # not sorted
+            assert shown(app) == [FAILED]
+            await pilot.press("escape")  # every run again, for the next burst
+            await settle(pilot, lambda: len(shown(app)) == 6, "every run")
+
+
+async def test_enter_typed_before_the_terminal_was_raw_applies_the_filter(fixtures: Path) -> None:
+    """Typed as the app starts, before it sets the terminal to raw, Enter comes as a line
+    feed (``ctrl+j``: the terminal turns a return into one). A walk typed ``/``, a filter
+    and Enter in a fresh session: the box took the filter and stayed, Enter did nothing."""
+    app = sample_app(fixtures)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot)
+        await from_the_terminal(app, ["/", *"status:failed", "ctrl+j"], [0])
+        await until(pilot, lambda: "filter: status:failed" in source_line(app))
+        await pilot.pause(0.05)
+        assert not box_shown(app), screen_lines(app)[:4]
+        said = source_line(app)
+        assert "1 of 6 runs" in said, said
+        assert said.rstrip().endswith("filter: status:failed"), said
+        assert shown(app) == [FAILED]
