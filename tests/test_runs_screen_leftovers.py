@@ -7,12 +7,15 @@ the column titles, the table's lines.
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 from textual.events import Key
 
+from inspector.filters import FIELDS
+from inspector.status_words import WORDS
 from tests.test_tui_interaction import screen_lines
 from tests.tui_support import loaded, sample_app, settle
 from tui.widgets.run_table import RunTable
@@ -123,3 +126,42 @@ async def test_enter_typed_before_the_terminal_was_raw_applies_the_filter(fixtur
         assert "1 of 6 runs" in said, said
         assert said.rstrip().endswith("filter: status:failed"), said
         assert shown(app) == [FAILED]
+
+
+# -- 2: why a filter is not applied, read whole at 80 columns ------------------------------
+
+
+def said_under_the_box(app: Any) -> str:
+    """What the screen shows from the filter box's bottom line to the column titles."""
+    box = app.screen.query_one("#filter")
+    lines = screen_lines(app)
+    return "\n".join(lines[box.region.bottom - 1 : app.screen.query_one("#header").region.y])
+
+
+@pytest.mark.parametrize("keys_help", [False, True])
+async def test_every_word_a_refused_filter_offers_is_read_whole_at_80_columns(
+    fixtures: Path, keys_help: bool
+) -> None:
+    """``status:bogus`` at 80x24: the box's bottom line named the statuses there are and
+    was cut after ``awaiting_approval, s…``; ``bogus:x`` cut the fields after ``source…``.
+    What the line has no room for goes under it, words whole; with the keys help open
+    beside the box (narrower) too."""
+    app = sample_app(fixtures)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot)
+        if keys_help:
+            await pilot.press("question_mark")
+            await settle(pilot, lambda: app.screen.query("HelpPanel"), "the keys")
+        for typed, named in [("status:bogus", WORDS), ("bogus:x", [f"{f}:" for f in FIELDS])]:
+            await pilot.press("slash", "ctrl+u", *typed)
+            await settle(pilot, lambda: "not applied: " in said_under_the_box(app), typed)
+            await pilot.pause(0.1)
+            said = said_under_the_box(app)
+            words = set(re.findall(r"[\w:]+", said))
+            assert set(named) <= words, (set(named) - words, said)
+            assert all(len(line.rstrip()) <= 80 for line in screen_lines(app))
+        await pilot.press("ctrl+u", *"status:fail")  # one that applies: nothing more is said
+        await settle(pilot, lambda: shown(app) == [FAILED], "the filter applied")
+        await pilot.pause(0.1)
+        assert "not applied" not in "\n".join(screen_lines(app))
+        assert "suspended" not in "\n".join(screen_lines(app))

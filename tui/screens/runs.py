@@ -132,6 +132,7 @@ class RunsScreen(SelectedRunScreen):
             placeholder="filter: text, status:running, skill:deploy, since:1h, -status:ok",
             id="filter",
         )
+        yield Static(id="filter-more")  # what the box says that its bottom line has no room for
         with Vertical():
             yield Static(id="header")
             yield Static(id="empty")
@@ -298,7 +299,7 @@ class RunsScreen(SelectedRunScreen):
         box.action_select_all()
         if box.value and box.value.strip() != self.filter_text:
             # Shown in the box but not applied (the table still shows every run): said so.
-            box.border_subtitle = Text(OFFERED_NOT_APPLIED)
+            box.say(OFFERED_NOT_APPLIED)
 
     def on_key(self, event: events.Key) -> None:
         """``/`` come by way of the table opens the box; the keys after it on their way to
@@ -351,6 +352,11 @@ class RunsScreen(SelectedRunScreen):
             return (action == "toggle_mark") == bool(self.app.replays())  # type: ignore[attr-defined]
         return True
 
+    def on_filter_box_said_more(self, message: FilterBox.SaidMore) -> None:
+        more = self.query_one("#filter-more", Static)
+        more.update(Text(message.rest))
+        more.set_class(bool(message.rest), "shown")
+
     def action_clear_filter(self) -> None:
         self._keys_to_box = False
         box = self.query_one(FilterBox)
@@ -380,8 +386,9 @@ class RunsScreen(SelectedRunScreen):
         if event.input.id != "filter" or event.value == self._offered:
             return  # the last session's filter, offered: applied only on Enter
         self._offered = None
-        if str(event.input.border_subtitle or "") == OFFERED_NOT_APPLIED:
-            event.input.border_subtitle = None  # typed over: what is typed applies
+        box = self.query_one(FilterBox)
+        if box.said == OFFERED_NOT_APPLIED:
+            box.say("")  # typed over: what is typed applies
         self._apply_filter(event.value, remember=False)
 
     def _apply_filter(self, text: str, *, remember: bool = True) -> bool:
@@ -393,13 +400,13 @@ class RunsScreen(SelectedRunScreen):
                 self.notify(str(error), title="Filter", severity="error", markup=False)
             else:
                 said = f"not applied: {error}"
-                box.border_subtitle = Text(inert(said, single_line=True))
+                box.say(said)
                 box.add_class("invalid")
                 self._invalid_filter = text.strip()
             self.run_filter, self.filter_text = self._settled
             self.refresh_runs()  # the line says the filter applied, and that this one is not
             return False
-        box.border_subtitle = None
+        box.say("")
         box.remove_class("invalid")
         self._invalid_filter = ""
         self.filter_text = text.strip()

@@ -5,8 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import ClassVar
 
+from rich.text import Text
 from textual import events
+from textual.message import Message
 from textual.widgets import Input
+
+from tui.text import inert
 
 
 class FilterBox(Input):
@@ -47,6 +51,16 @@ class FilterBox(Input):
     (a line feed: the terminal turns a return into one). A walk typed ``/``, a filter and
     Enter as the app started: the box took the filter, Enter did nothing."""
 
+    BORDER: ClassVar[int] = 6
+    """The cells of the box's bottom line that are not what it says (corners, spaces)."""
+
+    class SaidMore(Message):
+        """What the box says is longer than its bottom line: ``rest`` goes below it."""
+
+        def __init__(self, rest: str) -> None:
+            self.rest = rest
+            super().__init__()
+
     fresh = True
     """Nothing was typed since the box opened (``/`` is then the opening key again)."""
 
@@ -64,6 +78,32 @@ class FilterBox(Input):
         self.held: list[tuple[str, str | None]] | None = None
         """The keys that came after Enter, before the filter was applied or refused
         (:meth:`release`); ``None`` while the box is typed in."""
+        self.said = ""
+        """What the box says on its bottom line (and below it, when longer)."""
+        self._rest = ""
+
+    def say(self, said: str) -> None:
+        """Say ``said`` (why a filter is not applied) on the box's bottom line; what does
+        not fit goes on the lines below it (:class:`SaidMore`), cut between words. At 80
+        columns the line cut the list of the statuses a filter may name (``…, s…``)."""
+        self.said = inert(said, single_line=True)
+        self._lay_out_said()
+
+    def on_resize(self) -> None:
+        self._lay_out_said()  # the keys help, opened beside the box, narrows it
+
+    def _lay_out_said(self) -> None:
+        width = self.outer_size.width
+        room = width - self.BORDER if width else len(self.said)
+        head, rest = self.said, ""
+        if len(head) > room:
+            cut = head.rfind(" ", 0, max(1, room - 1))
+            cut = cut if cut > 0 else max(1, room - 2)
+            head, rest = head[:cut] + " …", "… " + head[cut:].lstrip()
+        self.border_subtitle = Text(head) if head else None
+        if rest != self._rest:
+            self._rest = rest
+            self.post_message(self.SaidMore(rest))
 
     def submit_now(self) -> None:
         """Enter: the filter is submitted now, and the keys after it are held till it is
