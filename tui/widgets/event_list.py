@@ -435,6 +435,8 @@ class EventList(ScrollView, can_focus=True):
 
     def on_resize(self) -> None:
         self._fit()
+        # A smaller terminal keeps the selected entry in view (the detail beside it shows it).
+        self.call_after_refresh(self._keep_in_view, self.cursor)
 
     def _fit(self) -> None:
         """The scroll range counts events (entries are found only near the view).

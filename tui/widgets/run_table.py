@@ -677,6 +677,8 @@ class RunTable(ScrollView, can_focus=True):
 
     def on_resize(self) -> None:
         self.virtual_size = Size(self.size.width, len(self.rows))
+        # A smaller terminal keeps the selected run in view (the preview below shows it).
+        self.call_after_refresh(scroll_row_into_view, self, self.cursor)
 
     def show_text(self) -> str:
         """The table as plain text (for tests and the clipboard)."""
