@@ -16,13 +16,21 @@ import pytest
 from rich.style import Style
 from textual.command import CommandList
 
-from inspector import ManagerSource
+from inspector import ManagerSource, ReplaySource
 from run_manager import Manager
 from tests.resumed_pair import FIRST
 from tests.test_tui_compare import pair_app
 from tests.tui_support import awaiting_approval, loaded, noticed, sample_app, settle
+from tui.app import make_app
+from tui.settings import Settings
+from tui.widgets.run_table import RunTable
 
 pytestmark = pytest.mark.timeout(60)
+
+
+def screen_lines(app: Any) -> list[str]:
+    """The screen's lines as the terminal shows them (notices over it too)."""
+    return [strip.text for strip in app.screen._compositor.render_strips()]
 
 
 def bar_line(app: Any) -> list[tuple[str, Style | None]]:
@@ -153,3 +161,30 @@ async def test_compare_is_greyed_and_not_offered_until_two_runs_are_marked(
         await pilot.press("space")  # one unmarked again
         await settle(pilot, lambda: greyed(app, "C"), "C greyed again")
         assert "Compare" not in await palette(pilot)
+
+
+async def test_restart_at_once_waits_at_the_start(fixtures: Path) -> None:
+    """A replay played at once, restarted with ``R``: it was at its end again before a
+    frame was drawn, and the screen showed no change. It waits at its start, and says so;
+    space plays it on, at once."""
+    replay = ReplaySource([str(path) for path in sorted(fixtures.glob("*.jsonl"))], speed=0)
+    app = make_app(Settings(flush_interval=0.01), [replay])
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        rows = app.screen.query_one(RunTable)
+
+        def source_line() -> str:
+            return screen_lines(app)[0]
+
+        await settle(pilot, lambda: "played to the end, at once" in source_line(), "the end")
+        await settle(pilot, lambda: len(rows.rows) == 6, "every run")
+        await pilot.press("R")
+        await noticed(pilot, "replay from the start, paused")
+        await settle(pilot, lambda: "replay (paused, at once)" in source_line(), "the start")
+        await pilot.pause(0.3)
+        assert "replay (paused, at once)" in source_line()  # it stays there
+        assert "No runs" in "\n".join(screen_lines(app))
+        await pilot.press("n")
+        await settle(pilot, lambda: len(rows.rows) == 1, "its first event")
+        await pilot.press("space")  # played on, at once
+        await settle(pilot, lambda: "played to the end, at once" in source_line(), "the end")
+        assert len(rows.rows) == 6

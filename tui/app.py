@@ -354,7 +354,8 @@ class RuntopApp(App[None]):
         if self.replays() and all(replay.finished.is_set() for replay in self.replays()):
             for replay in self.replays():  # played to the end: space plays it again
                 replay.play()
-            self.action_replay_restart()
+                replay.restart()
+            self.notify("replay from the start", timeout=1.5)
             return
         for replay in self.replays():
             if replay.paused:
@@ -365,11 +366,24 @@ class RuntopApp(App[None]):
         self.notify("replay paused (n steps)" if paused else "replay playing", timeout=1.5)
 
     def action_replay_restart(self) -> None:
+        """``R``: the replay again from its first event, paused or playing as it was.
+
+        Played at once, it would be at its end again before a frame was drawn: ``R``
+        changed nothing on screen. It waits at the start instead, as a player's seek to
+        the start shows the first frame: space plays it, ``n`` steps, ``x`` slows it.
+        """
         for replay in self.replays():
-            replay.restart()  # paused or playing, as it was
-        paused = all(replay.paused for replay in self.replays())
-        said = "replay from the start, paused: space plays, n steps" if paused else None
-        self.notify(said or "replay from the start", timeout=2.5 if paused else 1.5)
+            if replay.speed <= 0:
+                replay.pause()
+            replay.restart()
+        if all(replay.paused for replay in self.replays()):
+            at_once = any(replay.speed <= 0 for replay in self.replays())
+            plays = (
+                "space plays it at once, n steps, x slows it" if at_once else "space plays, n steps"
+            )
+            self.notify(f"replay from the start, paused: {plays}", timeout=3)
+        else:
+            self.notify("replay from the start", timeout=1.5)
 
     def action_replay_step(self) -> None:
         for replay in self.replays():
