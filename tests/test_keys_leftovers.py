@@ -20,7 +20,8 @@ from inspector import ManagerSource, ReplaySource
 from run_manager import Manager
 from tests.resumed_pair import FIRST
 from tests.test_tui_compare import pair_app
-from tests.tui_support import awaiting_approval, loaded, noticed, sample_app, settle
+from tests.test_tui_interaction import open_run
+from tests.tui_support import awaiting_approval, loaded, noticed, notices, sample_app, settle
 from tui.app import make_app
 from tui.settings import Settings
 from tui.widgets.run_table import RunTable
@@ -188,3 +189,57 @@ async def test_restart_at_once_waits_at_the_start(fixtures: Path) -> None:
         await pilot.press("space")  # played on, at once
         await settle(pilot, lambda: "played to the end, at once" in source_line(), "the end")
         assert len(rows.rows) == 6
+
+
+MIGRATION = "run_20261128T143000052_a0b1c2d3e4f50617"
+"""A sample run: stale, its approval unanswered."""
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)])
+async def test_notices_leave_the_counts_and_the_keys_in_view(
+    fixtures: Path, size: tuple[int, int]
+) -> None:
+    """On a run, a notice covered the header's counts (events, time, tokens, tool calls);
+    there is room for one under them, off the detail pane: the newest shows there."""
+    app = sample_app(fixtures)
+    async with app.run_test(size=size, notifications=True) as pilot:
+        await loaded(pilot)
+        before = screen_lines(app)  # the runs: the source line, the column titles, the keys
+        app.notify(f"cancel requested for {MIGRATION}", markup=False)
+        app.notify("copied to the clipboard")
+        await noticed(pilot, "copied to the clipboard")
+        await pilot.pause(0.2)
+        lines = screen_lines(app)
+        assert [lines[0], lines[1], lines[-1]] == [before[0], before[1], before[-1]]
+        assert any("copied to the clipboard" in line for line in lines)
+        assert any(f"cancel requested for {MIGRATION}" in line for line in lines)
+
+        await open_run(pilot, MIGRATION)
+        await settle(pilot, lambda: "3 events" in screen_lines(app)[1], "the run's counts")
+        await pilot.pause(0.2)
+        before = screen_lines(app)  # the run's status, its counts, the keys
+        await pilot.press("a", "c")  # two refusals at once
+        await noticed(pilot, "cannot cancel")
+        await pilot.pause(0.2)
+        lines = screen_lines(app)
+        assert [lines[0], lines[1], lines[-1]] == [before[0], before[1], before[-1]]
+        assert "cannot cancel" in lines[2]  # the line under the counts, not one lower
+        assert not any("cannot approve" in line for line in lines)  # gave way to the newest
+
+
+async def test_a_burst_of_notices_shows_the_newest_under_the_counts(fixtures: Path) -> None:
+    """Fourteen notices at once on the runs at 80x24 rose over the source line's counts,
+    and the column titles."""
+    app = sample_app(fixtures)
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await loaded(pilot)
+        before = screen_lines(app)
+        for count in range(14):
+            app.notify(f"notice {count}")
+        await settle(pilot, lambda: any("notice 13" in said for said in notices(app)), "the last")
+        await pilot.pause(0.2)
+        lines = screen_lines(app)
+        assert [lines[0], lines[1], lines[-1]] == [before[0], before[1], before[-1]]
+        shown = [line for line in lines if "notice " in line]
+        assert any("notice 13" in line for line in shown), shown  # the newest in view
+        assert not any("notice 0 " in line for line in shown), shown  # the oldest gave way

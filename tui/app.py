@@ -82,6 +82,14 @@ RUN_PALETTE_SAYS: Final[dict[str, str]] = {
 }
 """What a run screen's actions do, in the palette."""
 
+MOST_NOTICES: Final = 5
+"""Notices on show at once over a screen, at most: a sixth takes the oldest's place (a burst
+of them rose over the runs' source line and counts at 80x24)."""
+
+MOST_NOTICES_ON_A_RUN: Final = 1
+"""On a run, one notice at a time, the newest: in the line under its counts, as a status
+line says a message (a second one went over the detail pane)."""
+
 IMPORT_RUN_SCREEN_AFTER: Final = 0.3
 """Seconds after the first frame that the run screen is imported, on the main thread."""
 
@@ -221,7 +229,8 @@ class RuntopApp(App[None]):
 
     def on_notify(self, event: Notify) -> None:
         """A notice said again while it shows replaces it (its time starts again) instead of
-        stacking a copy (``c`` pressed three times on an ended run said it three times).
+        stacking a copy (``c`` pressed three times on an ended run said it three times); at
+        most :data:`MOST_NOTICES` show over a screen (one on a run), the oldest giving way.
 
         Runs before Textual's own handler adds the notice; on the main thread, whichever
         thread called ``notify``.
@@ -231,6 +240,14 @@ class RuntopApp(App[None]):
         for shown in list(self._notifications):
             if self._notice_screens.get(shown.identity) is screen and _same(shown, notice):
                 self._forget_notice(shown)
+        here = [
+            shown
+            for shown in self._notifications
+            if self._notice_screens.get(shown.identity) is screen
+        ]
+        most = MOST_NOTICES_ON_A_RUN if _shows_a_run(screen) else MOST_NOTICES
+        for oldest in here[: max(0, len(here) + 1 - most)]:
+            self._forget_notice(oldest)  # the newest in view, none over the header or keys
         self._notice_screens = {
             identity: on
             for identity, on in self._notice_screens.items()
@@ -249,9 +266,19 @@ class RuntopApp(App[None]):
                 self._forget_notice(shown)
 
     def _forget_notice(self, notice: Notification) -> None:
-        """Take ``notice`` off the screen (Textual's own way, as a toast that times out)."""
+        """Take ``notice`` off the screen (Textual's own way, as a toast that times out).
+
+        Textual takes its toast away but leaves the toast's holder, which kept its line: the
+        next notice was shown a line lower (over the detail pane of a run). The holder goes
+        too, as it does when a toast times out.
+        """
         self._notice_screens.pop(notice.identity, None)
         self._unnotify(notice)
+        holder_id = f"--textual-toast-{notice.identity}"  # Textual's (ToastRack._toast_id)
+        for screen in self.screen_stack:
+            for holder in screen.query("ToastHolder"):
+                if holder.id == holder_id:
+                    holder.remove()
 
     @work(exclusive=True, group="store")
     async def follow_store(self) -> None:
@@ -604,6 +631,13 @@ def _keys_on(app: App[Any], screen: Screen[Any]) -> dict[str, tuple[str, DOMNode
             description = named(binding.action, description)
         keys[binding.action] = (app.get_key_display(binding), namespace, description, binding.show)
     return keys
+
+
+def _shows_a_run(screen: Screen[Any]) -> bool:
+    """Whether ``screen`` is a run's (imported here when first asked, on the main thread)."""
+    from tui.screens.run import RunScreen
+
+    return isinstance(screen, RunScreen)
 
 
 def _same(shown: Notification, notice: Notification) -> bool:
