@@ -14,17 +14,23 @@ from typing import Any
 import pytest
 from textual.events import Key
 
+from inspector import LedgerDirectorySource, RunFilter
 from inspector.filters import FIELDS
 from inspector.status_words import WORDS
+from tests.test_readme import filter_examples
 from tests.test_tui_interaction import screen_lines
-from tests.tui_support import loaded, sample_app, settle
+from tests.tui_support import FROZEN, loaded, sample_app, settle
+from tui.app import make_app
+from tui.settings import Settings
 from tui.widgets.run_table import RunTable
 from tui.widgets.source_line import SourceLine
 
 pytestmark = pytest.mark.timeout(60)
 
 FAILED = "run_20261128T143000031_9c8b7a6f5e4d3c2b"
-"""The one sample run that failed."""
+"""The one sample run that failed (started at 14:30:10, ended at 14:30:40)."""
+RESEARCH = "run_20261128T143000012_4f1a9c2e7b3d8a60"
+"""A sample run that succeeded, started at 14:30:00."""
 
 KEY_NAMES = {
     "/": "slash",
@@ -165,3 +171,31 @@ async def test_every_word_a_refused_filter_offers_is_read_whole_at_80_columns(
         await pilot.pause(0.1)
         assert "not applied" not in "\n".join(screen_lines(app))
         assert "suspended" not in "\n".join(screen_lines(app))
+
+
+# -- 3: the README's filters, typed as written ----------------------------------------------
+
+
+async def test_every_filter_in_the_readme_typed_as_written_is_the_filter_applied(
+    fixtures: Path,
+) -> None:
+    """The README's ``/^summari[sz]e/``, typed after the ``/`` that opens the box, lost its
+    first slash (a slash typed first is the opening key again): ``^summari[sz]e/`` found
+    nothing. Each example of the keys table is typed here key by key, and Enter: the box
+    held it as written, and the table shows the runs it lets through."""
+    ledgers = fixtures.rename(fixtures.parent / "ledgers")  # named as in the README
+    app = make_app(Settings(clock=FROZEN, flush_interval=0.01), [LedgerDirectorySource(ledgers)])
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot)
+        everything = app.store.snapshot()
+        for example in filter_examples():
+            await from_the_terminal(app, ["/", *example, "enter"], [1])
+            applied = f"filter: {example}"
+            await until(pilot, lambda: source_line(app).rstrip().endswith(applied))  # noqa: B023
+            await pilot.pause(0.05)
+            said = source_line(app)
+            assert said.rstrip().endswith(applied), (example, said)
+            assert not box_shown(app), example  # applied: the box closed
+            wanted = everything.filtered(RunFilter.parse(example, now=FROZEN))
+            assert wanted, example
+            assert sorted(shown(app)) == sorted(run.run_id for run in wanted), example
