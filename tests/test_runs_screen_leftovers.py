@@ -8,18 +8,30 @@ from __future__ import annotations
 
 import asyncio
 import re
+import time
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 from textual.events import Key
 
-from inspector import LedgerDirectorySource, RunFilter
+from inspector import (
+    LedgerDirectorySource,
+    RunFilter,
+    RunSource,
+    RunUpdate,
+    SourceError,
+    SourceUpdate,
+)
 from inspector.filters import FIELDS
 from inspector.status_words import WORDS
+from ledger_reader import LedgerItem, RunStatus, RunSummary
+from tests.conftest import line
 from tests.test_readme import filter_examples
 from tests.test_tui_interaction import screen_lines
-from tests.tui_support import FROZEN, loaded, sample_app, settle
+from tests.tui_support import FROZEN, age, loaded, sample_app, settle
 from tui.app import make_app
 from tui.settings import Settings
 from tui.widgets.run_table import RunTable
@@ -199,3 +211,111 @@ async def test_every_filter_in_the_readme_typed_as_written_is_the_filter_applied
             wanted = everything.filtered(RunFilter.parse(example, now=FROZEN))
             assert wanted, example
             assert sorted(shown(app)) == sorted(run.run_id for run in wanted), example
+
+
+# -- 4: DOING NOW has the room empty columns do not need -----------------------------------
+
+WHY = "timed out waiting for the canary in eu-west-2 to report healthy"
+
+
+def write_runs(directory: Path) -> None:
+    """A run that failed (its DOING NOW says why, at length) and one that succeeded: no
+    model call said tokens, no line is damaged (TOKENS and DAMAGED are empty)."""
+    directory.mkdir()
+    for at, (run_id, end) in enumerate(
+        [
+            ("run_20261128T143000001_aaaaaaaaaaaaaaaa", {"status": "error", "error": WHY}),
+            ("run_20261128T143000002_bbbbbbbbbbbbbbbb", {"status": "ok"}),
+        ]
+    ):
+        moment = f"2026-11-28T14:30:{10 * at:02d}"
+        lines = [
+            line(1, "run_started", {"skill": "deploy"}, run_id=run_id, time=f"{moment}.0Z"),
+            line(2, "run_completed", end, run_id=run_id, time=f"{moment}.5Z"),
+        ]
+        (directory / f"{run_id}.jsonl").write_bytes(b"".join(lines))
+    age(directory)
+
+
+async def test_doing_now_takes_the_room_of_columns_with_nothing_in_them(tmp_path: Path) -> None:
+    """At 160 columns a walk saw DOING NOW cut mid-word (``…canary in eu-w…``) beside
+    TOKENS / COST and DAMAGED with nothing in them for any run."""
+    write_runs(tmp_path / "ledgers")
+    app = make_app(
+        Settings(clock=FROZEN, flush_interval=0.01), [LedgerDirectorySource(tmp_path / "ledgers")]
+    )
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot, 2)
+        lines = screen_lines(app)
+        failed = next(text for text in lines if "✘ failed" in text)
+        assert WHY in failed, failed
+        assert "TOKENS" not in titles(app), titles(app)  # nothing in it: its room is DOING NOW's
+        assert "DAMAGED" not in titles(app), titles(app)
+        for title in ("STATUS", "RUN", "STARTED", "TIME", "EVENTS", "DOING NOW"):
+            assert title in titles(app), titles(app)  # the columns with something in them stay
+
+
+# -- 5: a run whose source is down is not shown doing anything now -------------------------
+
+SERVER_RUN = "run_20261202T010000000_5e6f708192a3b4c5"
+
+
+class GoesAway(RunSource):
+    """A server with one run, calling a model when last heard of; it goes away when the
+    test says, and stays away."""
+
+    live = True
+
+    def __init__(self) -> None:
+        super().__init__("127.0.0.1:8765")
+        self.away = asyncio.Event()
+
+    async def updates(self) -> AsyncIterator[SourceUpdate]:
+        started = datetime.fromtimestamp(time.time() - 9, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        summary = RunSummary(
+            run_id=SERVER_RUN,
+            status=RunStatus.RUNNING,
+            skill="research",
+            started_at=started,
+            last_event_at=started,
+            event_count=3,
+            current_node="llm:default#1",
+        )
+        yield SourceUpdate(runs=[RunUpdate(SERVER_RUN, summary)], initial=True)
+        await self.away.wait()
+        yield SourceUpdate(error=SourceError("reconnecting in 8 s: refused"), available=False)
+        await asyncio.Event().wait()  # never back
+
+    async def events(self, run_id: str, start: int, stop: int) -> list[LedgerItem]:
+        return []
+
+    async def close(self) -> None:
+        self.away.set()
+
+
+async def test_a_run_of_a_source_down_is_not_shown_doing_what_it_last_did() -> None:
+    """The server went away: the run's status is ``unknown``, and DOING NOW still said
+    ``llm default``, as if the run were calling a model now; the preview under the table
+    said ``running``."""
+    source = GoesAway()
+    app = make_app(Settings(flush_interval=0.01), [source])
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot, 1)
+
+        def row() -> str:
+            return next((text for text in screen_lines(app) if "…708192a3b4c5" in text), "")
+
+        def preview() -> str:
+            region = app.screen.query_one("RunPreview").region
+            return "\n".join(screen_lines(app)[region.y : region.bottom])
+
+        await settle(pilot, lambda: "llm default" in row(), "the run calling a model")
+        assert f"{SERVER_RUN}  running" in preview()
+        source.away.set()
+        await settle(pilot, lambda: "unknown" in row(), "the run unknown")
+        await pilot.pause(0.1)
+        said = row()
+        assert re.search(r"(?<!last known: )llm default", said) is None, said
+        assert "last known: llm default" in said, said
+        assert f"{SERVER_RUN}  unknown" in preview(), preview()
+        assert f"{SERVER_RUN}  running" not in preview(), preview()

@@ -245,6 +245,9 @@ class RunsScreen(SelectedRunScreen):
     def _preview(self, run: RunView | None) -> None:
         preview = self.query_one(RunPreview)
         preview.run = run
+        preview.source_down = (
+            run is not None and run.key.source in self.query_one(RunTable).sources_down
+        )
         if run is None:
             return
         recent = self.store.recent(run.key)[-PREVIEW_EVENTS:]

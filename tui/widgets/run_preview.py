@@ -9,7 +9,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from inspector import RunView
-from inspector.status_words import ended_reason
+from inspector.status_words import ended_reason, status_word
 from ledger_reader import LedgerItem
 from tui.describe import describe_entry
 from tui.entries import EntryIndex
@@ -32,13 +32,16 @@ class RunPreview(Widget):
 
     run: reactive[RunView | None] = reactive(None, layout=False)
     items: reactive[tuple[LedgerItem, ...]] = reactive((), layout=False)
+    source_down: reactive[bool] = reactive(False, layout=False)
+    """The run's source cannot be read now: a live run's status is not known (``unknown``,
+    as the table says; it said ``running`` under the table's ``unknown``)."""
 
     def render(self) -> Text:
         run = self.run
         if run is None:
             return Text()
         lines = Text(no_wrap=True, overflow="ellipsis", end="")
-        title = f"{run.run_id}  {run.status.value}"
+        title = f"{run.run_id}  {status_word(run, source_down=self.source_down)}"
         if run.error:
             title += f"  {ended_reason(run)}"  # the status said once
         lines.append(

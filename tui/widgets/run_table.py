@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
+from itertools import compress
 from operator import attrgetter
 from typing import ClassVar, Final, NamedTuple
 
@@ -82,6 +83,8 @@ NARROW: Final = 120
 NARROW_AGENT: Final = 12
 SOURCE_MAX: Final = 22
 """The widest SOURCE gets for a long name (``127.0.0.1:8765`` is 14): cut at the start."""
+DOING_MAX: Final = 120
+"""The most room DOING NOW asks of the empty columns (a question, an error, cut after)."""
 
 
 class Fill(NamedTuple):
@@ -93,6 +96,9 @@ class Fill(NamedTuple):
     empty: frozenset[str] = frozenset()
     sources: int = 1
     """How many sources the runs come from."""
+    doing: int = 0
+    """The cells of the longest DOING NOW of the runs (up to :data:`DOING_MAX`): while it
+    has less room than that, the empty columns give theirs."""
 
 
 UNKNOWN_FILL: Final = Fill()
@@ -107,6 +113,7 @@ _PROMPT_OF: Final = attrgetter("prompt_tokens")
 _OUTPUT_OF: Final = attrgetter("output_tokens")
 _COST_OF: Final = attrgetter("cost_recorded")
 _DETAILED_OF: Final = attrgetter("detailed")
+_PENDING_OF: Final = attrgetter("pending_approval")
 
 
 def fill_of(rows: Sequence[RunView], sources_down: frozenset[str] = frozenset()) -> Fill:
@@ -132,12 +139,24 @@ def fill_of(rows: Sequence[RunView], sources_down: frozenset[str] = frozenset())
         empty.add("tokens")
     if not any(map(_DAMAGED_OF, summaries)):
         empty.add("damaged")
+    doing = 0
+    if empty:  # only runs live, asking, or ended with a reason say something: picked in C
+        saying = frozenset(status for status in statuses if status.is_live or status in _SAYS_WHY)
+        few = [*compress(rows, map(saying.__contains__, map(_STATUS_OF, summaries)))]
+        few += compress(rows, map(_PENDING_OF, summaries))
+        said = (doing_now(run, down=run.live and run.source in sources_down) for run in few)
+        doing = min(DOING_MAX, max(map(len, said), default=0))
     return Fill(
         status=2 + max(map(len, words)),  # the glyph, a space, the word
         source=min(SOURCE_MAX, max(map(len, names))),
         empty=frozenset(empty),
         sources=len(names),
+        doing=doing,
     )
+
+
+_SAYS_WHY: Final = frozenset({RunStatus.FAILED, RunStatus.CANCELED})
+"""Ended runs whose DOING NOW says why they ended."""
 
 
 class LinesWidth(int):
@@ -191,6 +210,13 @@ def visible_columns(
         if total - fixed() >= MIN_DOING:
             break
         if key != keep:
+            del widths[key]
+    for key in dropping:
+        # Wide enough for all, an empty column still gives DOING NOW its room, so as not to
+        # cut what a run does beside a column with nothing in it (a walk at 160 columns).
+        if key not in fill.empty or total - fixed() >= fill.doing:
+            break
+        if key != keep and key in widths:
             del widths[key]
     room = total - fixed()
     if room < MIN_DOING_SQUEEZED and keep != "doing":
@@ -351,12 +377,20 @@ def tree_order(runs: Sequence[RunView]) -> tuple[list[RunView], dict[RunKey, int
     return ordered, depths
 
 
-def doing_now(run: RunView, *, damage: bool = False) -> str:
+LAST_KNOWN: Final = "last known: "
+"""Before what a run of a source down was last known to do: nobody knows what it does now."""
+
+
+def doing_now(run: RunView, *, damage: bool = False, down: bool = False) -> str:
     """The DOING NOW cell: what a live run does, why an ended one failed or was canceled;
-    with ``damage`` (no DAMAGED column on screen), a finished run's damaged lines."""
+    with ``damage`` (no DAMAGED column on screen), a finished run's damaged lines. A live
+    run of a source ``down`` (its status ``unknown``) did that when last heard of: said so
+    (a walk read ``llm default`` beside ``unknown``, as if it were under way)."""
+    if down and run.doing:
+        return LAST_KNOWN + run.doing
     if run.live or run.pending_approval is not None:  # what it waits on, or waited on
         return run.doing
-    if run.status in {RunStatus.FAILED, RunStatus.CANCELED}:
+    if run.status in _SAYS_WHY:
         return ended_reason(run)
     if damage and run.damaged_lines:
         return f"{run.damaged_lines} damaged line{'s' if run.damaged_lines != 1 else ''}"
@@ -630,7 +664,7 @@ class RunTable(ScrollView, can_focus=True):
                     if run.damaged_lines:
                         style = base + self._colour("$error")
                 case "doing":
-                    text = cell(doing_now(run, damage=damage_unseen), size)
+                    text = cell(doing_now(run, damage=damage_unseen, down=down), size)
                 case "tokens":
                     text = tokens_and_cost(run, size)
                 case _:  # the end of a name says most (the port of 127.0.0.1:8765)
