@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import socket
 import time
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
@@ -19,6 +20,7 @@ from textual.events import Key
 
 from inspector import (
     LedgerDirectorySource,
+    RemoteSource,
     RunFilter,
     RunSource,
     RunUpdate,
@@ -319,3 +321,36 @@ async def test_a_run_of_a_source_down_is_not_shown_doing_what_it_last_did() -> N
         assert "last known: llm default" in said, said
         assert f"{SERVER_RUN}  unknown" in preview(), preview()
         assert f"{SERVER_RUN}  running" not in preview(), preview()
+
+
+# -- 6: a source reconnecting says so, however narrow the line ------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.mark.parametrize("filtered", [False, True])
+async def test_a_source_reconnecting_says_in_how_long_with_the_keys_help_open(
+    fixtures: Path, filtered: bool
+) -> None:
+    """Attached to a server that is not there, at 80x24 with ``?`` open beside the table:
+    the source line said ``http://127.0.0.1:PORT: reconnecting…`` or left the server out
+    altogether. Its name and why it failed give way first: ``reconnecting in 30 s`` stays."""
+    url = f"http://127.0.0.1:{free_port()}"  # nothing listens here
+    app = sample_app(fixtures, RemoteSource(url, "token", name=url, backoff_first=30))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot)
+        if filtered:
+            await pilot.press("slash", *"status:failed", "enter")
+            await settle(pilot, lambda: shown(app) == [FAILED], "the filter applied")
+        await pilot.press("question_mark")
+        await settle(pilot, lambda: app.screen.query("HelpPanel"), "the keys")
+        await settle(pilot, lambda: "reconnecting" in source_line(app), "the source reconnecting")
+        said = source_line(app).split("▏")[0]  # the line, not the keys help beside it
+        assert re.search(r"reconnecting in \d+ s", said), said
+        assert ("1 of 6 runs" if filtered else "  6 runs") in said, said
+        if not filtered:  # room for the server's port too: which one it is
+            assert url.rsplit(":", 1)[1] in said, said

@@ -53,17 +53,39 @@ class SourceLine(Widget):
         name_style = self.get_component_rich_style("source-line--name")
         error_style = self.get_component_rich_style("source-line--error")
         filter_style = self.get_component_rich_style("source-line--filter")
-        sources = Text(no_wrap=True, overflow="crop", end="")
-        for source in self.sources:
-            name = inert(source.name, single_line=True)  # a directory's name: anything at all
-            if source.error:
-                sources.append(f" {name}: {inert(source.error, single_line=True)} ", error_style)
-            elif not source.available:
-                sources.append(f" {name}: unavailable ", error_style)
-            else:
-                said = "opening" if source.opening else source.status
-                live = inert(said or ("live" if source.live else "replay"), single_line=True)
-                sources.append(f" {name} ({live}) ", name_style)
+
+        def sources_said(brief: int = 0) -> Text:
+            """The sources, the briefer the higher ``brief``: a source that fails says how
+            it stands (``reconnecting in 8 s``) and not why (1), its name cut at the start
+            (2); a source that is well, without its state (3); the failing names cut more
+            (4); the sources that are well left out (5); the failing names too (6)."""
+            said = Text(no_wrap=True, overflow="crop", end="")
+            for source in self.sources:
+                name = inert(source.name, single_line=True)  # a directory's: anything at all
+                if source.error:
+                    error = inert(source.error, single_line=True)
+                    if brief >= 1:
+                        error = error.split(": ", 1)[0]
+                    if brief >= 6:
+                        said.append(f" {error} ", error_style)
+                        continue
+                    if brief >= 2:
+                        name = _cut_start(name, NAME_MIN if brief < 4 else NAME_LEAST)
+                    said.append(f" {name}: {error} ", error_style)
+                elif not source.available:
+                    said.append(f" {name}: unavailable ", error_style)
+                elif brief < 3:
+                    state = "opening" if source.opening else source.status
+                    live = inert(state or ("live" if source.live else "replay"), single_line=True)
+                    said.append(f" {name} ({live}) ", name_style)
+                elif brief < 5:
+                    said.append(f" {name} ", name_style)
+            if brief:
+                said.rstrip()  # a cell more for what is said
+            return said
+
+        sources = sources_said()
+        failing = any(source.error for source in self.sources)
         total, shown = self.total, self.shown
         noun = "run" if total == 1 else "runs"
         counted = GAP + (
@@ -94,15 +116,24 @@ class SourceLine(Widget):
             if over() <= 0:
                 break
             parts = [part for part in parts if part[2] != gives_way]
-        # Still too long: the sources are cut (to the first name's start), then the filter;
-        # the runs counted stay whole, as a count without its filter would claim what is not so.
-        if over() > 0:
+        # Still too long: a source that fails says how it stands (reconnecting in 8 s) before
+        # anything else of the sources; the filter is cut; then the sources that are well go.
+        # The words of a reconnect were cut off, with the keys help open beside the line.
+        for brief in (1, 2, 3, 4) if failing else ():
+            if over() > 0:
+                sources = sources_said(brief)
+        # Then the sources are cut (to the first name's start), then the filter; the runs
+        # counted stay whole, as a count without its filter would claim what is not so.
+        if over() > 0 and not failing:
             sources = _cut(sources, max(MIN_SOURCES, sources.cell_len - over()))
         if over() > 0 and wanted:
-            kept = wanted.cell_len - over()
+            kept = max(wanted.cell_len - over(), len(GAP) + MIN_FILTER)
             wanted.truncate(kept, overflow="ellipsis")
-            if kept < len(GAP) + MIN_FILTER:
-                wanted = Text()  # a few letters of it say nothing
+        for brief in (5, 6) if failing else ():
+            if over() > 0:
+                sources = sources_said(brief)
+        if over() > 0 and wanted:
+            wanted = Text()  # a few letters of it say nothing
         if over() > 0:
             sources = _cut(sources, max(1, sources.cell_len - over()))
         line = sources
@@ -115,6 +146,11 @@ class SourceLine(Widget):
 
 MIN_SOURCES: Final = 16
 """The cells the sources keep before the filter is cut: the first source's name, at least."""
+
+NAME_MIN: Final = 12
+"""The cells a failing source's name keeps when its state needs the room (``…0.1:8765``),
+then (``…:8765``) before it goes."""
+NAME_LEAST: Final = 7
 
 MIN_FILTER: Final = 12
 """The fewest cells of the filter worth showing (``filter: sta…``); fewer, it gives way."""
@@ -129,3 +165,10 @@ def _cut(line: Text, room: int) -> Text:
     line.rstrip()
     line.append("…")
     return line
+
+
+def _cut_start(name: str, room: int) -> str:
+    """``name`` in ``room`` cells, its start cut: a URL's port, a path's last part, stay."""
+    if cell_len(name) <= room:
+        return name
+    return "…" + name[len(name) - room + 1 :]
