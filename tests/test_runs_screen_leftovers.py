@@ -21,6 +21,7 @@ from textual.events import Key
 from inspector import (
     LedgerDirectorySource,
     RemoteSource,
+    ReplaySource,
     RunFilter,
     RunSource,
     RunUpdate,
@@ -35,6 +36,7 @@ from tests.test_readme import filter_examples
 from tests.test_tui_interaction import screen_lines
 from tests.tui_support import FROZEN, age, loaded, sample_app, settle
 from tui.app import make_app
+from tui.format import short_id
 from tui.settings import Settings
 from tui.widgets.run_table import RunTable
 from tui.widgets.source_line import SourceLine
@@ -354,3 +356,35 @@ async def test_a_source_reconnecting_says_in_how_long_with_the_keys_help_open(
         assert ("1 of 6 runs" if filtered else "  6 runs") in said, said
         if not filtered:  # room for the server's port too: which one it is
             assert url.rsplit(":", 1)[1] in said, said
+
+
+# -- 7: a replay's runs started as long before the moment replayed -------------------------
+
+
+async def test_a_replays_runs_started_before_the_moment_the_source_line_says(
+    fixtures: Path,
+) -> None:
+    """A replay of runs of 14:30 showed STARTED ``3d ago`` (from the wall clock) beside a
+    TIME of 0.1s. The source line says the moment replayed (its last event played), and
+    STARTED counts from there."""
+    ledgers = [next(fixtures.glob(f"{run_id}.jsonl")) for run_id in (RESEARCH, FAILED)]
+    replay = ReplaySource(ledgers, speed=0, name="replay")
+    app = make_app(Settings(clock=FROZEN, flush_interval=0.01), [replay])
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot, lambda: "played to the end" in source_line(app), "the replay played")
+        await loaded(pilot, 2)
+        await pilot.pause(0.1)
+        said = re.search(
+            r"replay \(played to the end, at once\) at (\d\d):(\d\d):(\d\d) UTC", source_line(app)
+        )
+        assert said, source_line(app)
+        hours, minutes, seconds = (int(part) for part in said.groups())
+        assert (hours, minutes) == (14, 30)  # the last event played: the failed run's end
+        lines = screen_lines(app)
+        research = next(text for text in lines if short_id(RESEARCH) in text)
+        started = re.search(r"(\d+)s ago", research)  # it started at 14:30:00
+        assert started, research
+        assert int(started.group(1)) in {seconds, seconds + 1}, (research, said.group())
+        failed = next(text for text in lines if short_id(FAILED) in text)
+        assert re.search(rf"\b{seconds - 10}s ago|\b{seconds - 9}s ago", failed), failed
+        assert not any(re.search(r"\d+[mhd] ago", text) for text in lines), lines

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from operator import attrgetter
 from typing import TYPE_CHECKING, ClassVar, Final
 
@@ -213,8 +214,14 @@ class RunsScreen(SelectedRunScreen):
         if header.markup != self._header_said:
             self._header_said = header.markup
             self.query_one("#header", Static).update(header, layout=False)  # a fixed height
+        replaying = any(not source.live for source in snapshot.sources)
+        replayed_at = _replayed_at(snapshot.runs) if replaying else {}
+        if replayed_at != table.replayed_at:
+            table.replayed_at = replayed_at
+            table.refresh()
         line = self.query_one(SourceLine)
         line.sources = snapshot.sources
+        line.replayed_at = replayed_at
         line.total, line.shown = len(snapshot.runs), len(runs)
         line.by_status, line.spent = _totals(runs, down)
         line.filter_text = self.filter_text
@@ -558,6 +565,15 @@ def _totals(runs: list[RunView], sources_down: frozenset[str]) -> tuple[str, str
 
 
 _STATUS_OF = attrgetter("summary.status")
+
+
+def _replayed_at(runs: Iterable[RunView]) -> dict[str, float]:
+    """Each replay's moment: its last event played (a replay's runs are a few files')."""
+    moments: dict[str, float] = {}
+    for run in runs:
+        if run.recorded and run.last_event_at is not None:
+            moments[run.source] = max(moments.get(run.source, 0.0), run.last_event_at)
+    return moments
 
 
 def _by_word(item: tuple[tuple[str, str], int]) -> int:

@@ -443,6 +443,10 @@ class RunTable(ScrollView, can_focus=True):
         """The runs marked to compare: their lines show :data:`MARK` (set by the screen)."""
         self.sources_down: frozenset[str] = frozenset()
         """Sources that cannot be read now: their live runs show as unknown, clocks stopped."""
+        self.replayed_at: dict[str, float] = {}
+        """The moment each replay has played up to (set by the screen): its runs' STARTED
+        is from there, as the source line says it, not from now (``3d ago`` beside a TIME
+        of 0.1s)."""
         self.down_since: dict[str, float] = {}
         """When each source down went down: its live runs' clocks stop there (the store's
         moment; the moment this table was told, if it was not given one)."""
@@ -653,7 +657,7 @@ class RunTable(ScrollView, can_focus=True):
                     who = skill_and_agent(run.skill, run.agent)
                     text = indent + cell(who, size - len(indent))
                 case "started":
-                    text = relative(run.started_at, now)
+                    text = relative(run.started_at, self.replayed_at.get(run.source, now))
                 case "duration":
                     # Nobody knows what a run of a source down does now: its clock stops.
                     text = run_time(run, now, self.down_since.get(run.source) if down else None)

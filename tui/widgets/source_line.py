@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import ClassVar, Final
 
 from rich.cells import cell_len
@@ -46,6 +47,9 @@ class SourceLine(Widget):
     """The filter applied (the runs counted are those it lets through)."""
     filter_invalid: reactive[str] = reactive("", layout=False)
     """What the filter box holds when it does not parse (and is not applied)."""
+    replayed_at: reactive[dict[str, float]] = reactive(dict, layout=False)
+    """The moment each replay has played up to: said beside it (its runs' STARTED is from
+    there)."""
     as_tree: reactive[bool] = reactive(False, layout=False)
     """The runs are shown as a tree (``T``): said here, as the key bar may have no room."""
 
@@ -77,7 +81,11 @@ class SourceLine(Widget):
                 elif brief < 3:
                     state = "opening" if source.opening else source.status
                     live = inert(state or ("live" if source.live else "replay"), single_line=True)
-                    said.append(f" {name} ({live}) ", name_style)
+                    at = self.replayed_at.get(source.name)
+                    clock = ""
+                    if at is not None:  # the moment replayed, as its runs' STARTED counts
+                        clock = time.strftime(" at %H:%M:%S UTC", time.gmtime(at))
+                    said.append(f" {name} ({live}){clock} ", name_style)
                 elif brief < 5:
                     said.append(f" {name} ", name_style)
             if brief:
