@@ -41,7 +41,7 @@ from inspector.source import (
     SourceUpdate,
     not_running,
 )
-from inspector.tool_stats import ToolStats, ToolTally, tool_stats
+from inspector.tool_stats import RunShare, ToolStats, ToolTally, tool_stats
 from ledger_reader import (
     LedgerError,
     LedgerItem,
@@ -116,6 +116,7 @@ class _RunState:
         "_early_results",
         "_extras",
         "_recent",
+        "_shares",
         "detailed",
         "history_count",
         "history_end",
@@ -133,6 +134,7 @@ class _RunState:
         self._recent: deque[LedgerItem] | None = None
         self._calls: dict[str, ToolCallView] | None = None
         self._early_results: dict[str, ToolResult] | None = None
+        self._shares: dict[str, RunShare] | None = None
 
     @property
     def extras(self) -> RunExtras:
@@ -157,6 +159,15 @@ class _RunState:
         if self._early_results is None:
             self._early_results = {}
         return self._early_results
+
+    def share(self, tool: str) -> RunShare:
+        """What this run added to ``tool``'s statistics."""
+        if self._shares is None:
+            self._shares = {}
+        share = self._shares.get(tool)
+        if share is None:
+            share = self._shares[tool] = RunShare()
+        return share
 
     @property
     def worth_detailing(self) -> bool:
@@ -406,6 +417,9 @@ class RunStore:
         if isinstance(event, ToolCall):
             payload = event.payload
             call_id = payload.call_id or f"seq-{event.seq}"
+            seen = state.calls.get(call_id)
+            if seen is not None and seen.seq == event.seq:
+                return  # this very call again (its events delivered anew): counted once
             name = payload.name or "tool"
             state.calls[call_id] = ToolCallView(
                 run=key,
@@ -421,6 +435,7 @@ class RunStore:
                 state.calls.pop(next(iter(state.calls)))
             tally = self._tools.setdefault(name, ToolTally())
             tally.count += 1
+            state.share(name).calls += 1
             tally.in_flight.add((key, call_id))
             early = state.early_results.pop(call_id, None)
             if early is not None:
@@ -436,6 +451,8 @@ class RunStore:
                 while len(state.early_results) > RECENT_TOOL_CALLS:
                     state.early_results.pop(next(iter(state.early_results)))
             return
+        if call.done and call.result_seq == event.seq:
+            return  # this very result again: counted once
         finished = ToolCallView(
             run=call.run,
             call_id=call.call_id,
@@ -456,15 +473,20 @@ class RunStore:
         tally.in_flight.discard((key, call_id))
         if finished.is_error:
             tally.errors += 1
+            state.share(call.name).errors += 1
         if finished.duration is not None:
-            tally.latencies.append(finished.duration)
+            tally.latencies.append((key, finished.duration))
 
     def _forget_calls(self, state: _RunState) -> None:
-        for call in (state._calls or {}).values():
-            if not call.done:
-                tally = self._tools.get(call.name)
-                if tally is not None:
-                    tally.in_flight.discard((state.key, call.call_id))
+        """Take back what the run added to the per-tool statistics (it is reset or removed):
+        a replay played again counted every call once more each time."""
+        for name, share in (state._shares or {}).items():
+            tally = self._tools.get(name)
+            if tally is None:
+                continue
+            tally.forget(state.key, share)
+            if tally.empty:
+                del self._tools[name]
 
     def _drop(self, key: RunKey) -> None:
         state = self._runs.pop(key, None)
@@ -719,7 +741,7 @@ class RunStore:
         self._dirty.clear()
         self._ordered, self._positions, self._counts = (), {}, Counter()
         for tally in self._tools.values():
-            tally.in_flight.clear()  # as each run's removal would (the counts stay)
+            tally.in_flight.clear()  # nothing more will end (the counts stay, to be read)
         for name in list(self._sources):
             await self.remove_source(name)
         for task in (self._flusher, self._detailer):

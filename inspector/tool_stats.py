@@ -1,4 +1,8 @@
-"""Per-tool statistics across every run: calls, errors, latencies, calls in flight."""
+"""Per-tool statistics across every run: calls, errors, latencies, calls in flight.
+
+They count the runs the store holds now: a run reset (its events read again from the
+start, a replay played again) or removed takes back what it had added.
+"""
 
 from __future__ import annotations
 
@@ -25,20 +29,44 @@ class ToolStats(msgspec.Struct, frozen=True):
     p95: float | None
 
 
+class RunShare(msgspec.Struct):
+    """What one run added to a tool's tally, to take back when the run is reset or removed."""
+
+    calls: int = 0
+    errors: int = 0
+
+
 class ToolTally(msgspec.Struct):
     """What the store counts of one tool as calls and results are paired."""
 
     count: int = 0
     errors: int = 0
-    latencies: deque[float] = msgspec.field(default_factory=lambda: deque(maxlen=LATENCY_SAMPLES))
+    latencies: deque[tuple[RunKey, float]] = msgspec.field(
+        default_factory=lambda: deque(maxlen=LATENCY_SAMPLES)
+    )
+    """The latest calls' run and duration (the run: to take them back with it)."""
     in_flight: set[tuple[RunKey, str]] = msgspec.field(default_factory=set)
+
+    def forget(self, run: RunKey, share: RunShare) -> None:
+        """Take back what ``run`` added: its calls, errors, latencies and calls in flight."""
+        self.count -= share.calls
+        self.errors -= share.errors
+        self.in_flight = {flight for flight in self.in_flight if flight[0] != run}
+        if any(sample[0] == run for sample in self.latencies):
+            kept = (sample for sample in self.latencies if sample[0] != run)
+            self.latencies = deque(kept, maxlen=LATENCY_SAMPLES)
+
+    @property
+    def empty(self) -> bool:
+        """No run the store holds has called the tool."""
+        return self.count <= 0 and not self.in_flight
 
 
 def tool_stats(tallies: dict[str, ToolTally]) -> list[ToolStats]:
     """Each tool's statistics, busiest first."""
     stats = []
     for name, tally in tallies.items():
-        latencies = sorted(tally.latencies)
+        latencies = sorted(took for _, took in tally.latencies)
         median = statistics.median(latencies) if latencies else None
         p95 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.95))] if latencies else None
         stats.append(ToolStats(name, tally.count, tally.errors, len(tally.in_flight), median, p95))
@@ -46,4 +74,4 @@ def tool_stats(tallies: dict[str, ToolTally]) -> list[ToolStats]:
     return stats
 
 
-__all__ = ["LATENCY_SAMPLES", "ToolStats", "ToolTally", "tool_stats"]
+__all__ = ["LATENCY_SAMPLES", "RunShare", "ToolStats", "ToolTally", "tool_stats"]
