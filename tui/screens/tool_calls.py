@@ -14,6 +14,7 @@ from inspector.status_words import call_outcome
 from tui.describe import compact_json
 from tui.format import cell, duration, short_id
 from tui.screens.selected_run import SelectedRunScreen
+from tui.screens.tools import ToolTable
 from tui.text import skill_and_agent
 from tui.widgets.key_bar import KeyBar
 
@@ -41,9 +42,8 @@ class ToolCallsScreen(SelectedRunScreen):
     """The app's ``t`` (the tool calls) does not apply here: it is where ``t`` goes."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "open", "Open"),  # first in the bar, Back after it
         Binding("escape", "back", "Back"),
-        # A priority binding: the table's own Enter (shown nowhere) would hide it from the bar.
-        Binding("enter", "open", "Open", priority=True),
     ]
 
     CSS_PATH = "tool_calls.tcss"
@@ -57,7 +57,7 @@ class ToolCallsScreen(SelectedRunScreen):
 
     def compose(self) -> ComposeResult:
         yield Static(id="calls-title")
-        yield DataTable(cursor_type="row", zebra_stripes=True)
+        yield ToolTable()
         yield KeyBar()
 
     def on_mount(self) -> None:
@@ -74,7 +74,10 @@ class ToolCallsScreen(SelectedRunScreen):
 
     def current_run(self) -> RunView | None:
         """The run of the selected call: ``c``, ``r``, ``a`` act on it, as on its own screen."""
-        table = self.query_one(DataTable)
+        tables = self.query(DataTable)
+        if not tables:
+            return None  # the screen is being taken down (the keys are asked still)
+        table = tables.first()
         if not self.calls or not 0 <= table.cursor_row < len(self.calls):
             return None
         return self.store.get(self.calls[table.cursor_row].run)

@@ -27,6 +27,40 @@ NUMBERS: Final = (
 """The numeric columns (title, key): right-aligned, so their digits line up."""
 
 
+class ToolTable(DataTable[object], inherit_bindings=False):
+    """A row-cursor table taking the runs table's keys: Home, End, ``g`` and ``G`` go to the
+    first and last row (the stock table's Home and End only scroll sideways), ``k`` and ``j``
+    move as the arrows do; ``?`` lists them.
+
+    It has no Enter of its own (the stock one would hide the screen's from the bar): Enter
+    is the screen's, an ordinary binding taken in turn after the keys typed before it. As
+    a priority binding the app took it as it read it, before the table's keys typed before
+    it had moved the cursor: Home then Enter in one burst opened the row left.
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up,k", "cursor_up", "Up", show=False),
+        Binding("down,j", "cursor_down", "Down", show=False),
+        Binding("pageup", "page_up", "Page up", show=False),
+        Binding("pagedown", "page_down", "Page down", show=False),
+        Binding("home,g", "first", "First", show=False),
+        Binding("end,G", "last", "Last", show=False),
+        Binding("left", "cursor_left", "Scroll left", show=False),
+        Binding("right", "cursor_right", "Scroll right", show=False),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__(cursor_type="row", zebra_stripes=True)
+
+    def action_first(self) -> None:
+        if self.row_count:
+            self.move_cursor(row=0)
+
+    def action_last(self) -> None:
+        if self.row_count:
+            self.move_cursor(row=self.row_count - 1)
+
+
 class ToolsScreen(Screen[None]):
     """Per-tool statistics, live (a handful of rows: the stock DataTable is right here)."""
 
@@ -34,9 +68,8 @@ class ToolsScreen(Screen[None]):
     """The app's ``t`` (the tool calls) does not apply here: it is where ``t`` goes."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "calls", "Its calls"),  # first in the bar, Back after it
         Binding("escape,t", "back", "Back"),
-        # A priority binding: the table's own Enter (shown nowhere) would hide it from the bar.
-        Binding("enter", "calls", "Its calls", priority=True),
     ]
 
     CSS_PATH = "tools.tcss"
@@ -50,7 +83,7 @@ class ToolsScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static("Tool calls across all runs", id="tools-title")
-        yield DataTable(cursor_type="row", zebra_stripes=True)
+        yield ToolTable()
         yield KeyBar()
 
     def on_mount(self) -> None:
