@@ -228,7 +228,7 @@ def test_show_timeline_prints_bars_100_wide_into_a_pipe(
     out = capsys.readouterr().out
     assert code == 0
     lines = out.splitlines()
-    assert lines[0].split() == [PARENT, "research", "ok"]
+    assert lines[0].split() == [PARENT, "research", "succeeded"]  # the word ls says
     assert lines[1].startswith("wall 15s · model 5.8s · tools 4.6s (8.3s summed)")
     assert max(len(text) for text in lines) <= 100
     rows = [text for text in lines if "█" in text]

@@ -289,14 +289,18 @@ def _wrapped(parts: list[str], width: int) -> list[str]:
     return lines
 
 
-def render_lines(timeline: Timeline, width: int, now: float | None = None) -> list[str]:
-    """The whole timeline as lines of text ``width`` wide (``runtop show --timeline``)."""
+def render_lines(
+    timeline: Timeline, width: int, now: float | None = None, *, status: str | None = None
+) -> list[str]:
+    """The whole timeline as lines of text ``width`` wide (``runtop show --timeline``),
+    headed by the run's ``status`` word (its summary's: a stale run is not running) or,
+    without one, what the timeline read."""
     window = timeline.span(now)
     end = window[1]
     cols = columns(width)
     head = summary_text(timeline.summary(now))
     damage = damage_text(timeline)
-    status = timeline.status or ("running" if timeline.run_end is None else "")
+    status = status or timeline.status or ("running" if timeline.run_end is None else "")
     lines = [inert(f"{timeline.run_id or ''}  {timeline.name or ''}  {status}", single_line=True)]
     lines.extend(_wrapped(head.split(" · "), width))
     if damage:

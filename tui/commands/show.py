@@ -125,7 +125,12 @@ def _show_timeline(path: Path, out: Console, *, as_json: bool) -> int:
             timeline.add(line.item)
     _add_child_ledgers(path, timeline)
     now = time.time() if summary.status.is_live else None
-    _print_timeline(timeline, out, now, as_json=as_json)
+    stopped = None if now is not None else parse_time(summary.last_event_at or "")
+    if stopped is not None and timeline.run_end is None:
+        # It stopped writing without ending (stale, abandoned): nothing of it runs, and it
+        # ends where it stopped, as the app's timeline does, not at its last timed node.
+        timeline.stop(stopped.timestamp())
+    _print_timeline(timeline, out, now, as_json=as_json, status=summary.status.value)
     return 0
 
 
@@ -156,7 +161,14 @@ def _add_child_ledgers(path: Path, timeline: Timeline) -> None:
         )
 
 
-def _print_timeline(timeline: Timeline, out: Console, now: float | None, *, as_json: bool) -> None:
+def _print_timeline(
+    timeline: Timeline,
+    out: Console,
+    now: float | None,
+    *,
+    as_json: bool,
+    status: str | None = None,
+) -> None:
     if as_json:
         summary = {
             name: round(value, 6) if isinstance(value, float) else value
@@ -172,7 +184,7 @@ def _print_timeline(timeline: Timeline, out: Console, now: float | None, *, as_j
         write_json(msgspec.json.encode(document))
         return
     width = out.width if out.is_terminal else TIMELINE_WIDTH
-    for text in render_lines(timeline, max(40, width), now):
+    for text in render_lines(timeline, max(40, width), now, status=status):
         out.print(Text(text), no_wrap=True, overflow="crop")
 
 
