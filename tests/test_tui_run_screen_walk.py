@@ -17,7 +17,7 @@ from textual.events import Key
 from textual.widgets import Input
 
 from tests.test_tui_interaction import bar, screen_lines
-from tests.tui_support import loaded, sample_app, settle
+from tests.tui_support import loaded, sample_app, settle, write_waiting_run
 from tui.screens.run import RunScreen
 from tui.widgets.detail import EventDetail
 from tui.widgets.event_list import EventList
@@ -68,11 +68,17 @@ async def test_a_short_followed_paragraph_is_drawn_at_the_top_of_its_pane(
         assert detail.scroll_y == 0
 
 
-async def test_the_header_says_whether_the_stream_is_followed(fixtures: Path) -> None:
+async def test_the_header_says_whether_the_stream_is_followed(
+    fixtures: Path, tmp_path: Path
+) -> None:
+    """A live run's header says ``following`` while the newest entry is kept in view; a
+    finished run's never does (nothing more is on its way), though ``f`` still selects its
+    newest entry."""
+    waiting = write_waiting_run(fixtures)  # asked a minute ago: live
     app = sample_app(fixtures)
     async with app.run_test(size=(80, 24)) as pilot:
-        await loaded(pilot)
-        screen = await open_run(pilot, RESEARCH)
+        await loaded(pilot, 7)
+        screen = await open_run(pilot, waiting)
         events = screen.query_one(EventList)
         await settle(pilot, lambda: events.count > 0, "the run's events")
 
@@ -80,9 +86,9 @@ async def test_the_header_says_whether_the_stream_is_followed(fixtures: Path) ->
             return screen_lines(app)[1]
 
         assert events.follow
-        await settle(pilot, lambda: counts().startswith(" following  22 events"), "following")
+        await settle(pilot, lambda: counts().startswith(" following  2 events"), "following")
         await pilot.press("f")
-        await settle(pilot, lambda: counts().startswith(" 22 events"), "follow paused")
+        await settle(pilot, lambda: counts().startswith(" 2 events"), "follow paused")
         assert not events.follow
         await pilot.press("f")
         await settle(pilot, lambda: "following" in counts(), "following again")
@@ -90,6 +96,14 @@ async def test_the_header_says_whether_the_stream_is_followed(fixtures: Path) ->
         await settle(pilot, lambda: "following" not in counts(), "paused by moving up")
         await pilot.press("end")
         await settle(pilot, lambda: "following" in counts(), "following from the end")
+        await pilot.press("escape")
+        finished = await open_run(pilot, RESEARCH)
+        events = finished.query_one(EventList)
+        await settle(pilot, lambda: counts().startswith(" 22 events"), "the finished run")
+        assert events.follow  # its newest entry selected, as f would
+        await pilot.press("f", "f")
+        await pilot.pause(0.1)
+        assert "following" not in counts()
 
 
 def marked_in_detail(app: Any) -> list[str]:

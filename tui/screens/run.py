@@ -23,7 +23,6 @@ from ledger_reader import (
     LedgerItem,
     LlmChunk,
     ReasoningChunk,
-    RunStatus,
     ToolCall,
     ToolResult,
     encode_event,
@@ -49,8 +48,6 @@ PREPARE_TIMELINE_AFTER: Final = 1.0
 the run's first screen (a run of 1,000,000 events takes ~0.5 s), before most T presses."""
 RAW_LIMIT: Final = 64 * 1024
 """Bytes of a damaged line shown raw."""
-WRITER_GONE: Final = frozenset({RunStatus.STALE, RunStatus.ABANDONED})
-"""A run that stopped writing without ending: no event is on its way to be followed."""
 SOURCE_ROOM: Final = 40
 """Cells the run's source and its state have at least (an 80-column screen's half)."""
 INPUT_ROOM: Final = 30
@@ -224,10 +221,9 @@ class RunScreen(SelectedRunScreen):
         ]
         took = run_time(run, now_or(self.clock), sources_down.since.get(run.source))
         count = "?" if run.event_count is None else run.event_count
-        # Said first: it stays in view at 80x24. Not of a run whose writer is gone (stale,
-        # abandoned): beside "? stale", "following" read as if its events were coming.
-        writer_gone = run.status in WRITER_GONE
-        if self.query_one(EventList).follow and not writer_gone:
+        # Said first: it stays in view at 80x24. Only of a live run: beside "? stale" or a
+        # finished run's status, "following" read as if more events were on their way.
+        if self.query_one(EventList).follow and run.live:
             parts.append(("following  ", "bold"))
         took = f"{took}  " if took else ""  # nothing known yet (a replay's first event)
         parts.append(f"{count} events  {took}{tokens_said(run)}")
