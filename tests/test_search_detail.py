@@ -75,4 +75,70 @@ async def test_a_match_deep_in_a_long_entry_is_on_screen(
         await pilot.pause()
         lines = screen_lines(app)
         assert any(searched in text for text in lines), "\n".join(lines)
-        assert any("earlier characters" in text for text in lines)  # and says what is before
+        assert "earlier characters" in detail.text  # and the pane says what is before it
+
+
+def paragraph_run(directory: Path, parts: int, *, finished: bool = True) -> None:
+    """A run that streamed one paragraph of ``parts`` chunks, a second apart (and ended,
+    if ``finished``; else it is live, written just now, streaming still)."""
+    lines = [line(1, "run_started", {"skill": "summarize"}, run_id=RUN_ID)]
+    for number in range(parts):
+        delta = {"delta": f"part {number} of the summary. ", "node_id": "llm:haiku#1"}
+        lines.append(line(number + 2, "llm_chunk", delta, run_id=RUN_ID))
+    if finished:
+        lines.append(line(parts + 2, "run_completed", {"status": "ok"}, run_id=RUN_ID))
+    directory.mkdir()
+    (directory / f"{RUN_ID}.jsonl").write_bytes(b"".join(lines))
+
+
+@pytest.mark.parametrize("size", [(160, 48), (80, 24)])
+async def test_the_detail_scrolls_to_a_match_below_its_fold(
+    tmp_path: Path, size: tuple[int, int]
+) -> None:
+    """A walk searched ``part 60`` in the demo's summary (3,000 characters, under the
+    preview's 4,000): the counter said 1 match, the pane showed parts 0 to 13."""
+    paragraph_run(tmp_path / "runs", 150)
+    app = make_app(Settings(flush_interval=0.01), [LedgerDirectorySource(tmp_path / "runs")])
+    async with app.run_test(size=size) as pilot:
+        await loaded(pilot, 1)
+        await open_run(pilot, RUN_ID)
+        await pilot.press("slash", *"part 140 ", "enter")
+        detail = app.screen.query_one(EventDetail)
+        await settle(pilot, lambda: "part 140 " in detail.text, "the paragraph")
+
+        def on_screen() -> bool:  # in the pane (the search box says it too)
+            region = detail.content_region
+            rows = screen_lines(app)[region.y : region.bottom]
+            return any("part 140 " in row[region.x : region.right] for row in rows)
+
+        await settle(pilot, on_screen, "the match in view")
+        assert "earlier characters" not in detail.text  # all of it there, scrolled
+
+
+async def test_a_paragraph_says_one_time_however_it_was_selected(tmp_path: Path) -> None:
+    """Followed, a paragraph's detail gave its last chunk's time; selected again (up, then
+    down), its first chunk's: one entry, two times. A one-chunk paragraph said ``seq 2-2``."""
+    paragraph_run(tmp_path / "runs", 30, finished=False)
+    app = make_app(Settings(flush_interval=0.01), [LedgerDirectorySource(tmp_path / "runs")])
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot, 1)
+        await open_run(pilot, RUN_ID)
+        detail = app.screen.query_one(EventDetail)
+        await settle(pilot, lambda: "part 29 " in detail.text, "the paragraph, followed")
+        followed = detail.text.splitlines()[1]
+        await pilot.press("up", "down")
+        await settle(pilot, lambda: "part 29 " in detail.text, "the paragraph, selected")
+        assert detail.text.splitlines()[1] == followed
+        assert followed.startswith("seq 2-31  ·  2026-11-29T06:45:02.000002Z")  # the first's
+
+
+async def test_a_one_chunk_paragraph_names_its_one_seq(tmp_path: Path) -> None:
+    paragraph_run(tmp_path / "runs", 1)
+    app = make_app(Settings(flush_interval=0.01), [LedgerDirectorySource(tmp_path / "runs")])
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot, 1)
+        await open_run(pilot, RUN_ID)
+        await pilot.press("home", "down")
+        detail = app.screen.query_one(EventDetail)
+        await settle(pilot, lambda: "part 0 " in detail.text, "the paragraph")
+        assert detail.text.splitlines()[1].startswith("seq 2  ·  ")

@@ -164,16 +164,19 @@ class EventDetail(VerticalScroll):
         noun = "chunk" if size == 1 else "chunks"
         unseen = size - len(chunks)
         if not unseen:
-            upto = f"{first.seq}-{last.seq}"
+            upto = f"{first.seq}" if first is last else f"{first.seq}-{last.seq}"
         else:
             upto = f"…-{last.seq}" if newest else f"{first.seq}-…"
+        # When it began (its first chunk), however it was selected; followed with its start
+        # not handed over, the newest chunk's, said as such.
+        when = f"newest {last.time}" if newest and unseen else first.time
         parts: list[Text] = [
             # The node, when the chunks name one (not "node -": they stream in a model call).
             Text(
                 inert(f"{label}  ·  {size:,} {noun}" + (f"  ·  node {node}" if node else "")),
                 style="bold",
             ),
-            Text(inert(f"seq {upto}  ·  {(last if newest else first).time}"), style="dim"),
+            Text(inert(f"seq {upto}  ·  {when}"), style="dim"),
         ]
         text = "".join(chunk.payload.delta or "" for chunk in chunks)
         limit = None if self.show_all else OUTPUT_PREVIEW
@@ -205,8 +208,11 @@ class EventDetail(VerticalScroll):
         for part in parts:
             _marked(part, found, mark)
         self.text = "\n".join(part.plain for part in parts)
-        self._body.update(Group(*parts))
+        paragraph = Group(*parts)
+        self._body.update(paragraph)
         self._follow_end(newest)
+        if found is not None and not newest:
+            self._scroll_to_match(paragraph, mark)
 
     def _follow_end(self, newest: bool) -> None:
         """Kept at the end while a followed paragraph grows (Textual's anchor: the pane stays
@@ -286,4 +292,36 @@ class EventDetail(VerticalScroll):
             _marked(part, found, mark) if isinstance(part, Text) else part.renderable
             for part in parts
         ]
-        self._body.update(Group(*renderables))
+        shown = Group(*renderables)
+        self._body.update(shown)
+        if found is not None:
+            self._scroll_to_match(shown, mark)
+
+    def _scroll_to_match(self, shown: RenderableType, mark: Style) -> None:
+        """Once drawn, scroll so the first match of the run's search is in view: from the
+        top where it shows there (or there is none), else with two lines of what leads to
+        it above. A search that counted a match shows it, however far down a long
+        paragraph or output it is."""
+
+        def scroll() -> None:
+            width = self._body.content_region.width
+            if width <= 0:
+                return
+            console = self.app.console
+            lines = console.render_lines(shown, console.options.update_width(width), pad=False)
+            at = next(
+                (
+                    number
+                    for number, segments in enumerate(lines)
+                    if any(
+                        s.style is not None and s.style.bgcolor == mark.bgcolor for s in segments
+                    )
+                ),
+                None,
+            )
+            height = self.scrollable_content_region.height
+            top = 0 if at is None or at < height - 1 else at - 2  # from the top if it shows
+            self.scroll_to(y=top, animate=False)  # after the layout the new text asks for
+
+        if mark.bgcolor is not None:
+            self.call_after_refresh(scroll)
