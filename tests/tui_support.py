@@ -113,6 +113,12 @@ async def awaiting_approval(
     return rows, waiting
 
 
+def canceled(rows: RunTable, run_id: str) -> bool:
+    """Whether the table shows run ``run_id`` canceled (its own row, drawn)."""
+    run = next((run for run in rows.rows if run.run_id == run_id), None)
+    return run is not None and drawn_cells(rows, run)["status"].startswith("⊘ canceled")
+
+
 def notices(app: Any) -> list[str]:
     """The notifications on screen now, as the user reads them (their toasts)."""
     return [str(toast.render()) for toast in app.screen.query("Toast")]

@@ -236,6 +236,8 @@ class RuntopApp(App[None]):
         thread called ``notify``.
         """
         notice = event.notification
+        if not self.screen_stack:
+            return  # said as the app exits, its screens gone: Textual's handler drops it too
         screen = self.screen
         for shown in list(self._notifications):
             if self._notice_screens.get(shown.identity) is screen and _same(shown, notice):

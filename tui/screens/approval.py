@@ -12,7 +12,7 @@ from textual.widgets import Button, Input, Label
 
 from inspector import RunView
 from tui.format import cell, short_id
-from tui.screens.cancel import LEAVE_IT, press_focused, said_by_enter
+from tui.screens.cancel import LEAVE_IT, after_the_reason, press_focused, said_by_enter
 from tui.widgets.key_bar import KeyBar
 
 
@@ -64,6 +64,9 @@ class ApprovalScreen(ModalScreen[str | None]):
 
     def action_confirm(self) -> None:
         """Enter: approve (or deny) with the reason typed, or press the button Tab moved to."""
+        after_the_reason(self, self._confirm)
+
+    def _confirm(self) -> None:
         if not press_focused(self):
             self.dismiss(self.query_one("#reason", Input).value.strip())
 

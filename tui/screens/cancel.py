@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar, Final
 
 from textual.app import ComposeResult
@@ -57,6 +58,9 @@ class CancelScreen(ModalScreen[str | None]):
 
     def action_confirm(self) -> None:
         """Enter: cancel with the reason typed, or press the button Tab moved to."""
+        after_the_reason(self, self._confirm)
+
+    def _confirm(self) -> None:
         if not press_focused(self):
             self.dismiss(self.query_one("#reason", Input).value.strip())
 
@@ -68,6 +72,23 @@ class CancelScreen(ModalScreen[str | None]):
 
     def action_keep(self) -> None:
         self.dismiss(None)
+
+
+def after_the_reason(screen: ModalScreen[Any], confirm: Callable[[], None]) -> None:
+    """Call ``confirm`` once the reason box has taken every key typed before Enter.
+
+    Enter is the confirmation's priority binding: the app acts on it as it receives
+    it, while keys typed just before it (a paste, tmux's send-keys, fast typing) may
+    still wait in the box's own queue, so the reason read then is cut short or empty.
+    Queued behind them, ``confirm`` reads the reason whole; a second Enter in the same
+    burst finds the confirmation gone and does nothing.
+    """
+
+    def once_typed() -> None:
+        if screen.is_active:
+            confirm()
+
+    screen.query_one("#reason", Input).call_later(once_typed)
 
 
 def said_by_enter(screen: ModalScreen[Any], action: str, description: str) -> str:
