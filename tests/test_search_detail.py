@@ -8,6 +8,7 @@ was nowhere on screen.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ from tui.app import make_app
 from tui.screens.run import RunScreen
 from tui.settings import Settings
 from tui.widgets.detail import EventDetail
+from tui.widgets.event_list import EventList
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -142,3 +144,27 @@ async def test_a_one_chunk_paragraph_names_its_one_seq(tmp_path: Path) -> None:
         detail = app.screen.query_one(EventDetail)
         await settle(pilot, lambda: "part 0 " in detail.text, "the paragraph")
         assert detail.text.splitlines()[1].startswith("seq 2  ·  ")
+
+
+async def test_a_narrow_paragraph_row_keeps_its_count_whole_or_leaves_it(tmp_path: Path) -> None:
+    """At 80x24 with ``?`` open a walk saw ``¶ text Let …  [3 …``: the count cut mid-badge.
+    The text gives way first, then the word ``chunks``, then the count; never half of it."""
+    paragraph_run(tmp_path / "runs", 3)
+    app = make_app(Settings(flush_interval=0.01), [LedgerDirectorySource(tmp_path / "runs")])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot, 1)
+        await open_run(pilot, RUN_ID)
+        events = app.screen.query_one(EventList)
+
+        def row() -> str:
+            region = events.content_region
+            rows = screen_lines(app)[region.y : region.bottom]
+            return next((r[region.x : region.right] for r in rows if "¶" in r), "").rstrip()
+
+        await settle(pilot, lambda: "[3 chunks]" in row(), "the paragraph and its count")
+        await pilot.press("question_mark")
+        await settle(pilot, lambda: app.screen.query("HelpPanel"), "the keys")
+        await pilot.pause(0.1)
+        narrow = row()
+        assert "¶ text part" in narrow, narrow
+        assert re.search(r"\[3( chunks)?\]$", narrow) or "[" not in narrow, narrow

@@ -23,6 +23,7 @@ from textual.notifications import Notification, Notify
 from textual.screen import ModalScreen, Screen
 
 from inspector import ActionRefused, ReplaySource, RunKey, RunSource, RunStore, RunView
+from inspector.filters import FIELDS as FILTER_FIELDS
 from tui.format import short_id
 from tui.screens.runs import RunsScreen
 from tui.screens.selected_run import SelectedRunScreen
@@ -57,7 +58,9 @@ PALETTE_SAYS: Final[dict[str, str]] = {
 for it: one word for one action, in the bar, the palette and ``?``), before its key."""
 
 RUNS_PALETTE_SAYS: Final[dict[str, str]] = {
-    "filter": "The runs by status:, skill:, agent:, since:, text",
+    "filter": "The runs by "
+    + ", ".join(f"{field}:" for field in FILTER_FIELDS)
+    + ", text, /regex/",
     "sort": "Cycle the column the runs are sorted by",
     "reverse": "The sort the other way round, by the same column",
     "tree": "Child runs under their parent",

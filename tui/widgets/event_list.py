@@ -44,6 +44,8 @@ from tui.widgets.lines import CURSOR_BINDINGS, highlighted
 RECOUNT_AFTER: Final = 1.5
 DETAIL_EVENTS: Final = 4 * PAGE
 """Events of one entry handed to the detail pane at most (it says how many more there are)."""
+PARAGRAPH_TEXT_ROOM: Final = 12
+"""Characters of a paragraph's text its line keeps before its count gives way."""
 FIT_CHECK_EVENTS: Final = 4 * PAGE
 """Runs up to this many events are checked for entries that all fit on screen."""
 
@@ -330,9 +332,14 @@ class EventList(ScrollView, can_focus=True):
         """The entry's chunks as one line of text, as much as fits."""
         label = "thinking" if isinstance(first, ReasoningChunk) else "text"
         count = entry.end - entry.start
-        more = f"  [{count:,} chunks]" if count > 1 else ""
-        # The time (12), the mark (2), the label and the count stay whole: the text gives way.
-        room = max(4, width - 14 - len(label) - 1 - len(more) - 1)
+        # The time (12), the mark (2), the label and the count stay whole: the text gives
+        # way, then (a narrow list: 80 columns with ? open) the count's word, then the count.
+        badges = (f"  [{count:,} chunks]", f" [{count:,}]", "") if count > 1 else ("",)
+        for more in badges:
+            room = width - 14 - len(label) - 1 - len(more) - 1
+            if room >= PARAGRAPH_TEXT_ROOM:
+                break
+        room = max(4, room)
         parts: list[str] = []
         size = 0
         for position in range(entry.start, entry.end):
