@@ -12,17 +12,19 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import Counter
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from textual.events import Key
 
-from inspector import ReplaySource
+from inspector import ReplaySource, RunSource, RunUpdate, SourceUpdate
 from tests.test_tui_interaction import screen_lines
 from tests.tui_support import FROZEN, loaded, sample_app, settle
 from tui.app import make_app
 from tui.settings import Settings
+from ledger_reader import LedgerItem
 from tui.widgets.keys_help import KeyList
 
 
@@ -243,3 +245,56 @@ async def test_home_end_g_and_g_open_the_first_and_last_call(fixtures: Path) -> 
         await settle(pilot, lambda: app.screen.query(KeyList), "the keys")
         listed_keys = key_list(app)
         assert (listed_keys.get("First"), listed_keys.get("Last")) == ("home g", "end G")
+
+
+# -- 1, from other sources: a run's events handed over again ---------------------------------
+
+
+class StartsOver(RunSource):
+    """A server whose stream starts over (``stream_restarted``, a reconnect listing again):
+    a recorded run's events are handed over a second time when the test says, with
+    ``reset`` set (its earlier events void) or not (the same events sent again)."""
+
+    def __init__(self, ledger: Path, *, reset: bool) -> None:
+        super().__init__("server")
+        self.ledger = ledger
+        self.reset = reset
+        self.again = asyncio.Event()
+        self.sent = 0
+
+    async def updates(self) -> AsyncIterator[SourceUpdate]:
+        from ledger_reader import summarize_ledger
+        from ledger_reader.lines import read_ledger_lines
+
+        items = [line.item for line in read_ledger_lines(self.ledger) if line.item is not None]
+        summary = summarize_ledger(self.ledger)
+        run = summary.run_id
+        yield SourceUpdate(runs=[RunUpdate(run, summary, items)], initial=True)
+        self.sent += 1
+        await self.again.wait()
+        yield SourceUpdate(runs=[RunUpdate(run, summary, items, reset=self.reset)])
+        self.sent += 1
+        await asyncio.Event().wait()
+
+    async def events(self, run_id: str, start: int, stop: int) -> list[LedgerItem]:
+        return []
+
+    async def close(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("reset", [True, False], ids=["reset", "sent-again"])
+async def test_a_run_s_events_handed_over_again_count_once(fixtures: Path, reset: bool) -> None:
+    research = next(path for path in sorted(fixtures.glob("*.jsonl")) if calls_in([path]))
+    expected = calls_in([research])
+    names = set(expected)
+    source = StartsOver(research, reset=reset)
+    app = make_app(Settings(clock=FROZEN, flush_interval=0.01), [source])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, lambda: source.sent == 1 and app.store.tool_stats(), "the run")
+        source.again.set()
+        await settle(pilot, lambda: source.sent == 2, "the run again")
+        await pilot.pause(0.1)
+        await pilot.press("t")
+        await settle(pilot, lambda: set(tools_listed(app, names)) == names, "every tool")
+        assert tools_listed(app, names) == {n: str(c) for n, c in expected.items()}, said(app)
