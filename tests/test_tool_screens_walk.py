@@ -20,11 +20,11 @@ import pytest
 from textual.events import Key
 
 from inspector import ReplaySource, RunSource, RunUpdate, SourceUpdate
+from ledger_reader import LedgerItem
 from tests.test_tui_interaction import screen_lines
 from tests.tui_support import FROZEN, loaded, sample_app, settle
 from tui.app import make_app
 from tui.settings import Settings
-from ledger_reader import LedgerItem
 from tui.widgets.keys_help import KeyList
 
 
