@@ -281,7 +281,7 @@ async def test_damaged_lines_are_counted_and_visible(fixtures: Path) -> None:
         rows = await loaded(pilot)
         await pilot.press("home", "enter")  # the run with a damaged line
         await events_read(pilot, 2)
-        assert "1 damaged line\n" in texts(app)  # one, not "1 damaged lines"
+        assert "3 events, 1 damaged line  " in texts(app)  # one, not "1 damaged lines"
         await pilot.press("home", "down", "down")
         assert "damaged line at byte 347" in texts(app)
         del rows

@@ -8,7 +8,8 @@ import pytest
 
 from inspector.filters import FIELDS
 from tests.test_keys_leftovers import palette
-from tests.tui_support import loaded, sample_app
+from tests.test_tui_interaction import screen_lines
+from tests.tui_support import loaded, sample_app, settle
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -21,3 +22,14 @@ async def test_the_palette_s_filter_names_every_field_the_filter_takes(fixtures:
         await loaded(pilot)
         said = (await palette(pilot))["Filter"]
         assert all(f"{field}:" in said for field in FIELDS), said
+
+
+async def test_a_run_s_damaged_lines_are_in_its_header_at_80x24(fixtures: Path) -> None:
+    """The header's counts ended ``0 tool calls (0 errors)  1 dam…`` at 80 columns: the
+    damage, said last, was what was cut. It is said beside the events now."""
+    app = sample_app(fixtures)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot)
+        await pilot.press("home", "enter")  # the classify run, with a damaged line
+        await settle(pilot, lambda: "events" in screen_lines(app)[1], "the run's counts")
+        assert "3 events, 1 damaged line " in screen_lines(app)[1], screen_lines(app)[1]

@@ -226,13 +226,14 @@ class RunScreen(SelectedRunScreen):
         if self.query_one(EventList).follow and run.live:
             parts.append(("following  ", "bold"))
         took = f"{took}  " if took else ""  # nothing known yet (a replay's first event)
-        parts.append(f"{count} events  {took}{tokens_said(run)}")
+        parts.append(f"{count} events")
+        if run.damaged_lines:  # beside the events, not last: it stays in view at 80x24
+            lines = f"{run.damaged_lines} damaged line{'' if run.damaged_lines == 1 else 's'}"
+            parts.append((f", {lines}", "bold $error"))
+        parts.append(f"  {took}{tokens_said(run)}")
         calls = f"{run.tool_calls} tool call{'' if run.tool_calls == 1 else 's'}"
         errors = f"{run.tool_errors} error{'' if run.tool_errors == 1 else 's'}"
         parts.append(f"  {calls} ({errors})")
-        if run.damaged_lines:
-            lines = f"{run.damaged_lines} damaged line{'' if run.damaged_lines == 1 else 's'}"
-            parts.append((f"  {lines}", "bold $error"))
         links = []
         if run.parent_run_id:
             links.append(f"parent {cell(run.parent_run_id, 40)} (p)")
