@@ -7,6 +7,7 @@ from typing import ClassVar
 
 from rich.text import Text
 from textual import events
+from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import Input
 
@@ -26,6 +27,15 @@ class FilterBox(Input):
     wait for the runs screen to say where they go (the table's, once the filter applies):
     ``status:failed``, Enter, ``?`` in one burst typed ``?`` into the box. ``up`` and
     ``down`` go through the filters applied before, as a shell's history does."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        # What the key bar says while the box is typed in (typing takes ? and q, and the
+        # table's keys are not the box's): the box takes these keys itself as they come
+        # (on_key), so the bindings name them; a click on one in the bar presses the key.
+        Binding("enter", "submit", "Apply"),
+        Binding("escape", "screen.clear_filter", "Clear filter"),
+        Binding("up", "recall(-1)", "Earlier filters"),
+    ]
 
     EDITING: ClassVar[dict[str, Callable[[FilterBox], None]]] = {
         "ctrl+u": Input.action_delete_left_all,
@@ -142,6 +152,9 @@ class FilterBox(Input):
             self.recall(-1 if key == "up" else 1)
             return
         self.EDITING[key](self)
+
+    def action_recall(self, step: int) -> None:
+        self.recall(step)
 
     def recall(self, step: int) -> None:
         """The filter applied before the one shown (``-1``), or after it (``1``)."""
