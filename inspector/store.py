@@ -656,7 +656,12 @@ class RunStore:
             return "the run is not waiting on an approval"
         if action == "resume" and summary.status.is_live:
             return "the run is still running"
-        return source.refusal(action, summary)
+        refused = source.refusal(action, summary)
+        standing = self._source_states.get(key.source)
+        if refused is None and standing is not None and not standing.available:
+            # Asked anyway, the request fails ("cannot be reached") after the confirmation.
+            return f"its source {key.source} cannot be reached now"
+        return refused
 
     async def cancel(self, key: RunKey, reason: str | None = None) -> None:
         """Ask the run's source to cancel it; the outcome arrives as events.

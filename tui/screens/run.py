@@ -221,9 +221,10 @@ class RunScreen(SelectedRunScreen):
         ]
         took = run_time(run, now_or(self.clock), sources_down.since.get(run.source))
         count = "?" if run.event_count is None else run.event_count
-        # Said first: it stays in view at 80x24. Only of a live run: beside "? stale" or a
-        # finished run's status, "following" read as if more events were on their way.
-        if self.query_one(EventList).follow and run.live:
+        # Said first: it stays in view at 80x24. Only of a live run whose source is up:
+        # beside "? stale", "◌ unknown" or a finished run's status, "following" read as if
+        # more events were on their way.
+        if self.query_one(EventList).follow and run.live and not down:
             parts.append(("following  ", "bold"))
         took = f"{took}  " if took else ""  # nothing known yet (a replay's first event)
         parts.append(f"{count} events")

@@ -270,7 +270,11 @@ class EventList(ScrollView, can_focus=True):
         entry = window[y]
         item = self.item(entry.start)
         if item is None:
-            strip = Strip([Segment(f"{'':>10}  · reading…", base)])
+            # Not read yet; or not to be read while the run's source cannot be reached (it
+            # is read once the source is back): "reading…" there read as if it were coming.
+            down = self.key.source in self.store.snapshot().sources_down()
+            waiting = "not read: its source cannot be reached" if down else "reading…"
+            strip = Strip([Segment(f"{'':>10}  · {waiting}", base)])
         else:
             strip = Strip(self._segments(entry, item, base, width))
             if strip.cell_length > width > 1:  # cut, and marked as cut: never mid-word silently
