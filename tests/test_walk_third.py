@@ -128,3 +128,29 @@ async def test_a_run_whose_source_is_down_does_not_look_live_on_its_screen() -> 
         said = await noticed(pilot, "cannot be reached now")
         assert "127.0.0.1:8765" in said
         assert type(app.screen).__name__ == "RunScreen"  # no confirmation to fail after
+
+
+async def test_the_keys_panel_says_where_the_demo_s_ledgers_are(tmp_path: Path) -> None:
+    """At 80x24 with a filter set, the source line cut the demo's ``ledgers in …`` to
+    ``demo (live, ledgers in…``, and ``?`` listed only keys: the path was nowhere. ``?``
+    names every source watched, whole (wrapped, not cut)."""
+    from inspector import ManagerSource
+    from run_manager import Manager
+    from tests.agents import Echo
+
+    ledgers = tmp_path / "a-rather-long-directory-name-for-the-demo-ledgers"
+    async with Manager(ledger_dir=ledgers) as manager:
+        app = make_app(Settings(flush_interval=0.01), [ManagerSource(manager, name="demo")])
+        async with app.run_test(size=(80, 24)) as pilot:
+            manager.start(Echo(), "hello")
+            await loaded(pilot, 1)
+            await pilot.press("slash", *"status:succeeded", "enter")
+            await pilot.press("question_mark")
+            await settle(pilot, lambda: app.screen.query("HelpPanel"), "the keys")
+            await pilot.pause(0.1)
+            panel = app.screen.query_one("HelpPanel").region
+            said = "".join(  # its lines without the panel's border
+                row[panel.x : panel.right].strip(" ▏")
+                for row in screen_lines(app)[panel.y : panel.bottom]
+            )
+            assert f"ledgersin{ledgers}" in said.replace(" ", ""), said

@@ -24,6 +24,7 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import HelpPanel
 
+from tui.text import inert
 from tui.widgets.key_bar import ESSENTIAL
 
 
@@ -106,6 +107,11 @@ class KeyList(Widget):
         table = Table.grid(padding=(0, 1))
         table.add_column(justify="right", no_wrap=True)
         table.add_column()
+        sources = self._sources()
+        for source in sources:  # what is watched, whole and first: the source line may cut it
+            table.add_row(Text("from", style="dim"), Text(inert(source), overflow="fold"))
+        if sources:
+            table.add_row()
         for line in self.lines():
             style = key_style + disabled if not line.enabled else key_style
             table.add_row(
@@ -115,6 +121,17 @@ class KeyList(Widget):
         if self.app.ENABLE_COMMAND_PALETTE:
             table.add_row(Text("^p", style=key_style), Text("Every action, and themes"))
         return table
+
+    def _sources(self) -> list[str]:
+        """Each source the app watches, in words: its name and how it stands (``demo: live,
+        ledgers in /tmp/runtop-demo-…``), else what it is (``the ledger directory …``)."""
+        store = getattr(self.app, "store", None)
+        if store is None:
+            return []
+        said = []
+        for state in store.snapshot().sources:
+            said.append(f"{state.name}: {state.error or state.status or state.description}")
+        return said
 
 
 class KeysHelp(HelpPanel):
