@@ -152,7 +152,9 @@ async def test_the_keys_panel_lists_ours_first_each_action_once(fixtures: Path) 
         await settle(pilot, lambda: app.screen.query("HelpPanel"), "the keys")
         await pilot.pause()
         lines = keys_panel(app)
-        assert lines[0] == "⏎ Open", lines
+        first = lines.index("⏎ Open")  # the first key: above it, only what is watched
+        assert " ".join(lines[:first]).startswith("from samples: the ledger directory"), lines
+        assert first < lines.index("/ Filter"), lines
         said = "\n".join(lines)
         for textual_own in ("Scroll Left", "Page Right", "Focus Next", "^q", "selected text"):
             assert textual_own not in said, lines
