@@ -9,9 +9,6 @@ from __future__ import annotations
 import asyncio
 import re
 import socket
-import time
-from collections.abc import AsyncIterator
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -23,18 +20,13 @@ from inspector import (
     RemoteSource,
     ReplaySource,
     RunFilter,
-    RunSource,
-    RunUpdate,
-    SourceError,
-    SourceUpdate,
 )
 from inspector.filters import FIELDS
 from inspector.status_words import WORDS
-from ledger_reader import LedgerItem, RunStatus, RunSummary
 from tests.conftest import line
 from tests.test_readme import filter_examples
 from tests.test_tui_interaction import screen_lines
-from tests.tui_support import FROZEN, age, loaded, sample_app, settle
+from tests.tui_support import FROZEN, SERVER_RUN, GoesAway, age, loaded, sample_app, settle
 from tui.app import make_app
 from tui.format import short_id
 from tui.settings import Settings
@@ -261,47 +253,12 @@ async def test_doing_now_takes_the_room_of_columns_with_nothing_in_them(tmp_path
 
 # -- 5: a run whose source is down is not shown doing anything now -------------------------
 
-SERVER_RUN = "run_20261202T010000000_5e6f708192a3b4c5"
-
-
-class GoesAway(RunSource):
-    """A server with one run, calling a model when last heard of; it goes away when the
-    test says, and stays away."""
-
-    live = True
-
-    def __init__(self) -> None:
-        super().__init__("127.0.0.1:8765")
-        self.away = asyncio.Event()
-
-    async def updates(self) -> AsyncIterator[SourceUpdate]:
-        started = datetime.fromtimestamp(time.time() - 9, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        summary = RunSummary(
-            run_id=SERVER_RUN,
-            status=RunStatus.RUNNING,
-            skill="research",
-            started_at=started,
-            last_event_at=started,
-            event_count=3,
-            current_node="llm:default#1",
-        )
-        yield SourceUpdate(runs=[RunUpdate(SERVER_RUN, summary)], initial=True)
-        await self.away.wait()
-        yield SourceUpdate(error=SourceError("reconnecting in 8 s: refused"), available=False)
-        await asyncio.Event().wait()  # never back
-
-    async def events(self, run_id: str, start: int, stop: int) -> list[LedgerItem]:
-        return []
-
-    async def close(self) -> None:
-        self.away.set()
-
 
 async def test_a_run_of_a_source_down_is_not_shown_doing_what_it_last_did() -> None:
     """The server went away: the run's status is ``unknown``, and DOING NOW still said
     ``llm default``, as if the run were calling a model now; the preview under the table
     said ``running``."""
-    source = GoesAway()
+    source = GoesAway(current_node="llm:default#1")
     app = make_app(Settings(flush_interval=0.01), [source])
     async with app.run_test(size=(160, 48)) as pilot:
         await loaded(pilot, 1)

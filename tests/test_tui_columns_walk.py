@@ -18,53 +18,18 @@ from typing import Any
 
 import pytest
 
-from inspector import ReplaySource, RunSource, RunUpdate, SourceError, SourceUpdate
+from inspector import ReplaySource, RunSource, RunUpdate, SourceUpdate
 from ledger_reader import LedgerItem, RunStatus, RunSummary
 from tests.test_tui_interaction import screen_lines
-from tests.tui_support import loaded, sample_app, settle
+from tests.tui_support import GoesAway, loaded, sample_app, settle
 from tui.app import make_app
 from tui.settings import Settings
 
 pytestmark = pytest.mark.timeout(60)
 
-SERVER_RUN = "run_20261202T010000000_5e6f708192a3b4c5"
-
 
 def _iso(moment: float) -> str:
     return datetime.fromtimestamp(moment, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-class GoesAway(RunSource):
-    """A server with one running run, started 9 s ago and last heard of 0.3 s after it
-    started (as a summary: the server sent no events since); the server goes away when
-    the test says, and stays away."""
-
-    live = True
-
-    def __init__(self) -> None:
-        super().__init__("127.0.0.1:8765")
-        self.away = asyncio.Event()
-
-    async def updates(self) -> AsyncIterator[SourceUpdate]:
-        started = time.time() - 9
-        summary = RunSummary(
-            run_id=SERVER_RUN,
-            status=RunStatus.RUNNING,
-            skill="research",
-            started_at=_iso(started),
-            last_event_at=_iso(started + 0.3),
-            event_count=3,
-        )
-        yield SourceUpdate(runs=[RunUpdate(SERVER_RUN, summary)], initial=True)
-        await self.away.wait()
-        yield SourceUpdate(error=SourceError("reconnecting in 8 s: refused"), available=False)
-        await asyncio.Event().wait()  # never back
-
-    async def events(self, run_id: str, start: int, stop: int) -> list[LedgerItem]:
-        return []
-
-    async def close(self) -> None:
-        self.away.set()
 
 
 def _times(line: str) -> list[float]:

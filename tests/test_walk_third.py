@@ -2,21 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
-import time
-from collections.abc import AsyncIterator
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
-from inspector import RunSource, RunUpdate, SourceUpdate
 from inspector.filters import FIELDS
-from inspector.source import SourceError
-from ledger_reader import LedgerItem, RunStatus, RunSummary
 from tests.test_keys_leftovers import palette
 from tests.test_tui_interaction import bar, screen_lines
-from tests.tui_support import loaded, noticed, sample_app, settle
+from tests.tui_support import GoesAway, loaded, noticed, sample_app, settle
 from tui.app import make_app
 from tui.settings import Settings
 
@@ -62,54 +55,12 @@ async def test_the_filter_box_s_keys_are_in_the_bar(fixtures: Path, size: tuple[
 
 # -- a run whose source went away ------------------------------------------------------------
 
-AWAY_RUN = "run_20261202T010000000_5e6f708192a3b4c5"
-
-
-class GoesAway(RunSource):
-    """A server with one running run that goes away when the test says, and stays away:
-    its events are not answered then."""
-
-    live = True
-    can_cancel = True
-
-    def __init__(self) -> None:
-        super().__init__("127.0.0.1:8765")
-        self.away = asyncio.Event()
-
-    async def updates(self) -> AsyncIterator[SourceUpdate]:
-        started = datetime.fromtimestamp(time.time() - 9, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        summary = RunSummary(
-            run_id=AWAY_RUN,
-            status=RunStatus.RUNNING,
-            skill="research",
-            started_at=started,
-            last_event_at=started,
-            event_count=30,
-        )
-        yield SourceUpdate(runs=[RunUpdate(AWAY_RUN, summary)], initial=True)
-        await self.away.wait()
-        yield SourceUpdate(error=SourceError("reconnecting in 8 s: refused"), available=False)
-        await asyncio.Event().wait()  # never back
-
-    async def event_count(self, run_id: str) -> int:
-        return 30  # as last heard
-
-    async def events(self, run_id: str, start: int, stop: int) -> list[LedgerItem]:
-        await asyncio.Event().wait()  # asked while away: no answer (a dead connection)
-        return []
-
-    async def cancel(self, run_id: str, reason: str | None = None) -> None:
-        raise SourceError("127.0.0.1:8765 cannot be reached")
-
-    async def close(self) -> None:
-        self.away.set()
-
 
 async def test_a_run_whose_source_is_down_does_not_look_live_on_its_screen() -> None:
     """The server killed, Enter on its run: the header said ``◌ unknown … following``, the
     list was rows of ``· reading…`` for as long as the server was away, and ``c`` opened a
     confirmation that then failed with ``cannot be reached``."""
-    source = GoesAway()
+    source = GoesAway(event_count=30)
     app = make_app(Settings(flush_interval=0.01), [source])
     async with app.run_test(size=(160, 48), notifications=True) as pilot:
         rows = await loaded(pilot, 1)

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from textual.pilot import Pilot
 
-from inspector import LedgerDirectorySource, RunSource, RunView
+from inspector import LedgerDirectorySource, RunSource, RunUpdate, RunView, SourceUpdate
+from inspector.source import SourceError
+from ledger_reader import LedgerItem, RunStatus, RunSummary
 from tui.app import RuntopApp, make_app
 from tui.settings import Settings
 from tui.widgets.event_list import EventList
@@ -140,3 +144,57 @@ def drawn_cells(rows: RunTable, run: RunView) -> dict[str, str]:
     keys = [key for key, _, _ in visible_columns(200, rows.sort_key)]
     texts = [segment.text.strip() for segment in rows._cells(run, 200, Style())]
     return dict(zip(keys, texts, strict=True))
+
+
+SERVER_RUN = "run_20261202T010000000_5e6f708192a3b4c5"
+"""The run :class:`GoesAway` serves."""
+
+
+def _iso(moment: float) -> str:
+    return datetime.fromtimestamp(moment, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+class GoesAway(RunSource):
+    """A server with one running run, started 9 s ago and last heard of 0.3 s after (in
+    ``current_node``, ``event_count`` events long), that goes away when the test says
+    (``away.set()``) and stays away: its events are not answered then, and a cancel
+    cannot reach it."""
+
+    live = True
+    can_cancel = True
+
+    def __init__(self, *, current_node: str | None = None, event_count: int = 3) -> None:
+        super().__init__("127.0.0.1:8765")
+        self.away = asyncio.Event()
+        self.current_node = current_node
+        self.count = event_count
+
+    async def updates(self) -> AsyncIterator[SourceUpdate]:
+        started = time.time() - 9  # and last heard of 0.3 s after (a summary: no events since)
+        summary = RunSummary(
+            run_id=SERVER_RUN,
+            status=RunStatus.RUNNING,
+            skill="research",
+            started_at=_iso(started),
+            last_event_at=_iso(started + 0.3),
+            event_count=self.count,
+            current_node=self.current_node,
+        )
+        yield SourceUpdate(runs=[RunUpdate(SERVER_RUN, summary)], initial=True)
+        await self.away.wait()
+        yield SourceUpdate(error=SourceError("reconnecting in 8 s: refused"), available=False)
+        await asyncio.Event().wait()  # never back
+
+    async def event_count(self, run_id: str) -> int:
+        return self.count  # as last heard
+
+    async def events(self, run_id: str, start: int, stop: int) -> list[LedgerItem]:
+        if self.away.is_set():
+            await asyncio.Event().wait()  # asked while away: no answer (a dead connection)
+        return []
+
+    async def cancel(self, run_id: str, reason: str | None = None) -> None:
+        raise SourceError("127.0.0.1:8765 cannot be reached")
+
+    async def close(self) -> None:
+        self.away.set()
