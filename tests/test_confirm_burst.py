@@ -20,9 +20,8 @@ from textual.widgets import Input
 from inspector import ManagerSource
 from run_manager import Manager, approval
 from tests.agents import stubborn_worker
-from tests.tui_support import loaded, sample_app, settle
+from tests.tui_support import awaiting_approval, cancel_asked, loaded, sample_app, settle
 from tui.screens.approval import ApprovalScreen
-from tui.screens.cancel import CancelScreen
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -41,11 +40,7 @@ async def test_a_cancel_reason_typed_fast_is_recorded_whole(fixtures: Path) -> N
     async with Manager() as manager:
         app = sample_app(fixtures, ManagerSource(manager, name="local"))
         async with app.run_test(size=(160, 48)) as pilot:
-            handle = manager.start(stubborn_worker, "0.05")
-            rows = await loaded(pilot, 7)
-            rows.select_key(next(r.key for r in rows.rows if r.run_id == handle.run_id))
-            await pilot.press("c")
-            assert isinstance(app.screen, CancelScreen)
+            _, handle = await cancel_asked(pilot, manager, stubborn_worker, "0.05")
             await settle(pilot, lambda: app.screen.query_one("#reason", Input).has_focus, "")
             burst(app, REASON)
             await settle(pilot, lambda: handle.info().cancel_reason is not None, "canceled")
@@ -69,13 +64,7 @@ async def test_an_approval_reason_typed_fast_is_recorded_whole(
     async with Manager() as manager:
         app = sample_app(fixtures, ManagerSource(manager, name="local"))
         async with app.run_test(size=(160, 48)) as pilot:
-            waiting = manager.start(Asker(), "ship")
-            rows = await loaded(pilot, 7)
-            await settle(
-                pilot,
-                lambda: any(r.pending_approval and r.run_id == waiting.run_id for r in rows.rows),
-                "the approval",
-            )
+            rows, waiting = await awaiting_approval(pilot, manager, agent=Asker())
             rows.select_key(next(r.key for r in rows.rows if r.run_id == waiting.run_id))
             await pilot.press(key)
             assert isinstance(app.screen, ApprovalScreen)

@@ -8,19 +8,18 @@ bar's line, the palette's entries, the notices over the screen.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 from rich.style import Style
-from textual.command import CommandList
 
 from inspector import ManagerSource, ReplaySource
 from run_manager import Manager
 from tests.resumed_pair import FIRST
 from tests.test_tui_compare import pair_app
 from tests.test_tui_interaction import open_run
+from tests.test_tui_palette_keybar import key_of, open_palette
 from tests.tui_support import awaiting_approval, loaded, noticed, notices, sample_app, settle
 from tui.app import make_app
 from tui.settings import Settings
@@ -62,29 +61,11 @@ def greyed(app: Any, key: str) -> bool:
 
 async def palette(pilot: Any) -> dict[str, str]:
     """Open the palette; its entries as listed (title -> the line under it), then close it."""
-    app = pilot.app
-    screen = app.screen
-    await pilot.press("ctrl+p")
-    await settle(
-        pilot,
-        lambda: app.screen.query(CommandList) and app.screen.query_one(CommandList).option_count,
-        "the palette's entries",
-    )
-    await pilot.pause(0.3)  # every entry listed (they come in batches)
-    entries: dict[str, str] = {}
-    for option in app.screen.query_one(CommandList).options:
-        title, _, said = option.prompt.plain.partition("\n")
-        assert title not in entries, f"{title!r} twice"
-        entries[title] = said
+    screen = pilot.app.screen
+    entries = await open_palette(pilot)
     await pilot.press("escape")
-    await settle(pilot, lambda: app.screen is screen, "the palette closed")
+    await settle(pilot, lambda: pilot.app.screen is screen, "the palette closed")
     return entries
-
-
-def key_of(said: str) -> str | None:
-    """The key an entry names, at its end: ``(a)``."""
-    named = re.search(r"\(([^()]+)\)$", said)
-    return named.group(1) if named else None
 
 
 async def assert_one_word_per_action(pilot: Any) -> int:

@@ -17,6 +17,7 @@ from tests.conftest import line
 from tests.tui_support import (
     FROZEN,
     age,
+    cancel_asked,
     canceled,
     events_read,
     loaded,
@@ -178,11 +179,7 @@ async def test_cancel_with_a_reason_shows_cancelling_then_canceled(fixtures: Pat
     async with Manager() as manager:
         app = sample_app(fixtures, ManagerSource(manager, name="local"))
         async with app.run_test(size=(160, 48)) as pilot:
-            handle = manager.start(slow_to_stop, "1.0")
-            rows = await loaded(pilot, 7)
-            rows.select_key(next(r.key for r in rows.rows if r.run_id == handle.run_id))
-            await pilot.press("c")
-            assert isinstance(app.screen, CancelScreen)
+            rows, handle = await cancel_asked(pilot, manager, slow_to_stop, "1.0")
             await pilot.press(*"runaway loop", "enter")
             await settle(pilot, lambda: "cancelling" in rows.show_text(), "cancelling")
             assert handle.status.value == "running"  # the thread has not stopped yet

@@ -10,8 +10,7 @@ from textual.widgets import Label, Static
 
 from inspector import ManagerSource, ReplaySource
 from run_manager import Manager
-from tests.agents import Gatekeeper
-from tests.tui_support import loaded, notices, sample_app, settle
+from tests.tui_support import awaiting_approval, loaded, notices, sample_app, settle
 from tui.app import make_app
 from tui.screens.approval import ApprovalScreen
 from tui.screens.run import RunScreen
@@ -30,13 +29,7 @@ async def test_approve_and_deny_ask_first_showing_the_question(fixtures: Path) -
     async with Manager() as manager:
         app = sample_app(fixtures, ManagerSource(manager, name="local"))
         async with app.run_test(size=(160, 48)) as pilot:
-            handle = manager.start(Gatekeeper(), "drop the table")
-            rows = await loaded(pilot, 7)
-            await settle(
-                pilot,
-                lambda: any(r.pending_approval and r.run_id == handle.run_id for r in rows.rows),
-                "the approval",
-            )
+            rows, handle = await awaiting_approval(pilot, manager, input="drop the table")
             rows.select_key(next(r.key for r in rows.rows if r.run_id == handle.run_id))
             await pilot.press("a")
             assert isinstance(app.screen, ApprovalScreen)

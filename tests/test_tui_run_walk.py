@@ -19,7 +19,15 @@ from textual.widgets import Button, DataTable, Input, Label, Static
 from inspector import LedgerDirectorySource, ManagerSource, ReplaySource
 from run_manager import Manager
 from tests.conftest import line
-from tests.tui_support import events_read, loaded, noticed, notices, sample_app, settle
+from tests.tui_support import (
+    cancel_asked,
+    events_read,
+    loaded,
+    noticed,
+    notices,
+    sample_app,
+    settle,
+)
 from tui.app import make_app
 from tui.screens.approval import ApprovalScreen
 from tui.screens.cancel import CancelScreen
@@ -198,11 +206,7 @@ async def test_at_80x24_the_cancel_reason_box_and_its_hint_read_whole(fixtures: 
 
         app = sample_app(fixtures, ManagerSource(manager, name="local"))
         async with app.run_test(size=(80, 24)) as pilot:
-            handle = manager.start(stubborn_worker, "0.05")
-            rows = await loaded(pilot, 7)
-            rows.select_key(next(r.key for r in rows.rows if r.run_id == handle.run_id))
-            await pilot.press("c")
-            assert isinstance(app.screen, CancelScreen)
+            await cancel_asked(pilot, manager, stubborn_worker, "0.05")
             await pilot.pause()
             box = app.screen.query_one("#reason", Input)
             assert len(box.placeholder) <= box.content_region.width

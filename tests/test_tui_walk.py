@@ -16,6 +16,7 @@ from inspector import ManagerSource
 from run_manager import Manager
 from tests.agents import Echo, stubborn_worker
 from tests.tui_support import (
+    cancel_asked,
     canceled,
     drawn_cells,
     events_read,
@@ -25,7 +26,6 @@ from tests.tui_support import (
     settle,
 )
 from tui.app import make_app
-from tui.screens.cancel import CancelScreen
 from tui.screens.run import RunScreen
 from tui.screens.runs import RunsScreen
 from tui.settings import Settings
@@ -124,11 +124,7 @@ async def test_a_cancel_with_no_reason_records_what_the_box_said(fixtures: Path)
     async with Manager() as manager:
         app = sample_app(fixtures, ManagerSource(manager, name="local"))
         async with app.run_test(size=(160, 48)) as pilot:
-            handle = manager.start(stubborn_worker, "0.05")
-            rows = await loaded(pilot, 7)
-            rows.select_key(next(r.key for r in rows.rows if r.run_id == handle.run_id))
-            await pilot.press("c")
-            assert isinstance(app.screen, CancelScreen)
+            rows, handle = await cancel_asked(pilot, manager, stubborn_worker, "0.05")
             assert app.screen.query_one("#reason", Input).placeholder == "why cancel it"
             hint = app.screen.query_one(".hint", Label)
             assert "'canceled in runtop' is recorded" in str(hint.render())

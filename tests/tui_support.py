@@ -101,13 +101,14 @@ async def events_read(pilot: Pilot[Any], upto: int) -> EventList:
 
 
 async def awaiting_approval(
-    pilot: Pilot[Any], manager: Any, count: int = 7
+    pilot: Pilot[Any], manager: Any, count: int = 7, *, agent: Any = None, input: str = "ship"
 ) -> tuple[RunTable, Any]:
-    """A run started in ``manager`` (beside the samples) that asks an approval: the table,
-    once it lists ``count`` runs and the run's question, and the run's handle."""
+    """A run started in ``manager`` (beside the samples) that asks an approval (``agent``,
+    a Gatekeeper unless said): the table, once it lists ``count`` runs and the run's
+    question, and the run's handle."""
     from tests.agents import Gatekeeper
 
-    waiting = manager.start(Gatekeeper(), "ship")
+    waiting = manager.start(agent if agent is not None else Gatekeeper(), input)
     rows = await loaded(pilot, count)
     await settle(
         pilot,
@@ -115,6 +116,22 @@ async def awaiting_approval(
         "the approval",
     )
     return rows, waiting
+
+
+async def cancel_asked(
+    pilot: Pilot[Any], manager: Any, agent: Any, input: str, count: int = 7
+) -> tuple[RunTable, Any]:
+    """A run of ``agent`` started in ``manager`` (beside the samples: ``count`` runs in
+    all), selected, and ``c`` pressed: the table and the run's handle, its cancel
+    confirmation on screen."""
+    from tui.screens.cancel import CancelScreen
+
+    handle = manager.start(agent, input)
+    rows = await loaded(pilot, count)
+    rows.select_key(next(run.key for run in rows.rows if run.run_id == handle.run_id))
+    await pilot.press("c")
+    assert isinstance(pilot.app.screen, CancelScreen)
+    return rows, handle
 
 
 def canceled(rows: RunTable, run_id: str) -> bool:
