@@ -105,3 +105,15 @@ async def test_the_keys_panel_says_where_the_demo_s_ledgers_are(tmp_path: Path) 
                 for row in screen_lines(app)[panel.y : panel.bottom]
             )
             assert f"ledgersin{ledgers}" in said.replace(" ", ""), said
+
+
+async def test_f_on_a_finished_run_does_not_claim_to_follow(fixtures: Path) -> None:
+    """``f`` on a finished run said ``following new events``: none will come."""
+    app = sample_app(fixtures)
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await loaded(pilot)
+        await pilot.press("home", "enter")  # the classify run: it succeeded
+        await settle(pilot, lambda: "events" in screen_lines(app)[1], "the run")
+        await pilot.press("f", "f")
+        said = await noticed(pilot, "the run has ended")
+        assert "following new events" not in said

@@ -594,7 +594,12 @@ class RunScreen(SelectedRunScreen):
         events.follow = not events.follow
         if events.follow and events.count:
             events.show_last()
-        self.notify("following new events" if events.follow else "follow paused", timeout=1.5)
+        run = self.store.get(self.key)
+        if run is not None and not run.live:  # no new events will come: say what f did
+            said = "the newest event selected: the run has ended" if events.follow else "paused"
+        else:
+            said = "following new events" if events.follow else "follow paused"
+        self.notify(said, timeout=1.5)
 
     def action_show_all(self) -> None:
         """``o``: the selected output whole, or cut again; says so when nothing was cut."""
