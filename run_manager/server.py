@@ -467,7 +467,10 @@ class AttachServer:
             raise _ApiError(400, "skill_name is required")
         agent = self.manager.agents.get(name)
         if agent is None:
-            raise _ApiError(404, f"no agent named {name!r} is registered here")
+            registered = ", ".join(sorted(self.manager.agents)) or "none"
+            raise _ApiError(
+                404, f"no agent named {name!r} is registered here (registered: {registered})"
+            )
         value = body.get("input", {})
         starter = self.manager.stream if callable(getattr(agent, "run_stream", None)) else None
         handle = (starter or self.manager.start)(agent, value, detached=True)

@@ -261,6 +261,8 @@ async def test_start_cancel_resume_and_approve(tmp_path: Path) -> None:
         status, unknown = await s.post("runs", {"skill_name": "nobody"})
         assert status == 404
         assert "nobody" in unknown["error"]
+        assert "(registered: " in unknown["error"]  # what the caller can ask for instead
+        assert "sleeper" in unknown["error"].split("(registered: ")[1]
         status, body = await s.post(f"runs/{run_id}/resume")
         assert status == 409
         assert "still running" in body["error"]
