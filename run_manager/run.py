@@ -502,10 +502,10 @@ class Run:
         self.emit(
             CancelRequested,
             CancelRequestedPayload(
-                reason=reason or kind.value, source=source, requested_by=requested_by
+                reason=_said(reason, kind), source=source, requested_by=requested_by
             ),
         )
-        self._stop_for(reason or kind.value)
+        self._stop_for(_said(reason, kind))
         return True
 
     def _stop_for(self, reason: str) -> None:
@@ -567,7 +567,7 @@ class Run:
                 status, output, error = Status.FAILED, None, self.ledger_failure
             if status is Status.CANCELED:
                 kind = self.cancel_kind or CancelKind.USER
-                error = f"canceled: {self.cancel_reason or kind.value}"
+                error = f"canceled: {_said(self.cancel_reason, kind)}"
                 payload = RunCompletedPayload(status="cancelled", error=error, reason=kind.value)
             elif status is Status.FAILED:
                 payload = RunCompletedPayload(status="error", error=error)
@@ -628,3 +628,14 @@ def _as_text(value: Any) -> str:
 
 
 _HOST: Final = socket.gethostname()
+
+
+def _said(reason: str | None, kind: CancelKind) -> str:
+    """What a cancel's reason reads as: the one given, else why it was stopped.
+
+    A user who gave no reason gets ``no reason given``: the kind's word
+    (``user``) alone read as the reason in every table (``canceled: user``).
+    """
+    if reason:
+        return reason
+    return "no reason given" if kind is CancelKind.USER else kind.value

@@ -113,6 +113,25 @@ async def test_cancel_twice_and_after_the_end(tmp_path: Path) -> None:
     }
 
 
+async def test_a_cancel_without_a_reason_says_none_was_given(tmp_path: Path) -> None:
+    """Not ``canceled: user``: the kind's word read as the reason in every table."""
+    async with Manager(ledger_dir=tmp_path) as manager:
+        handle = manager.start(Sleeper(), "30")
+        assert handle.cancel() is True
+        info = await handle.wait()
+        with pytest.raises(RunCanceled, match=r"^canceled: no reason given$"):
+            await handle.result()
+    lines = ledger_lines(info.ledger_path)
+    asked = [line["payload"] for line in lines if line["type"] == "cancel_requested"]
+    assert asked == [{"reason": "no reason given", "source": "api"}]
+    assert lines[-1]["payload"] == {
+        "status": "cancelled",
+        "error": "canceled: no reason given",
+        "reason": "user",  # the kind stays the ledger's word
+    }
+    assert summarize_ledger(info.ledger_path).error == "canceled: no reason given"
+
+
 async def test_unknown_ids() -> None:
     async with Manager() as manager:
         with pytest.raises(RunNotFound):
