@@ -373,12 +373,12 @@ class OtlpIngest:
         """The run an ``invoke_agent`` span stands for (``None``: the trace's own run)."""
         if agent is None or trace.agent_above(agent) is None:
             if trace.run is None:
-                trace.run = self._open(trace, trace.trace_id[16:], spans, None, None)
+                trace.run = self._open(trace, trace.trace_id[16:], spans, None, None, agent)
             return trace.run
         run = trace.children.get(agent)
         if run is None:
             parent = self._run_of_agent(trace, trace.agent_above(agent), spans)
-            run = self._open(trace, agent, spans, agent, parent.run_id)
+            run = self._open(trace, agent, spans, agent, parent.run_id, agent)
             trace.children[agent] = run
         return run
 
@@ -389,11 +389,13 @@ class OtlpIngest:
         spans: list[Span],
         agent_span: str | None,
         parent_run_id: str | None,
+        agent: str | None,
     ) -> _Run:
         """A run made by this request, or found again in the directory after a restart.
 
         ``spans`` are the request's spans of the trace, sorted by start (as ``ingest`` sorts
-        them before placing any).
+        them before placing any); ``agent`` is the ``invoke_agent`` span the run stands for
+        (``None``: spans under no agent).
         """
         on_disk = self._ledgers_on_disk()
         known = on_disk.get(suffix)
@@ -414,12 +416,15 @@ class OtlpIngest:
         on_disk[suffix] = run_id
         run = _Run(run_id, f"{self._ledger_prefix}{run_id}.jsonl")
         name, service = self._name(trace, spans, own[0] if own else None)
+        said, cut = cap_payload_value(_input_of(trace, spans, agent))
         run.emit(
             _time(start),
             RunStarted,
             RunStartedPayload(
                 skill=name,
                 agent=name,
+                input=said,
+                truncated=True if cut else None,
                 trace_id=trace.trace_id,
                 parent_run_id=parent_run_id,
                 writer=WRITER,
@@ -791,21 +796,49 @@ def _json_or_text(value: Any) -> Any:
     return value
 
 
-def _output_text(messages: Any) -> str | None:
-    """The assistant text in ``gen_ai.output.messages`` (JSON text of messages with parts)."""
+def _input_of(trace: _Trace, spans: list[Span], agent: str | None) -> str | None:
+    """What a run was asked: the user's words its first model call was sent.
+
+    The run's ``invoke_agent`` span says it only at its end (the last span to arrive),
+    after ``run_started`` is written; its first model call (a ``chat`` span under the
+    same agent, sent first) carries ``gen_ai.input.messages`` where the instrumentation
+    records content. ``None`` where nothing says it.
+    """
+    for span in spans:  # sorted by start: the first model call of the run
+        if _operation(span) in _LLM_OPERATIONS and trace.agent_above(span.span_id) == agent:
+            return _last_user_text(span.attributes.get("gen_ai.input.messages"))
+    return None
+
+
+def _messages(messages: Any) -> list[Any]:
+    """``gen_ai.*.messages``: JSON text of a list of messages with parts (nothing if not)."""
     if isinstance(messages, str):
         try:
             messages = _decoder.decode(messages)
-        except msgspec.DecodeError:
-            return None
-    if not isinstance(messages, list):
-        return None
-    texts: list[str] = []
-    for message in messages:
-        parts = message.get("parts") if isinstance(message, dict) else None
-        for part in parts if isinstance(parts, list) else ():
-            if isinstance(part, dict) and part.get("type") == "text":
-                content = part.get("content")
-                if isinstance(content, str):
-                    texts.append(content)
-    return "".join(texts) or None
+        except (msgspec.DecodeError, RecursionError):
+            return []
+    return messages if isinstance(messages, list) else []
+
+
+def _text_parts(message: Any) -> str:
+    parts = message.get("parts") if isinstance(message, dict) else None
+    return "".join(
+        part["content"]
+        for part in (parts if isinstance(parts, list) else ())
+        if isinstance(part, dict)
+        and part.get("type") == "text"
+        and isinstance(part.get("content"), str)
+    )
+
+
+def _last_user_text(messages: Any) -> str | None:
+    """The text of the newest user message (earlier ones are the conversation so far)."""
+    for message in reversed(_messages(messages)):
+        if isinstance(message, dict) and message.get("role") == "user":
+            return _text_parts(message) or None
+    return None
+
+
+def _output_text(messages: Any) -> str | None:
+    """The assistant text in ``gen_ai.output.messages`` (JSON text of messages with parts)."""
+    return "".join(_text_parts(message) for message in _messages(messages)) or None

@@ -385,6 +385,67 @@ def test_a_nested_agent_is_a_child_run(tmp_path: Path) -> None:
     assert "llm_call" in types(runs[parent_id])
 
 
+def test_each_run_says_what_its_first_model_call_was_asked(tmp_path: Path) -> None:
+    """The input of a run, and of a child run, from the user's words in its first chat."""
+
+    def asked(*messages: tuple[str, str]) -> str:
+        return json.dumps(
+            [
+                {"role": role, "parts": [{"type": "text", "content": text}]}
+                for role, text in messages
+            ]
+        )
+
+    inner = "b000000000000002"
+    outer_chat, later_chat, inner_chat = agent_run()[0], agent_run()[0], agent_run()[0]
+    outer_chat["attributes"].append(
+        attribute(
+            "gen_ai.input.messages",
+            asked(("system", "be brief"), ("user", "earlier"), ("user", "weather in Paris?")),
+        )
+    )
+    later_chat.update(spanId="c000000000000009", startTimeUnixNano="1796000000450000000")
+    later_chat["attributes"].append(attribute("gen_ai.input.messages", asked(("user", "no"))))
+    inner_chat.update(spanId="e000000000000003", parentSpanId=inner)
+    inner_chat["attributes"].append(attribute("gen_ai.input.messages", asked(("user", "look up"))))
+    spans = [
+        *agent_run()[1:],
+        later_chat,
+        inner_chat,
+        outer_chat,
+        span(
+            inner,
+            "invoke_agent helper",
+            0.65,
+            0.9,
+            parent=TOOL,
+            gen_ai__operation__name="invoke_agent",
+            gen_ai__agent__name="helper",
+        ),
+    ]
+    OtlpIngest(tmp_path).ingest(decode_json(request(*spans)))
+    runs = ledgers(tmp_path)
+    child_id = next(run_id for run_id in runs if run_id.endswith("_" + inner))
+    parent_id = next(run_id for run_id in runs if run_id != child_id)
+    assert runs[parent_id][0]["payload"]["input"] == "weather in Paris?"
+    assert runs[child_id][0]["payload"]["input"] == "look up"
+
+
+@pytest.mark.parametrize(
+    "messages",
+    ["not json", "[[[[" * 2000, '{"role": "user"}', '[{"role": "user", "parts": "x"}]', "[]"],
+)
+def test_input_messages_that_say_nothing_leave_the_input_unknown(
+    tmp_path: Path, messages: str
+) -> None:
+    chat, *rest = agent_run()
+    chat["attributes"].append(attribute("gen_ai.input.messages", messages))
+    OtlpIngest(tmp_path).ingest(decode_json(request(chat, *rest)))
+    [events] = ledgers(tmp_path).values()
+    assert "input" not in events[0]["payload"]  # nothing said: not a guess
+    assert events[-1]["type"] == "run_completed"
+
+
 def test_spans_without_genai_attributes_are_kept_and_errors_recorded(tmp_path: Path) -> None:
     exception = {
         "timeUnixNano": "1796000000500000000",
@@ -599,6 +660,8 @@ def test_pydantic_ai_spans_through_the_real_exporter(
     shown = runtop("show", listed["run_id"], "--from", url, "--json", env=env)
     events = [json.loads(text) for text in shown.splitlines()]
     assert events[0]["payload"]["writer"] == "otlp"
+    # the user's words of its first model call (`show` said `input null`)
+    assert events[0]["payload"]["input"] == "What's the weather in Paris?"
     calls = [event["payload"] for event in events if event["type"] == "llm_call"]
     assert len(calls) == 2
     assert all(call["prompt_tokens"] > 0 and call["output_tokens"] > 0 for call in calls)
