@@ -12,7 +12,7 @@ from typing import Final
 from rich.text import Text
 
 from inspector import RunView
-from inspector.status_words import UNKNOWN, status_word
+from inspector.status_words import STILL_GOING, UNKNOWN, status_word
 from ledger_reader import RunStatus
 from tui.status_glyphs import STATUS_GLYPHS
 from tui.text import cost, duration, inert, shorten, tokens, under_a_tenth
@@ -22,6 +22,7 @@ __all__ = [
     "cell",
     "cost",
     "duration",
+    "model_call_running",
     "now_or",
     "plain",
     "relative",
@@ -124,12 +125,26 @@ def tokens_and_cost(run: RunView, width: int | None = None) -> str:
     return "…"
 
 
-def tokens_said(run: RunView) -> str:
+def model_call_running(run: RunView, *, source_down: bool = False) -> bool:
+    """The run is in a model call now (its node an ``llm:`` one): live, its source up."""
+    node = run.current_node or ""
+    return run.live and not source_down and node.partition(":")[0] == "llm"
+
+
+def tokens_said(run: RunView, *, source_down: bool = False) -> str:
     """``1.9k tokens $0.0082``: the runs table's figure with its unit, for the run's
     header; ``no tokens recorded`` when no model call said (not 0: a run whose model
-    calls never said is not a run that used none), ``tokens …`` while they are counted."""
+    calls never said is not a run that used none), ``tokens …`` while they are counted.
+
+    A model call under way has said nothing yet, and may: ``model call running``, as the
+    comparison's ``call running`` (a walk read ``no tokens recorded`` beside a summary
+    streaming for a minute)."""
     if not _tokens_known(run):
-        return "no tokens recorded" if run.detailed else "tokens …"
+        if not run.detailed:
+            return "tokens …"
+        if model_call_running(run, source_down=source_down):
+            return f"model call {STILL_GOING}"
+        return "no tokens recorded"
     total = run.prompt_tokens + run.output_tokens
     said = f"{tokens(total)} token{'' if total == 1 else 's'}"
     return f"{said} {cost(run.cost_usd)}" if run.cost_recorded else said

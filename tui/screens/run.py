@@ -231,7 +231,7 @@ class RunScreen(SelectedRunScreen):
         if run.damaged_lines:  # beside the events, not last: it stays in view at 80x24
             lines = f"{run.damaged_lines} damaged line{'' if run.damaged_lines == 1 else 's'}"
             parts.append((f", {lines}", "bold $error"))
-        parts.append(f"  {took}{tokens_said(run)}")
+        parts.append(f"  {took}{tokens_said(run, source_down=down)}")
         calls = f"{run.tool_calls} tool call{'' if run.tool_calls == 1 else 's'}"
         errors = f"{run.tool_errors} error{'' if run.tool_errors == 1 else 's'}"
         parts.append(f"  {calls} ({errors})")
