@@ -15,9 +15,11 @@ from tui.text import inert
 
 
 class FilterBox(Input):
-    """Where a filter is typed. A ``/`` typed before anything else is the key that opened
-    the box pressed again (``//`` in a hurry, or a second press when the first seemed not
-    to take), not the filter's first character: it is left out.
+    """Where a filter is typed, each key as typed: a ``/`` typed first is the filter's
+    first character, as in a bare regular expression (``/^summ/``). The box once left it
+    out, as the key that opened it pressed again: a walk typed ``/``, then ``/^summ/``, and
+    the box held ``^summ/``, free text that matched nothing, with nothing said. A ``/``
+    pressed twice shows in the box, where backspace takes it out.
 
     The editing keys (``ctrl+u``, ``ctrl+w``, ``ctrl+k``, backspace, the cursor's) act as
     they arrive, in order with the characters typed after them. As the Input's bindings,
@@ -70,9 +72,6 @@ class FilterBox(Input):
         def __init__(self, rest: str) -> None:
             self.rest = rest
             super().__init__()
-
-    fresh = True
-    """Nothing was typed since the box opened (``/`` is then the opening key again)."""
 
     def __init__(self, value: str, *, history: list[str], placeholder: str, id: str) -> None:
         super().__init__(value, placeholder, select_on_focus=False, id=id)
@@ -127,16 +126,13 @@ class FilterBox(Input):
         return held
 
     def open(self) -> None:
-        """The box is opened (``/``): a ``/`` typed first is the opening key again."""
-        self.fresh = True
+        """The box is opened (``/``): typed, not recalled, and taking keys."""
         self._recalled = None
         self.held = None
 
     def takes(self, key: str) -> bool:
-        """Whether ``key``, typed now, goes into the box (and the box is no longer fresh)."""
-        if self.fresh and key == "slash":
-            return False
-        self.fresh = False
+        """Whether ``key``, typed now, goes into the box: every key typed does (a ``/``
+        first too: it starts a regular expression)."""
         if key not in self.RECALLING:
             self._recalled = None  # typed over: up starts from the newest again
         return True
@@ -190,12 +186,8 @@ class FilterBox(Input):
         elif event.key in self.SUBMITTING:
             event.stop()  # not the Input's binding, later, after the keys that follow
             event.prevent_default()
-            self.fresh = False
             self.submit_now()
-        elif not self.takes(event.key):
-            event.stop()
-            event.prevent_default()  # not typed: Input's own handler is not called
-        elif self.edits_with(event.key):
+        elif self.takes(event.key) and self.edits_with(event.key):
             event.stop()  # the binding is not run too, later
             event.prevent_default()
             self.edit(event.key)
