@@ -1,18 +1,23 @@
 """``runtop demo``: an embedded run manager with simulated agents, watched in-process.
 
 The agents do what real ones do, slowly enough to watch: stream text and
-reasoning, call tools of varying latency (one fails), wait on an approval,
-and one runs long enough to cancel; a planner starts child runs, and the
-failed deploy is resumed (and goes through). Eight agents run in the first
-minute. Ledgers go to a temporary directory (the source line says which), so
-``runtop DIR`` replays the session afterwards.
+reasoning, call tools of varying latency (one fails), wait on an approval
+(denied, the migration fails: it was not applied), and one runs long enough
+to cancel; a planner starts child runs, and the failed deploy is resumed (and
+goes through). What each thinks, calls its tools with and answers follows its
+input: the demo is what a new user reads first, and it does not say what did
+not happen. Nine agents run in the first minute (the ninth, on PydanticAI,
+when it is installed). Ledgers go to a temporary directory (the source line
+says which), so ``runtop DIR`` replays the session afterwards.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import random
+import re
 import textwrap
 from collections.abc import AsyncIterator
 from typing import Final
@@ -31,64 +36,47 @@ from run_manager import (
     tool_call,
 )
 
-WORDS: Final = [
-    "The",
-    "textual",
-    "docs",
-    "describe",
-    "mouse",
-    "events",
-    "in",
-    "detail",
-    "and",
-    "the",
-    "widget",
-    "tree",
-    "routes",
-    "them",
-    "to",
-    "the",
-    "widget",
-    "under",
-    "the",
-    "pointer",
-    "so",
-    "a",
-    "table",
-    "can",
-    "select",
-    "a",
-    "row",
-    "on",
-    "click",
-    "without",
-    "extra",
-    "code",
-]
-
 STARTING: Final = "The demo is starting its agents: their runs appear here in a moment."
 """What the runs table says until the demo's first run is on it."""
 
 ANSWERS: Final = {
-    "widgets": "Textual widgets compose into a tree styled by CSS and each one draws "
-    "only the lines that changed",
-    "events": " ".join(WORDS),
+    "python tui frameworks with mouse support": "Textual and urwid both take mouse "
+    "events: Textual routes each click to the widget under the pointer, so a table "
+    "selects a row on click without extra code",
+    "textual: widgets": "Textual widgets compose into a tree styled by CSS, each takes "
+    "the mouse and keys that reach it and draws only the lines that changed",
+    "textual: events": "The textual docs describe mouse events in detail and the widget "
+    "tree routes them to the widget under the pointer so a table can select a row on "
+    "click without extra code",
+    "textual datatable speed": "A DataTable renders only the rows in view, so a hundred "
+    "thousand rows scroll as fast as a hundred; adding them in one add_rows call is fastest",
+    "asyncio cancel semantics": "Cancelling a task raises CancelledError at its next await; "
+    "the task may catch it to clean up, and should raise it again",
+    "inotify limits": "Each watch costs kernel memory: fs.inotify.max_user_watches caps "
+    "them per user, and a watcher that runs out gets ENOSPC",
 }
-"""What the researcher answers a question about one part (a planner's child run asks one);
-anything else gets the mouse events answer."""
+"""What the researcher answers each question the demo asks it (a planner's two children
+ask one part each: two texts, not one twice)."""
 
 
 def answer_words(question: str) -> list[str]:
-    """The words the researcher streams for ``question``: a planner's two children answer
-    two parts, not the same text twice."""
-    for part, text in ANSWERS.items():
-        if question.endswith(f": {part}"):
-            return text.split(" ")
-    return WORDS
+    """The words the researcher streams for ``question``: its answer, or, to a question
+    the demo has no answer to, that it found none (not another question's answer)."""
+    text = ANSWERS.get(question.strip().lower())
+    if text is None:
+        text = f"The pages found on {question} did not agree: no answer worth quoting"
+    return text.split(" ")
+
+
+def page_url(question: str) -> str:
+    """The page the researcher's search finds first for ``question``, to read next."""
+    slug = "-".join("".join(c if c.isalnum() else " " for c in question.lower()).split())
+    return f"https://example.com/{slug or 'search'}"
 
 
 class Researcher:
-    """Streams reasoning and an answer around two tool calls."""
+    """Thinks about the question, searches for it, reads the page found first, and streams
+    an answer to it."""
 
     name = "researcher"
 
@@ -99,18 +87,24 @@ class Researcher:
         return "".join([e.text async for e in self.run_stream(input) if isinstance(e, Content)])
 
     async def run_stream(self, input: str) -> AsyncIterator[AgentEvent]:
-        for word in WORDS[:8]:
+        thought = f"Asked about {input}: a search first, then the best page, read whole."
+        for word in thought.split(" "):
             yield Thinking(word + " ")
             await asyncio.sleep(0.05 * self.pace)
-        for number, tool in enumerate(("web_search", "read_page")):
+        url = page_url(input)
+        found = random.randint(2, 9)
+        steps = [
+            ("web_search", {"query": input}, {"results": found, "first": url}),
+            ("read_page", {"url": url}, f"{random.randint(800, 4000)} words read from {url}"),
+        ]
+        for tool, arguments, result in steps:
             call_id = f"call_{random.getrandbits(64):016x}"
-            yield ToolCallEvent(id=call_id, name=tool, arguments={"query": input, "page": number})
+            yield ToolCallEvent(id=call_id, name=tool, arguments=arguments)
             await asyncio.sleep(random.uniform(0.3, 1.5) * self.pace)
-            result = f"{random.randint(2, 9)} results for {input!r}"
             yield ToolCallEvent(id=call_id, name=tool, status="completed", result=result)
         words = answer_words(input)
-        for word in words:
-            yield Content(word + " ")
+        for number, word in enumerate(words):
+            yield Content(word if number == len(words) - 1 else word + " ")
             await asyncio.sleep(0.08 * self.pace)
         yield Complete(
             model="claude-sonnet",
@@ -135,17 +129,18 @@ class Deployer:
         self.tried.add(input)
         async with tool_call("shell", {"cmd": f"kubectl apply -f {input}.yaml"}) as call:
             await asyncio.sleep(0.4 * self.pace)
-            call.output = "deployment.apps/billing configured"
-        async with tool_call("shell", {"cmd": "kubectl rollout status deploy/billing"}) as call:
+            call.output = f"deployment.apps/{input} configured"
+        async with tool_call("shell", {"cmd": f"kubectl rollout status deploy/{input}"}) as call:
             await asyncio.sleep((1.5 if first else 0.7) * self.pace)
             if first:
                 raise RuntimeError("timed out waiting for the condition")
-            call.output = 'deployment "billing" successfully rolled out'
-        return "deployed"
+            call.output = f'deployment "{input}" successfully rolled out'
+        return f"deployed {input}"
 
 
 class Migrator:
-    """Waits for a human before migrating."""
+    """Waits for a human before migrating; denied, it fails, saying why (the migration was
+    not applied: a run that succeeded would say it was done)."""
 
     name = "migrator"
 
@@ -158,50 +153,79 @@ class Migrator:
             call.output = {"steps": 12, "tables": ["users", "orders"]}
         decision = await approval(f"Apply migration {input} to production?", name="apply")
         if not decision.approved:
-            return f"not applied: {decision.reason}"
+            raise RuntimeError(f"migration denied: {decision.reason}")
         async with tool_call("apply_migration", {"target": input}) as call:
             await asyncio.sleep(0.8 * self.pace)
             call.output = "12 steps applied"
-        return "migrated"
+        return f"migrated to {input}"
 
 
 class Summarizer:
     """Summarises a long log, chunk by chunk: long enough to cancel."""
 
     name = "summarizer"
+    CHUNKS: Final = 600
 
     def __init__(self, pace: float) -> None:
         self.pace = pace
 
     async def run(self, input: str) -> str:
+        counts = random.Random(input)  # the same log says the same each time it is read
+        errors = 0
         async with model_call("claude-haiku", provider="anthropic") as model:
-            for number in range(600):
-                model.chunk(f"part {number} of the summary. ")
+            model.chunk(f"{input}, read in {self.CHUNKS} parts. ")
+            for number in range(self.CHUNKS):
+                found = counts.choice([0, 0, 0, 1, 2])
+                errors += found
+                said = f"{found} error{'' if found == 1 else 's'}" if found else "no errors"
+                model.chunk(f"Part {number + 1}: {said}. ")
                 await asyncio.sleep(0.25 * self.pace)
             model.usage(prompt_tokens=52_000, output_tokens=4_000, cost_usd=0.061)
-        return "summary done"
+        return f"{input}: {errors} errors in {self.CHUNKS} parts"
 
 
 class Classifier:
-    """Labels a ticket with one quick model call."""
+    """Labels a ticket with one quick model call: the label of the first of its
+    :attr:`LABELS` words the ticket says, else :attr:`OTHERWISE`."""
 
     name = "classifier"
+    LABELS: tuple[tuple[str, str], ...] = (
+        ("charged", "billing"),
+        ("refund", "billing"),
+        ("invoice", "billing"),
+        ("password", "account"),
+        ("login", "account"),
+    )
+    OTHERWISE = "other"
 
     def __init__(self, pace: float) -> None:
         self.pace = pace
 
+    def label(self, input: str) -> str:
+        said = input.lower()
+        return next((label for word, label in self.LABELS if word in said), self.OTHERWISE)
+
     async def run(self, input: str) -> str:
+        label = self.label(input)
         async with model_call("claude-haiku", provider="anthropic") as model:
             await asyncio.sleep(0.6 * self.pace)
-            model.chunk("billing")
+            model.chunk(label)
             model.usage(prompt_tokens=420, output_tokens=3, cost_usd=0.0004)
-        return "billing"
+        return label
 
 
 class Triager(Classifier):
-    """Sorts an alert by urgency (the classifier's model call, another agent's name)."""
+    """Sorts an alert by urgency (the classifier's model call, its own words)."""
 
     name = "triager"
+    LABELS = (
+        ("down", "urgent"),
+        ("disk 9", "urgent"),
+        ("5xx", "urgent"),
+        ("disk", "soon"),
+        ("latency", "soon"),
+    )
+    OTHERWISE = "routine"
 
 
 class Reviewer:
@@ -221,7 +245,8 @@ class Reviewer:
             call.output = {"passed": 212, "failed": 0}
         async with model_call("claude-sonnet", provider="anthropic") as model:
             for word in [
-                "Looks",
+                input,
+                "looks",
                 "good:",
                 "the",
                 "new",
@@ -234,7 +259,7 @@ class Reviewer:
                 model.chunk(word + " ")
                 await asyncio.sleep(0.1 * self.pace)
             model.usage(prompt_tokens=3100, output_tokens=60, cost_usd=0.011)
-        return "approved"
+        return f"{input} approved"
 
 
 class Planner:
@@ -248,7 +273,7 @@ class Planner:
 
     async def run(self, input: str) -> str:
         async with model_call("claude-sonnet", provider="anthropic") as model:
-            model.chunk("Two parts: the widgets, then the events.")
+            model.chunk(f"Two parts of {input}: its widgets, then its events.")
             await asyncio.sleep(0.4 * self.pace)
             model.usage(prompt_tokens=900, output_tokens=12, cost_usd=0.003)
         if self.manager is None:
@@ -310,24 +335,89 @@ async def start_demo(manager: Manager, *, pace: float = 1.0, forever: bool = Tru
     while forever:
         await asyncio.sleep(random.uniform(4, 9) * pace)
         if weather is not None and random.random() < 0.3:
-            manager.stream(weather, random.choice(["Paris", "Oslo", "Lima"]), detached=True)
+            city = random.choice(["Paris", "Oslo", "Lima"])
+            manager.stream(weather, f"What's the weather in {city}?", detached=True)
         else:
             manager.stream(agents["researcher"], random.choice(questions), detached=True)
 
 
+FORECASTS: Final = {"paris": "sunny, 21 °C", "oslo": "light snow, -3 °C", "lima": "overcast, 18 °C"}
+"""What the weather agent's forecast tool says of each city it knows."""
+
+
+def city_asked(question: str) -> str:
+    """The city a weather question names: ``Paris`` of "What's the weather in Paris?"."""
+    named = re.search(r"\bin ([^?.!]+)", question)
+    return (named.group(1) if named else question).strip(" ?.!") or "nowhere"
+
+
+def forecast(city: str) -> str:
+    return FORECASTS.get(city.lower(), f"no forecast for {city}")
+
+
 def weather_agent(pace: float = 1.0) -> object | None:
-    """A PydanticAI agent on PydanticAI's own test model; ``None`` without runtop[pydantic-ai]."""
+    """A PydanticAI agent on a PydanticAI function model that asks the forecast of the city
+    its question names (PydanticAI's test model asked it of ``a``: the demo said "sunny in
+    a" to "What's the weather in Paris?"); ``None`` without runtop[pydantic-ai]."""
     try:
         from pydantic_ai import Agent
-        from pydantic_ai.models.test import TestModel
+        from pydantic_ai.messages import (
+            ModelMessage,
+            ModelRequest,
+            ModelResponse,
+            TextPart,
+            ToolCallPart,
+            ToolReturnPart,
+            UserPromptPart,
+        )
+        from pydantic_ai.models.function import (
+            AgentInfo,
+            DeltaToolCall,
+            DeltaToolCalls,
+            FunctionModel,
+        )
     except ImportError:
         return None
-    agent = Agent(TestModel(), name="weather")
+
+    def asked(messages: list[ModelMessage]) -> tuple[str, str | None]:
+        """The city asked about, and the forecast tool's answer once it gave one."""
+        question, answer = "", None
+        for message in messages:
+            if not isinstance(message, ModelRequest):
+                continue
+            for part in message.parts:
+                if isinstance(part, UserPromptPart) and isinstance(part.content, str):
+                    question = part.content
+                elif isinstance(part, ToolReturnPart):
+                    answer = str(part.content)
+        return city_asked(question), answer
+
+    def reply(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        city, answer = asked(messages)
+        if answer is None:
+            return ModelResponse(parts=[ToolCallPart("get_forecast", {"city": city})])
+        return ModelResponse(parts=[TextPart(f"{city}: {answer}.")])
+
+    async def stream(
+        messages: list[ModelMessage], info: AgentInfo
+    ) -> AsyncIterator[str | DeltaToolCalls]:
+        city, answer = asked(messages)
+        if answer is None:
+            arguments = json.dumps({"city": city})
+            yield {0: DeltaToolCall(name="get_forecast", json_args=arguments)}
+            return
+        words = f"{city}: {answer}.".split(" ")
+        for number, word in enumerate(words):
+            await asyncio.sleep(0.05 * pace)
+            yield word if number == len(words) - 1 else word + " "
+
+    model = FunctionModel(reply, stream_function=stream, model_name="forecaster")
+    agent = Agent(model, name="weather")
 
     @agent.tool_plain
     async def get_forecast(city: str) -> str:
         """The forecast for a city."""
         await asyncio.sleep(1.5 * pace)
-        return f"sunny in {city}, 21 °C"
+        return forecast(city)
 
     return agent
