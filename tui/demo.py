@@ -87,7 +87,7 @@ class Researcher:
         return "".join([e.text async for e in self.run_stream(input) if isinstance(e, Content)])
 
     async def run_stream(self, input: str) -> AsyncIterator[AgentEvent]:
-        thought = f"Asked about {input}: a search first, then the best page, read whole."
+        thought = f"Asked about {input}. A search first, then the best page, read whole."
         for word in thought.split(" "):
             yield Thinking(word + " ")
             await asyncio.sleep(0.05 * self.pace)
