@@ -10,15 +10,16 @@ import gc
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from functools import partial
 from pathlib import PurePath
+from time import monotonic
 from typing import Any, ClassVar, Final
 
 from rich.console import RenderableType
 from textual import work
-from textual.actions import ActionParseResult
+from textual.actions import ActionParseResult, SkipAction
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.dom import DOMNode
-from textual.events import Key
+from textual.events import Event, Key
 from textual.notifications import Notification, Notify
 from textual.screen import ModalScreen, Screen
 
@@ -31,6 +32,15 @@ from tui.settings import Settings, load_state, save_state
 from tui.store_news import StoreNews
 
 ACTION_KEYS = {"c": "cancel", "r": "resume", "a": "approve", "d": "approve"}
+"""What the store is asked it can do to the run for each run key (a denial answers an
+approval too): why the key is greyed, if it is."""
+
+RUN_KEYS: Final[dict[str, str]] = {"c": "cancel", "r": "resume", "a": "approve", "d": "deny"}
+"""The keys that open a confirmation over the run selected, and their actions."""
+
+KEY_ON_ITS_WAY_AT_MOST: Final = 1.0
+"""Seconds a key handed on is taken to be on its way, at most: one whose widget went away
+with it (a screen popped) never says it has gone round."""
 
 PALETTE_SAYS: Final[dict[str, str]] = {
     "quit": "Leave runtop",
@@ -126,10 +136,16 @@ class RuntopApp(App[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "Quit"),
-        Binding("c", "cancel", "Cancel run"),
-        Binding("r", "resume", "Resume"),
-        Binding("a", "approve", "Approve"),
-        Binding("d", "deny", "Deny"),
+        # The keys that open a confirmation have priority: run as the app takes the key from
+        # the terminal, before it hands on the keys that came after it (a reason and Enter,
+        # typed in one burst), so those reach the confirmation, not the table under it. An
+        # Input focused takes them as letters first (Textual leaves a priority binding out
+        # where the focused Input would take its key): the filter box, the palette's, a
+        # reason box. See _run_key_now for when they wait their turn instead.
+        Binding("c", "cancel", "Cancel run", priority=True),
+        Binding("r", "resume", "Resume", priority=True),
+        Binding("a", "approve", "Approve", priority=True),
+        Binding("d", "deny", "Deny", priority=True),
         Binding("y", "copy", "Copy"),
         Binding("t", "tools", "Tool calls"),
         Binding("question_mark", "help", "Keys"),
@@ -163,6 +179,12 @@ class RuntopApp(App[None]):
 
         self._notice_screens: dict[str, Screen[Any]] = {}
         """The screen each notice on show was raised on (by the notice's identity)."""
+
+        self._keys_on_their_way: dict[object, tuple[DOMNode, float]] = {}
+        """The keys handed on to a widget that have not yet gone round it, its screen and the
+        app: where each is, and when it was handed on (see _follow_round)."""
+        self._taking_a_key = False
+        """A key from the terminal is being taken (its priority bindings run now)."""
 
     _held_back = False
     """A frame was drawn while Textual held frames back (its start-up): the next one written
@@ -310,6 +332,8 @@ class RuntopApp(App[None]):
         return self._refusal_on(self.screen, action)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if not self.screen_stack:
+            return False  # the app exiting, its screens gone: no key applies
         if action == "close_help":  # otherwise Escape is the screen's (and its bar says so)
             return bool(self.screen.query("HelpPanel"))
         screen = self._keys_screen()
@@ -367,14 +391,81 @@ class RuntopApp(App[None]):
         stack: list[Screen[Any]] = self.screen_stack
         return next((on for on in reversed(stack) if not isinstance(on, ModalScreen)), self.screen)
 
-    def on_key(self, event: Key) -> None:
-        """A greyed action's key says why it is greyed instead of doing nothing."""
+    async def on_key(self, event: Key) -> None:
+        """A greyed action's key says why it is greyed instead of doing nothing; a run key
+        that waited its turn (:meth:`_run_key_now`) and came round does its action now."""
         action = ACTION_KEYS.get(event.key)
         if action is None or isinstance(self.screen, ModalScreen):
             return
         reason = self.refusal(action)
         if reason is not None:
             self.notify(f"cannot {action}: {reason}", severity="warning", markup=False)
+            return
+        focused = self.focused
+        if focused is not None and focused.check_consume_key(event.key, event.character):
+            return  # a box took the focus meanwhile: the key is its letter, not ours
+        await self.run_action(RUN_KEYS[event.key])
+
+    # -- keys on their way ----------------------------------------------------------------
+
+    async def on_event(self, event: Event) -> None:
+        """A key from the terminal: its priority bindings run as it is taken; handed on, it
+        is followed round (:meth:`_follow_round`) until it has gone round its widget, its
+        screen and the app."""
+        if not isinstance(event, Key) or event.is_forwarded:
+            await super().on_event(event)
+            return
+        self._taking_a_key = True
+        try:
+            await super().on_event(event)
+        finally:
+            self._taking_a_key = False
+        if event.is_forwarded and self.screen_stack:
+            self._follow_round(self.focused or self.screen)
+
+    def _follow_round(self, to: DOMNode) -> None:
+        """Follow a key just handed on to ``to`` round the way it goes: ``to``, then each
+        node above it, to the app. A callback queued behind it in each, hop by hop, comes
+        after the key there, and after whatever it did there (a box focused, a screen
+        pushed, a binding run)."""
+        key = object()
+        self._keys_on_their_way[key] = (to, monotonic())
+        self._hop(key, list(to.ancestors_with_self))
+
+    def _hop(self, key: object, way: list[DOMNode]) -> None:
+        if not way or key not in self._keys_on_their_way:
+            self._keys_on_their_way.pop(key, None)  # gone round
+            return
+        at, *rest = way
+        self._keys_on_their_way[key] = (at, self._keys_on_their_way[key][1])
+        if not at.call_later(self._hop, key, rest):
+            self._keys_on_their_way.pop(key, None)  # its widget is going away, the key too
+
+    def _keys_ahead(self) -> bool:
+        """Whether a key handed on before the one being taken is still on its way."""
+        now = monotonic()
+        for key, (at, since) in list(self._keys_on_their_way.items()):
+            if now - since > KEY_ON_ITS_WAY_AT_MOST or not (at is self or at.is_attached):
+                del self._keys_on_their_way[key]
+        return bool(self._keys_on_their_way)
+
+    def _run_key_now(self) -> None:
+        """Skip the run key's action (``SkipAction``) where it is not the key's to do now.
+
+        Over a confirmation or the palette the key is not ours: typed in the burst that
+        opened a confirmation, it goes on to the confirmation, which types it into its
+        reason box. (``check_action`` answers for the screen under a modal one, where the
+        palette lists the keys.)
+
+        Taken from the terminal while keys typed before it are still on their way (``/``
+        then ``error`` on a run: its ``r``), acting now would overtake them: ``r`` would
+        resume the run the search was typed on. It waits its turn instead, handed on as
+        they were, and acts as it comes round (:meth:`on_key`), if they left it ours.
+        """
+        if isinstance(self.screen, ModalScreen):
+            raise SkipAction()
+        if self._taking_a_key and self._keys_ahead():
+            raise SkipAction()
 
     # -- replays -------------------------------------------------------------------------
 
@@ -430,6 +521,7 @@ class RuntopApp(App[None]):
     # -- actions --------------------------------------------------------------------------
 
     def action_cancel(self) -> None:
+        self._run_key_now()
         run = self.current_run()
         if run is None or self.refusal("cancel"):
             return
@@ -448,6 +540,7 @@ class RuntopApp(App[None]):
 
     def action_resume(self) -> None:
         """Resume the run (a new run with its input), after a confirmation."""
+        self._run_key_now()
         run = self.current_run()
         if run is None or self.refusal("resume"):
             return
@@ -477,6 +570,7 @@ class RuntopApp(App[None]):
 
     def _answer(self, *, approve: bool) -> None:
         """Approve or deny, after a confirmation that shows the question and takes a reason."""
+        self._run_key_now()
         run = self.current_run()
         if run is None or self.refusal("approve"):
             return

@@ -7,12 +7,19 @@ from typing import ClassVar
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
+from textual.events import Key
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label
 
 from inspector import RunView
 from tui.format import cell, short_id
-from tui.screens.cancel import LEAVE_IT, after_the_reason, press_focused, said_by_enter
+from tui.screens.cancel import (
+    LEAVE_IT,
+    after_the_reason,
+    press_focused,
+    said_by_enter,
+    typed_before_the_box,
+)
 from tui.widgets.key_bar import KeyBar
 
 
@@ -61,6 +68,9 @@ class ApprovalScreen(ModalScreen[str | None]):
     def key_description(self, action: str, description: str) -> str:
         verb = "Approve" if self.approve else "Deny"  # what Enter confirms here
         return said_by_enter(self, action, verb if action == "confirm" else description)
+
+    def on_key(self, event: Key) -> None:
+        typed_before_the_box(self, event)
 
     def action_confirm(self) -> None:
         """Enter: approve (or deny) with the reason typed, or press the button Tab moved to."""

@@ -8,6 +8,7 @@ from typing import Any, ClassVar, Final
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
+from textual.events import Key
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label
 
@@ -56,6 +57,9 @@ class CancelScreen(ModalScreen[str | None]):
     def key_description(self, action: str, description: str) -> str:
         return said_by_enter(self, action, description)
 
+    def on_key(self, event: Key) -> None:
+        typed_before_the_box(self, event)
+
     def action_confirm(self) -> None:
         """Enter: cancel with the reason typed, or press the button Tab moved to."""
         after_the_reason(self, self._confirm)
@@ -82,13 +86,36 @@ def after_the_reason(screen: ModalScreen[Any], confirm: Callable[[], None]) -> N
     still wait in the box's own queue, so the reason read then is cut short or empty.
     Queued behind them, ``confirm`` reads the reason whole; a second Enter in the same
     burst finds the confirmation gone and does nothing.
+
+    Typed in the burst that opened the confirmation (``c``, the reason, Enter), the keys
+    wait in the screen's queue instead (:func:`typed_before_the_box`), the box not yet
+    made: ``confirm`` waits behind those first, then behind the box's.
     """
 
     def once_typed() -> None:
         if screen.is_active:
             confirm()
 
-    screen.query_one("#reason", Input).call_later(once_typed)
+    def behind_the_box() -> None:
+        screen.query_one("#reason", Input).call_later(once_typed)
+
+    screen.call_later(behind_the_box)
+
+
+def typed_before_the_box(screen: ModalScreen[Any], event: Key) -> None:
+    """A character typed in the burst that opened the confirmation (``c``, a reason,
+    Enter) is typed into its reason box.
+
+    The app hands the keys after ``c`` on as it takes them, to the focused widget; none
+    is focused in a confirmation not yet made, so they come to the screen itself, ahead
+    of the box. A character that comes to the screen otherwise went past the focused
+    button (the box takes its own): left alone there, as before.
+    """
+    if event.character is None or not event.is_printable or isinstance(screen.focused, Button):
+        return
+    event.stop()
+    event.prevent_default()
+    screen.query_one("#reason", Input).insert_text_at_cursor(event.character)
 
 
 def said_by_enter(screen: ModalScreen[Any], action: str, description: str) -> str:

@@ -60,8 +60,14 @@ class ResumeScreen(ModalScreen[bool]):
         return said_by_enter(self, action, description)
 
     def action_confirm(self) -> None:
-        """Enter: the button focused (Resume, until Tab moves to Back)."""
-        if not press_focused(self):
+        """Enter: the button focused (Resume, until Tab moves to Back).
+
+        Once the screen is made: Enter, its priority binding, is taken as the app receives
+        it, and typed in the burst with ``r`` it comes before the screen is composed."""
+        self.call_later(self._confirm)
+
+    def _confirm(self) -> None:
+        if self.is_active and not press_focused(self):
             self.dismiss(True)
 
     def action_leave(self) -> None:
