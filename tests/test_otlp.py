@@ -350,6 +350,19 @@ def test_spans_out_of_order_and_in_pieces_make_one_live_run(tmp_path: Path) -> N
     assert llm["seq"] > tool_call["seq"]
 
 
+def helper_agent(span_id: str) -> dict[str, Any]:
+    """An agent ``helper`` run by :func:`agent_run`'s tool call: a child run."""
+    return span(
+        span_id,
+        "invoke_agent helper",
+        0.65,
+        0.9,
+        parent=TOOL,
+        gen_ai__operation__name="invoke_agent",
+        gen_ai__agent__name="helper",
+    )
+
+
 def test_a_nested_agent_is_a_child_run(tmp_path: Path) -> None:
     inner = "b000000000000002"
     spans = [
@@ -363,15 +376,7 @@ def test_a_nested_agent_is_a_child_run(tmp_path: Path) -> None:
             gen_ai__operation__name="chat",
             gen_ai__request__model="small",
         ),
-        span(
-            inner,
-            "invoke_agent helper",
-            0.65,
-            0.9,
-            parent=TOOL,
-            gen_ai__operation__name="invoke_agent",
-            gen_ai__agent__name="helper",
-        ),
+        helper_agent(inner),
     ]
     OtlpIngest(tmp_path).ingest(decode_json(request(*spans)))
     runs = ledgers(tmp_path)
@@ -413,15 +418,7 @@ def test_each_run_says_what_its_first_model_call_was_asked(tmp_path: Path) -> No
         later_chat,
         inner_chat,
         outer_chat,
-        span(
-            inner,
-            "invoke_agent helper",
-            0.65,
-            0.9,
-            parent=TOOL,
-            gen_ai__operation__name="invoke_agent",
-            gen_ai__agent__name="helper",
-        ),
+        helper_agent(inner),
     ]
     OtlpIngest(tmp_path).ingest(decode_json(request(*spans)))
     runs = ledgers(tmp_path)
@@ -881,15 +878,7 @@ def test_a_span_twice_in_one_request_and_spans_below_a_plain_span_of_a_child_age
         *agent_run(),
         *below_step,
         span(step, "plan", 0.7, 0.8, parent=inner),
-        span(
-            inner,
-            "invoke_agent helper",
-            0.65,
-            0.9,
-            parent=TOOL,
-            gen_ai__operation__name="invoke_agent",
-            gen_ai__agent__name="helper",
-        ),
+        helper_agent(inner),
     ]
     result = OtlpIngest(tmp_path).ingest(decode_json(request(*spans, below_step[0])))
     assert (result.accepted, result.duplicates) == (len(spans), 1)
