@@ -470,6 +470,8 @@ class RayExecutor:
         self._hosts_lock = threading.Lock()
         self._connecting: asyncio.Future[None] | None = None
         self._owns_ray = False
+        self._released = threading.Event()
+        """Set by :meth:`close`: the thread that started Ray may end (see ``_init_in_keeper``)."""
         self._closed = False
 
     # -- connecting ----------------------------------------------------------
@@ -486,11 +488,37 @@ class RayExecutor:
             if self._handles:
                 return
             if not ray.is_initialized():
-                ray.init(address=self.address, **self._init_options)
+                self._init_in_keeper()
                 self._owns_ray = True
             with self._hosts_lock:  # short: close() takes the hosts under it
                 if not self._closed:
                     self._start_hosts()
+
+    def _init_in_keeper(self) -> None:
+        """``ray.init`` in a thread that lives until :meth:`close`; blocks until it returns.
+
+        A local cluster that ``ray.init`` starts is fate-shared on Linux with the
+        *thread* that started it (``PR_SET_PDEATHSIG``): started from a thread that
+        then ended (a run connecting off the event loop), its GCS and raylet were
+        killed at once, and 60 s later Ray ended the whole process.
+        """
+        started = threading.Event()
+        failed: list[BaseException] = []
+
+        def keep() -> None:
+            try:
+                ray.init(address=self.address, **self._init_options)
+            except BaseException as error:
+                failed.append(error)
+                return
+            finally:
+                started.set()
+            self._released.wait()
+
+        threading.Thread(target=keep, name="runtop-ray-keeper", daemon=True).start()
+        started.wait()
+        if failed:
+            raise failed[0]
 
     def _start_hosts(self) -> None:
         options: dict[str, Any] = {
@@ -617,6 +645,7 @@ class RayExecutor:
             self._owns_ray = False
             # A local cluster takes a second or two to stop: the process exit waits, not close().
             await asyncio.wait([_in_daemon_thread(ray.shutdown)], timeout=_CLOSE_WAIT)
+        self._released.set()
 
 
 def _in_daemon_thread(work: Callable[[], None]) -> asyncio.Future[None]:
@@ -633,12 +662,15 @@ def _in_daemon_thread(work: Callable[[], None]) -> asyncio.Future[None]:
             future.set_exception(error)
 
     def call() -> None:
+        error: BaseException | None = None
         try:
             work()
-        except BaseException as error:
+        except BaseException as raised:
+            error = raised
+        # The loop may have closed while this ran (ray.shutdown at exit outlasts its wait):
+        # nobody waits for the answer then, and saying it would raise in this thread.
+        with contextlib.suppress(RuntimeError):
             loop.call_soon_threadsafe(settle, error)
-        else:
-            loop.call_soon_threadsafe(settle, None)
 
     threading.Thread(target=call, name="runtop ray", daemon=True).start()
     return future

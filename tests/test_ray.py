@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -11,7 +12,7 @@ import sys
 import textwrap
 import time
 import urllib.request
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -310,14 +311,14 @@ async def test_close_returns_within_its_grace_when_an_agent_swallows_cancel(
         raise AssertionError(f"the host process {where['pid']} outlived close()")
 
 
-def test_serve_with_ray_runs_and_cancels_on_the_cluster(tmp_path: Path) -> None:
-    """``runtop serve --ray ADDRESS``: started over HTTP, executed on a worker, cancelled by URL."""
-    import ray
-
+@contextlib.contextmanager
+def serving_on_ray(tmp_path: Path, *ray: str) -> Iterator[tuple[subprocess.Popen[str], str, str]]:
+    """``runtop serve --ray [ADDRESS]`` in its own process, once it listens: (process, URL,
+    token). Its output up to then must say the runs execute on Ray."""
     env = {**os.environ, "RUNTOP_HOME": str(tmp_path / "home"), "PYTHONPATH": str(REPO)}
     env.pop("RUNTOP_TOKEN", None)
-    address = ray.get_runtime_context().gcs_address
-    command = [sys.executable, "-m", "tui.cli", "serve", "--port", "0", "--ray", address]
+    env.pop("RAY_ADDRESS", None)
+    command = [sys.executable, "-m", "tui.cli", "serve", "--port", "0", "--ray", *ray]
     command += ["--agents", "tests.ray_agents:serve_agents", "--ledger-dir", str(tmp_path / "runs")]
     process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO)
     assert process.stderr is not None
@@ -330,9 +331,22 @@ def test_serve_with_ray_runs_and_cancels_on_the_cluster(tmp_path: Path) -> None:
         assert any("runs execute on Ray, 2 hosts" in line for line in said), said
         url = said[-1].split()[2].rstrip(",")
         token = (tmp_path / "home" / "tokens" / f"127.0.0.1_{url.rsplit(':', 1)[1]}").read_text()
+        yield process, url, token.strip()
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(10)
+        process.stderr.close()
+
+
+def test_serve_with_ray_runs_and_cancels_on_the_cluster(tmp_path: Path) -> None:
+    """``runtop serve --ray ADDRESS``: started over HTTP, executed on a worker, cancelled by URL."""
+    import ray
+
+    with serving_on_ray(tmp_path, ray.get_runtime_context().gcs_address) as (process, url, token):
         marker = tmp_path / "holder"
-        quick = post(url, "runs", {"skill_name": "worker_pid", "input": "x"}, token.strip())
-        held = post(url, "runs", {"skill_name": "holder", "input": str(marker)}, token.strip())
+        quick = post(url, "runs", {"skill_name": "worker_pid", "input": "x"}, token)
+        held = post(url, "runs", {"skill_name": "holder", "input": str(marker)}, token)
         runs = tmp_path / "runs"
         lines = wait_for_lines(runs / f"{quick['run_id']}.jsonl", "run_completed")
         assert lines[0]["payload"]["executor"] == "ray"
@@ -340,6 +354,7 @@ def test_serve_with_ray_runs_and_cancels_on_the_cluster(tmp_path: Path) -> None:
         assert lines[1]["payload"]["pid"] not in (process.pid, os.getpid())
         assert lines[-1]["payload"]["output"] == str(lines[1]["payload"]["pid"])
         wait_for_lines(runs / f"{held['run_id']}.jsonl", "tool_call")
+        env = {**os.environ, "RUNTOP_HOME": str(tmp_path / "home"), "PYTHONPATH": str(REPO)}
         canceled = subprocess.run(
             [sys.executable, "-m", "tui.cli", "cancel", str(held["run_id"]), "--from", url],
             capture_output=True,
@@ -355,11 +370,29 @@ def test_serve_with_ray_runs_and_cancels_on_the_cluster(tmp_path: Path) -> None:
         assert "CancelledError" in marker.read_text()
         process.send_signal(signal.SIGTERM)
         assert process.wait(20) == 0
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait(10)
-        process.stderr.close()
+
+
+@pytest.mark.timeout(150)
+def test_serve_with_ray_and_no_address_starts_a_cluster_that_stays_up(tmp_path: Path) -> None:
+    """``runtop serve --ray``: a local cluster of its own, alive until the server stops.
+
+    Ray ties a local cluster's processes to the thread that started it; started from
+    a thread that ended, they were killed at once: the server hung, then Ray ended it
+    (exit 1, 'Failed to connect to GCS within 60 seconds') before it ever listened.
+    """
+    with serving_on_ray(tmp_path) as (process, url, token):
+        time.sleep(1)  # the thread that connected has long ended
+        ran = post(url, "runs", {"skill_name": "worker_pid", "input": "x"}, token)
+        lines = wait_for_lines(tmp_path / "runs" / f"{ran['run_id']}.jsonl", "run_completed")
+        assert lines[-1]["payload"]["status"] == "ok"
+        assert lines[-1]["payload"]["output"] == str(lines[1]["payload"]["pid"])
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(30) == 0
+        assert process.stderr is not None
+        said = process.stderr.read()
+        assert "runtop serve: stopped" in said
+        assert "Traceback" not in said, said
+        assert "Exception in thread" not in said, said
 
 
 def post(url: str, path: str, body: dict[str, object], token: str) -> dict[str, object]:
