@@ -83,6 +83,12 @@ def _text(value: str | None, limit: int = _DETAIL_LIMIT) -> str:
     return shorten(inert(value or "", single_line=True), limit)
 
 
+def input_said(value: Any, limit: int = _DETAIL_LIMIT) -> str:
+    """``input …`` as its JSON, or ``input not recorded`` (never ``input null``: a
+    writer that could not say it, as an OpenTelemetry trace without content)."""
+    return "input not recorded" if value is None else f"input {compact_json(value, limit)}"
+
+
 def describe(item: RunEvent | DamagedLine) -> str:
     """What happened, in a few words (no time, no glyph)."""
     match item:
@@ -92,7 +98,7 @@ def describe(item: RunEvent | DamagedLine) -> str:
             who = _text(skill_and_agent(p.skill, p.agent), 80)  # as the runs table says it
             extra = f" resumed from {_text(p.resumed_from, 64)}" if p.resumed_from else ""
             parent = f" parent {_text(p.parent_run_id, 64)}" if p.parent_run_id else ""
-            return f"started {who or '(no skill)'}{parent}{extra} input {compact_json(p.input)}"
+            return f"started {who or '(no skill)'}{parent}{extra} {input_said(p.input)}"
         case RunCompleted(payload=p):
             # The run's outcome, said as the run's: after a denied approval, "run succeeded"
             # reads as what the agent did next, not as a tick on the denial.

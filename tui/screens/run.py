@@ -27,7 +27,7 @@ from ledger_reader import (
     ToolResult,
     encode_event,
 )
-from tui.describe import compact_json
+from tui.describe import input_said
 from tui.format import cell, now_or, run_time, status_mark, tokens_said
 from tui.run_search import matches
 from tui.screens.selected_run import SelectedRunScreen
@@ -246,7 +246,7 @@ class RunScreen(SelectedRunScreen):
             links.append(f"{children} child run{'s' if children != 1 else ''} (T on the runs list)")
         # The source first on its line: a replay's state (paused, at 2x) reads whole at 80x24.
         where = self._source_said(run.source)
-        parts.append(f"\n{where}  input {compact_json(run.input, 100)}  " + "  ".join(links))
+        parts.append(f"\n{where}  {input_said(run.input, 100)}  " + "  ".join(links))
         if run.pending_approval is not None:  # what it asks, as the table's DOING NOW says it
             parts.append((f"\n{cell(run.doing, 200)}", "bold $warning"))
         if run.error:  # why it ended, the status word said once (above), as the table says it
