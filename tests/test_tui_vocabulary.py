@@ -309,6 +309,8 @@ async def test_the_run_header_names_skill_and_agent_as_the_table_does(fixtures: 
 def test_the_same_span_is_written_one_way() -> None:
     assert duration(0.0999) == duration(0.1) == "0.1s"  # never 0.100s beside 0.1s
     assert duration(0.012) == "0.012s"
+    assert duration(0.0003) == "<0.001s"  # a model call that took time: not 'ok in 0s'
+    assert duration(0) == "0s"
     assert duration(9.96) == duration(10.2) == "10s"  # never 10.0s
     assert duration(270) == "4m30s"
     assert relative(100.0, 100.0994) == "now"  # what duration writes in milliseconds

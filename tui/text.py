@@ -70,7 +70,8 @@ def shorten(text: str, limit: int) -> str:
 
 
 def duration(seconds: float | None) -> str:
-    """``0.012s``, ``0.4s``, ``30s``, ``4m30s``, ``2h05m``: a run's length at a glance.
+    """``0.012s``, ``0.4s``, ``30s``, ``4m30s``, ``2h05m``: a run's length at a glance
+    (``<0.001s`` under half a millisecond, ``0s`` for none at all).
 
     The one way a duration is written, in the TUI and ``runtop show`` alike. Its
     precision goes by the value *as rounded*, so the same span never reads two ways
@@ -81,7 +82,7 @@ def duration(seconds: float | None) -> str:
         return ""
     millis = max(0, round(seconds * 1000))
     if millis == 0:
-        return "0s"
+        return "<0.001s" if seconds > 0 else "0s"  # a call that took time did not take none
     if millis < 100:
         return f"0.{millis:03d}s"  # a fast tool call, not a 0.0
     tenths = round(seconds * 10)
