@@ -205,7 +205,10 @@ class RunsScreen(SelectedRunScreen):
         if table.sort_key != self.sort:
             table.sort_key = self.sort
             table.refresh()
+        had_runs = bool(table.rows)
         table.set_rows(runs, down)
+        if bool(runs) != had_runs:
+            self.refresh_bindings()  # Enter and the marks are greyed on an empty table, or not
         if self.marked:
             self.marked = [key for key in self.marked if self.store.get(key) is not None]
         table.set_marked(frozenset(self.marked))
@@ -322,12 +325,20 @@ class RunsScreen(SelectedRunScreen):
                 self._keys_to_box = True
             return
         if not self._keys_to_box:
+            self._say_why_greyed(event.key)
             return
         if not (event.is_printable or event.key in FilterBox.SUBMITTING or event.key in BOX_KEYS):
             return
         event.stop()
         event.prevent_default()
         self._type_into(self.query_one(FilterBox), event.key, event.character)
+
+    def _say_why_greyed(self, key: str) -> None:
+        """A mark key pressed on an empty table, its binding greyed: said why, as a greyed
+        ``c`` says why, rather than nothing at all."""
+        action = {"space": "mark", "m": "toggle_mark"}.get(key)
+        if action is not None and self.check_action(action, ()) is None:
+            self.notify("no run is selected to mark", severity="warning", timeout=2)
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
         """Focus moved from the open box to the table (a click): keys are the table's again."""
@@ -359,8 +370,17 @@ class RunsScreen(SelectedRunScreen):
         if action in {"mark", "toggle_mark"}:
             # While a replay is open, space is its pause and play (the app's): m marks. One
             # key marks at a time, and the bar and ? name that one.
-            return (action == "toggle_mark") == bool(self.app.replays())  # type: ignore[attr-defined]
+            if (action == "toggle_mark") != bool(self.app.replays()):  # type: ignore[attr-defined]
+                return False
+            # Greyed (and not offered by the palette) while the table shows no run: a walk
+            # read "space Mark" bright beside a filter that matched nothing.
+            return True if self._shows_runs() else None
         return True
+
+    def _shows_runs(self) -> bool:
+        """Whether the table shows a run (none: the keys that act on one are greyed)."""
+        tables = self.query(RunTable)
+        return bool(tables) and bool(tables.first().rows)
 
     def on_filter_box_said_more(self, message: FilterBox.SaidMore) -> None:
         more = self.query_one("#filter-more", Static)

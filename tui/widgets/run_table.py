@@ -690,6 +690,12 @@ class RunTable(ScrollView, can_focus=True):
         if self.rows:
             self.cursor = len(self.rows) - 1 if where < 0 else 0
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Enter is greyed (and not offered by the palette) while there is no run to open."""
+        if action == "open":
+            return True if self.rows else None
+        return True
+
     def action_open(self) -> None:
         run = self.selected
         if run is not None:
