@@ -10,14 +10,19 @@ reads what the screen shows.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from inspector import LedgerDirectorySource
+from tests.conftest import line
 from tests.test_keys_leftovers import greyed, palette
 from tests.test_tui_interaction import screen_lines
-from tests.tui_support import loaded, noticed, sample_app, settle
+from tests.tui_support import FROZEN, age, loaded, noticed, sample_app, settle
+from tui.app import make_app
+from tui.settings import Settings
 from tui.widgets.run_table import RunTable
 from tui.widgets.source_line import SourceLine
 
@@ -70,3 +75,59 @@ async def test_enter_and_mark_are_greyed_and_not_offered_on_an_empty_table(
         await pilot.press("escape")  # every run again: the keys act again
         await settle(pilot, lambda: not greyed(app, "⏎"), "Enter bright again")
         assert not greyed(app, "space")
+
+
+# -- 2: the tree's branches -----------------------------------------------------------------
+
+
+def write_family(directory: Path) -> None:
+    """A planner with two children, the first with a child of its own, who has one too; and
+    a run of its own. Started in that order (the newest first in the table)."""
+    family = [  # (run, parent, skill): skills short enough for 80 columns, deep down
+        ("run_a", None, "plan"),
+        ("run_c", "run_a", "review"),
+        ("run_b", "run_a", "search"),
+        ("run_d", "run_b", "sum"),
+        ("run_f", "run_d", "tag"),
+        ("run_e", None, "wx"),
+    ]
+    for second, (run_id, parent, skill) in enumerate(family, 1):
+        at = f"2026-11-28T14:30:{second:02d}.000000Z"
+        payload = {"skill": skill, **({"parent_run_id": parent} if parent else {})}
+        (directory / f"{run_id}.jsonl").write_bytes(
+            line(1, "run_started", payload, run_id=run_id, time=at)
+            + line(2, "run_completed", {"status": "ok"}, run_id=run_id, time=at)
+        )
+    age(directory)
+
+
+@pytest.mark.parametrize("size", [(160, 48), (80, 24)])
+async def test_the_tree_draws_each_childs_branch(tmp_path: Path, size: tuple[int, int]) -> None:
+    """Every child was drawn ``└``, the first of two children too, and a grandchild under
+    it beside nothing that led on to its aunt below."""
+    write_family(tmp_path)
+    app = make_app(Settings(clock=FROZEN, flush_interval=0.01), [LedgerDirectorySource(tmp_path)])
+    async with app.run_test(size=size) as pilot:
+        await loaded(pilot, 6)
+        await pilot.press("T")
+        await settle(pilot, lambda: "└ SKILL" in table_lines(app)[0], "the tree")
+        lines = table_lines(app)
+        column = lines[0].index("└ SKILL")
+        said = {}
+        for row in lines[1:]:
+            skill = re.findall(r"\w+", row[column:])[0]
+            said[skill] = row[column : row.index(skill, column)]
+        assert said == {
+            "wx": "",
+            "plan": "",
+            "search": "├ ",  # the first of two: more to come below
+            "sum": "│ └ ",  # its parent's sibling is still to come: the line goes on
+            "tag": "│   └ ",
+            "review": "└ ",  # the last
+        }, lines
+        assert list(said) == ["wx", "plan", "search", "sum", "tag", "review"], lines
+        # Every branch takes two cells a level: the next column starts where its title does.
+        started = lines[0].index("STARTED")
+        for row in lines[1:]:
+            assert row[started - 1] == " ", lines
+            assert row[started] != " ", lines

@@ -40,6 +40,7 @@ from tui.widgets.run_table import (
     column_at,
     header_text,
     sort_runs,
+    tree_branches,
     tree_order,
 )
 from tui.widgets.source_line import SourceLine
@@ -198,9 +199,14 @@ class RunsScreen(SelectedRunScreen):
         if self.sort != "started" or not self.reverse:
             runs = sort_runs(runs, self.sort, self.reverse, now_or(self.clock))
         table = self.query_one(RunTable)
-        table.depths = {}
+        branches: dict[RunKey, str] = {}
         if self.as_tree:
-            runs, table.depths = tree_order(runs)
+            runs, depths = tree_order(runs)
+            branches = tree_branches(runs, depths)
+        if branches != table.branches:
+            # A child come after the last: its elder sibling's └ is a ├ now, its run unchanged.
+            table.branches = branches
+            table.refresh()
         down = snapshot.sources_down()
         if table.sort_key != self.sort:
             table.sort_key = self.sort

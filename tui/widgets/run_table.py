@@ -377,6 +377,29 @@ def tree_order(runs: Sequence[RunView]) -> tuple[list[RunView], dict[RunKey, int
     return ordered, depths
 
 
+def tree_branches(ordered: Sequence[RunView], depths: dict[RunKey, int]) -> dict[RunKey, str]:
+    """What the SKILL / AGENT cell of each run below another starts with, in the tree view
+    (``ordered`` and ``depths`` as :func:`tree_order` gives them): ``├`` for a child with
+    siblings after it, ``└`` for the last, and ``│`` on the way down wherever an ancestor
+    has siblings still to come, as ``tree`` draws a directory. Two cells a level.
+
+    Read from the last run up: a run's level is open above it while a run of that depth
+    comes later with none shallower between (a shallower one closes the levels below it).
+    """
+    branches: dict[RunKey, str] = {}
+    open_levels: list[bool] = []  # open_levels[depth]: a run at that depth comes later
+    for run in reversed(ordered):
+        depth = depths.get(run.key, 0)
+        if len(open_levels) <= depth:
+            open_levels.extend([False] * (depth + 1 - len(open_levels)))
+        if depth:
+            way = "".join("│ " if open_levels[level] else "  " for level in range(1, depth))
+            branches[run.key] = way + ("├ " if open_levels[depth] else "└ ")
+        open_levels[depth] = True
+        del open_levels[depth + 1 :]
+    return branches
+
+
 LAST_KNOWN: Final = "last known: "
 """Before what a run of a source down was last known to do: nobody knows what it does now."""
 
@@ -435,8 +458,9 @@ class RunTable(ScrollView, can_focus=True):
         super().__init__(id=id)
         self.clock = clock
         self.rows: list[RunView] = []
-        self.depths: dict[RunKey, int] = {}
-        """In the tree view, how deep each run is below a run shown (children indented)."""
+        self.branches: dict[RunKey, str] = {}
+        """In the tree view, the branch drawn before each child run's name (``├ ``, ``│ └ ``):
+        :func:`tree_branches`. Runs at the top of the tree have none."""
         self.sort_key = "started"
         """The column the rows are sorted by: kept on screen however narrow."""
         self.marked: frozenset[RunKey] = frozenset()
@@ -652,8 +676,9 @@ class RunTable(ScrollView, can_focus=True):
                 case "run":
                     text = _cut_start(short_id(run.run_id), size)  # its distinctive end
                 case "agent":
-                    depth = self.depths.get(run.key, 0)
-                    indent = "  " * (depth - 1) + "└ " if depth else ""
+                    indent = self.branches.get(run.key, "")
+                    if len(indent) > size - 2:  # deeper than the column is wide: its end
+                        indent = indent[len(indent) - max(0, size - 2) :]
                     who = skill_and_agent(run.skill, run.agent)
                     text = indent + cell(who, size - len(indent))
                 case "started":
