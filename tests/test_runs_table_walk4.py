@@ -11,12 +11,14 @@ reads what the screen shows.
 from __future__ import annotations
 
 import re
+import socket
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from inspector import LedgerDirectorySource
+from inspector import LedgerDirectorySource, ManagerSource, RemoteSource
+from run_manager import Manager
 from tests.conftest import line
 from tests.test_keys_leftovers import greyed, palette
 from tests.test_tui_interaction import screen_lines
@@ -131,3 +133,49 @@ async def test_the_tree_draws_each_childs_branch(tmp_path: Path, size: tuple[int
         for row in lines[1:]:
             assert row[started - 1] == " ", lines
             assert row[started] != " ", lines
+
+
+# -- 3: the source line keeps the runs by status -------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+async def test_a_reconnecting_source_gives_its_words_before_the_runs_by_status(
+    fixtures: Path,
+) -> None:
+    """At 80x24 a walk read ``127.0.0.1:8792: reconnecting in 2 s  4 runs``: the ``⊘3 ◌1``
+    gone while the source said why it failed. How it stands stays, and the counts."""
+    url = f"http://127.0.0.1:{free_port()}"  # nothing listens here
+    app = sample_app(fixtures, RemoteSource(url, "token", name=url, backoff_first=30))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot)
+        await settle(pilot, lambda: "reconnecting" in source_line(app), "the source reconnecting")
+        said = source_line(app)
+        assert re.search(r"reconnecting in \d+ s  +6 runs  ✔2 ✘1 ⊘1 \?2", said), said
+
+
+async def test_a_long_path_is_cut_in_its_middle_before_the_runs_by_status_go(
+    fixtures: Path, tmp_path: Path
+) -> None:
+    """``demo (live, ledgers in /tmp/runtop-demo-…)``: the path gives way in its middle, its
+    end kept, and the runs by status stay."""
+    ledgers = tmp_path / "a-rather-long-directory-of-ledgers" / "runtop-demo-3msg2krr"
+    ledgers.mkdir(parents=True)
+    async with Manager(ledger_dir=ledgers) as manager:
+        app = sample_app(fixtures, ManagerSource(manager, name="demo"))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await loaded(pilot)
+            await settle(pilot, lambda: "ledgers in" in source_line(app), "the demo's source")
+            said = source_line(app)
+            assert "  6 runs  ✔2 ✘1 ⊘1 ?2" in said, said
+            path = re.search(r"ledgers in (\S+)\)", said)
+            assert path, said
+            start, _, end = path.group(1).partition("…")
+            assert end, said  # cut, in its middle: its start and its end are the path's
+            assert str(ledgers).startswith(start), said
+            assert str(ledgers).endswith(end), said
+            assert end.endswith("2krr"), said

@@ -321,8 +321,10 @@ async def test_keys_typed_in_one_burst_after_slash_go_into_the_filter(fixtures: 
         assert "STATUS ▲" in str(app.screen.query_one("#header").render())
 
 
-async def test_a_source_name_longer_than_the_line_is_cut_between_words(fixtures: Path) -> None:
-    """The name gives way, between words, to the runs counted: they stay whole."""
+async def test_a_source_name_longer_than_the_line_is_cut_in_its_path(fixtures: Path) -> None:
+    """The name's path gives way, in its middle (its start and its end kept), to the runs
+    counted and the runs by status: they stay whole (a walk saw the runs by status go
+    while a source's long words stayed)."""
     age(fixtures)
     name = "ledgers in /srv/evaluations/nightly/2026-11-28/research-team/shared-disk/ledgers"
     source = LedgerDirectorySource(fixtures, name=name)
@@ -330,8 +332,10 @@ async def test_a_source_name_longer_than_the_line_is_cut_between_words(fixtures:
     async with app.run_test(size=(80, 24)) as pilot:
         await loaded(pilot)
         line = source_line(app).strip()
-        assert line.endswith("…  6 runs"), line
+        assert line.endswith(" (live)   6 runs  ✔2 ✘1 ⊘1 ?2"), line
         assert len(line) <= 78, line
-        kept = line.removesuffix("…  6 runs").rstrip()
-        assert name.startswith(kept), line
-        assert name[len(kept) : len(kept) + 1] in {"", " "}, line  # whole words, then …
+        start, _, end = line.split(" (live)")[0].partition("…")
+        assert end, line  # cut, in its middle
+        assert name.startswith(start), line
+        assert name.endswith(end), line
+        assert start.startswith("ledgers in /srv/"), line  # whole words, then the path

@@ -21,11 +21,16 @@ GAP: Final = "  "
 class SourceLine(Widget):
     """`` samples (live)  6 runs  ✔2 ✘1  2.9k tok $0.0100  filter: status:failed``.
 
-    Too narrow for all of it, parts give way whole: the tokens and cost
-    first, then the runs by status, then the tree (its column's title says
-    it too); then the sources are cut between words, then the filter. The
-    runs counted stay whole: a count is read with the filter it is of. A
-    source that fails is in $error.
+    Too narrow for all of it, the tokens and cost give way first, whole;
+    then the sources' words: a failing source says how it stands
+    (``reconnecting in 8 s``) before anything else of it, and a path or a
+    URL is cut in its middle, its end kept. Only then do the runs by status
+    and the tree (its column's title says it too) give way, whole: the runs
+    by status tell what is going on, and a walk at 80 columns read
+    ``127.0.0.1:8792: reconnecting in 2 s  4 runs``, the ``⊘3 ◌1`` gone while
+    the source's words stayed. Then the sources are cut between words, then
+    the filter. The runs counted stay whole: a count is read with the filter
+    it is of. A source that fails is in $error.
     """
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
@@ -58,11 +63,13 @@ class SourceLine(Widget):
         error_style = self.get_component_rich_style("source-line--error")
         filter_style = self.get_component_rich_style("source-line--filter")
 
-        def sources_said(brief: int = 0) -> Text:
+        def sources_said(brief: int = 0, words: int = 0) -> Text:
             """The sources, the briefer the higher ``brief``: a source that fails says how
             it stands (``reconnecting in 8 s``) and not why (1), its name cut at the start
             (2); a source that is well, without its state (3); the failing names cut more
-            (4); the sources that are well left out (5); the failing names too (6)."""
+            (4); the sources that are well left out (5); the failing names too (6). With
+            ``words``, a path or URL of a source that is well longer than that is cut in
+            its middle (``/tmp/ru…msg2krr``)."""
             said = Text(no_wrap=True, overflow="crop", end="")
             for source in self.sources:
                 name = inert(source.name, single_line=True)  # a directory's: anything at all
@@ -85,9 +92,11 @@ class SourceLine(Widget):
                     clock = ""
                     if at is not None:  # the moment replayed, as its runs' STARTED counts
                         clock = time.strftime(" at %H:%M:%S UTC", time.gmtime(at))
+                    if words:
+                        name, live = _cut_words(name, words), _cut_words(live, words)
                     said.append(f" {name} ({live}){clock} ", name_style)
                 elif brief < 5:
-                    said.append(f" {name} ", name_style)
+                    said.append(f" {_cut_words(name, words) if words else name} ", name_style)
             if brief:
                 said.rstrip()  # a cell more for what is said
             return said
@@ -120,18 +129,26 @@ class SourceLine(Widget):
             rest = sum(cell_len(text) for text, _, _ in parts)
             return sources.cell_len + cell_len(counted) + wanted.cell_len + rest - room
 
-        for gives_way in (4, 3, 2):
+        if over() > 0:
+            parts = [part for part in parts if part[2] != 4]
+        # Still too long: the sources' words give way before the runs by status. A source
+        # that fails says how it stands (reconnecting in 8 s) before anything else of the
+        # sources (its words were cut off, with the keys help open beside the line); the
+        # long words of the sources (a path, a URL) are cut in their middle, their ends kept.
+        steps = [(1, 0), (2, 0)] if failing else []
+        steps += [(2 if failing else 0, words) for words in WORDS_CUT]
+        steps += [(3, WORDS_CUT[-1]), (4, WORDS_CUT[-1])] if failing else []
+        for brief, words in steps:
             if over() <= 0:
                 break
-            parts = [part for part in parts if part[2] != gives_way]
-        # Still too long: a source that fails says how it stands (reconnecting in 8 s) before
-        # anything else of the sources; the filter is cut; then the sources that are well go.
-        # The words of a reconnect were cut off, with the keys help open beside the line.
-        for brief in (1, 2, 3, 4) if failing else ():
+            sources = sources_said(brief, words)
+        # Then the runs by status go, then the tree; then the sources that are well are cut
+        # between words (to the first name's start: a name is read whole or not at all),
+        # then the filter; the runs counted stay whole, as a count without its filter would
+        # claim what is not so.
+        for gives_way in (3, 2):
             if over() > 0:
-                sources = sources_said(brief)
-        # Then the sources are cut (to the first name's start), then the filter; the runs
-        # counted stay whole, as a count without its filter would claim what is not so.
+                parts = [part for part in parts if part[2] != gives_way]
         if over() > 0 and not failing:
             sources = _cut(sources, max(MIN_SOURCES, sources.cell_len - over()))
         if over() > 0 and wanted:
@@ -160,6 +177,11 @@ NAME_MIN: Final = 12
 then (``…:8765``) before it goes."""
 NAME_LEAST: Final = 7
 
+WORDS_CUT: Final = (24, 18, 12)
+"""The most cells a path or URL in what a source that is well says keeps, in turn, while
+the line is too long: cut in its middle (``/tmp/ru…msg2krr``), before the runs by status
+give way."""
+
 MIN_FILTER: Final = 12
 """The fewest cells of the filter worth showing (``filter: sta…``); fewer, it gives way."""
 
@@ -180,3 +202,18 @@ def _cut_start(name: str, room: int) -> str:
     if cell_len(name) <= room:
         return name
     return "…" + name[len(name) - room + 1 :]
+
+
+def _cut_words(text: str, most: int) -> str:
+    """``text`` with each path or URL in it longer than ``most`` cells cut in its middle,
+    more of its end kept than of its start (a path's last part, a URL's port):
+    ``/tmp/ru…msg2krr``. Other words, a name, are read whole or not at all."""
+    return " ".join(_cut_middle(word, most) for word in text.split(" "))
+
+
+def _cut_middle(word: str, most: int) -> str:
+    if "/" not in word or cell_len(word) <= most:
+        return word
+    end = (most - 1) * 3 // 5
+    start = most - 1 - end
+    return word[:start] + "…" + word[len(word) - end :]
