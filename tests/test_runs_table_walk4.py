@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 import socket
+import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -179,3 +181,93 @@ async def test_a_long_path_is_cut_in_its_middle_before_the_runs_by_status_go(
             assert str(ledgers).startswith(start), said
             assert str(ledgers).endswith(end), said
             assert end.endswith("2krr"), said
+
+
+# -- 4: narrow, with the keys panel open ----------------------------------------------------
+
+
+def write_waiting(directory: Path, skill: str) -> str:
+    """A run of ``skill`` that asked an approval a minute ago (awaiting_approval)."""
+    run_id = "run_20261201T000000001_b2b2b2b2b2b2b2b2"
+    asked = time.time() - 60
+    when = datetime.fromtimestamp(asked, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    question = {"approval_id": "ap_1", "prompt": "Ship it?", "timeout_seconds": 86400}
+    (directory / f"{run_id}.jsonl").write_bytes(
+        line(1, "run_started", {"skill": skill}, run_id=run_id, time=when)
+        + line(2, "approval_request", question, run_id=run_id, time=when)
+    )
+    return run_id
+
+
+def write_three(ledgers: Path) -> None:
+    """A classifier awaiting approval, a summarizer and a researcher that succeeded."""
+    ledgers.mkdir(parents=True)
+    write_waiting(ledgers, "classifier")
+    for seconds, skill in ((1, "summarizer"), (2, "researcher")):
+        at = f"2026-11-28T14:30:{seconds:02d}.000000Z"
+        (ledgers / f"run_{skill}.jsonl").write_bytes(
+            line(1, "run_started", {"skill": skill}, run_id=f"run_{skill}", time=at)
+            + line(2, "run_completed", {"status": "ok"}, run_id=f"run_{skill}", time=at)
+        )
+
+
+async def test_skill_keeps_its_room_beside_a_long_status_with_the_keys_open(
+    tmp_path: Path,
+) -> None:
+    """At 80x24 with ``?`` open, STATUS kept 19 cells for one ``awaiting_approval`` and SKILL
+    read ``classifi…``: the status gives cells (its glyph and its word's start) first."""
+    write_three(tmp_path / "ledgers")
+    app = make_app(Settings(flush_interval=0.01), [LedgerDirectorySource(tmp_path / "ledgers")])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot, 3)
+        await pilot.press("question_mark")
+        await settle(pilot, lambda: app.screen.query("HelpPanel"), "the keys")
+        await pilot.pause(0.2)
+        lines = table_lines(app)
+        for skill in ("classifier", "summarizer", "researcher"):
+            assert any(f" {skill} " in row for row in lines), (skill, lines)
+        assert any("◐ awaiting" in row for row in lines), lines
+
+
+def watched(app: Any) -> list[list[str]]:
+    """What the keys panel says each source is, line by line (``from`` taken off)."""
+    panel = [row.strip() for row in keys_panel(app)]
+    sources: list[list[str]] = []
+    for row in panel[: panel.index("")]:  # a blank line after the sources
+        if row.startswith("from "):
+            sources.append([])
+        sources[-1].append(row.removeprefix("from").strip())
+    return sources
+
+
+async def test_the_keys_panel_folds_the_path_watched_after_a_slash(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """With ``?`` open at 80x24, the keys panel folded the path watched in the middle of a
+    name (``/tmp/runtop-demo-3m`` over ``sg2krr``): it is whole, broken only after a ``/``
+    or between words; a name wider than the panel is cut in its middle, on one line."""
+    # Each name narrower than the panel (pytest's own, named after the test, is not).
+    ledgers = tmp_path_factory.mktemp("k") / "nightly-evals" / "research-team"
+    write_three(ledgers)
+    wide = tmp_path_factory.mktemp("k") / "runtop-demo-of-the-night-3msg2krr"
+    write_three(wide)
+    sources = [LedgerDirectorySource(ledgers), LedgerDirectorySource(wide, name="wide")]
+    app = make_app(Settings(flush_interval=0.01), sources)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot, 6)
+        await pilot.press("question_mark")
+        await settle(pilot, lambda: app.screen.query("HelpPanel"), "the keys")
+        await pilot.pause(0.2)
+        said, said_wide = watched(app)
+        joined = "".join(piece if piece.endswith("/") else piece + " " for piece in said)
+        assert f"research-team: the ledger directory {ledgers} " == joined, said
+        names = set(re.findall(r"[^/ ]+", f"{ledgers}"))
+        for piece in said:  # a directory's name on one line: never research-te over am
+            cut = [name for name in re.findall(r"[^/ :]+", piece) if "-" in name]
+            assert all(name in names for name in cut), said
+
+        assert said_wide[-2].endswith(f"/{wide.parent.name}/"), said_wide
+        start, _, end = said_wide[-1].partition("…")
+        assert wide.name.startswith(start), said_wide
+        assert wide.name.endswith(end), said_wide
+        assert end.endswith("3msg2krr"), said_wide

@@ -12,8 +12,12 @@ this screen; Textual's generic keys not at all.
 from __future__ import annotations
 
 import functools
+import re
 from typing import Any, ClassVar, NamedTuple
 
+from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -109,7 +113,7 @@ class KeyList(Widget):
         table.add_column()
         sources = self._sources()
         for source in sources:  # what is watched, whole and first: the source line may cut it
-            table.add_row(Text("from", style="dim"), Text(inert(source), overflow="fold"))
+            table.add_row(Text("from", style="dim"), FoldedPaths(inert(source, single_line=True)))
         if sources:
             table.add_row()
         for line in self.lines():
@@ -132,6 +136,60 @@ class KeyList(Widget):
         for state in store.snapshot().sources:
             said.append(f"{state.name}: {state.error or state.status or state.description}")
         return said
+
+
+class FoldedPaths:
+    """Words wrapped to the width they are drawn at, a path among them after a ``/`` (``/tmp/``
+    then ``runtop-demo-3msg2krr``), not in the middle of a name: folded anywhere, a walk
+    read ``/tmp/runtop-demo-3m`` over ``sg2krr``. A name wider than the width itself is cut
+    in its middle (``runtop-d…-3msg2krr``), its end kept."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        parts = [part for word in self.text.split(" ") for part in _path_parts(word)]
+        widest = max((cell_len(part) for part in parts), default=0)
+        return Measurement(min(widest, options.max_width), cell_len(self.text))
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        for line in folded(self.text, max(1, options.max_width)):
+            yield Text(line, overflow="fold")
+
+
+def _path_parts(word: str) -> list[str]:
+    """``/tmp/runtop-demo`` as ``/tmp/`` and ``runtop-demo``: each part ends at a slash (a
+    leading one stays with the name after it)."""
+    return re.findall(r"/?[^/]+/?|/", word) or [word]
+
+
+def _cut_middle(part: str, width: int) -> str:
+    """``part`` in ``width`` cells, cut in its middle if it must be, more of its end kept
+    (``runtop-d…-3msg2krr``): a name over two lines read as two names."""
+    if cell_len(part) <= width:
+        return part
+    end = (width - 1) * 3 // 5
+    cut = part[: width - 1 - end] + "…" + (part[len(part) - end :] if end else "")
+    return cut if cell_len(cut) <= width else part[:width]
+
+
+def folded(text: str, width: int) -> list[str]:
+    """``text`` in lines of ``width`` cells at most: broken between words, and in a word
+    after a ``/``; a part wider than ``width`` cut in its middle, on a line of its own."""
+    lines: list[str] = []
+    line = ""
+    for word in text.split(" "):
+        for at, part in enumerate(_path_parts(word)):
+            joined = f"{line} {part}" if line and at == 0 else line + part
+            if cell_len(joined) <= width:
+                line = joined
+                continue
+            if line:
+                lines.append(line)
+            line = _cut_middle(part, width)
+    if line or not lines:
+        lines.append(line)
+    return lines
 
 
 class KeysHelp(HelpPanel):

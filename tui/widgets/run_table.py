@@ -69,10 +69,13 @@ every run shown goes before any with something in it; SOURCE, when the runs show
 from several sources, after TOKENS and DAMAGED (with one, the source line names it).
 Without its column, a run's damaged lines are said in DOING NOW."""
 
-SQUEEZED: Final = (("run", 7), ("agent", 8), ("status", 8))
+SQUEEZED: Final = (("run", 7), ("status", 11), ("agent", 8), ("status", 8))
 """Narrower still (the keys help open beside the table), once DOING NOW is gone: columns
 that give up cells, in this order, down to these widths (a run id's last six characters;
-a status's glyph and the start of its word); then SKILL / AGENT goes."""
+a status's glyph and a word of up to nine letters, ``◐ awaiting…``, before the skill gives
+any: at 80 columns with ``?`` open, STATUS kept 19 cells for one ``awaiting_approval`` and
+SKILL read ``classifi…``; then a status's glyph and the start of its word); then SKILL /
+AGENT goes. Cells left over once DOING NOW is gone widen SKILL / AGENT."""
 
 MIN_DOING: Final = 16
 """The cells DOING NOW keeps while other columns give way; below ``MIN_DOING_SQUEEZED``
@@ -81,6 +84,8 @@ MIN_DOING_SQUEEZED: Final = 8
 NARROW: Final = 120
 """Below this width the agent column gives up room it rarely fills."""
 NARROW_AGENT: Final = 12
+AGENT_WIDE: Final = 24
+"""The most SKILL / AGENT takes of the cells DOING NOW, gone, leaves."""
 SOURCE_MAX: Final = 22
 """The widest SOURCE gets for a long name (``127.0.0.1:8765`` is 14): cut at the start."""
 DOING_MAX: Final = 120
@@ -229,6 +234,8 @@ def visible_columns(
                 over -= take
         if over > 0 and keep != "agent":
             widths.pop("agent", None)
+        if over < 0 and "agent" in widths:  # no DOING NOW to take them: the names do
+            widths["agent"] = max(widths["agent"], min(widths["agent"] - over, AGENT_WIDE))
     else:
         widths["doing"] = room
     return tuple((key, titles[key], width) for key, width in widths.items())
