@@ -26,6 +26,7 @@ from tests.test_keys_leftovers import greyed, palette
 from tests.test_tui_interaction import screen_lines
 from tests.tui_support import FROZEN, age, loaded, noticed, sample_app, settle
 from tui.app import make_app
+from tui.cli import main
 from tui.settings import Settings
 from tui.widgets.run_table import RunTable
 from tui.widgets.source_line import SourceLine
@@ -271,3 +272,21 @@ async def test_the_keys_panel_folds_the_path_watched_after_a_slash(
         assert wide.name.startswith(start), said_wide
         assert wide.name.endswith(end), said_wide
         assert end.endswith("3msg2krr"), said_wide
+
+
+# -- 5: an unanswered approval, said as runtop ls says it -----------------------------------
+
+
+async def test_the_table_says_an_unanswered_approval_as_runtop_ls_does(
+    fixtures: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["ls", str(fixtures)]) == 0
+    listed = next(row for row in capsys.readouterr().out.splitlines() if MIGRATION in row)
+    said = re.search(r"\w+ unanswered: ", listed)
+    assert said, listed
+
+    app = sample_app(fixtures)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot)
+        row = next(row for row in table_lines(app) if MIGRATION[-12:] in row)
+        assert f"{said.group(0)}Apply migration v42" in row, (listed, row)

@@ -416,15 +416,30 @@ def doing_now(run: RunView, *, damage: bool = False, down: bool = False) -> str:
     with ``damage`` (no DAMAGED column on screen), a finished run's damaged lines. A live
     run of a source ``down`` (its status ``unknown``) did that when last heard of: said so
     (a walk read ``llm default`` beside ``unknown``, as if it were under way)."""
-    if down and run.doing:
-        return LAST_KNOWN + run.doing
+    doing = _doing(run)
+    if down and doing:
+        return LAST_KNOWN + doing
     if run.live or run.pending_approval is not None:  # what it waits on, or waited on
-        return run.doing
+        return doing
     if run.status in _SAYS_WHY:
         return ended_reason(run)
     if damage and run.damaged_lines:
         return f"{run.damaged_lines} damaged line{'s' if run.damaged_lines != 1 else ''}"
     return ""
+
+
+UNANSWERED: Final = "approval unanswered: "
+"""Before the question of a run that asked an approval and stopped waiting for it (stale,
+or ended): as ``runtop ls`` says it, beside ``awaiting approval: …`` of a run that waits."""
+
+
+def _doing(run: RunView) -> str:
+    """What the run does (:attr:`RunView.doing`), an approval it no longer waits on said as
+    ``runtop ls`` says it (the table read ``unanswered: Apply…``, ls ``approval unanswered``)."""
+    approval = run.pending_approval
+    if approval is None or run.status.waits or (run.cancel_requested and run.live):
+        return run.doing
+    return UNANSWERED + (approval.prompt or approval.approval_id)
 
 
 def _cut_start(text: str, width: int) -> str:
