@@ -50,8 +50,9 @@ def table_lines(app: Any) -> list[str]:
 
 
 def keys_panel(app: Any) -> list[str]:
-    """The keys panel's lines (``?``), as the terminal shows them beside the screen."""
-    return [line.split("▏", 1)[1] for line in screen_lines(app) if "▏" in line]
+    """The keys panel's lines (``?``), as the terminal shows them beside the screen (not its
+    scroll bar)."""
+    return [line.split("▏", 1)[1].rstrip(" ▁▂▃▄▅▆▇█") for line in screen_lines(app) if "▏" in line]
 
 
 # -- 1: an empty table greys the keys that act on a run ------------------------------------
@@ -272,6 +273,21 @@ async def test_the_keys_panel_folds_the_path_watched_after_a_slash(
         assert wide.name.startswith(start), said_wide
         assert wide.name.endswith(end), said_wide
         assert end.endswith("3msg2krr"), said_wide
+
+
+async def test_the_keys_panel_keeps_a_urls_scheme_whole(fixtures: Path) -> None:
+    """A server that went away: the panel read ``http:/`` over ``/127.0.0.1:8793``."""
+    url = f"http://127.0.0.1:{free_port()}"  # nothing listens here
+    app = sample_app(fixtures, RemoteSource(url, "token", name=url, backoff_first=30))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot)
+        await pilot.press("question_mark")
+        await settle(pilot, lambda: app.screen.query("HelpPanel"), "the keys")
+        await settle(pilot, lambda: "reconnecting" in source_line(app), "the source reconnecting")
+        await pilot.pause(0.2)
+        said = next(lines for lines in watched(app) if "reconnecting" in " ".join(lines))
+        assert "http://" in " ".join(said), said
+        assert not any(line.endswith(":/") for line in said), said
 
 
 # -- 5: an unanswered approval, said as runtop ls says it -----------------------------------

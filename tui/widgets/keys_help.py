@@ -159,8 +159,8 @@ class FoldedPaths:
 
 def _path_parts(word: str) -> list[str]:
     """``/tmp/runtop-demo`` as ``/tmp/`` and ``runtop-demo``: each part ends at a slash (a
-    leading one stays with the name after it)."""
-    return re.findall(r"/?[^/]+/?|/", word) or [word]
+    leading one stays with the name after it, a URL's ``http://`` whole)."""
+    return re.findall(r"[A-Za-z][\w+.-]*://|/?[^/]+/?|/", word) or [word]
 
 
 def _cut_middle(part: str, width: int) -> str:
