@@ -242,7 +242,7 @@ async def test_a_parents_children_show_under_it_in_the_tree(tmp_path: Path) -> N
         await pilot.press("T")
         assert [run.skill for run in rows.rows] == ["s2", "s0", "s3", "s1"]
         shown = rows.show_text().splitlines()
-        assert "  └ s3" in shown[2]
+        assert "  ├ s3" in shown[2]  # the first of two children: one more below
         assert "  └ s1" in shown[3]
         await pilot.press("T")
         assert [run.skill for run in rows.rows] == ["s3", "s2", "s1", "s0"]
