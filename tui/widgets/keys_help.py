@@ -16,7 +16,7 @@ import re
 from typing import Any, ClassVar, NamedTuple
 
 from rich.cells import cell_len
-from rich.console import Console, ConsoleOptions, RenderResult
+from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
@@ -105,17 +105,14 @@ class KeyList(Widget):
     def lines(self) -> list[KeyLine]:
         return key_lines(self.screen)
 
-    def render(self) -> Table:
+    def render(self) -> Group:
         key_style = self.get_component_rich_style("key-list--key")
         disabled = self.get_component_rich_style("key-list--disabled", partial=True)
+        # What is watched, whole and first: the source line may cut it.
+        sources = [FoldedPaths(inert(source, single_line=True)) for source in self._sources()]
         table = Table.grid(padding=(0, 1))
         table.add_column(justify="right", no_wrap=True)
         table.add_column()
-        sources = self._sources()
-        for source in sources:  # what is watched, whole and first: the source line may cut it
-            table.add_row(Text("from", style="dim"), FoldedPaths(inert(source, single_line=True)))
-        if sources:
-            table.add_row()
         for line in self.lines():
             style = key_style + disabled if not line.enabled else key_style
             table.add_row(
@@ -124,7 +121,7 @@ class KeyList(Widget):
             )
         if self.app.ENABLE_COMMAND_PALETTE:
             table.add_row(Text("^p", style=key_style), Text("Every action, and themes"))
-        return table
+        return Group(*sources, *([Text()] if sources else []), table)
 
     def _sources(self) -> list[str]:
         """Each source the app watches, in words: its name and how it stands (``demo: live,
@@ -139,22 +136,28 @@ class KeyList(Widget):
 
 
 class FoldedPaths:
-    """Words wrapped to the width they are drawn at, a path among them after a ``/`` (``/tmp/``
-    then ``runtop-demo-3msg2krr``), not in the middle of a name: folded anywhere, a walk
-    read ``/tmp/runtop-demo-3m`` over ``sg2krr``. A name wider than the width itself is cut
-    in its middle (``runtop-d…-3msg2krr``), its end kept."""
+    """What is said of a source watched, after ``from``, across the panel (not in the keys'
+    narrower column: the demo's ``runtop-demo-3msg2krr`` fits on a line there), wrapped
+    between words and, in a path, after a ``/`` (``/tmp/`` then ``runtop-demo-3msg2krr``):
+    folded anywhere, a walk read ``/tmp/runtop-demo-3m`` over ``sg2krr``. A name wider than
+    the panel is folded where it must be, whole on the lines it takes."""
+
+    LEAD = "from "
+    INDENT = "  "
+    """Before each line after the first: the lines of one source read as one."""
 
     def __init__(self, text: str) -> None:
         self.text = text
 
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
-        parts = [part for word in self.text.split(" ") for part in _path_parts(word)]
-        widest = max((cell_len(part) for part in parts), default=0)
-        return Measurement(min(widest, options.max_width), cell_len(self.text))
+        return Measurement(1, cell_len(self.LEAD + self.text))
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        for line in folded(self.text, max(1, options.max_width)):
-            yield Text(line, overflow="fold")
+        width = max(1 + len(self.LEAD), options.max_width)
+        lines = folded(self.text, width - len(self.LEAD), width - len(self.INDENT))
+        yield Text.assemble((self.LEAD, "dim"), lines[0])
+        for line in lines[1:]:
+            yield Text(self.INDENT + line)
 
 
 def _path_parts(word: str) -> list[str]:
@@ -163,30 +166,27 @@ def _path_parts(word: str) -> list[str]:
     return re.findall(r"[A-Za-z][\w+.-]*://|/?[^/]+/?|/", word) or [word]
 
 
-def _cut_middle(part: str, width: int) -> str:
-    """``part`` in ``width`` cells, cut in its middle if it must be, more of its end kept
-    (``runtop-d…-3msg2krr``): a name over two lines read as two names."""
-    if cell_len(part) <= width:
-        return part
-    end = (width - 1) * 3 // 5
-    cut = part[: width - 1 - end] + "…" + (part[len(part) - end :] if end else "")
-    return cut if cell_len(cut) <= width else part[:width]
-
-
-def folded(text: str, width: int) -> list[str]:
-    """``text`` in lines of ``width`` cells at most: broken between words, and in a word
-    after a ``/``; a part wider than ``width`` cut in its middle, on a line of its own."""
+def folded(text: str, first: int, width: int | None = None) -> list[str]:
+    """``text`` in lines of ``first`` cells at most, then ``width``: broken between words,
+    and in a word after a ``/``; a part wider than a line folded, whole."""
     lines: list[str] = []
     line = ""
+
+    def room() -> int:
+        return max(1, first if not lines else (width or first))
+
     for word in text.split(" "):
         for at, part in enumerate(_path_parts(word)):
             joined = f"{line} {part}" if line and at == 0 else line + part
-            if cell_len(joined) <= width:
+            if cell_len(joined) <= room():
                 line = joined
                 continue
             if line:
                 lines.append(line)
-            line = _cut_middle(part, width)
+            line = part
+            while cell_len(line) > room():  # one name wider than the panel: folded
+                lines.append(line[: room()])
+                line = line[len(lines[-1]) :]
     if line or not lines:
         lines.append(line)
     return lines
