@@ -15,6 +15,7 @@ from textual.widgets import Button, Input, Label
 from inspector import RunView
 from tui.format import cell
 from tui.widgets.key_bar import KeyBar
+from tui.widgets.typed_ahead import type_into
 
 CANCELED_WITHOUT_REASON: Final = "canceled in runtop"
 """The reason recorded for a cancel confirmed with the reason left empty."""
@@ -115,7 +116,7 @@ def typed_before_the_box(screen: ModalScreen[Any], event: Key) -> None:
         return
     event.stop()
     event.prevent_default()
-    screen.query_one("#reason", Input).insert_text_at_cursor(event.character)
+    type_into(screen.query_one("#reason", Input), event.character)
 
 
 def said_by_enter(screen: ModalScreen[Any], action: str, description: str) -> str:

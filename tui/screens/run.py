@@ -39,6 +39,7 @@ from tui.widgets.event_list import EventList
 from tui.widgets.key_bar import KeyBar
 from tui.widgets.timeline_pane import TimelinePane
 from tui.widgets.timeline_view import TimelineView
+from tui.widgets.typed_ahead import type_into
 
 if TYPE_CHECKING:
     from textual.widgets import Input
@@ -358,7 +359,7 @@ class RunScreen(SelectedRunScreen):
             event.stop()
             event.prevent_default()
             assert event.character is not None
-            box.insert_text_at_cursor(event.character)
+            type_into(box, event.character)
             return
         if event.key == "slash" and self.check_action("search", ()):
             event.stop()
