@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 import time
 from collections import deque
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 import msgspec
 
@@ -202,13 +202,20 @@ class RunView(msgspec.Struct, frozen=True, gc=False):
             return "cancelling…"
         if self.pending_approval is not None:
             # The status says it waits; this says on what (the question asked).
-            question = self.pending_approval.prompt or "awaiting approval"
-            return question if self.status.waits else f"unanswered: {question}"
+            question = self.pending_approval.prompt
+            if self.status.waits:
+                return question or "awaiting approval"
+            return UNANSWERED + question if question else UNANSWERED.rstrip(": ")
         if self.current_tool:
             return f"tool {self.current_tool}"
         if self.current_node:
             return node_words(self.current_node)
         return ""
+
+
+UNANSWERED: Final = "approval unanswered: "
+"""Before the question of a run that asked an approval and stopped waiting on it (stale, or
+ended), as ``runtop ls`` says it beside ``awaiting approval: …`` of a run that waits."""
 
 
 def node_words(node_id: str) -> str:

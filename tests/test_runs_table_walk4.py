@@ -23,7 +23,7 @@ from inspector import LedgerDirectorySource, ManagerSource, RemoteSource
 from run_manager import Manager
 from tests.conftest import line
 from tests.test_keys_leftovers import greyed, palette
-from tests.test_tui_interaction import screen_lines
+from tests.test_tui_interaction import open_run, screen_lines
 from tests.tui_support import FROZEN, age, loaded, noticed, sample_app, settle
 from tui.app import make_app
 from tui.cli import main
@@ -304,3 +304,20 @@ async def test_the_table_says_an_unanswered_approval_as_runtop_ls_does(
         await loaded(pilot)
         row = next(row for row in table_lines(app) if MIGRATION[-12:] in row)
         assert f"{said.group(0)}Apply migration v42" in row, (listed, row)
+
+
+async def test_a_narrow_table_gives_the_question_room_before_the_word_approval(
+    fixtures: Path,
+) -> None:
+    """At 80 columns the cell read ``approval unanswer…``: the question gone, the status
+    saying the rest. The word ``approval`` goes first; the run's header says it all."""
+    app = sample_app(fixtures)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot)
+        row = next(row for row in table_lines(app) if MIGRATION[-12:] in row)
+        assert "unanswered: Apply" in row, row
+        assert "approval unanswer" not in row, row
+        await open_run(pilot, MIGRATION)
+        await pilot.pause(0.2)
+        header = "\n".join(screen_lines(app)[:5])
+        assert "approval unanswered: Apply migration v42" in header  # as the table's wide cell

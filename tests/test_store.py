@@ -54,7 +54,7 @@ async def test_sample_ledgers_derive_what_a_user_wants(fixtures: Path) -> None:
     assert (deploy.status, deploy.tool_errors, deploy.error_count) == (RunStatus.FAILED, 1, 1)
     waiting = by_id["run_20261128T143000052_a0b1c2"]
     assert waiting.status is RunStatus.STALE  # its approval's 24 h ran out on 29 November
-    assert waiting.doing == "unanswered: Apply migration v42 to production?"
+    assert waiting.doing == "approval unanswered: Apply migration v42 to production?"
     assert by_id["run_20261128T143000058_5e6f70"].status is RunStatus.STALE
     assert by_id["run_20261128T143000063_c5b4a3"].damaged_lines == 1
     assert [view.run_id for view in views] == sorted((v.run_id for v in views), reverse=True)

@@ -64,7 +64,7 @@ async def test_runs_table_shows_the_samples(fixtures: Path) -> None:
         # Its approval's 24 h timeout passed on 29 November: no writer waits on it now.
         waiting = rows.rows[2]
         assert "? stale" in rows.show_text().splitlines()[2]
-        assert "unanswered: Apply migration v42 to production?" in shown
+        assert "approval unanswered: Apply migration v42 to production?" in shown
         assert waiting.pending_approval is not None
         assert "wrong input file" in shown  # why the canceled one was canceled
         assert "canceled: wrong" not in shown

@@ -385,8 +385,8 @@ async def test_a_stale_runs_unanswered_question_is_in_its_header(fixtures: Path)
     async with app.run_test(size=(80, 24)) as pilot:
         rows = await loaded(pilot)
         doing = next(run.doing for run in rows.rows if run.run_id == MIGRATION)
-        assert doing.startswith("unanswered: Apply migration v42")
+        assert doing.startswith("approval unanswered: Apply migration v42")
         await open_run(pilot, MIGRATION)
         await pilot.pause(0.2)
         header = "\n".join(screen_lines(app)[:5])
-        assert "unanswered: Apply migration v42 to production?" in header
+        assert "approval unanswered: Apply migration v42 to production?" in header

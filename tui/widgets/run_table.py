@@ -30,6 +30,7 @@ from textual.style import Style as VisualStyle
 from textual.visual import RenderOptions, Visual
 
 from inspector import RunKey, RunView, SourcesDown
+from inspector.model import UNANSWERED
 from inspector.status_words import UNKNOWN, ended_reason
 from ledger_reader import RunStatus
 from tui.format import cell, now_or, relative, run_time, short_id, status_mark, tokens_and_cost
@@ -407,6 +408,10 @@ def tree_branches(ordered: Sequence[RunView], depths: dict[RunKey, int]) -> dict
     return branches
 
 
+QUESTION_ROOM: Final = 16
+"""Cells of an unanswered question DOING NOW keeps, the word ``approval`` dropped for them
+(at 80 columns the cell read ``approval unanswer…``, the question gone)."""
+
 LAST_KNOWN: Final = "last known: "
 """Before what a run of a source down was last known to do: nobody knows what it does now."""
 
@@ -416,7 +421,7 @@ def doing_now(run: RunView, *, damage: bool = False, down: bool = False) -> str:
     with ``damage`` (no DAMAGED column on screen), a finished run's damaged lines. A live
     run of a source ``down`` (its status ``unknown``) did that when last heard of: said so
     (a walk read ``llm default`` beside ``unknown``, as if it were under way)."""
-    doing = _doing(run)
+    doing = run.doing
     if down and doing:
         return LAST_KNOWN + doing
     if run.live or run.pending_approval is not None:  # what it waits on, or waited on
@@ -426,20 +431,6 @@ def doing_now(run: RunView, *, damage: bool = False, down: bool = False) -> str:
     if damage and run.damaged_lines:
         return f"{run.damaged_lines} damaged line{'s' if run.damaged_lines != 1 else ''}"
     return ""
-
-
-UNANSWERED: Final = "approval unanswered: "
-"""Before the question of a run that asked an approval and stopped waiting for it (stale,
-or ended): as ``runtop ls`` says it, beside ``awaiting approval: …`` of a run that waits."""
-
-
-def _doing(run: RunView) -> str:
-    """What the run does (:attr:`RunView.doing`), an approval it no longer waits on said as
-    ``runtop ls`` says it (the table read ``unanswered: Apply…``, ls ``approval unanswered``)."""
-    approval = run.pending_approval
-    if approval is None or run.status.waits or (run.cancel_requested and run.live):
-        return run.doing
-    return UNANSWERED + (approval.prompt or approval.approval_id)
 
 
 def _cut_start(text: str, width: int) -> str:
@@ -715,7 +706,11 @@ class RunTable(ScrollView, can_focus=True):
                     if run.damaged_lines:
                         style = base + self._colour("$error")
                 case "doing":
-                    text = cell(doing_now(run, damage=damage_unseen, down=down), size)
+                    said = doing_now(run, damage=damage_unseen, down=down)
+                    cramped = len(said) > size and size - len(UNANSWERED) < QUESTION_ROOM
+                    if cramped and said.startswith(UNANSWERED):
+                        said = said.removeprefix("approval ")  # room for the question
+                    text = cell(said, size)
                 case "tokens":
                     text = tokens_and_cost(run, size)
                 case _:  # the end of a name says most (the port of 127.0.0.1:8765)
