@@ -25,6 +25,8 @@ from ledger_reader import (
     LedgerTail,
     RunCompleted,
     RunEvent,
+    RunStatus,
+    RunSummary,
     encode_event,
     parse_time,
 )
@@ -39,7 +41,7 @@ from tui.commands.targets import (
     resolve_ledger,
 )
 from tui.describe import describe, glyph
-from tui.text import offset
+from tui.text import inert, offset
 from tui.timeline_text import render_lines
 
 if TYPE_CHECKING:
@@ -102,14 +104,36 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     printer = EventPrinter(out, as_json=args.json)
     # A torn last line is damage once the writer is known gone; until then it is a line
     # still being written.
-    gone = writer_gone(summarize_ledger(path))
+    summary = summarize_ledger(path)
+    gone = writer_gone(summary)
     end = 0
     for line in read_ledger_lines(path, keep_raw=True, torn_tail=gone):
         printer.line(line)
         end = line.end + 1
     if args.follow and not printer.finished:
         asyncio.run(_follow(path, end, printer, err))
+    elif not printer.finished and not args.json:
+        out.print(Text(f"{'':>10}  {unended(summary)}", style="dim"))
     return 0
+
+
+def unended(summary: RunSummary) -> str:
+    """The last line of a run that has no end in its ledger: where it stands, as ``ls``
+    says it (the stale migrate-db's events ended at its question, nothing said it
+    was stale, or that nobody answered)."""
+    status = summary.status
+    approval = summary.pending_approval
+    question = approval.prompt if approval is not None and approval.prompt else None
+    if status.is_live:
+        said = f"no end yet: {status}"
+    elif status is RunStatus.UNKNOWN:
+        said = "nothing in it could be read: unknown"
+    else:
+        why = "its writer is gone" if status is RunStatus.ABANDONED else "its writer went quiet"
+        said = f"no end recorded: {status} ({why})"
+    if question:
+        said += f", {'awaiting approval' if status.waits else 'approval unanswered'}: {question}"
+    return inert(said, single_line=True)
 
 
 TIMELINE_WIDTH: Final = 100
