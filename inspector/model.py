@@ -183,8 +183,13 @@ class RunView(msgspec.Struct, frozen=True, gc=False):
     def live(self) -> bool:
         return self.status.is_live
 
-    def duration(self, now: float | None = None) -> float | None:
-        """Seconds from start to end, or to ``now`` while live."""
+    def duration(self, now: float | None = None, replayed_at: float | None = None) -> float | None:
+        """Seconds from start to end, or to ``now`` while live.
+
+        A replayed run still playing has lasted until the moment its replay has played up
+        to, ``replayed_at`` (its clock, stopped while paused), not until now (it started
+        yesterday, not 21 hours ago); not given, until its last event so far. A run that
+        stopped (stale, abandoned) lasted until its last event, whatever the clock."""
         if self.started_at is None:
             return None
         if self.ended_at is not None:
@@ -193,6 +198,8 @@ class RunView(msgspec.Struct, frozen=True, gc=False):
             end = now if now is not None else time.time()
         else:
             end = self.last_event_at or self.started_at
+            if self.live and replayed_at is not None:
+                end = max(end, replayed_at)
         return max(0.0, end - self.started_at)
 
     @property

@@ -84,21 +84,26 @@ def relative(moment: float | None, now: float) -> str:
     return f"{duration(seconds)} ago"
 
 
-def run_time(run: RunView, now: float, down_since: float | None = None) -> str:
+def run_time(
+    run: RunView, now: float, down_since: float | None = None, replayed_at: float | None = None
+) -> str:
     """A run's TIME: how long it ran, or has run until ``now`` while live.
 
     While its source is down (since ``down_since``, a moment the store took) nobody
     knows what a live run does: its clock stops at that moment, not at its last event
     (a remote run's last event may be long before: 9.1s fell back to 0.3s). A replayed
-    run that has only started so far shows nothing: how long it ran is not known yet,
-    and ``0s`` would say it was.
+    run still playing has run until the moment its replay has played up to,
+    ``replayed_at``, as its STARTED says (``11s ago`` beside ``0.1s``, its last event, was a
+    walk's); one that has only started so far shows nothing: how long it ran is not known
+    yet, and ``0s`` would say it was.
     """
-    if run.live and run.recorded and (run.last_event_at or 0.0) <= (run.started_at or 0.0):
-        return ""
     until = now
     if down_since is not None and run.live:
         until = min(now, down_since)
-    return duration(run.duration(until))
+    took = run.duration(until, replayed_at)
+    if run.live and run.recorded and not took:
+        return ""
+    return duration(took)
 
 
 def _tokens_known(run: RunView) -> bool:

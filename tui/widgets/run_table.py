@@ -698,7 +698,9 @@ class RunTable(ScrollView, can_focus=True):
                     text = relative(run.started_at, self.replayed_at.get(run.source, now))
                 case "duration":
                     # Nobody knows what a run of a source down does now: its clock stops.
-                    text = run_time(run, now, self.down_since.get(run.source) if down else None)
+                    # A replay's running runs count up with the moment replayed, as STARTED.
+                    since = self.down_since.get(run.source) if down else None
+                    text = run_time(run, now, since, self.replayed_at.get(run.source))
                 case "events":
                     text = "?" if run.event_count is None else str(run.event_count)
                 case "damaged":
