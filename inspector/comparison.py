@@ -112,14 +112,17 @@ class RunTally:
         self.last_error: str | None = None
         self._tools: dict[str, _ToolCount] = {}
         self._open: dict[str, _OpenCall] = {}
-        self._open_models: dict[str, bool] = {}
-        """Model nodes entered and not exited (``llm:`` ids), each with whether its
-        ``llm_call`` was written yet: one without is a model call not counted yet."""
+        self._open_models: dict[str, int] = {}
+        """Model nodes entered and not exited (``llm:`` ids), each with how many times
+        it was entered (a node entered again before it exited is two calls, as the
+        timeline draws it)."""
+        self._ended_open: set[str] = set()
+        """Model nodes the run's end closed unexited: their late exit is no new call."""
 
     @property
     def models_in_flight(self) -> int:
-        """Model calls begun (their node entered) whose ``llm_call`` is not written yet."""
-        return sum(1 for recorded in self._open_models.values() if not recorded)
+        """Model calls begun (their node entered) and not ended yet (not exited)."""
+        return sum(self._open_models.values())
 
     def add_items(self, items: Iterable[LedgerItem]) -> None:
         for item in items:
@@ -146,13 +149,24 @@ class RunTally:
                     else:
                         count.seconds += max(0.0, ended - call.started)
                 case NodeEnter(payload=payload):
+                    # A model node entered is a model call, whether or not it reports
+                    # tokens (the demo's researcher thinks in one that never does).
                     if _is_model_node(payload.node_id):
-                        self._open_models[payload.node_id or ""] = False
+                        node_id = payload.node_id or ""
+                        self.model_calls += 1
+                        self._open_models[node_id] = self._open_models.get(node_id, 0) + 1
                 case NodeExit(payload=payload):
-                    self._open_models.pop(payload.node_id or "", None)
+                    node_id = payload.node_id or ""
+                    entered = self._open_models.pop(node_id, 0)
+                    if entered > 1:
+                        self._open_models[node_id] = entered - 1
+                    elif (
+                        not entered and _is_model_node(node_id) and node_id not in self._ended_open
+                    ):
+                        self.model_calls += 1  # exited, never entered: a call all the same
                 case LlmCall(payload=payload):
-                    self.model_calls += 1
-                    self._recorded(payload.node_id)
+                    if not self._open_models:
+                        self.model_calls += 1  # no model node open: a call of its own
                     if payload.prompt_tokens is not None or payload.output_tokens is not None:
                         self.tokens_reported = True
                     self.prompt_tokens += payload.prompt_tokens or 0
@@ -167,19 +181,10 @@ class RunTally:
                     if payload.error:
                         self.last_error = payload.error
                     self._open.clear()  # the run ended: nothing of it is in flight
+                    self._ended_open.update(self._open_models)
                     self._open_models.clear()
                 case _:
                     pass
-
-    def _recorded(self, node_id: str | None) -> None:
-        """An ``llm_call`` was written: for its node, else (as the timeline places it) for
-        the newest model node open without one."""
-        if node_id in self._open_models:
-            self._open_models[node_id] = True
-            return
-        waiting = [key for key, recorded in self._open_models.items() if not recorded]
-        if waiting:
-            self._open_models[waiting[-1]] = True
 
     def tools(self) -> tuple[ToolUse, ...]:
         """Each tool called, most called first."""
@@ -234,7 +239,9 @@ class RunFacts(msgspec.Struct, frozen=True):
     output_tokens: int | None
     cost_usd: float | None
     model_calls: int
-    """Model calls recorded (their ``llm_call`` written)."""
+    """Model calls made, as the run's timeline counts them: each model node entered (or
+    exited without an entry), and each ``llm_call`` written with no model node open. One
+    whose node has not exited yet is counted too (see ``models_in_flight``)."""
     tool_calls: int
     tools: tuple[ToolUse, ...]
     errors: int
@@ -243,8 +250,8 @@ class RunFacts(msgspec.Struct, frozen=True):
     events_read: int
     events_total: int | None
     models_in_flight: int = 0
-    """Model calls begun and not recorded yet: running while the run is live; in a run
-    that stopped (stale, abandoned) they never ended."""
+    """Those of ``model_calls`` begun and not ended (their node not exited): running while
+    the run is live; in a run that stopped (stale, abandoned) they never ended."""
 
 
 def facts_of(
@@ -401,13 +408,8 @@ def compare(left: RunFacts, right: RunFacts) -> Comparison:
         measure("prompt_tokens", left.prompt_tokens, right.prompt_tokens),
         measure("output_tokens", left.output_tokens, right.output_tokens),
         measure("cost_usd", left.cost_usd, right.cost_usd),
-        # A model call begun is one made, recorded or not yet: never 0 while it runs.
-        measure(
-            "model_calls",
-            left.model_calls + left.models_in_flight,
-            right.model_calls + right.models_in_flight,
-            None,
-        ),
+        # A model call begun is one made, ended or not yet: never 0 while it runs.
+        measure("model_calls", left.model_calls, right.model_calls, None),
         measure("tool_calls", left.tool_calls, right.tool_calls, None),
         measure("errors", left.errors, right.errors),
     )

@@ -229,8 +229,7 @@ class ComparisonTable(Widget):
                 )
             )
         if comparison.tools:
-            same = "same tools" if comparison.same_tools else "not the same tools"
-            lines.append(line("tools", "", "", same, self._style("label")))
+            lines.append(line("tools", "", "", _tools_said(comparison), self._style("label")))
         for tool in comparison.tools:
             name = TOOL_INDENT + inert(tool.name, single_line=True)
             if tool.left is None or tool.right is None:
@@ -243,7 +242,9 @@ class ComparisonTable(Widget):
                     style = verdict_style(Verdict.UNKNOWN)
             else:
                 verdict = said(tool.seconds)
-                if tool.calls.verdict is not Verdict.SAME and tool.calls.delta is not None:
+                # The calls differ only once that is decided: a live run's "+0 calls" (or
+                # "-1 call" so far) said nothing true.
+                if tool.calls.verdict is Verdict.DIFFERENT and tool.calls.delta:
                     calls = int(tool.calls.delta)
                     verdict = f"{verdict}, {calls:+d} call{'s' if abs(calls) != 1 else ''}"
                 style = verdict_style(tool.seconds.verdict)
@@ -267,14 +268,26 @@ class ComparisonTable(Widget):
         begun = facts.models_in_flight
         if begun and name == "model_calls":
             # A model call under way is one, not 0: "1 running", "2 + 1 running".
-            recorded = f"{facts.model_calls:,} + " if facts.model_calls else ""
-            return f"{recorded}{begun} {open_word(facts)}"
+            ended = facts.model_calls - begun
+            done = f"{ended:,} + " if ended > 0 else ""
+            return f"{done}{begun} {open_word(facts)}"
         if begun and value is None and name in TOKEN_MEASURES and not facts.ended:
             return f"call {STILL_GOING}"  # not known yet: it may yet say them
         shown = amount(name, value)
         if value is not None and not (facts.ended if name == "duration" else facts.settled):
             shown += " so far"
         return shown
+
+
+def _tools_said(comparison: Comparison) -> str:
+    """Whether both runs called the same tools: a run still going may yet call another
+    (or the one only the other called), so it is not decided until that cannot change."""
+    left, right = comparison.left, comparison.right
+    if (comparison.only_left and right.ended) or (comparison.only_right and left.ended):
+        return "not the same tools"  # one that ended never called a tool the other did
+    if left.ended and right.ended:
+        return "same tools"
+    return f"{GLYPH[Verdict.UNKNOWN]} not decided yet"
 
 
 def _outcome_said(outcome: Verdict, left: RunFacts, right: RunFacts) -> str:
