@@ -59,16 +59,23 @@ def only_the_runs(app: Any) -> None:
     assert [type(screen).__name__ for screen in app.screen_stack[1:]] == ["RunsScreen"]
 
 
+@pytest.mark.parametrize("move", ["", "up", "home"])
 async def test_c_a_reason_and_enter_in_one_burst_cancel_with_that_reason(
-    fixtures: Path,
+    fixtures: Path, move: str
 ) -> None:
+    """Also behind a key that moves the selection onto the run, in the same burst (a walk:
+    ``Down``, ``c``, a reason, Enter; ``c`` waited for the ``Down`` ahead of it, the
+    reason went to the table, the confirmation sat with an empty box)."""
     async with Manager() as manager:
         app = sample_app(fixtures, ManagerSource(manager, name="local"))
         async with app.run_test(size=(160, 48), notifications=True) as pilot:
             handle = manager.start(stubborn_worker, "0.05")
             rows = await loaded(pilot, 7)
-            rows.select_key(next(run.key for run in rows.rows if run.run_id == handle.run_id))
-            typed_at_once(app, *f"c{REASON}", "enter")
+            live = next(run.key for run in rows.rows if run.run_id == handle.run_id)
+            assert rows.rows[0].key == live  # the newest: the sample runs are days old
+            rows.select_key(rows.rows[{"": 0, "up": 1, "home": 3}[move]].key)
+            await pilot.pause(0.1)
+            typed_at_once(app, *[move] * bool(move), *f"c{REASON}", "enter")
             await settle(pilot, lambda: handle.info().cancel_reason is not None, "the cancel")
             assert handle.info().cancel_reason == REASON
             await noticed(pilot, f"cancel requested for {handle.run_id}")

@@ -22,6 +22,7 @@ from textual.dom import DOMNode
 from textual.events import Event, Key
 from textual.notifications import Notification, Notify
 from textual.screen import ModalScreen, Screen
+from textual.timer import Timer
 
 from inspector import ActionRefused, ReplaySource, RunKey, RunSource, RunStore, RunView
 from inspector.filters import FIELDS as FILTER_FIELDS
@@ -185,6 +186,10 @@ class RuntopApp(App[None]):
         app: where each is, and when it was handed on (see _follow_round)."""
         self._taking_a_key = False
         """A key from the terminal is being taken (its priority bindings run now)."""
+        self._held_keys: list[Key] | None = None
+        """Keys from the terminal held behind a run key on its way (see _hold_behind)."""
+        self._holding_for: Key | None = None
+        self._hold_timer: Timer | None = None
 
     _held_back = False
     """A frame was drawn while Textual held frames back (its start-up): the next one written
@@ -393,18 +398,71 @@ class RuntopApp(App[None]):
 
     async def on_key(self, event: Key) -> None:
         """A greyed action's key says why it is greyed instead of doing nothing; a run key
-        that waited its turn (:meth:`_run_key_now`) and came round does its action now."""
+        that waited its turn (:meth:`_run_key_now`) and came round does its action now.
+        The keys typed behind it (:meth:`_hold_behind`) then follow it, or, if it was
+        refused, are set aside."""
+        if event is not self._holding_for:
+            await self._run_key_came_round(event)
+            return
+        refused: str | None = None
+        try:
+            refused = await self._run_key_came_round(event)
+        finally:
+            held = self._release_held(replay=refused is None)
+        if refused is not None and held:
+            self.notify(
+                f"{refused}; the {len(held)} keys typed after it were not used",
+                severity="warning",
+                markup=False,
+            )
+            return
+        if refused is not None:
+            self.notify(refused, severity="warning", markup=False)
+
+    async def _run_key_came_round(self, event: Key) -> str | None:
+        """A run key handed on has come round to the app: act on it; what was refused."""
         action = ACTION_KEYS.get(event.key)
         if action is None or isinstance(self.screen, ModalScreen):
-            return
+            return None
         reason = self.refusal(action)
         if reason is not None:
-            self.notify(f"cannot {action}: {reason}", severity="warning", markup=False)
-            return
+            said = f"cannot {action}: {reason}"
+            if event is not self._holding_for:
+                self.notify(said, severity="warning", markup=False)
+            return said
         focused = self.focused
         if focused is not None and focused.check_consume_key(event.key, event.character):
-            return  # a box took the focus meanwhile: the key is its letter, not ours
+            return None  # a box took the focus meanwhile: the key is its letter, not ours
         await self.run_action(RUN_KEYS[event.key])
+        return None
+
+    def _hold_behind(self, key: Key) -> None:
+        """Hold the keys taken from the terminal after a run key that was handed on (it
+        waits its turn behind keys ahead of it, or is refused) until it comes round.
+
+        Typed in one burst with it (a reason, Enter), they went to the table while it was
+        on its way: the confirmation it opened then sat with an empty box, or, the key
+        refused, the reason's letters ran as keys (``r`` and Enter a resume). Held, they
+        follow it to its confirmation, or are set aside when it is refused. A key that
+        never comes round (a widget took it) lets them go on after
+        :data:`KEY_ON_ITS_WAY_AT_MOST`, as they would have.
+        """
+        self._held_keys = []
+        self._holding_for = key
+        self._hold_timer = self.set_timer(
+            KEY_ON_ITS_WAY_AT_MOST, partial(self._release_held, replay=True)
+        )
+
+    def _release_held(self, *, replay: bool) -> list[Key]:
+        """Stop holding keys; ``replay`` them, in order, as keys from the terminal."""
+        held, self._held_keys, self._holding_for = self._held_keys or [], None, None
+        if self._hold_timer is not None:
+            self._hold_timer.stop()
+            self._hold_timer = None
+        if replay:
+            for key in held:
+                self.post_message(Key(key.key, key.character))
+        return held
 
     # -- keys on their way ----------------------------------------------------------------
 
@@ -415,6 +473,9 @@ class RuntopApp(App[None]):
         if not isinstance(event, Key) or event.is_forwarded:
             await super().on_event(event)
             return
+        if self._held_keys is not None:
+            self._held_keys.append(event)  # behind a run key still on its way
+            return
         self._taking_a_key = True
         try:
             await super().on_event(event)
@@ -422,6 +483,16 @@ class RuntopApp(App[None]):
             self._taking_a_key = False
         if event.is_forwarded and self.screen_stack:
             self._follow_round(self.focused or self.screen)
+            if event.key in RUN_KEYS and self._holds_behind(event):
+                self._hold_behind(event)
+
+    def _holds_behind(self, key: Key) -> bool:
+        """Whether ``key``, a run key handed on, is one whose burst to hold: not over a
+        confirmation (the keys are its), not a letter a focused box types."""
+        focused = self.focused
+        if isinstance(self.screen, ModalScreen):
+            return False
+        return focused is None or not focused.check_consume_key(key.key, key.character)
 
     def _follow_round(self, to: DOMNode) -> None:
         """Follow a key just handed on to ``to`` round the way it goes: ``to``, then each
