@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from inspector import ReplaySource
-from tests.test_tui_interaction import screen_lines
+from tests.test_tui_interaction import open_run, screen_lines
 from tests.tui_support import FROZEN, loaded, settle
 from tui.app import make_app
 from tui.format import short_id
@@ -103,3 +103,19 @@ async def test_a_stale_runs_time_stays_its_last_events_when_a_replay_ends(
         assert started_cell(app, TORN) == "10s ago", row(app, TORN)
         assert time_cell(app, TORN) == "0.3s", screen_lines(app)
         assert time_cell(app, DEPLOY) == "30s", screen_lines(app)  # it failed at 14:30:40
+
+
+async def test_a_running_runs_header_counts_with_the_moment_replayed(fixtures: Path) -> None:
+    """The run's header said ``3 events  0.1s`` where its row said ``10s``."""
+    ledgers = [next(fixtures.glob(f"{run_id}.jsonl")) for run_id in (DEPLOY, SUMMARIZE)]
+    replay = ReplaySource(ledgers, step=True, name="replay")
+    app = make_app(Settings(clock=FROZEN, flush_interval=0.01), [replay])
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot, lambda: "paused" in source_line(app), "the paused replay")
+        await pilot.press("n", "n", "n", "n")
+        await loaded(pilot, 2)
+        await settle(pilot, lambda: time_cell(app, DEPLOY) == "10s", "the deploy's 10s")
+        await open_run(pilot, DEPLOY)
+        await settle(pilot, lambda: "3 events" in "\n".join(screen_lines(app)[:3]), "header")
+        header = "\n".join(screen_lines(app)[:3])
+        assert "3 events  10s" in header, header

@@ -7,6 +7,7 @@ here, and everything is returned as :class:`rich.text.Text`, never markup.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from typing import Final
 
 from rich.text import Text
@@ -173,3 +174,12 @@ def now_or(clock: float | None) -> float:
 
 def plain(text: str) -> Text:
     return Text(text, no_wrap=True, overflow="ellipsis")
+
+
+def replay_moments(runs: Iterable[RunView]) -> dict[str, float]:
+    """Each replay's moment: its last event played (a replay's runs are a few files')."""
+    moments: dict[str, float] = {}
+    for run in runs:
+        if run.recorded and run.last_event_at is not None:
+            moments[run.source] = max(moments.get(run.source, 0.0), run.last_event_at)
+    return moments

@@ -28,7 +28,7 @@ from ledger_reader import (
     encode_event,
 )
 from tui.describe import input_said
-from tui.format import cell, now_or, run_time, status_mark, tokens_said
+from tui.format import cell, now_or, replay_moments, run_time, status_mark, tokens_said
 from tui.run_search import matches
 from tui.screens.selected_run import SelectedRunScreen
 from tui.store_news import StoreChanged
@@ -212,7 +212,8 @@ class RunScreen(SelectedRunScreen):
             gone = inert(f"{self.key.run_id}: no longer in {self.key.source}", single_line=True)
             header.update(Content.styled(gone, "bold"))
             return
-        sources_down = self.store.snapshot().sources_down()
+        snapshot = self.store.snapshot()
+        sources_down = snapshot.sources_down()
         down = run.source in sources_down
         glyph, word, _ = status_mark(run, source_down=down)
         parts: list[str | tuple[str, str]] = [
@@ -220,7 +221,9 @@ class RunScreen(SelectedRunScreen):
             (cell(run.run_id, 60), "bold"),
             f"  {cell(skill_and_agent(run.skill, run.agent), 60)}\n",
         ]
-        took = run_time(run, now_or(self.clock), sources_down.since.get(run.source))
+        replaying = any(not source.live for source in snapshot.sources)
+        moment = replay_moments(snapshot.runs).get(run.source) if replaying else None
+        took = run_time(run, now_or(self.clock), sources_down.since.get(run.source), moment)
         count = "?" if run.event_count is None else run.event_count
         # Said first: it stays in view at 80x24. Only of a live run whose source is up:
         # beside "? stale", "◌ unknown" or a finished run's status, "following" read as if

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
 from operator import attrgetter
 from typing import TYPE_CHECKING, ClassVar, Final
 
@@ -27,7 +26,7 @@ from inspector import (
 )
 from inspector.status_words import WORDS
 from ledger_reader import LedgerItem
-from tui.format import cost, now_or, short_id, status_mark
+from tui.format import cost, now_or, replay_moments, short_id, status_mark
 from tui.screens.selected_run import SelectedRunScreen
 from tui.store_news import StoreChanged
 from tui.text import inert, tokens
@@ -224,7 +223,7 @@ class RunsScreen(SelectedRunScreen):
             self._header_said = header.markup
             self.query_one("#header", Static).update(header, layout=False)  # a fixed height
         replaying = any(not source.live for source in snapshot.sources)
-        replayed_at = _replayed_at(snapshot.runs) if replaying else {}
+        replayed_at = replay_moments(snapshot.runs) if replaying else {}
         if replayed_at != table.replayed_at:
             table.replayed_at = replayed_at
             table.refresh()
@@ -591,15 +590,6 @@ def _totals(runs: list[RunView], sources_down: frozenset[str]) -> tuple[str, str
 
 
 _STATUS_OF = attrgetter("summary.status")
-
-
-def _replayed_at(runs: Iterable[RunView]) -> dict[str, float]:
-    """Each replay's moment: its last event played (a replay's runs are a few files')."""
-    moments: dict[str, float] = {}
-    for run in runs:
-        if run.recorded and run.last_event_at is not None:
-            moments[run.source] = max(moments.get(run.source, 0.0), run.last_event_at)
-    return moments
 
 
 def _by_word(item: tuple[tuple[str, str], int]) -> int:
