@@ -43,6 +43,11 @@ KEY_ON_ITS_WAY_AT_MOST: Final = 1.0
 """Seconds a key handed on is taken to be on its way, at most: one whose widget went away
 with it (a screen popped) never says it has gone round."""
 
+HELD_AT_MOST: Final = 10.0
+"""Seconds keys are held behind a run key at most, should it be lost on its way without
+going round (it goes round in milliseconds; on a loaded machine a held second let the
+burst go on while the key was still on its way: its letters ran as keys)."""
+
 PALETTE_SAYS: Final[dict[str, str]] = {
     "quit": "Leave runtop",
     "help": "Every key of this screen and what it does",
@@ -189,6 +194,9 @@ class RuntopApp(App[None]):
         self._held_keys: list[Key] | None = None
         """Keys from the terminal held behind a run key on its way (see _hold_behind)."""
         self._holding_for: Key | None = None
+        self._hold_token: object | None = None
+        """The run key held for, as :meth:`_follow_round` follows it."""
+        self._last_followed: object | None = None
         self._hold_timer: Timer | None = None
 
     _held_back = False
@@ -444,18 +452,20 @@ class RuntopApp(App[None]):
         on its way: the confirmation it opened then sat with an empty box, or, the key
         refused, the reason's letters ran as keys (``r`` and Enter a resume). Held, they
         follow it to its confirmation, or are set aside when it is refused. A key that
-        never comes round (a widget took it) lets them go on after
-        :data:`KEY_ON_ITS_WAY_AT_MOST`, as they would have.
+        never comes to :meth:`on_key` (a widget took it) lets them go on once it
+        has gone round (:meth:`_gone_round`), as they would have.
         """
         self._held_keys = []
         self._holding_for = key
-        self._hold_timer = self.set_timer(
-            KEY_ON_ITS_WAY_AT_MOST, partial(self._release_held, replay=True)
+        self._hold_token = self._last_followed
+        self._hold_timer = self.set_timer(  # a last resort: it goes round well before
+            HELD_AT_MOST, partial(self._release_held, replay=True)
         )
 
     def _release_held(self, *, replay: bool) -> list[Key]:
         """Stop holding keys; ``replay`` them, in order, as keys from the terminal."""
         held, self._held_keys, self._holding_for = self._held_keys or [], None, None
+        self._hold_token = None
         if self._hold_timer is not None:
             self._hold_timer.stop()
             self._hold_timer = None
@@ -501,16 +511,26 @@ class RuntopApp(App[None]):
         pushed, a binding run)."""
         key = object()
         self._keys_on_their_way[key] = (to, monotonic())
+        self._last_followed = key
         self._hop(key, list(to.ancestors_with_self))
 
     def _hop(self, key: object, way: list[DOMNode]) -> None:
         if not way or key not in self._keys_on_their_way:
             self._keys_on_their_way.pop(key, None)  # gone round
+            self._gone_round(key)
             return
         at, *rest = way
         self._keys_on_their_way[key] = (at, self._keys_on_their_way[key][1])
         if not at.call_later(self._hop, key, rest):
             self._keys_on_their_way.pop(key, None)  # its widget is going away, the key too
+            self._gone_round(key)
+
+    def _gone_round(self, key: object) -> None:
+        """A key followed has gone round (or away with its widget): a run key the keys
+        behind it were held for that never came to :meth:`on_key` (a widget took it) lets
+        them go on, as they would have gone."""
+        if key is self._hold_token and self._held_keys is not None:
+            self._release_held(replay=True)
 
     def _keys_ahead(self) -> bool:
         """Whether a key handed on before the one being taken is still on its way."""
