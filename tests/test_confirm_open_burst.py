@@ -21,16 +21,22 @@ from textual.widgets import Input
 
 from inspector import ManagerSource
 from run_manager import Manager
-from tests.agents import Echo, stubborn_worker
+from tests.agents import stubborn_worker
 from tests.test_confirm_burst import Asker
 from tests.test_tui_palette_keybar import key_of, open_palette
-from tests.tui_support import awaiting_approval, loaded, noticed, notices, sample_app, settle
-from tui.app import make_app
+from tests.tui_support import (
+    awaiting_approval,
+    loaded,
+    noticed,
+    notices,
+    one_ended_run,
+    sample_app,
+    settle,
+)
 from tui.screens.approval import ApprovalScreen
 from tui.screens.cancel import CancelScreen
 from tui.screens.run import RunScreen
 from tui.screens.runs import RunsScreen
-from tui.settings import Settings
 from tui.widgets.filter_box import FilterBox
 from tui.widgets.key_bar import KeyBar
 from tui.widgets.keys_help import KeyList
@@ -104,41 +110,29 @@ async def test_a_search_typed_fast_on_a_run_keeps_its_r_and_resumes_nothing(
 ) -> None:
     """``/error`` and Enter in one burst on an ended run: its ``r`` is the search's, not a
     resume (the keys before it, ``/`` and ``e``, still on their way when the app took it)."""
-    async with Manager(ledger_dir=tmp_path / "runs", agents=[Echo()]) as manager:
-        app = make_app(Settings(flush_interval=0.01), [ManagerSource(manager, name="local")])
-        async with app.run_test(size=(160, 48)) as pilot:
-            first = manager.start(Echo(), "hello")
-            await first.result()
-            rows = await loaded(pilot, 1)
-            await settle(pilot, lambda: not rows.rows[0].live, "the run ended")
-            await pilot.press("enter")
-            await settle(pilot, lambda: isinstance(app.screen, RunScreen), "the run")
-            await pilot.pause(0.2)
-            typed_at_once(app, "/", *"error", "enter")
-            await settle(pilot, lambda: getattr(app.screen, "search_text", "") == "error", "")
-            assert isinstance(app.screen, RunScreen)
-            assert app.screen.query_one("#search", Input).value == "error"
-            await pilot.pause(0.3)
-            assert [run.run_id for run in manager.list()] == [first.run_id]  # none resumed
+    async with one_ended_run(tmp_path) as (manager, app, pilot, _, first):
+        await pilot.press("enter")
+        await settle(pilot, lambda: isinstance(app.screen, RunScreen), "the run")
+        await pilot.pause(0.2)
+        typed_at_once(app, "/", *"error", "enter")
+        await settle(pilot, lambda: getattr(app.screen, "search_text", "") == "error", "")
+        assert isinstance(app.screen, RunScreen)
+        assert app.screen.query_one("#search", Input).value == "error"
+        await pilot.pause(0.3)
+        assert [run.run_id for run in manager.list()] == [first]  # none resumed
 
 
 async def test_r_and_enter_in_one_burst_resume_and_enter_is_not_the_tables(
     tmp_path: Path,
 ) -> None:
     """Enter is the confirmation's, not the table's (which opened the run under it)."""
-    async with Manager(ledger_dir=tmp_path / "runs", agents=[Echo()]) as manager:
-        app = make_app(Settings(flush_interval=0.01), [ManagerSource(manager, name="local")])
-        async with app.run_test(size=(160, 48)) as pilot:
-            first = manager.start(Echo(), "hello")
-            await first.result()
-            rows = await loaded(pilot, 1)
-            await settle(pilot, lambda: not rows.rows[0].live, "the run ended")
-            typed_at_once(app, "r", "enter")
-            await settle(pilot, lambda: len(rows.rows) == 2, "the resumed run")
-            resumed = next(run for run in rows.rows if run.resumed_from)
-            assert resumed.resumed_from == first.run_id
-            await pilot.pause(0.2)
-            only_the_runs(app)
+    async with one_ended_run(tmp_path) as (_, app, pilot, rows, first):
+        typed_at_once(app, "r", "enter")
+        await settle(pilot, lambda: len(rows.rows) == 2, "the resumed run")
+        resumed = next(run for run in rows.rows if run.resumed_from)
+        assert resumed.resumed_from == first
+        await pilot.pause(0.2)
+        only_the_runs(app)
 
 
 async def test_c_a_reason_and_escape_in_one_burst_leave_the_run_as_it_was(

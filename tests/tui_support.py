@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import time
@@ -13,9 +14,18 @@ from typing import Any
 
 from textual.pilot import Pilot
 
-from inspector import LedgerDirectorySource, RunSource, RunUpdate, RunView, SourceUpdate
+from inspector import (
+    LedgerDirectorySource,
+    ManagerSource,
+    RunSource,
+    RunUpdate,
+    RunView,
+    SourceUpdate,
+)
 from inspector.source import SourceError
 from ledger_reader import LedgerItem, RunStatus, RunSummary
+from run_manager import Manager
+from tests.agents import Echo
 from tui.app import RuntopApp, make_app
 from tui.settings import Settings
 from tui.widgets.event_list import EventList
@@ -215,3 +225,19 @@ class GoesAway(RunSource):
 
     async def close(self) -> None:
         self.away.set()
+
+
+@contextlib.asynccontextmanager
+async def one_ended_run(
+    tmp_path: Path, size: tuple[int, int] = (160, 48)
+) -> AsyncIterator[tuple[Manager, RuntopApp, Pilot[Any], RunTable, str]]:
+    """A manager whose one run (``Echo``) has ended, watched by the app (notices on):
+    (manager, app, pilot, the runs table listing it, its run id)."""
+    async with Manager(ledger_dir=tmp_path / "runs", agents=[Echo()]) as manager:
+        app = make_app(Settings(flush_interval=0.01), [ManagerSource(manager, name="local")])
+        async with app.run_test(size=size, notifications=True) as pilot:
+            ended = manager.start(Echo(), "hello")
+            await ended.result()
+            rows = await loaded(pilot, 1)
+            await settle(pilot, lambda: not rows.rows[0].live, "the run ended")
+            yield manager, app, pilot, rows, ended.run_id
