@@ -12,10 +12,7 @@ tail (ISSUE 11: runtop must stay within 3x of it), with the ratio of the
 medians. ``ls`` is timed twice: cold (a fresh ``RUNTOP_HOME``: the first
 listing, which reads every ledger and writes the summary cache) and warm
 (the cache valid: only a stat per ledger, and a lock probe per unfinished
-runtop run). The cold listing is also timed
-with its reads shared with a forked process (ledger_reader.split_read), which
-``ls`` uses once that is measured to help.
-``--against CHECKOUT`` times another checkout's ``ls --json``
+runtop run). ``--against CHECKOUT`` times another checkout's ``ls --json``
 in the same turns (with a fresh home each time, so cold too). Then ``runtop
 ls`` (the table), and the CPU an idle watcher of that directory uses: the
 store following it (as runtop does), once every run is listed and detailed,
@@ -90,13 +87,6 @@ def timed(command: list[str], env: dict[str, str] | None = None) -> tuple[float,
     return elapsed, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-FORKED = (
-    "import functools, sys; import tui.commands.ls as ls; "
-    "ls.scan_summaries = functools.partial(ls.scan_summaries, processes=2); "
-    "from tui.cli import main; sys.exit(main())"
-)
-"""This checkout's ``runtop``, its reads shared with a forked process (``processes=2``)."""
-
 AGAINST = (
     "import sys; sys.path.insert(0, sys.argv.pop(1)); from tui.cli import main; sys.exit(main())"
 )
@@ -116,18 +106,13 @@ def ls_json_against_floor(root: Path, runs: int, against: Path | None = None) ->
     warm_env = {**os.environ, "RUNTOP_HOME": str(warm_home)}
     timed([runtop, "ls", str(root), "--json"], warm_env)  # writes the cache the warm runs use
     cache_bytes = sum(path.stat().st_size for path in (warm_home / "cache").iterdir())
-    times: dict[str, list[tuple[float, float]]] = {
-        name: [] for name in ("floor", "cold", "forked", "warm")
-    }
+    times: dict[str, list[tuple[float, float]]] = {name: [] for name in ("floor", "cold", "warm")}
     if against is not None:
         times["against"] = []
     for turn in range(runs):
         times["floor"].append(timed([sys.executable, "-c", FLOOR, str(root)]))
         cold_env = {**os.environ, "RUNTOP_HOME": str(homes / f"cold-{turn}")}
         times["cold"].append(timed([runtop, "ls", str(root), "--json"], cold_env))
-        forked_env = {**os.environ, "RUNTOP_HOME": str(homes / f"forked-{turn}")}
-        command = [sys.executable, "-c", FORKED, "ls", str(root), "--json"]
-        times["forked"].append(timed(command, forked_env))
         times["warm"].append(timed([runtop, "ls", str(root), "--json"], warm_env))
         if against is not None:
             other_env = {**os.environ, "RUNTOP_HOME": str(homes / f"against-{turn}")}
@@ -139,7 +124,6 @@ def ls_json_against_floor(root: Path, runs: int, against: Path | None = None) ->
     labels = {
         "floor": "floor (open, 4 KiB of head and tail, bare Python)",
         "cold": "runtop ls DIR --json, cold (no cache: reads all, writes the cache)",
-        "forked": "  the same, cold, its reads shared with a forked process (not used by ls)",
         "warm": "runtop ls DIR --json, warm (the cache valid)",
         "against": f"{against} ls DIR --json (fresh home)",
     }

@@ -200,8 +200,7 @@ class LedgerRead(msgspec.Struct, array_like=True, gc=False):
     """What one read of a ledger found: its summary before liveness, and what liveness needs.
 
     A listing that reads a ledger once and follows nothing keeps only this
-    (:func:`read_ledger`); it is also what a second process reading half of a
-    listing sends back (:mod:`ledger_reader.split_read`).
+    (:func:`read_ledger`); it is also what the summary cache stores.
     """
 
     key: FileKey

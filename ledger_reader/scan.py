@@ -24,9 +24,8 @@ from ledger_reader.errors import (
     file_kind,
 )
 from ledger_reader.events import MAX_LINE_BYTES
-from ledger_reader.head_tail import LedgerState, read_ledger_state
+from ledger_reader.head_tail import LedgerState, read_ledger, read_ledger_state
 from ledger_reader.liveness import DEFAULT_STALE_AFTER
-from ledger_reader.split_read import read_ledgers
 from ledger_reader.summary import RunSummary
 from ledger_reader.summary_cache import SummaryCache
 
@@ -164,7 +163,6 @@ def scan_summaries(
     stale_after: float = DEFAULT_STALE_AFTER,
     max_line_bytes: int = MAX_LINE_BYTES,
     cache: SummaryCache | None = None,
-    processes: int = 1,
 ) -> tuple[list[RunSummary], list[LedgerError]]:
     """Every run under ``paths``, newest first, and what could not be read.
 
@@ -172,10 +170,6 @@ def scan_summaries(
     lists many ledgers once and exits (``runtop ls``): each ledger is read
     once (:func:`~ledger_reader.head_tail.read_ledger`), and no state is kept
     for following them.
-
-    With ``processes=2`` a second, forked process reads half of the ledgers
-    when there are many (:mod:`ledger_reader.split_read`, which says when it
-    does not and how a failed worker is made up for); the result is the same.
 
     With a ``cache`` (unless made for another ``max_line_bytes``), a ledger whose
     entry still holds is not read: its summary is the cached one with
@@ -197,11 +191,11 @@ def scan_summaries(
             else:
                 unread.append(file)
         files = unread
-    for file, read in zip(
-        files, read_ledgers(files, max_line_bytes=max_line_bytes, processes=processes), strict=True
-    ):
-        if isinstance(read, LedgerError):
-            errors.append(read)
+    for file in files:
+        try:
+            read = read_ledger(file, max_line_bytes=max_line_bytes)
+        except LedgerError as error:
+            errors.append(error)
             continue
         if cache is not None:
             cache.store(file, read)

@@ -64,9 +64,6 @@ def _gather(args: argparse.Namespace) -> tuple[list[RunSummary], bool]:
             if paths and use_cache(args)
             else None
         )
-        # One process: a forked second reader (processes=2) halved this one's CPU but, on the
-        # shared 2-core machine, not the time (bench/directory.py, 2026-12-01: 1.96 s forked
-        # against 1.57 s, medians of 7 at load 4.6); the bench keeps timing both.
         summaries, errors = scan_summaries(paths, cache=cache) if paths else ([], [])
     finally:
         if collecting:
