@@ -47,4 +47,4 @@ screenshots: $(STAMP)
 
 # Redraw the SVG snapshot tests after a deliberate change to what the app shows.
 snapshots: $(STAMP)
-	$(BIN)/pytest tests/test_snapshots.py --snapshot-update
+	$(BIN)/pytest tests/tui/test_snapshots.py --snapshot-update

@@ -83,7 +83,7 @@ def serve(port: int, ledgers: str) -> None:
     from aiohttp import web
 
     from run_manager import Manager
-    from run_manager.server import API_PREFIX, AttachServer
+    from run_manager.server.attach import API_PREFIX, AttachServer
 
     async def main() -> None:
         manager = Manager(ledger_dir=ledgers, agents=[Firehose(), Paced()], retained_runs=1000)

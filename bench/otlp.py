@@ -84,7 +84,7 @@ class Server:
         first = self.process.stderr.readline()
         self.url = first.split()[2].rstrip(",")
         port = int(self.url.rsplit(":", 1)[1])
-        from run_manager.tokens import token_path
+        from run_manager.server.tokens import token_path
 
         self.token = token_path("127.0.0.1", port, self.home / "home").read_text().strip()
 
@@ -211,7 +211,7 @@ async def post_all(server: Server, bodies: list[bytes]) -> float:
 
 def decode_floor(bodies: list[bytes]) -> float:
     """Spans per second decoding the same requests here (protobuf to spans, nothing written)."""
-    from run_manager.otlp_spans import decode_protobuf
+    from run_manager.otlp.spans import decode_protobuf
 
     began = time.perf_counter()
     spans = sum(len(decode_protobuf(body).spans) for body in bodies)

@@ -33,7 +33,7 @@ import ray  # noqa: E402
 
 from ledger_reader import ToolCall  # noqa: E402
 from run_manager import Manager, model_call, tool_call  # noqa: E402
-from run_manager.ray import RayExecutor  # noqa: E402
+from run_manager.executors.ray import RayExecutor  # noqa: E402
 
 
 class NoOp:

@@ -33,8 +33,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from run_manager import Manager, tool_call
-from run_manager.server import AttachServer
-from run_manager.summary_index import MAX_FINISHED
+from run_manager.server.attach import AttachServer
+from run_manager.server.summary_index import MAX_FINISHED
 
 UNBOUNDED = 10**9
 

@@ -20,7 +20,7 @@ import msgspec
 
 from inspector.source import ACTED_BY, ActionRefused, SourceError
 from ledger_reader import DamagedLine, LedgerItem, RunStatus, RunSummary, decode_line
-from run_manager.tokens import read_token
+from run_manager.server.tokens import read_token
 
 API_PATH: Final = "/api/agent/"
 PAGE: Final = 500

@@ -17,7 +17,7 @@ from typing import Any
 import msgspec
 
 from run_manager.agents import AgentError, Canceled, FunctionAgent
-from run_manager.executor import Executor, StreamFailed
+from run_manager.executors import Executor, StreamFailed
 from run_manager.run import CancelKind, Run, Status
 
 

@@ -37,7 +37,7 @@ from run_manager.control import ControlWatcher
 from run_manager.current import context_of, current_run_id
 from run_manager.drivers import drive
 from run_manager.errors import RunCanceled, RunFailed, RunNotFound, RunNotResumable
-from run_manager.executor import Executor
+from run_manager.executors import Executor
 from run_manager.handle import Handle, Info, info_of
 from run_manager.hub import Hub
 from run_manager.ids import new_run_id
@@ -74,7 +74,7 @@ class Manager:
             requests.
         executor: where agents execute; ``None`` (the default) runs them on
             this event loop (or a thread of their own); ``RayExecutor()``
-            (``run_manager.ray``) on Ray workers. The manager closes it.
+            (``run_manager.executors.ray``) on Ray workers. The manager closes it.
     """
 
     def __init__(

@@ -98,7 +98,7 @@ def test_the_core_loads_no_extra_even_running_an_agent(tmp_path: Path) -> None:
     probe = textwrap.dedent(
         f"""
         import asyncio, json, sys
-        import ledger_reader, inspector, run_manager, run_manager.server
+        import ledger_reader, inspector, run_manager, run_manager.server.attach
         from run_manager import Manager
 
         class Plain:
@@ -134,9 +134,9 @@ def test_the_probe_sees_an_extra_once_its_agent_is_passed(tmp_path: Path) -> Non
 
 
 def test_the_probe_sees_ray_once_the_ray_executor_is_imported() -> None:
-    """Only ``run_manager.ray`` imports ray (extra ``ray``)."""
+    """Only ``run_manager.executors.ray`` imports ray (extra ``ray``)."""
     probe = (
-        "import json, sys; import run_manager.ray; "
+        "import json, sys; import run_manager.executors.ray; "
         "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] == 'ray')))"
     )
     result = subprocess.run(

@@ -888,7 +888,7 @@ def freeze_start_up() -> None:
     app fails: what is made after this call is collected as before. The
     price: garbage cycles the imports left are never freed (kilobytes, once).
     Later calls (tests make many apps in a process) freeze nothing, or an
-    earlier app's runs would never be freed (``tests/test_launch_collector.py``).
+    earlier app's runs would never be freed (``tests/tui/test_launch_collector.py``).
     """
     global _start_up_frozen
     if not _start_up_frozen:

@@ -50,7 +50,7 @@ def load_agents(spec: str) -> list[object]:
 def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     from run_manager import Manager
     from run_manager.manager import prepare_ledger_dir
-    from run_manager.standalone import serve
+    from run_manager.server.standalone import serve
 
     agents = load_agents(args.agents) if args.agents else []
     ledger_dir = Path(args.ledger_dir).expanduser()
@@ -105,7 +105,7 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
 async def _ray_executor(address: str, err: Console) -> Any:
     """``--ray [ADDRESS]``: join the cluster (or start a local one) before listening."""
     try:
-        from run_manager.ray import RayExecutor
+        from run_manager.executors.ray import RayExecutor
     except ImportError as error:
         raise CommandError(f"--ray needs Ray: pip install 'runtop[ray]' ({error})") from None
     where = address or "the cluster ray.init() finds (or a new local one)"

@@ -1,0 +1,176 @@
+"""A run's history for the attach API: read from its ledger as written, or from the hub.
+
+A stream reads the ledger forward (``ledger_reader.lines``) in a thread (:class:`LedgerFrames`),
+so following a run costs the run nothing it does not read. Requests for
+lines by position share a small cache of open, indexed ledgers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Iterator
+from typing import Final
+
+from ledger_reader import DamagedLine, LedgerError, LedgerFile, encode_event
+from ledger_reader.lines import Line, read_lines
+from run_manager.hub import Hub
+from run_manager.server.sse import LineHead, damaged_frame, head_of, sse_frame
+
+OPEN_LEDGERS: Final = 64
+"""Ledgers kept open (and indexed) for reads by position, least recently used closed first."""
+
+
+class LedgerUnreadable(Exception):
+    """The run's ledger cannot be opened or read."""
+
+
+class RunHistory:
+    """The recorded events of runs: from their ledgers, or from the hub for runs without one.
+
+    Args:
+        hub: where the events of a run that writes no ledger are kept.
+    """
+
+    def __init__(self, hub: Hub) -> None:
+        self.hub = hub
+        self._ledgers: OrderedDict[str, LedgerFile] = OrderedDict()
+        self._ledgers_lock = threading.Lock()
+
+    async def frames_after(
+        self, run_id: str, path: str | None, after: int, *, torn_tail: bool = False
+    ) -> AsyncIterator[tuple[bytes, int, bool]]:
+        """The run's events after seq ``after`` as frames, in batches: (frames, last seq, ended).
+
+        With ``torn_tail`` (the writer is gone) a torn last line ends the history as damage.
+        """
+        if path is None:
+            _, events = self.hub.history(run_id)
+            chosen = [event for event in events if event.seq > after]
+            if chosen:
+                frames = b"".join(sse_frame(e.seq, encode_event(e)[:-1]) for e in chosen)
+                ended = chosen[-1].type == "run_completed"
+                yield frames, chosen[-1].seq, ended
+            return
+        reader = LedgerFrames(path, torn_tail=torn_tail)
+        try:
+            if not await asyncio.to_thread(reader.seek_after, after):
+                return
+            while True:
+                batch = await asyncio.to_thread(reader.read)
+                if batch is None:
+                    return
+                yield batch
+        finally:
+            reader.close()
+
+    async def lines(
+        self, run_id: str, path: str | None, start: int, stop: int
+    ) -> AsyncIterator[tuple[bytes, LineHead | None]]:
+        """Lines ``start``..``stop`` of the run, each with its head (``None``: damaged).
+
+        Raises:
+            LedgerUnreadable: the run's ledger cannot be opened.
+        """
+        if path is None:
+            dropped, events = self.hub.history(run_id)
+            for event in events[max(0, start - dropped) : max(0, stop - dropped)]:
+                yield encode_event(event)[:-1], LineHead(event.seq, event.type)
+            return
+        lines = await asyncio.to_thread(self._read_lines, path, start, stop)
+        for line in lines:
+            if line.strip():
+                yield line, head_of(line)
+
+    def _read_lines(self, path: str, start: int, stop: int) -> list[bytes]:
+        with self._ledgers_lock:  # requests read in threads; the open ledgers are shared
+            return self._read_lines_locked(path, start, stop)
+
+    def _read_lines_locked(self, path: str, start: int, stop: int) -> list[bytes]:
+        ledger = self._ledgers.get(path)
+        if ledger is None:
+            try:
+                ledger = LedgerFile(path)
+            except LedgerError as error:
+                raise LedgerUnreadable(f"the run's ledger cannot be read: {error}") from error
+            self._ledgers[path] = ledger
+            while len(self._ledgers) > OPEN_LEDGERS:
+                self._ledgers.popitem(last=False)[1].close()
+        self._ledgers.move_to_end(path)
+        ledger.poll()
+        ledger.start_indexing()
+        ledger.wait_indexed()
+        return ledger.raw_lines(start, stop)
+
+    def close(self) -> None:
+        """Release every open ledger."""
+        with self._ledgers_lock:
+            for ledger in self._ledgers.values():
+                ledger.close()
+            self._ledgers.clear()
+
+
+class LedgerFrames:
+    """A ledger read forward (by ``ledger_reader``'s one line reader) as SSE frames;
+    for a thread."""
+
+    BLOCK: Final = 1024 * 1024
+    """Bytes of lines sent per batch."""
+
+    def __init__(self, path: str, *, torn_tail: bool = False) -> None:
+        self.path = path
+        self.torn_tail = torn_tail
+        self._fd: int | None = None
+        self._lines: Iterator[Line] | None = None
+        self._offset = 0
+
+    def seek_after(self, seq: int) -> bool:
+        """Start at the first line after ``seq``; ``False`` if the ledger cannot be read."""
+        try:
+            self._fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            return False
+        if seq > 0:
+            try:
+                with LedgerFile(self.path) as ledger:
+                    found = ledger.offset_of_seq(seq + 1)
+            except LedgerError:
+                return False
+            if found is None:
+                return False
+            self._offset = found
+        self._lines = read_lines(self._fd, self._offset, keep_raw=True, torn_tail=self.torn_tail)
+        return True
+
+    def read(self) -> tuple[bytes, int, bool] | None:
+        """The next batch of complete lines as frames, the last seq, and whether the run ended."""
+        assert self._lines is not None
+        frames: list[bytes] = []
+        size = 0
+        last_seq = 0
+        ended = False
+        for line in self._lines:
+            item = line.item
+            if isinstance(item, DamagedLine):
+                frames.append(damaged_frame(line.start, item.reason, line.raw, item.length))
+            elif item is not None:
+                frames.append(sse_frame(item.seq, line.raw))
+                last_seq = item.seq
+                ended = item.type == "run_completed"
+            size += line.end - line.start + 1
+            if size >= self.BLOCK:
+                break
+        if not size:
+            return None
+        return b"".join(frames), last_seq, ended
+
+    def close(self) -> None:
+        self._lines = None
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+__all__ = ["OPEN_LEDGERS", "LedgerFrames", "LedgerUnreadable", "RunHistory"]

@@ -1,0 +1,94 @@
+"""Running the attach server alone (``runtop serve``): bind, write the token, stop in order."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Final
+
+from aiohttp import web
+
+from run_manager.manager import Manager
+from run_manager.otlp.ingest import OtlpIngest
+from run_manager.otlp.route import OTLP_PREFIX, OtlpRoute
+from run_manager.server.attach import API_PREFIX, MAX_BODY, AttachServer
+from run_manager.server.tokens import make_token, write_token
+
+IDLE_TIMEOUT: Final = 15.0
+"""Seconds a connection may stay open without sending a whole request's headers."""
+
+
+async def serve(
+    manager: Manager,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    token: str | None = None,
+    read_only: bool = False,
+    home: Path | None = None,
+    ready: Callable[[str, Path], None] | None = None,
+    stop: asyncio.Event | None = None,
+    finish_runs: bool = False,
+    grace: float = 10.0,
+    idle_timeout: float = IDLE_TIMEOUT,
+) -> None:
+    """Serve the attach API until ``stop`` is set (or the task is cancelled).
+
+    The token is written, 0600, where :func:`run_manager.server.tokens.token_path`
+    says, and ``ready(url, token_file)`` is called once the port is bound.
+    On the way out, streams end first; then live runs are cancelled, or with
+    ``finish_runs`` given ``grace`` seconds to finish.
+    """
+    token = token or make_token()
+    server = AttachServer(manager, token=token, read_only=read_only)
+    root = web.Application(client_max_size=MAX_BODY, middlewares=[server.json_errors])
+    root.add_subapp(API_PREFIX, server.app)
+    if manager.ledger_dir is not None:  # OTLP/HTTP: POST /v1/traces, behind the same token
+        ingest = OtlpIngest(manager.ledger_dir, manager.hub)
+        middlewares = [server.json_errors, server._authorize]
+        root.add_subapp(OTLP_PREFIX, OtlpRoute(ingest).app(middlewares))
+    # aiohttp's keep-alive timer starts when a connection opens and again after each
+    # response, and closes a connection still waiting for a request's whole headers:
+    # one timeout for idle peers and for headers sent slowly or half-way.
+    runner = web.AppRunner(
+        root,
+        handle_signals=False,
+        access_log=None,
+        shutdown_timeout=5,
+        keepalive_timeout=idle_timeout,
+    )
+    await runner.setup()
+    site = web.TCPSite(runner, host, port)
+    written: Path | None = None
+    try:
+        await site.start()
+        bound_port = _bound_port(runner) or port
+        written = write_token(host, bound_port, token, home)
+        if ready is not None:
+            ready(_url(host, bound_port), written)
+        await (stop or asyncio.Event()).wait()
+    finally:
+        await runner.cleanup()
+        if finish_runs:
+            await manager.close(cancel_running=False, grace=grace)
+        await manager.close(cancel_running=True, grace=grace)
+        if written is not None:
+            with contextlib.suppress(OSError):
+                written.unlink()
+
+
+def _bound_port(runner: web.AppRunner) -> int | None:
+    for address in runner.addresses:
+        if isinstance(address, tuple) and len(address) >= 2:
+            return int(address[1])
+    return None
+
+
+def _url(host: str, port: int) -> str:
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}"
+
+
+__all__ = ["serve"]

@@ -1,0 +1,163 @@
+"""What a fresh-eyes walk of the run screen found, each checked on what the screen shows.
+
+A run opened on one short paragraph showed its detail at the foot of a blank pane; the
+first ``f`` turned following off with nothing on screen to say it had been on; a
+paragraph said ``node -`` though it streamed inside a model call; a search's matches were
+marked in the event list but not in the detail; ``N`` was never in the key bar; and a
+search typed in one burst lost its text.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.events import Key
+from textual.widgets import Input
+
+from tests.tui.test_interaction import bar, screen_lines
+from tests.tui_support import loaded, sample_app, settle, write_waiting_run
+from tui.screens.run import RunScreen
+from tui.widgets.detail import EventDetail
+from tui.widgets.event_list import EventList
+from tui.widgets.run_table import RunTable
+
+pytestmark = pytest.mark.timeout(60)
+
+TORN = "run_20261128T143000058_5e6f708192a3b4c5"
+"""A sample run (stale) whose last entry is one short paragraph: "A torn write is"."""
+RESEARCH = "run_20261128T143000012_4f1a9c2e7b3d8a60"
+"""A sample run that succeeded: tool calls, paragraphs, a model call."""
+
+
+async def open_run(pilot: Any, run_id: str) -> RunScreen:
+    rows = pilot.app.screen.query_one(RunTable)
+    rows.select_key(next(run for run in rows.rows if run.run_id == run_id).key)
+    await pilot.press("enter")
+    await settle(pilot, lambda: isinstance(pilot.app.screen, RunScreen), "the run's screen")
+    screen = pilot.app.screen
+    assert isinstance(screen, RunScreen)
+    return screen
+
+
+def detail_rows(app: Any) -> list[str]:
+    """The detail pane's rows as drawn: the screen's lines, cut to the pane."""
+    detail = app.screen.query_one(EventDetail)
+    region = detail.content_region
+    lines = screen_lines(app)
+    return [lines[y][region.x : region.right] for y in range(region.y, region.bottom)]
+
+
+@pytest.mark.parametrize("size", [(160, 48), (80, 24)])
+async def test_a_short_followed_paragraph_is_drawn_at_the_top_of_its_pane(
+    fixtures: Path, size: tuple[int, int]
+) -> None:
+    app = sample_app(fixtures)
+    async with app.run_test(size=size) as pilot:
+        await loaded(pilot)
+        screen = await open_run(pilot, TORN)
+        detail = screen.query_one(EventDetail)
+        await settle(pilot, lambda: "A torn write is" in detail.text, "the paragraph")
+        assert screen.query_one(EventList).follow  # its newest entry, followed
+        await pilot.pause(0.1)
+        rows = detail_rows(app)
+        assert rows[0].startswith("text  ·  1 chunk"), rows[:4]
+        assert "node" not in rows[0]  # not "node -": the chunks name none
+        assert any("A torn write is" in row for row in rows[2:4]), rows[:4]
+        assert detail.scroll_y == 0
+
+
+async def test_the_header_says_whether_the_stream_is_followed(
+    fixtures: Path, tmp_path: Path
+) -> None:
+    """A live run's header says ``following`` while the newest entry is kept in view; a
+    finished run's never does (nothing more is on its way), though ``f`` still selects its
+    newest entry."""
+    waiting = write_waiting_run(fixtures)  # asked a minute ago: live
+    app = sample_app(fixtures)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot, 7)
+        screen = await open_run(pilot, waiting)
+        events = screen.query_one(EventList)
+        await settle(pilot, lambda: events.count > 0, "the run's events")
+
+        def counts() -> str:
+            return screen_lines(app)[1]
+
+        assert events.follow
+        await settle(pilot, lambda: counts().startswith(" following  2 events"), "following")
+        await pilot.press("f")
+        await settle(pilot, lambda: counts().startswith(" 2 events"), "follow paused")
+        assert not events.follow
+        await pilot.press("f")
+        await settle(pilot, lambda: "following" in counts(), "following again")
+        await pilot.press("up")  # moving up pauses it, and the header says so
+        await settle(pilot, lambda: "following" not in counts(), "paused by moving up")
+        await pilot.press("end")
+        await settle(pilot, lambda: "following" in counts(), "following from the end")
+        await pilot.press("escape")
+        finished = await open_run(pilot, RESEARCH)
+        events = finished.query_one(EventList)
+        await settle(pilot, lambda: counts().startswith(" 22 events"), "the finished run")
+        assert events.follow  # its newest entry selected, as f would
+        await pilot.press("f", "f")
+        await pilot.pause(0.1)
+        assert "following" not in counts()
+
+
+def marked_in_detail(app: Any) -> list[str]:
+    """The words the detail pane draws in the search's mark (its background)."""
+    detail = app.screen.query_one(EventDetail)
+    mark = detail.get_component_rich_style("event-detail--match", partial=True).bgcolor
+    assert mark is not None
+    region = detail.content_region
+    strips = app.screen._compositor.render_strips()
+    return [
+        segment.text
+        for strip in strips[region.y : region.bottom]
+        for segment in strip.crop(region.x, region.right)
+        if segment.style is not None and segment.style.bgcolor == mark
+    ]
+
+
+async def test_what_is_searched_for_is_marked_in_the_detail_too(fixtures: Path) -> None:
+    app = sample_app(fixtures)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot)
+        screen = await open_run(pilot, RESEARCH)
+        detail = screen.query_one(EventDetail)
+        await settle(pilot, lambda: detail.text, "the detail")
+        assert not marked_in_detail(app)
+        await pilot.press("slash", *"web_search", "enter")
+        await settle(pilot, lambda: "tool web_search" in detail.text, "the first match")
+        await pilot.pause(0.1)
+        marked = marked_in_detail(app)
+        assert marked, "nothing marked"
+        assert {word.lower() for word in marked} == {"web_search"}
+        await pilot.press("N")  # N steps back through the matches, and the bar says so
+        assert "N Previous match" in bar(app)
+        await pilot.press("escape")  # the search closed: its marks go
+        await settle(pilot, lambda: not marked_in_detail(app), "the marks gone")
+        assert "N Previous match" not in bar(app)
+
+
+async def test_a_search_typed_in_one_burst_is_typed_into_the_box(fixtures: Path) -> None:
+    """tmux's send-keys, a paste, a fast typist: "/web" reaches the event list whole before
+    ``/`` has opened the box; its characters go into the box, not to the run as keys."""
+    app = sample_app(fixtures)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot)
+        screen = await open_run(pilot, RESEARCH)
+        events = screen.query_one(EventList)
+        await settle(pilot, lambda: events.count > 0, "the run's events")
+        for character in "/web_search":  # queued all at once, as a terminal delivers them
+            key = Key("slash" if character == "/" else character, character)
+            key._set_forwarded()  # as the app hands each key to the focused widget
+            events.post_message(key)
+        await pilot.pause(0.2)
+        box = screen.query_one("#search", Input)
+        assert box.value == "web_search"
+        assert not screen.show_raw  # w was typed, not pressed
+        await pilot.press("enter")
+        await settle(pilot, lambda: "tool web_search" in screen.query_one(EventDetail).text, "it")
