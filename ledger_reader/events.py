@@ -143,6 +143,14 @@ class LlmCallPayload(Payload):
     cache_write_tokens: int | None = None
     cost_usd: float | None = None
     node_id: str | None = None
+    messages: Any = None
+    """What the model was sent (:mod:`ledger_reader.messages`); absent when not recorded."""
+    response: Any = None
+    """What it answered, in the same shape."""
+    first_token_micros: int | None = None
+    """A streamed call's wait from the request to its first token."""
+    truncated: bool | None = None
+    """Older messages were left out to keep ``messages`` under the cap."""
 
 
 class ChunkPayload(Payload):

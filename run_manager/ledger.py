@@ -56,6 +56,31 @@ def cap_payload_value(value: Any) -> tuple[Any, bool]:
     return raw[:PAYLOAD_CAP_BYTES].decode("utf-8", "ignore"), True
 
 
+def cap_messages(messages: list[Any]) -> tuple[list[Any], bool]:
+    """Keep the newest messages that fit the 64 KiB cap; return them and whether any were cut.
+
+    A conversation is read from its end (the model's last question and what
+    led to it), so the oldest go first; a newest message over the cap alone
+    is itself cut as any user data is (:func:`cap_payload_value`).
+    """
+    kept: list[Any] = []
+    room = PAYLOAD_CAP_BYTES
+    for message in reversed(messages):
+        try:
+            size = len(_encoder.encode(message))
+        except (TypeError, ValueError, msgspec.EncodeError):
+            message, size = repr(message), PAYLOAD_CAP_BYTES + 1
+        if size <= room:
+            kept.append(message)
+            room -= size
+            continue
+        if not kept:
+            kept.append(cap_payload_value(message)[0])
+        break
+    kept.reverse()
+    return kept, len(kept) < len(messages) or kept[:1] != messages[-len(kept) :][:1]
+
+
 class LedgerWriter:
     """The one writer of one run's ledger.
 
