@@ -1,50 +1,64 @@
 # The two commands of the README's quick start: `make run` and `make test`.
-# Each makes .venv and installs the project into it on first use.
+# Each makes .venv on first use: `make run` installs runtop alone (what the demo
+# needs), `make test` adds its test extra (the frameworks, Ray, the linters).
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-$(shell cat pyproject.toml constraints.txt | cksum | cut -d' ' -f1)
+HASH := $(shell cat pyproject.toml constraints.txt | cksum | cut -d' ' -f1)
+RUN_STAMP := $(VENV)/.installed-run-$(HASH)
+TEST_STAMP := $(VENV)/.installed-test-$(HASH)
 LEDGERS ?= ../shared/fixtures/ledgers
 
-.PHONY: setup run ls test lint bench clean screenshots snapshots
+.PHONY: setup run ls test soak lint clean screenshots snapshots
 
-# constraints.txt pins what was tested (the snapshot tests draw with this Textual).
-$(STAMP): pyproject.toml constraints.txt
+$(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test]'
+
+# constraints.txt pins what was tested (the snapshot tests draw with this Textual).
+$(RUN_STAMP): pyproject.toml constraints.txt | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e .
 	# An editable install writes no bytecode, and PYTHONDONTWRITEBYTECODE (set on
 	# some machines) keeps Python from writing it: every launch would compile ~50 modules.
 	$(BIN)/python -m compileall -q inspector ledger_reader run_manager tui
 	rm -f $(VENV)/.installed-*
 	touch $@
 
-setup: $(STAMP)
+$(TEST_STAMP): $(RUN_STAMP)
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test]'
+	touch $@
+
+setup: $(TEST_STAMP)
 
 # The main job: simulated agents in an embedded run manager, watched in the TUI.
-run: $(STAMP)
+run: $(RUN_STAMP)
 	$(BIN)/runtop demo
 
 # The sample ledgers, listed without the TUI.
-ls: $(STAMP)
+ls: $(RUN_STAMP)
 	$(BIN)/runtop ls $(LEDGERS)
 
-lint: $(STAMP)
+lint: $(TEST_STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
+# Everything but the soaks (pyproject.toml deselects the tests marked soak).
 test: lint
 	$(BIN)/pytest
+
+# The long soaks: hundreds of launches and runs with random faults, counting failures.
+soak: $(TEST_STAMP)
+	$(BIN)/pytest -m soak
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
 
 # The README's screenshots: scripted scenarios, saved as SVG by the app itself.
-screenshots: $(STAMP)
+screenshots: $(RUN_STAMP)
 	$(BIN)/python -m tui.screenshots screenshots
 
 # Redraw the SVG snapshot tests after a deliberate change to what the app shows.
-snapshots: $(STAMP)
+snapshots: $(TEST_STAMP)
 	$(BIN)/pytest tests/tui/test_snapshots.py --snapshot-update

@@ -1,6 +1,7 @@
 """The launch soak: ``runtop replay``, ``runtop DIR`` and ``runtop demo`` started 30 times
 each at 80x24 and 160x48, in a real terminal, a key pressed as soon as the first screen
 shows; every launch must draw, stay up, open a run, go back and quit with status 0.
+Minutes long: ``make soak`` runs it.
 
 Before, ``runtop replay FILE`` crashed on launch in 3 of 4 tries (a screen imported in a
 thread while a key's check imported it too). Not timed: it counts failures.
@@ -58,6 +59,7 @@ def launch(command: str, size: tuple[int, int], home: Path) -> str | None:
     return None
 
 
+@pytest.mark.soak
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])
 @pytest.mark.parametrize("command", sorted(COMMANDS))

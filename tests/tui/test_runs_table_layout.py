@@ -268,8 +268,12 @@ async def test_the_keys_panel_folds_the_path_watched_after_a_slash(
             cut = [name for name in re.findall(r"[^/ :]+", piece) if "-" in name]
             assert all(name in names for name in cut), said
 
+        # Where the path before it folds depends on how long the temporary directory is;
+        # wherever it does, the wide name starts a line of its own after the last slash.
         at = next(at for at, piece in enumerate(said_wide) if piece.startswith("runtop-demo"))
-        assert said_wide[at - 1].endswith(f"/{wide.parent.name}/"), said_wide
+        before = "".join(said_wide[:at]).replace(" ", "")
+        assert said_wide[at - 1].endswith("/"), said_wide
+        assert before.endswith(f"{wide.parent}/".replace(" ", "")), said_wide
         assert "".join(said_wide[at:]) == wide.name, said_wide  # on lines of its own, whole
 
 
