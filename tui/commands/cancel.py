@@ -1,16 +1,22 @@
-"""``runtop cancel``: ask a run to stop, over HTTP or by a control file beside its ledger."""
+"""``runtop cancel``: ask a run to stop, over HTTP or by a control file beside its ledger.
+
+Either way the request goes through the source the app would use for the
+same place (:class:`~inspector.LedgerDirectorySource` for a directory, the
+attach server's answer for a URL): a run the app greys ``c`` out for is
+refused here in the same words, and the request records the same ``source``.
+"""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+from collections.abc import AsyncGenerator
 from pathlib import Path
 
 from rich.console import Console
 
-from ledger_reader import RunStatus, summarize_ledger
-from ledger_reader.control import request_cancel
-from ledger_reader.errors import LedgerError
+from inspector import LedgerDirectorySource
+from inspector.source import ActionRefused, SourceError
 from tui.commands.targets import CommandError, is_url, require_run_id, resolve_ledger
 
 
@@ -19,7 +25,6 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     where: str = args.where
     if is_url(where):
         from inspector.attach_client import AttachClient, find_token
-        from inspector.source import ActionRefused, SourceError
 
         async def cancel() -> None:
             async with AttachClient(where, find_token(where, args.token)) as client:
@@ -31,24 +36,41 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
             raise CommandError(f"cannot cancel {run_id}: {error}") from None
         out.print(f"cancel requested: {run_id} (the run shows canceled once it has stopped)")
         return 0
-    ledger = resolve_ledger(run_id, [Path(where)])
+    # Resolved, as the app's sources for files are: the directory watched holds the real file.
+    ledger = resolve_ledger(run_id, [Path(where)]).resolve()
     try:
-        status = summarize_ledger(ledger).status
-    except LedgerError as error:
+        asyncio.run(cancel_in_directory(ledger, run_id, args.reason))
+    except (ActionRefused, SourceError) as error:
         raise CommandError(f"cannot cancel {run_id}: {error}") from None
-    if status in _ENDED:
-        # As the attach API answers (409): a control file left for a run that ended would
-        # say 'cancel requested' of it, and lie there for good.
-        raise CommandError(f"cannot cancel {run_id}: {_ENDED[status]} ({status})")
-    request_cancel(ledger.parent, run_id, reason=args.reason, source="cli")
     out.print(f"cancel requested: {run_id} (by control file: a runtop writer there acts on it)")
     return 0
 
 
-_ENDED = {
-    RunStatus.SUCCEEDED: "the run already ended",
-    RunStatus.FAILED: "the run already ended",
-    RunStatus.CANCELED: "the run already ended",
-    RunStatus.ABANDONED: "its writer is gone: nothing is left to stop",
-}
-"""Statuses a cancel cannot change, and why."""
+async def cancel_in_directory(ledger: Path, run_id: str, reason: str | None) -> None:
+    """Cancel the run of ``ledger`` as the app does from a directory it watches: the run
+    as the source first sees it, the source's refusal if it has one, else its request.
+
+    Raises:
+        ActionRefused: the source refuses, with its reason.
+        SourceError: the ledger could not be read.
+    """
+    source = LedgerDirectorySource(ledger.parent, only=[ledger])
+    updates = source.updates()
+    try:
+        async for update in updates:
+            if update.error is not None:
+                raise update.error
+            seen = next((run for run in update.runs if run.run_id == run_id), None)
+            if seen is None:
+                if update.pending:
+                    continue  # the first load goes on in the next update
+                raise SourceError(f"no ledger for run {run_id} in {ledger.parent}")
+            refused = source.refusal("cancel", seen.summary)
+            if refused is not None:
+                raise ActionRefused(refused)
+            await source.cancel(run_id, reason)
+            return
+    finally:
+        if isinstance(updates, AsyncGenerator):
+            await updates.aclose()
+        await source.close()

@@ -147,35 +147,3 @@ def test_serve_refuses_a_bad_agents_spec(tmp_path: Path) -> None:
     failed = runtop("serve", "--port", "0", "--agents", "nowhere_at_all:x", env=env)
     assert failed.returncode == 1
     assert "cannot import nowhere_at_all" in failed.stderr
-
-
-def test_cancel_by_control_file(tmp_path: Path) -> None:
-    runs = tmp_path / "runs"
-    runs.mkdir()
-    run_id = "run_20261129T000000000_0123456789abcdef"
-    (runs / f"{run_id}.jsonl").write_text("")
-    env = {**os.environ, "RUNTOP_HOME": str(tmp_path)}
-    done = runtop("cancel", run_id, "--from", str(runs), "--reason", "stop", env=env)
-    assert done.returncode == 0, done.stderr
-    request = json.loads((runs / ".control" / f"{run_id}.cancel").read_text())
-    assert (request["reason"], request["source"]) == ("stop", "cli")
-
-
-@pytest.mark.parametrize(
-    ("sample", "said"),
-    [
-        ("143000045", "the run already ended (canceled)"),
-        ("143000031", "the run already ended (failed)"),
-    ],
-)
-def test_cancel_by_control_file_refuses_a_run_that_ended(
-    tmp_path: Path, fixtures: Path, sample: str, said: str
-) -> None:
-    """As the attach API answers: it said 'cancel requested' of an ended run and left a
-    control file there for good."""
-    run_id = next(path.stem for path in fixtures.glob("*.jsonl") if sample in path.name)
-    env = {**os.environ, "RUNTOP_HOME": str(tmp_path)}
-    refused = runtop("cancel", run_id, "--from", str(fixtures), env=env)
-    assert refused.returncode == 1
-    assert refused.stderr.strip() == f"runtop: cannot cancel {run_id}: {said}"
-    assert not (fixtures / ".control").exists()
