@@ -1,8 +1,10 @@
 """Search inside one run: which events hold a text, in arguments, outputs and paragraphs.
 
 A paragraph's text is split over chunks at arbitrary points, so a chunk
-is searched together with the end of the chunk before it; every other
-event is searched in its payload as JSON (arguments, outputs, errors,
+is searched together with the end of the chunk before it; a model call
+is searched in its conversation's words as the detail shows them (a quote in
+a message is a quote, not JSON's ``\\"``) and its other fields as JSON; every
+other event is searched in its payload as JSON (arguments, outputs, errors,
 prompts). Matching is case-insensitive. What ``n`` and ``N`` step
 through, and the counter counts, are *entries* (the lines of the event
 list: a paragraph of many chunks is one), so the search groups the events
@@ -19,7 +21,8 @@ from typing import Final
 import msgspec
 
 from inspector import RunKey, RunStore
-from ledger_reader import DamagedLine, LedgerItem, LlmChunk, ReasoningChunk
+from ledger_reader import DamagedLine, LedgerItem, LlmCall, LlmChunk, ReasoningChunk
+from ledger_reader.messages import conversation
 from tui.entries import joins
 
 SEARCH_PAGE: Final = 2048
@@ -54,8 +57,14 @@ def holds(item: LedgerItem, needle: str, carry: ChunkCarry) -> bool:
     carry.tail = ""
     if isinstance(item, DamagedLine):
         return needle in item.reason.lower()
+    searched = item.payload
+    if isinstance(item, LlmCall):
+        said = conversation(item.payload.messages) + conversation(item.payload.response)
+        if any(needle in message.text.lower() for message in said):
+            return True
+        searched = msgspec.structs.replace(item.payload, messages=None, response=None)
     try:
-        payload = msgspec.json.encode(item.payload).decode()
+        payload = msgspec.json.encode(searched).decode()
     except (TypeError, msgspec.EncodeError):
         payload = str(item.payload)
     return needle in payload.lower() or needle in item.type

@@ -27,6 +27,7 @@ from ledger_reader import (
     ToolResult,
     encode_event,
 )
+from tui.conversation_text import CallTiming
 from tui.describe import input_said
 from tui.format import cell, now_or, replay_moments, run_time, status_mark, tokens_said
 from tui.run_search import matches
@@ -572,7 +573,8 @@ class RunScreen(SelectedRunScreen):
         self._entry_size = len(self._selected)
         self._newest = False
         raw = self._raw(item) if self.show_raw and item is not None else None
-        self.query_one(EventDetail).show(item, call, raw, heading=heading)
+        timing = CallTiming(node.duration)  # a model call's rate, from its bar's length
+        self.query_one(EventDetail).show(item, call, raw, heading=heading, timing=timing)
 
     def on_timeline_view_chosen(self, message: TimelineView.Chosen) -> None:
         """Enter on a node: the event stream, at the node's event."""

@@ -1,4 +1,5 @@
-"""The detail of one event: a tool call's arguments and output, timing, the raw line."""
+"""The detail of one event: a tool call's arguments and output, a model call's conversation,
+timing, the raw line."""
 
 from __future__ import annotations
 
@@ -16,7 +17,14 @@ from textual.widgets import Static
 
 from inspector import ToolCallView
 from inspector.status_words import call_outcome
-from ledger_reader import DamagedLine, LedgerItem, LlmChunk, ReasoningChunk
+from ledger_reader import DamagedLine, LedgerItem, LlmCall, LlmChunk, ReasoningChunk
+from tui.conversation_text import (
+    ROLES,
+    CallTiming,
+    ConversationLine,
+    ConversationStyles,
+    conversation_text,
+)
 from tui.text import duration, inert
 
 OUTPUT_PREVIEW: Final = 4000
@@ -114,9 +122,14 @@ def _parses(text: str) -> bool:
 
 
 class EventDetail(VerticalScroll):
-    """Shows the selected event; for a tool call, the call and its result together."""
+    """Shows the selected event; for a tool call, the call and its result together; for a
+    model call, its conversation."""
 
-    COMPONENT_CLASSES: ClassVar[set[str]] = {"event-detail--error", "event-detail--match"}
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "event-detail--error",
+        "event-detail--match",
+        *(f"event-detail--{role}" for role in ROLES),
+    }
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -233,14 +246,40 @@ class EventDetail(VerticalScroll):
         raw: bytes | None,
         *,
         heading: list[Text] | None = None,
+        timing: CallTiming | None = None,
     ) -> None:
-        """Show an event (and the tool call it belongs to, if any), under ``heading``."""
+        """Show an event (and the tool call it belongs to, if any), under ``heading``.
+
+        A model call (``llm_call``) shows as its conversation, with ``timing`` (its model
+        node's) for its duration and rate; under a ``heading`` (a timeline node's facts)
+        its own facts are not said again.
+        """
         self._follow_end(False)
         error = self.get_component_rich_style("event-detail--error", partial=True)
-        parts: list[Text | _JsonBlock] = list(heading or [])
+        parts: list[Text | _JsonBlock | ConversationLine] = list(heading or [])
         limit = None if self.show_all else OUTPUT_PREVIEW
         found, mark = self._found()
-        if call is not None:
+        chat_cut = False
+        if isinstance(item, LlmCall) and call is None:
+            styles = ConversationStyles(
+                roles={
+                    role: self.get_component_rich_style(f"event-detail--{role}", partial=True)
+                    for role in ROLES
+                },
+                error=error,
+                mark=mark,
+            )
+            chat = conversation_text(
+                item,
+                timing=timing,
+                facts=heading is None,
+                whole=self.show_all,
+                found=found,
+                styles=styles,
+            )
+            parts.extend(chat.lines)
+            chat_cut = chat.cut
+        elif call is not None:
             state = call_outcome(done=call.done, is_error=call.is_error)
             took = duration(call.duration) if call.duration is not None else "…"
             parts.append(Text(inert(f"tool {call.name}  ·  {state}  ·  {took}"), style="bold"))
@@ -286,7 +325,7 @@ class EventDetail(VerticalScroll):
             parts.append(Text(inert(raw.decode("utf-8", "replace")), style="dim"))
         if not parts:
             parts.append(Text("Select an event to see its detail.", style="dim"))
-        self.cut = any(isinstance(part, _JsonBlock) and part.cut for part in parts)
+        self.cut = chat_cut or any(isinstance(part, _JsonBlock) and part.cut for part in parts)
         self.text = "\n".join(part.plain for part in parts)
         renderables: list[RenderableType] = [
             _marked(part, found, mark) if isinstance(part, Text) else part.renderable

@@ -1,0 +1,302 @@
+"""A model call as a chat reads: its facts, then each message by role, the answer last.
+
+The detail pane shows a selected ``llm_call`` with this: the model, its
+tokens, cost, duration, time to the first token and tokens per second (only
+what was recorded: a figure never written is left out, not said as 0), then
+the messages the model was sent and what it answered, as
+:func:`ledger_reader.messages.conversation` reads them. A long part is
+folded to its start (``o`` shows it whole), or, where the run's search
+matched past its start, to the part around the match.
+
+Only the selected call is laid out, when it is selected: a run of 10,000
+model calls costs no more to open than a run of one. Every string from the
+ledger passes through :func:`tui.text.inert` and reaches Rich as
+:class:`~rich.text.Text`, never as markup.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import msgspec
+from rich.console import RenderableType
+from rich.padding import Padding
+from rich.style import Style
+from rich.text import Text
+
+from ledger_reader import LlmCall
+from ledger_reader.messages import THINKING, TOOL_CALL, TOOL_RESULT, Message, conversation
+from tui.text import cost, duration, inert, tokens
+
+PART_PREVIEW: Final = 400
+"""Characters of a long message part shown before "o shows all"."""
+PART_LINES: Final = 8
+"""Lines of a long message part shown before "o shows all"."""
+MATCH_LEAD: Final = 80
+"""Characters shown before a search's match when a fold starts at it."""
+INDENT: Final = 2
+"""Cells a message's words are indented under its role, every line they wrap to."""
+
+ROLES: Final = ("system", "user", "assistant", "tool")
+"""The roles drawn in a colour of their own (:class:`ConversationStyles`)."""
+
+_encoder: Final = msgspec.json.Encoder()
+
+
+@dataclass(frozen=True)
+class ConversationStyles:
+    """The styles a conversation is drawn in, resolved from the theme by its widget."""
+
+    roles: Mapping[str, Style] = field(default_factory=dict)
+    """Each role's heading (:data:`ROLES`); any other role is drawn bold."""
+    error: Style = field(default_factory=Style)
+    """A tool result that reports a failure."""
+    mark: Style = field(default_factory=Style)
+    """What the run's search found."""
+
+
+@dataclass(frozen=True)
+class CallTiming:
+    """What the ledger says of the call's time beyond its ``llm_call``: its model node."""
+
+    seconds: float | None = None
+    """From the request to the answer (the model node's enter to its exit)."""
+
+
+@dataclass(frozen=True)
+class ConversationLine:
+    """A line of the detail (wrapped as wide as it is drawn), indented ``indent`` cells."""
+
+    text: Text
+    indent: int = 0
+
+    @property
+    def plain(self) -> str:
+        pad = " " * self.indent
+        return pad + self.text.plain.replace("\n", "\n" + pad)
+
+    @property
+    def renderable(self) -> RenderableType:
+        return Padding(self.text, (0, 0, 0, self.indent)) if self.indent else self.text
+
+
+@dataclass
+class ConversationText:
+    """The lines of a model call's detail: ``lines`` to draw, ``cut`` when a part is folded."""
+
+    lines: list[ConversationLine] = field(default_factory=list)
+    cut: bool = False
+
+    def add(self, text: Text, indent: int = 0) -> None:
+        self.lines.append(ConversationLine(text, indent))
+
+    @property
+    def plain(self) -> str:
+        return "\n".join(line.plain for line in self.lines)
+
+
+def call_facts(call: LlmCall, timing: CallTiming | None = None) -> list[str]:
+    """The model call in a few lines: model and provider, tokens and cost, times.
+
+    Only what was recorded: a call that said no tokens has no tokens line, one that
+    was not streamed no first token (never a ``0`` for what nobody measured).
+    """
+    payload = call.payload
+    model = inert(payload.model or "model", single_line=True)
+    if payload.provider:
+        model += f"  ·  {inert(payload.provider, single_line=True)}"
+    lines = [f"◆ {model}"]
+    spent: list[str] = []
+    if payload.prompt_tokens is not None:
+        cached = (
+            f" ({tokens(payload.cache_read_tokens)} cached)" if payload.cache_read_tokens else ""
+        )
+        spent.append(f"{tokens(payload.prompt_tokens)} prompt{cached}")
+    if payload.output_tokens is not None:
+        spent.append(f"{tokens(payload.output_tokens)} output")
+    said = " + ".join(spent) + " tokens" if spent else ""
+    if payload.cost_usd is not None:
+        said = f"{said}  ·  {cost(payload.cost_usd)}" if said else cost(payload.cost_usd)
+    if said:
+        lines.append(said)
+    times: list[str] = []
+    took = timing.seconds if timing is not None else None
+    if took is not None:
+        times.append(duration(took))
+    first = payload.first_token_micros / 1e6 if payload.first_token_micros is not None else None
+    if first is not None:
+        times.append(f"first token {duration(first)}")
+    rate = tokens_per_second(payload.output_tokens, took, first)
+    if rate is not None:
+        times.append(rate)
+    if times:
+        lines.append("  ·  ".join(times))
+    return lines
+
+
+def tokens_per_second(output: int | None, took: float | None, first: float | None) -> str | None:
+    """``42 tok/s``: output tokens over the time they took to come (after the first token,
+    when that was measured), or ``None`` when either was not recorded."""
+    if not output or took is None:
+        return None
+    spent = took - first if first is not None and first < took else took
+    if spent <= 0:
+        return None
+    rate = output / spent
+    return f"{rate:.1f} tok/s" if rate < 10 else f"{rate:,.0f} tok/s"
+
+
+def conversation_text(
+    call: LlmCall,
+    *,
+    timing: CallTiming | None = None,
+    facts: bool = True,
+    whole: bool = False,
+    found: re.Pattern[str] | None = None,
+    styles: ConversationStyles | None = None,
+) -> ConversationText:
+    """The call's facts (unless ``facts`` is false: a heading says them already), then its
+    messages and its answer, each part folded unless ``whole``."""
+    styles = styles or ConversationStyles()
+    shown = ConversationText()
+    if facts:
+        lines = call_facts(call, timing)
+        shown.add(Text(lines[0], style="bold"))
+        for line in lines[1:]:
+            shown.add(Text(line))
+    elif (extra := _times_only(call, timing)) is not None:
+        shown.add(Text(extra))
+    payload = call.payload
+    stamp = f"seq {call.seq}  ·  {call.time}" if call.time else f"seq {call.seq}"
+    shown.add(Text(inert(stamp, single_line=True), style="dim"))
+    sent, answer = conversation(payload.messages), conversation(payload.response)
+    if not sent and not answer:
+        shown.add(Text("messages not recorded", style="dim"))
+        return _marked_all(shown, found, styles.mark)
+    if payload.truncated:
+        shown.add(Text("older messages were left out to keep the call under the cap", style="dim"))
+    for message in sent:
+        _message(shown, message, message.role, whole=whole, found=found, styles=styles)
+    for message in answer:
+        role = message.role if message.role not in ("assistant", "?") else ""
+        heading = f"answer · {role}" if role else "answer"
+        _message(shown, message, heading, whole=whole, found=found, styles=styles)
+    return _marked_all(shown, found, styles.mark)
+
+
+def _times_only(call: LlmCall, timing: CallTiming | None) -> str | None:
+    """The facts a timeline node's heading does not say: the first token and the rate."""
+    first_micros = call.payload.first_token_micros
+    first = first_micros / 1e6 if first_micros is not None else None
+    took = timing.seconds if timing is not None else None
+    parts = [f"first token {duration(first)}"] if first is not None else []
+    rate = tokens_per_second(call.payload.output_tokens, took, first)
+    if rate is not None:
+        parts.append(rate)
+    return "  ·  ".join(parts) if parts else None
+
+
+def _role_style(role: str, styles: ConversationStyles) -> Style:
+    return styles.roles.get(role, Style()) + Style(bold=True)
+
+
+def _message(
+    shown: ConversationText,
+    message: Message,
+    heading: str,
+    *,
+    whole: bool,
+    found: re.Pattern[str] | None,
+    styles: ConversationStyles,
+) -> None:
+    shown.add(Text(""))
+    role = "assistant" if heading.startswith("answer") else message.role
+    shown.add(Text(inert(heading, single_line=True), style=_role_style(role, styles)))
+    if not message.parts:
+        shown.add(Text("(nothing)", style="dim"), INDENT)
+    for part in message.parts:
+        if part.kind == TOOL_CALL:
+            name = inert(part.name or "tool", single_line=True)
+            _folded(shown, f"⚙ {name} ", _arguments(part.arguments), "bold", whole, found)
+        elif part.kind == TOOL_RESULT:
+            name = inert(part.name or part.call_id or "tool", single_line=True)
+            if part.is_error:
+                _folded(shown, f"✘ {name} error: ", part.text, styles.error, whole, found)
+            else:
+                _folded(shown, f"↩ {name}: ", part.text, "", whole, found)
+        elif part.kind == THINKING:
+            _folded(shown, "thinking: ", part.text, "italic dim", whole, found)
+        else:
+            _folded(shown, "", part.text, "", whole, found)
+
+
+def _arguments(value: Any) -> str:
+    """A tool call's arguments as compact JSON (a string of JSON as it was written)."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return "{}"
+    try:
+        return _encoder.encode(value).decode()
+    except (TypeError, ValueError, msgspec.EncodeError):
+        return repr(value)
+
+
+def fold(text: str, found: re.Pattern[str] | None) -> slice:
+    """The part of ``text`` a folded part shows: its first :data:`PART_PREVIEW` characters
+    and :data:`PART_LINES` lines, or the part around the search's first match when that
+    lies further on (a match the search counted is shown, not folded away)."""
+    limit = PART_PREVIEW
+    at = -1
+    for _ in range(PART_LINES):
+        at = text.find("\n", at + 1)
+        if at < 0:
+            break
+    if at >= 0:
+        limit = min(limit, at)
+    if len(text) <= limit:
+        return slice(0, len(text))
+    match = found.search(text) if found is not None else None
+    if match is None or match.end() <= limit:
+        return slice(0, limit)
+    start = max(0, min(match.start() - MATCH_LEAD, len(text) - limit))
+    space = text.find(" ", start, match.start())  # from a whole word, where one is near
+    if 0 <= space < match.start():
+        start = space + 1
+    return slice(start, start + limit)
+
+
+def _folded(
+    shown: ConversationText,
+    lead: str,
+    text: str,
+    style: str | Style,
+    whole: bool,
+    found: re.Pattern[str] | None,
+) -> None:
+    """One part, indented under its role, folded unless ``whole``."""
+    window = slice(0, len(text)) if whole else fold(text, found)
+    if window.start:
+        shown.add(Text(f"… {window.start:,} earlier characters (o shows all)", style="dim"), INDENT)
+    line = Text()
+    if lead:
+        line.append(lead, style="bold" if not isinstance(style, Style) else style)
+    line.append(inert(text[window]), style=style)
+    shown.add(line, INDENT)
+    after = len(text) - window.stop
+    if after > 0:
+        shown.add(Text(f"… {after:,} more characters (o shows all)", style="dim"), INDENT)
+    if window.start or after > 0:
+        shown.cut = True
+
+
+def _marked_all(
+    shown: ConversationText, found: re.Pattern[str] | None, mark: Style
+) -> ConversationText:
+    if found is not None:
+        for line in shown.lines:
+            line.text.highlight_regex(found, mark)
+    return shown
