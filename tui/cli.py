@@ -33,13 +33,69 @@ COMMANDS: Final = {"ls", "show", "cancel", "serve", "demo", "replay"}
 """The subcommands; anything else is the app's paths (``runtop [PATH_OR_URL...]``)."""
 
 
+USAGE: Final = """\
+runtop [PATH|URL ...] [--token TOKEN] [--theme THEME] [--read-only]
+       runtop COMMAND ...     (runtop COMMAND --help: its options)
+       runtop --version"""
+
+FORMS: Final = """\
+the app (no COMMAND):
+  runtop [PATH|URL ...]  watch ledger directories or files and attach servers, live
+                         (default: $RUNTOP_LEDGER_DIR, else $RUNTOP_HOME/runs: ~/.runtop/runs)
+    --token TOKEN        the attach servers' token (default: $RUNTOP_TOKEN, else the file
+                         runtop serve wrote on this machine); ls, show and cancel take it too
+    --theme THEME        a Textual theme (also from the command palette); demo and replay too
+    --read-only          turn every action off (cancel, resume, approve); demo and replay too
+
+examples, one a form:
+  runtop                                        the runs in ~/.runtop/runs, live
+  runtop ~/.runtop/runs http://127.0.0.1:8765   a directory and a server in one table
+  runtop demo                                   simulated agents, watched live
+  runtop replay ~/.runtop/runs --speed 10       past runs played back, ten times as fast
+  runtop ls --json                              the runs as a JSON array
+  runtop show RUN_ID --timeline                 where one run's time went
+  runtop cancel RUN_ID --reason "runaway"       ask a live run to stop
+  runtop serve --agents tui.demo:demo_agents    the attach API on http://127.0.0.1:8765
+"""
+"""Every form of the command line with an example each: the end of ``runtop --help``."""
+
+
+def version() -> str:
+    """``runtop X.Y.Z``, as installed."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        return f"runtop {installed('runtop')}"
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "runtop (not installed)"
+
+
+class VersionAction(argparse.Action):
+    """``--version``: the installed version, looked up only when asked (importlib.metadata
+    is not paid by every ``runtop ls``)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="print runtop's version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object, **kwargs: object) -> None:
+        sys.stdout.write(f"{version()}\n")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="runtop",
+        usage=USAGE,
         description="See, stop and replay AI agent runs from the terminal.",
+        epilog=FORMS,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action=VersionAction)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    ls = commands.add_parser("ls", help="list the runs found under ledger files or directories")
+    ls = commands.add_parser(
+        "ls", help="list the runs under ledger files, directories or attach servers"
+    )
     ls.add_argument(
         "paths",
         nargs="*",
@@ -139,9 +195,14 @@ def build_parser() -> argparse.ArgumentParser:
 def watch_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="runtop",
-        description="Watch agent runs live in ledger directories or files. Other commands: "
-        "runtop ls | show | demo | replay (each with --help).",
+        usage=USAGE,
+        description="Watch agent runs live in ledger directories or files and attach "
+        "servers. Other commands: runtop demo | replay | ls | show | cancel | serve "
+        "(each with --help).",
+        epilog=FORMS,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action=VersionAction)
     parser.add_argument(
         "paths",
         nargs="*",
@@ -162,7 +223,7 @@ def watch_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
     arguments = list(sys.argv[1:] if argv is None else argv)
-    if arguments and arguments[0] in COMMANDS | {"-h", "--help"}:
+    if arguments and arguments[0] in COMMANDS | {"-h", "--help", "--version"}:
         args = build_parser().parse_args(arguments)
         command = args.command
     else:
@@ -180,9 +241,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
     except BrokenPipeError:
-        # `runtop show ... | head`: the reader left; say nothing more.
+        # `runtop show ... | head`: the reader left; say nothing more. What stdout still
+        # buffers goes to /dev/null, or flushing it at exit would fail again, on stderr.
         with contextlib.suppress(OSError):
-            sys.stdout = open(os.devnull, "w")  # noqa: SIM115
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except Exception as error:  # a bug: one line, the traceback kept in a file
         say(sys.stderr, crash_line(error))
@@ -194,7 +256,14 @@ def _consoles(command: str) -> tuple[Console, Console]:
     """The consoles a command prints on: stdout's and stderr's."""
     from rich.console import Console
 
-    out = Console(highlight=False, markup=False, emoji=False, soft_wrap=command == "show")
+    class PipedConsole(Console):
+        """A console whose reader may leave: :func:`main` ends quietly, status 0 (Rich's
+        own console exits with status 1)."""
+
+        def on_broken_pipe(self) -> None:
+            raise BrokenPipeError
+
+    out = PipedConsole(highlight=False, markup=False, emoji=False, soft_wrap=command == "show")
     if not out.is_terminal:
         out.width = 240
     return out, Console(stderr=True, highlight=False, markup=False, emoji=False)

@@ -7,6 +7,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import os
+import shlex
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -42,7 +46,22 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
 
     app.call_later(lambda: app.run_worker(begin()))
     status = run_until_exit(app)
-    sys.stdout.write(
-        f"The demo's ledgers are in {ledger_dir}\nWatch them again with: runtop {ledger_dir}\n"
-    )
+    again = shlex.join([*runtop_as_typed(), str(ledger_dir)])
+    sys.stdout.write(f"The demo's ledgers are in {ledger_dir}\nWatch them again with: {again}\n")
     return status
+
+
+def runtop_as_typed(
+    argv0: str | None = None, path: str | None = None, executable: str = sys.executable
+) -> list[str]:
+    """The command that starts this runtop again, as a user can type it where they are:
+    ``runtop`` when that is the one on ``PATH``, else the path it was started by
+    (``.venv/bin/runtop`` after ``make run``), else the interpreter with ``-m``."""
+    argv0 = sys.argv[0] if argv0 is None else argv0
+    if Path(argv0).name != "runtop":  # python -m tui.cli
+        return [executable, "-m", "tui.cli"]
+    found = shutil.which("runtop", path=path)
+    with contextlib.suppress(OSError):  # a path that went away since: say the one started
+        if found is not None and os.path.samefile(found, argv0):
+            return ["runtop"]
+    return [argv0]

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from ledger_reader import MAX_LINE_BYTES, RunSummary, SummaryCache, scan_summaries
+from ledger_reader.errors import LedgerGone, NoLedgers
 from tui.commands.output import say, write_json
 from tui.commands.targets import split_targets
 
@@ -68,6 +69,14 @@ def _gather(args: argparse.Namespace) -> tuple[list[RunSummary], bool]:
     finally:
         if collecting:
             gc.enable()
+    if (
+        not args.paths
+        and not summaries
+        and all(isinstance(e, LedgerGone | NoLedgers) for e in errors)
+    ):
+        # The default directory of a fresh home: nothing has run yet, which is no failure.
+        say(sys.stderr, f"no runs yet in {paths[0]}. To see runtop at work: runtop demo")
+        errors = []
     failed = bool(errors)
     for error in errors:
         say(sys.stderr, str(error))

@@ -6,6 +6,7 @@ import io
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 from collections.abc import Callable
@@ -14,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import FIXTURES, REPO, RUN_ID, completed, line, started
-from tui.cli import main
+from tui.cli import COMMANDS, main
+from tui.commands.demo import runtop_as_typed
 from tui.commands.output import write_json
 
 REQUIRED_FIELDS = {
@@ -357,3 +359,80 @@ def test_replay_names_what_it_skipped_and_refuses_a_fifo(
     code, out, err = run(capsys, "replay", str(fifo))
     assert (code, out) == (1, "")
     assert err == f"runtop: {fifo}: skipped: not a regular file (a FIFO)\n"
+
+
+def test_version_is_the_installed_one(capsys: pytest.CaptureFixture[str]) -> None:
+    from importlib.metadata import version
+
+    with pytest.raises(SystemExit) as exited:
+        main(["--version"])
+    assert exited.value.code == 0
+    assert capsys.readouterr().out == f"runtop {version('runtop')}\n"
+
+
+def test_help_shows_every_form_with_an_example(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["--help"])
+    assert exited.value.code == 0
+    said = capsys.readouterr().out
+    assert "runtop [PATH|URL ...]" in said
+    for option in ("--token", "--theme", "--read-only", "--version"):
+        assert option in said, option
+    examples = said[said.index("examples") :].splitlines()[1:]
+    for command in sorted(COMMANDS):
+        assert any(line.split()[:2] == ["runtop", command] for line in examples), command
+    app = [line for line in examples if line.split()[:1] == ["runtop"]]
+    app = [line for line in app if line.split()[1] not in COMMANDS]
+    assert any(" http://" in line for line in app), app  # the app, watching a server
+
+
+def test_ls_on_a_fresh_home_says_how_to_start(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RUNTOP_HOME", str(tmp_path / "fresh"))
+    monkeypatch.delenv("RUNTOP_LEDGER_DIR", raising=False)
+    code, out, err = run(capsys, "ls")
+    assert (code, out) == (0, "")
+    assert err.endswith("To see runtop at work: runtop demo\n"), err
+    assert str(tmp_path / "fresh" / "runs") in err
+    code, out, _ = run(capsys, "ls", "--json")
+    assert (code, json.loads(out)) == (0, [])
+
+
+@pytest.mark.parametrize(
+    "options", [[], ["--json"], ["--timeline"]], ids=["readable", "json", "timeline"]
+)
+def test_output_into_a_closed_pipe_ends_quietly(tmp_path: Path, options: list[str]) -> None:
+    """``runtop show RUN | head -1``: the reader leaves after a line; runtop ends with
+    status 0 (or SIGPIPE's), and nothing on stderr."""
+    ledger = tmp_path / f"{RUN_ID}.jsonl"
+    chunks = b"".join(line(seq, "llm_chunk", {"delta": "x" * 60}) for seq in range(2, 40_000))
+    ledger.write_bytes(started() + chunks + completed(40_000))
+    shown = subprocess.Popen(
+        [sys.executable, "-m", "tui.cli", "show", str(ledger), *options],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=REPO,
+    )
+    assert shown.stdout is not None
+    assert shown.stderr is not None
+    assert shown.stdout.readline()
+    shown.stdout.close()
+    status = shown.wait(30)
+    assert shown.stderr.read() == b""
+    shown.stderr.close()
+    assert status in (0, -signal.SIGPIPE), status
+
+
+def test_the_demo_says_how_to_start_this_runtop_as_typed(tmp_path: Path) -> None:
+    """After ``make run`` runtop is in .venv/bin, not on PATH: the demo's last line names
+    it so, and the command it names runs."""
+    installed = str(Path(sys.executable).parent / "runtop")
+    elsewhere = str(tmp_path)  # a PATH with no runtop on it
+    typed = runtop_as_typed(installed, path=elsewhere)
+    assert typed == [installed]
+    said = subprocess.run([*typed, "--version"], capture_output=True, text=True, check=False)
+    assert (said.returncode, said.stdout.split()[0]) == (0, "runtop"), said.stderr
+    assert runtop_as_typed(installed, path=str(Path(installed).parent)) == ["runtop"]
+    by_module = runtop_as_typed(str(REPO / "tui" / "cli.py"))
+    assert by_module == [sys.executable, "-m", "tui.cli"]
