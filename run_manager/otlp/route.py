@@ -1,11 +1,13 @@
 """``POST /v1/traces``: the OTLP/HTTP endpoint of ``runtop serve``.
 
 Mounted beside the attach API, behind the same middlewares (bearer
-token, read-only, errors as ``{"error": ...}``). A body is read up to
-:data:`MAX_OTLP_BODY` (413 past it, before inflating and after), must be
-``application/x-protobuf`` or ``application/json`` (415 otherwise),
-optionally ``Content-Encoding: gzip``, and is answered with an
-``ExportTraceServiceResponse`` in its own encoding (400 when it cannot be
+token, read-only, errors as ``{"error": ...}``): nothing of a body is read
+before its token is checked. A body must be ``application/x-protobuf`` or
+``application/json`` and optionally ``Content-Encoding: gzip`` or ``deflate``
+(415 otherwise, before a byte is read); it is read and inflated up to
+:data:`MAX_OTLP_BODY` (413 past it) within :data:`BODY_TIMEOUT` (408), a
+slice at a time (:mod:`run_manager.otlp.request_body`), and is answered with
+an ``ExportTraceServiceResponse`` in its own encoding (400 when it cannot be
 decoded). Spans without usable ids are reported in ``partial_success``.
 """
 
@@ -16,15 +18,14 @@ from typing import Any, Final
 
 import msgspec
 from aiohttp import web
-from aiohttp.web_protocol import RequestPayloadError
 
 from run_manager.otlp.ingest import LedgerWriteFailed, OtlpIngest
+from run_manager.otlp.request_body import BodyRefused, read_body
 from run_manager.otlp.spans import (
     RequestTooLarge,
     UndecodableRequest,
     decode_json,
     decode_protobuf,
-    inflate,
     response_body,
 )
 
@@ -33,6 +34,9 @@ OTLP_PREFIX: Final = "/v1/"
 MAX_OTLP_BODY: Final = 64 * 1024 * 1024
 """Bytes an export request may hold, inflated: the OpenTelemetry SDK's exporter sends up to
 64 MiB (a batch of 512 spans with their messages)."""
+BODY_TIMEOUT: Final = 30.0
+"""Seconds a body may take to arrive whole (and be inflated): twice the attach API's, as an
+export may be 64 MiB where a start request is a few bytes."""
 
 _PROTOBUF: Final = "application/x-protobuf"
 _JSON: Final = "application/json"
@@ -52,9 +56,16 @@ def _refuse(status: int, message: str) -> _Refused:
 class OtlpRoute:
     """The handler of ``POST /v1/traces`` for one :class:`OtlpIngest`."""
 
-    def __init__(self, ingest: OtlpIngest, *, max_body: int = MAX_OTLP_BODY) -> None:
+    def __init__(
+        self,
+        ingest: OtlpIngest,
+        *,
+        max_body: int = MAX_OTLP_BODY,
+        body_timeout: float = BODY_TIMEOUT,
+    ) -> None:
         self.ingest = ingest
         self.max_body = max_body
+        self.body_timeout = body_timeout
 
     def app(self, middlewares: Sequence[Any] = ()) -> web.Application:
         """A sub-application to mount at ``/v1/``."""
@@ -76,19 +87,14 @@ class OtlpRoute:
         content_type = request.content_type
         if content_type not in (_PROTOBUF, _JSON):
             raise _refuse(415, f"OTLP bodies are {_PROTOBUF} or {_JSON}, not {content_type!r}")
-        encoding = request.headers.get("Content-Encoding", "identity").strip().lower()
-        if encoding not in ("identity", "gzip", "deflate", ""):
-            raise _refuse(415, f"content encoding {encoding!r} is not taken (gzip and deflate are)")
         protobuf = content_type == _PROTOBUF
         if protobuf and not _protobuf_available():
             raise _refuse(415, "protobuf bodies need runtop[otlp] on the server; send JSON")
-        body = await self._read(request)
         try:
-            # aiohttp inflates a gzipped request body itself as it reads it (the size limit of
-            # _read then holds for the inflated bytes); inflate here only what is still gzip.
-            # Neither JSON nor protobuf can start with gzip's magic bytes.
-            if encoding == "gzip" and body.startswith(b"\x1f\x8b"):
-                body = inflate(body)
+            body = await read_body(request, max_bytes=self.max_body, time_limit=self.body_timeout)
+        except BodyRefused as refused:
+            raise _refuse(refused.status, refused.message) from None
+        try:
             decoded = decode_protobuf(body) if protobuf else decode_json(body)
         except RequestTooLarge as error:
             raise _refuse(413, str(error)) from error
@@ -103,19 +109,6 @@ class OtlpRoute:
             body=response_body(protobuf, result.rejected, result.reason),
             content_type=content_type,
         )
-
-    async def _read(self, request: web.Request) -> bytes:
-        if request.content_length is not None and request.content_length > self.max_body:
-            raise _refuse(413, f"the body is over {self.max_body} bytes")
-        body = bytearray()
-        try:
-            async for chunk in request.content.iter_chunked(1 << 16):
-                body += chunk
-                if len(body) > self.max_body:
-                    raise _refuse(413, f"the body is over {self.max_body} bytes")
-        except RequestPayloadError as error:  # a gzipped body that does not inflate
-            raise _refuse(400, f"the body cannot be read: {error}") from error
-        return bytes(body)
 
 
 def _protobuf_available() -> bool:

@@ -39,6 +39,12 @@ from run_manager.errors import RunNotFound, RunNotResumable
 from run_manager.manager import Manager
 from run_manager.otlp.ingest import READ_ONLY_REASON as OTLP_REFUSAL
 from run_manager.otlp.ingest import WRITER as OTLP_WRITER
+from run_manager.otlp.request_body import (
+    BodyRefused,
+    close_after_answer,
+    end_connection,
+    read_body,
+)
 from run_manager.run import ApprovalNotFound, Status
 from run_manager.server.frame_ring import FrameRing
 from run_manager.server.history import LedgerUnreadable, RunHistory
@@ -182,11 +188,26 @@ class AttachServer:
     async def json_errors(
         self, request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
     ) -> web.StreamResponse:
-        """Every failure as ``{"error": ...}`` with its status; never a stack trace."""
+        """Every failure as ``{"error": ...}`` with its status; never a stack trace.
+
+        An answer given before the request's body was read whole (a refused token, a
+        body too big or too slow) is sent, and then the connection is closed: the rest
+        of the body is never read, nor inflated.
+        """
+        response = await self._answer(request, handler)
+        if close_after_answer(request, response):
+            await end_connection(request, response)
+        return response
+
+    async def _answer(
+        self, request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+    ) -> web.StreamResponse:
         try:
             return await handler(request)
         except _ApiError as error:
             return _error(error.status, error.message)
+        except BodyRefused as refused:
+            return _error(refused.status, refused.message)
         except web.HTTPException as error:
             if error.status < 400:
                 raise
@@ -207,7 +228,8 @@ class AttachServer:
             response = _error(401, "a bearer token is required (Authorization: Bearer <token>)")
             response.headers["WWW-Authenticate"] = "Bearer"
             return response
-        if not hmac.compare_digest(given.strip().encode(), self._token):
+        # A header's bytes that are not UTF-8 arrive as surrogates: "replace" never raises.
+        if not hmac.compare_digest(given.strip().encode("utf-8", "replace"), self._token):
             response = _error(401, "wrong token")
             response.headers["WWW-Authenticate"] = 'Bearer error="invalid_token"'
             return response
@@ -429,23 +451,7 @@ class AttachServer:
     # -- acting -------------------------------------------------------------------
 
     async def _body(self, request: web.Request) -> dict[str, Any]:
-        too_big = _ApiError(413, f"the request body is over {self.max_body} bytes")
-        if request.content_length is not None and request.content_length > self.max_body:
-            raise too_big
-        chunks: list[bytes] = []
-        size = 0
-        try:
-            async with asyncio.timeout(self.body_timeout):  # a body sent half-way is not waited on
-                async for chunk in request.content.iter_chunked(64 * 1024):
-                    size += len(chunk)
-                    if size > self.max_body:  # a chunked body says no length up front
-                        raise too_big
-                    chunks.append(chunk)
-        except TimeoutError:
-            raise _ApiError(
-                408, f"the request body did not arrive within {self.body_timeout:g} s"
-            ) from None
-        raw = b"".join(chunks)
+        raw = await read_body(request, max_bytes=self.max_body, time_limit=self.body_timeout)
         if not raw.strip():
             return {}
         try:

@@ -12,8 +12,9 @@ from aiohttp import web
 
 from run_manager.manager import Manager
 from run_manager.otlp.ingest import OtlpIngest
+from run_manager.otlp.route import BODY_TIMEOUT as OTLP_BODY_TIMEOUT
 from run_manager.otlp.route import OTLP_PREFIX, OtlpRoute
-from run_manager.server.attach import API_PREFIX, MAX_BODY, AttachServer
+from run_manager.server.attach import API_PREFIX, BODY_TIMEOUT, MAX_BODY, AttachServer
 from run_manager.server.tokens import make_token, write_token
 
 IDLE_TIMEOUT: Final = 15.0
@@ -33,31 +34,42 @@ async def serve(
     finish_runs: bool = False,
     grace: float = 10.0,
     idle_timeout: float = IDLE_TIMEOUT,
+    body_timeout: float | None = None,
 ) -> None:
     """Serve the attach API until ``stop`` is set (or the task is cancelled).
 
     The token is written, 0600, where :func:`run_manager.server.tokens.token_path`
     says, and ``ready(url, token_file)`` is called once the port is bound.
     On the way out, streams end first; then live runs are cancelled, or with
-    ``finish_runs`` given ``grace`` seconds to finish.
+    ``finish_runs`` given ``grace`` seconds to finish. ``body_timeout`` replaces
+    both routes' own (the attach API's 15 s, OTLP's 30 s).
     """
     token = token or make_token()
-    server = AttachServer(manager, token=token, read_only=read_only)
+    server = AttachServer(
+        manager, token=token, read_only=read_only, body_timeout=body_timeout or BODY_TIMEOUT
+    )
     root = web.Application(client_max_size=MAX_BODY, middlewares=[server.json_errors])
     root.add_subapp(API_PREFIX, server.app)
     if manager.ledger_dir is not None:  # OTLP/HTTP: POST /v1/traces, behind the same token
         ingest = OtlpIngest(manager.ledger_dir, manager.hub)
         middlewares = [server.json_errors, server._authorize]
-        root.add_subapp(OTLP_PREFIX, OtlpRoute(ingest).app(middlewares))
+        otlp = OtlpRoute(ingest, body_timeout=body_timeout or OTLP_BODY_TIMEOUT)
+        root.add_subapp(OTLP_PREFIX, otlp.app(middlewares))
     # aiohttp's keep-alive timer starts when a connection opens and again after each
     # response, and closes a connection still waiting for a request's whole headers:
     # one timeout for idle peers and for headers sent slowly or half-way.
+    # Bodies are inflated by the routes, after the token, within bounds
+    # (run_manager.otlp.request_body), never by aiohttp as they arrive; and a
+    # body left unread by an early answer is not read after it (no lingering):
+    # the connection closes.
     runner = web.AppRunner(
         root,
         handle_signals=False,
         access_log=None,
         shutdown_timeout=5,
         keepalive_timeout=idle_timeout,
+        auto_decompress=False,
+        lingering_time=0,
     )
     await runner.setup()
     site = web.TCPSite(runner, host, port)
