@@ -83,8 +83,22 @@ class AgentError:
 
 
 @dataclass(frozen=True, slots=True)
+class ModelRequest:
+    """A model call begins: the request is sent now, and the call's time counts from here.
+
+    Without it a model call's node opens at its first text, so the wait for
+    the answer would count as idle.
+    """
+
+    model: str | None = None
+    """The model's name, the one its ``Complete`` says (the node is named after it)."""
+    messages: Any = None
+    """What the model is sent, in the shape of :mod:`ledger_reader.messages`."""
+
+
+@dataclass(frozen=True, slots=True)
 class Complete:
-    """The model call finished, with its usage."""
+    """The model call finished, with its usage (and, optionally, its answer)."""
 
     model: str | None = None
     provider: str | None = None
@@ -92,9 +106,16 @@ class Complete:
     output_tokens: int | None = None
     cost_usd: float | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    response: Any = None
+    """What the model answered, as messages (:mod:`ledger_reader.messages`); when not
+    given, the text and thinking streamed since the call began."""
+    messages: Any = None
+    """What it was sent, when no :class:`ModelRequest` said so."""
 
 
-AgentEvent = Content | Thinking | ToolCallEvent | ToolResultEvent | AgentError | Complete
+AgentEvent = (
+    Content | Thinking | ToolCallEvent | ToolResultEvent | AgentError | ModelRequest | Complete
+)
 
 
 class Canceled(Exception):

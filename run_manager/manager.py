@@ -18,6 +18,7 @@ import contextvars
 import errno
 import functools
 import logging
+import os
 from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -45,6 +46,9 @@ from run_manager.ledger import LedgerWriter
 from run_manager.run import Approval, ApprovalNotFound, CancelKind, Run, Status
 
 DEFAULT_RETAINED: Final = 100
+RECORD_CONTENT_VARIABLE: Final = "RUNTOP_RECORD_CONTENT"
+"""Set to ``0`` (or ``false``, ``no``, ``off``) to keep what models were sent and answered
+out of every ledger, whatever the program asks."""
 CLOSE_MARGIN: Final = 1.0
 """Seconds :meth:`Manager.close` may take beyond its grace: stopping the control watcher."""
 
@@ -75,6 +79,10 @@ class Manager:
         executor: where agents execute; ``None`` (the default) runs them on
             this event loop (or a thread of their own); ``RayExecutor()``
             (``run_manager.executors.ray``) on Ray workers. The manager closes it.
+        record_content: keep in each ``llm_call`` what the model was sent and what it
+            answered (its messages). On unless this is ``False`` or the environment
+            says ``RUNTOP_RECORD_CONTENT=0``: conversations hold what users and tools
+            said, which a ledger may be kept or shared longer than they should be.
     """
 
     def __init__(
@@ -87,6 +95,7 @@ class Manager:
         watch_control: bool = True,
         writer_name: str = "runtop",
         executor: Executor | None = None,
+        record_content: bool = True,
     ) -> None:
         if retained_runs < 0:
             raise ValueError("retained_runs must be 0 or more")
@@ -98,6 +107,8 @@ class Manager:
         self.writer_name = writer_name
         self.watch_control = watch_control and self.ledger_dir is not None
         self.executor = executor
+        self.record_content = record_content and content_allowed()
+        """Whether runs record model calls' messages (the argument and the environment)."""
         self._live: dict[str, Run] = {}
         self._finished: OrderedDict[str, Run] = OrderedDict()
         self._agents: dict[str, object] = {}
@@ -180,6 +191,7 @@ class Manager:
             writer_name=self.writer_name,
             parent_run_id=parent,
             resumed_from=resumed_from,
+            record_content=self.record_content,
         )
         # Elsewhere, a synchronous agent's thread is the executor's to stop: cancel the task.
         run.in_thread = self.executor is None and isinstance(runnable, FunctionAgent)
@@ -475,6 +487,12 @@ class Manager:
         await self.close()
 
 
+def content_allowed() -> bool:
+    """Whether the environment lets runs record model calls' content (``RUNTOP_RECORD_CONTENT``)."""
+    said = os.environ.get(RECORD_CONTENT_VARIABLE, "").strip().lower()
+    return said not in ("0", "false", "no", "off")
+
+
 def prepare_ledger_dir(directory: Path) -> None:
     """Make the ledger directory now, so a path that cannot be one is refused at the start.
 
@@ -503,5 +521,6 @@ __all__ = [
     "RunNotFound",
     "RunNotResumable",
     "Status",
+    "content_allowed",
     "prepare_ledger_dir",
 ]

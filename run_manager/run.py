@@ -63,12 +63,13 @@ from run_manager.agents import (
     CancelToken,
     Complete,
     Content,
+    ModelRequest,
     Thinking,
     ToolCallEvent,
     ToolResultEvent,
 )
 from run_manager.ids import utc_now
-from run_manager.ledger import LedgerWriter, cap_payload_value
+from run_manager.ledger import LedgerWriter, cap_messages, cap_payload_value
 
 if TYPE_CHECKING:
     from run_manager.hub import Hub
@@ -175,6 +176,7 @@ class Run:
         writer_name: str,
         parent_run_id: str | None = None,
         resumed_from: str | None = None,
+        record_content: bool = True,
     ) -> None:
         self.id = run_id
         self.agent_name = agent_name
@@ -186,6 +188,8 @@ class Run:
         self.writer_name = writer_name
         self.parent_run_id = parent_run_id
         self.resumed_from = resumed_from
+        self.record_content = record_content
+        """Whether an ``llm_call`` keeps what the model was sent and answered."""
         self.status = Status.RUNNING
         self.started_at = time.time()
         self.ended_at: float | None = None
@@ -207,6 +211,8 @@ class Run:
         self._approvals: dict[str, _PendingApproval] = {}
         self._tool_nodes: dict[str, tuple[str, float]] = {}
         self._llm_node: tuple[str, float] | None = None
+        self._llm_call = _ModelCall()
+        """What the open model call was sent, and what it has streamed so far."""
         self._content: list[str] = []
         self._chunk_index = 0
         self.timeout_handle: asyncio.TimerHandle | None = None
@@ -342,22 +348,62 @@ class Run:
         )
 
     def llm_node(self, name: str = "default") -> str:
-        """The open model-call node, opening one if none is."""
+        """The open model-call node, opening one if none is (the request is sent now)."""
         if self._llm_node is None:
             node_id = self.next_node("llm", name)
             self._llm_node = (node_id, time.monotonic())
+            self._llm_call = _ModelCall(requested=True)
             self.emit(NodeEnter, NodeEnterPayload(node_id=node_id, node_name=name))
         return self._llm_node[0]
 
-    def llm_chunk(self, text: str, *, reasoning: bool = False, name: str = "default") -> None:
+    def llm_requested(self, name: str, messages: Any = None) -> str:
+        """A model call's request is sent: its node opens now (closing one left open)."""
+        self._close_llm_node(success=True)
         node_id = self.llm_node(name)
+        self._llm_call.messages = messages
+        return node_id
+
+    def llm_chunk(
+        self, text: str, *, reasoning: bool = False, name: str = "default", streamed: bool = True
+    ) -> None:
+        """A piece of the model's answer; ``streamed`` when it came as the model made it
+        (so its first one times the wait for the first token)."""
+        opened = self._llm_node is not None
+        node_id = self.llm_node(name)
+        call = self._llm_call
+        if not opened:
+            call.requested = False  # no request opened it: the wait before it is unknown
+        elif streamed and call.first_token is None and self._llm_node is not None:
+            call.first_token = time.monotonic() - self._llm_node[1]
+        if self.record_content:
+            call.parts.append((reasoning, text))
         payload = ChunkPayload(index=self._chunk_index, delta=text, node_id=node_id)
         self._chunk_index += 1
         self.emit(ReasoningChunk if reasoning else LlmChunk, payload)
 
     def llm_finished(self, usage: LlmCallPayload, *, success: bool = True) -> None:
+        """The model call's ``llm_call``, with what it was sent and answered unless the run
+        records no content, then its node's end."""
         node_id = self.llm_node(usage.model or "default")
         usage.node_id = node_id
+        call = self._llm_call
+        if usage.first_token_micros is None and call.first_token is not None and call.requested:
+            usage.first_token_micros = int(call.first_token * 1_000_000)
+        if not self.record_content:
+            usage.messages = usage.response = None
+        else:
+            if usage.messages is None:
+                usage.messages = call.messages
+            if usage.response is None:
+                usage.response = call.answer()
+            cut = False
+            if isinstance(usage.messages, list):
+                usage.messages, cut = cap_messages(usage.messages)
+            if isinstance(usage.response, list):
+                usage.response, response_cut = cap_messages(usage.response)
+                cut = cut or response_cut
+            if cut:
+                usage.truncated = True
         self.emit(LlmCall, usage)
         self._close_llm_node(success=success)
 
@@ -366,6 +412,7 @@ class Run:
             return
         node_id, began = self._llm_node
         self._llm_node = None
+        self._llm_call = _ModelCall()
         self.emit(
             NodeExit,
             NodeExitPayload(
@@ -383,11 +430,13 @@ class Run:
         if self.stream is not None:
             self.stream.add(event)
         match event:
+            case ModelRequest(model=model, messages=messages):
+                self.llm_requested(model or "default", messages)
             case Content(text=text):
                 self._content.append(text)
-                self.llm_chunk(text)
+                self.llm_chunk(text, streamed=self.stream is not None)
             case Thinking(text=text):
-                self.llm_chunk(text, reasoning=True)
+                self.llm_chunk(text, reasoning=True, streamed=self.stream is not None)
             case ToolCallEvent(status="starting" | "executing"):
                 if event.id not in self._tool_nodes:
                     self.tool_started(event.name, event.arguments, event.id)
@@ -404,6 +453,8 @@ class Run:
                         prompt_tokens=event.prompt_tokens,
                         output_tokens=event.output_tokens,
                         cost_usd=event.cost_usd,
+                        messages=event.messages,
+                        response=event.response,
                     )
                 )
             case AgentError(message=message):
@@ -604,6 +655,36 @@ class Run:
             self.stream.close()
         if not self.done.done():
             self.done.set_result(None)
+
+
+class _ModelCall:
+    """The open model call: what it was sent, and what it has streamed."""
+
+    __slots__ = ("first_token", "messages", "parts", "requested")
+
+    def __init__(self, *, requested: bool = False) -> None:
+        self.requested = requested
+        """Its node opened when the request was sent (not at its first text)."""
+        self.messages: Any = None
+        self.first_token: float | None = None
+        """Seconds from the request to the first streamed piece of the answer."""
+        self.parts: list[tuple[bool, str]] = []
+        """(reasoning?, text) of each piece streamed, in order."""
+
+    def answer(self) -> list[dict[str, Any]] | None:
+        """What was streamed, as one assistant message: thinking and text, each gathered."""
+        if not self.parts:
+            return None
+        content: list[dict[str, Any]] = []
+        pieces: list[str] = []
+        for number, (reasoning, text) in enumerate(self.parts):
+            pieces.append(text)
+            last = number + 1 == len(self.parts)
+            if last or self.parts[number + 1][0] != reasoning:
+                kind = "thinking" if reasoning else "text"
+                content.append({"type": kind, "text": "".join(pieces)})
+                pieces = []
+        return [{"role": "assistant", "content": content}]
 
 
 def _write_failure(path: Path, error: OSError) -> str:

@@ -1,12 +1,16 @@
 """An OpenAI Agents SDK agent, run by the manager with what it does recorded.
 
 A run started with ``Manager.start`` goes through ``Runner.run`` with
-:class:`RunRecorder`, the SDK's own ``RunHooks``: each model response
-(its text, model and token counts), each tool call with its arguments
-and result, and each handoff between agents. A run started with
-``Manager.stream`` goes through ``Runner.run_streamed`` and reads the
-same facts, in the order they happened, from its event stream, text
-arriving as deltas.
+:class:`RunRecorder`, the SDK's own ``RunHooks``: each model call from
+its request (``on_llm_start``, with what it was sent) to its response
+(its text, token counts and what it answered), each tool call with its
+arguments and result, and each handoff between agents. A run started
+with ``Manager.stream`` goes through ``Runner.run_streamed`` and reads
+the same facts, in the order they happened, from its event stream, text
+arriving as deltas; its hooks only open each model call when its
+request is sent (:class:`StreamedRequests`). A model call is named after
+the agent's model (its name, or its class), its node and its
+``llm_call`` alike.
 
 A handoff is recorded in the run as a node (``handoff:<agent>#k``, named
 ``from → to``): the SDK hands the conversation over inside one run, and
@@ -19,9 +23,11 @@ run's background task is cancelled through ``RunResultStreaming.cancel``.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, Final
 
 from agents import Agent, RunHooks, Runner
 from agents.items import ModelResponse
@@ -32,6 +38,7 @@ from run_manager.agents import (
     AgentEvent,
     Complete,
     Content,
+    ModelRequest,
     Thinking,
     ToolCallEvent,
     ToolResultEvent,
@@ -42,6 +49,9 @@ from run_manager.run import Run
 _REASONING_DELTAS = frozenset(
     {"response.reasoning_summary_text.delta", "response.reasoning_text.delta"}
 )
+CATCH_UP_SECONDS: Final = 2.0
+"""Longest a streamed run's next model request waits for the stream's reader to have
+recorded what came before it (it reads as soon as the SDK's task lets go of the loop)."""
 
 
 class OpenAIAgentsAgent:
@@ -62,20 +72,27 @@ class OpenAIAgentsAgent:
     async def run_stream(self, input: str) -> AsyncIterator[AgentEvent]:
         """Run through ``Runner.run_streamed``: text as it comes, the rest as it happens."""
         run = current_run()
-        streamed = Runner.run_streamed(self.agent, input)
+        requests = StreamedRequests(run)
+        streamed = Runner.run_streamed(self.agent, input, hooks=requests)
         names: dict[str, str] = {}
         try:
             async for event in streamed.stream_events():
                 if isinstance(event, RawResponsesStreamEvent):
-                    item = _raw_event(event.data)
+                    item = _raw_event(event.data, requests.model)
+                    if isinstance(item, Complete):
+                        requests.read("llm")
                     if item is not None:
                         yield item
                 elif isinstance(event, RunItemStreamEvent):
-                    if event.name == "handoff_occured" and run is not None:
-                        source = getattr(event.item, "source_agent", None)
-                        target = getattr(event.item, "target_agent", None)
-                        record_handoff(run, _name(source), _name(target))
+                    if event.name == "handoff_occured":
+                        requests.read("handoff")
+                        if run is not None:
+                            source = getattr(event.item, "source_agent", None)
+                            target = getattr(event.item, "target_agent", None)
+                            record_handoff(run, _name(source), _name(target))
                         continue
+                    if event.name == "tool_output":
+                        requests.read("tool")
                     recorded = _run_item(event, names)
                     if recorded is not None:
                         yield recorded
@@ -83,6 +100,61 @@ class OpenAIAgentsAgent:
             if not streamed.is_complete:
                 streamed.cancel()  # the SDK runs the agent in a task of its own: stop it too
         self.output = _as_text(streamed.final_output)
+
+
+class StreamedRequests(RunHooks[Any]):
+    """A streamed run's hooks: each model call's node opens when its request is sent.
+
+    Everything else of a streamed run is read from its event stream, which
+    the SDK fills from a task of its own: when the next request is sent,
+    the reader may not have recorded the previous answer and tool results
+    yet. The request waits (up to :data:`CATCH_UP_SECONDS`) until the reader
+    has read as many answers, tool outputs and handoffs as the hooks saw
+    happen, so the ledger keeps the order they happened in.
+    """
+
+    def __init__(self, run: Run | None) -> None:
+        self.run = run
+        self.model: str | None = None
+        """The model of the call in progress (its answer is named after it)."""
+        self._happened = {"llm": 0, "tool": 0, "handoff": 0}
+        self._read = {"llm": 0, "tool": 0, "handoff": 0}
+        self._progress = asyncio.Event()
+
+    def read(self, kind: str) -> None:
+        """The stream's reader has recorded one more of ``kind``."""
+        self._read[kind] += 1
+        self._progress.set()
+
+    def _caught_up(self) -> bool:
+        return all(self._read[kind] >= count for kind, count in self._happened.items())
+
+    async def on_llm_start(
+        self, context: Any, agent: Agent[Any], system_prompt: str | None, input_items: Any
+    ) -> None:
+        self.model = _model_name(agent)
+        if self.run is None:
+            return
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + CATCH_UP_SECONDS
+        while not self._caught_up() and loop.time() < give_up:
+            self._progress.clear()
+            # Past the deadline the request is recorded anyway: its time matters more.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._progress.wait(), give_up - loop.time())
+        sent = None
+        if getattr(self.run, "record_content", True):
+            sent = messages_of(system_prompt, input_items)
+        self.run.on_agent_event(ModelRequest(model=self.model, messages=sent))
+
+    async def on_llm_end(self, context: Any, agent: Agent[Any], response: ModelResponse) -> None:
+        self._happened["llm"] += 1
+
+    async def on_tool_end(self, context: Any, agent: Agent[Any], tool: Any, result: object) -> None:
+        self._happened["tool"] += 1
+
+    async def on_handoff(self, context: Any, from_agent: Agent[Any], to_agent: Agent[Any]) -> None:
+        self._happened["handoff"] += 1
 
 
 class RunRecorder(RunHooks[Any]):
@@ -94,6 +166,16 @@ class RunRecorder(RunHooks[Any]):
     def _record(self, event: AgentEvent) -> None:
         if self.run is not None:
             self.run.on_agent_event(event)
+
+    @property
+    def _content(self) -> bool:
+        return self.run is not None and getattr(self.run, "record_content", True) is not False
+
+    async def on_llm_start(
+        self, context: Any, agent: Agent[Any], system_prompt: str | None, input_items: Any
+    ) -> None:
+        sent = messages_of(system_prompt, input_items) if self._content else None
+        self._record(ModelRequest(model=_model_name(agent), messages=sent))
 
     async def on_llm_end(self, context: Any, agent: Agent[Any], response: ModelResponse) -> None:
         for item in response.output:
@@ -109,6 +191,7 @@ class RunRecorder(RunHooks[Any]):
                 provider=_provider(agent),
                 prompt_tokens=usage.input_tokens,
                 output_tokens=usage.output_tokens,
+                response=messages_of(None, response.output) if self._content else None,
             )
         )
 
@@ -133,7 +216,7 @@ def record_handoff(run: Run, source: str, target: str) -> None:
     run.emit(NodeExit, NodeExitPayload(node_id=node_id, duration_micros=0, success=True))
 
 
-def _raw_event(data: Any) -> AgentEvent | None:
+def _raw_event(data: Any, model: str | None) -> AgentEvent | None:
     kind = getattr(data, "type", "")
     if kind == "response.output_text.delta":
         return Content(data.delta) if data.delta else None
@@ -142,12 +225,103 @@ def _raw_event(data: Any) -> AgentEvent | None:
     if kind == "response.completed":
         response = data.response
         usage = response.usage
+        run = current_run()
+        content = run is not None and getattr(run, "record_content", True) is not False
         return Complete(
-            model=response.model or None,
+            model=model or response.model or None,
             prompt_tokens=usage.input_tokens if usage is not None else None,
             output_tokens=usage.output_tokens if usage is not None else None,
+            response=messages_of(None, response.output) if content else None,
         )
     return None
+
+
+def messages_of(system_prompt: str | None, items: Any) -> list[dict[str, Any]]:
+    """The SDK's input or output items in runtop's shape (:mod:`ledger_reader.messages`).
+
+    Messages keep their role; a function call joins the assistant message
+    before it as a ``tool_call`` part, and its output is a ``tool`` message's
+    ``tool_result`` (named after the call it answers); reasoning is a
+    ``thinking`` part. An item of another kind is kept as its JSON text.
+    """
+    messages: list[dict[str, Any]] = []
+    if system_prompt:
+        messages.append({"role": "system", "content": system_prompt})
+    names: dict[str, str] = {}
+    for raw in items if isinstance(items, list) else [items]:
+        item = _plain(raw)
+        kind = item.get("type")
+        role = item.get("role")
+        if kind == "function_call":
+            call_id = str(item.get("call_id") or item.get("id") or "")
+            names[call_id] = str(item.get("name") or "tool")
+            part = {
+                "type": "tool_call",
+                "id": call_id,
+                "name": names[call_id],
+                "arguments": _arguments(item.get("arguments")),
+            }
+            _add_part(messages, "assistant", part)
+        elif kind == "function_call_output":
+            call_id = str(item.get("call_id") or "")
+            output = item.get("output")
+            result = {
+                "type": "tool_result",
+                "id": call_id,
+                "name": names.get(call_id, "tool"),
+                "output": output if isinstance(output, str) else _as_text(output),
+            }
+            messages.append({"role": "tool", "content": [result]})
+        elif kind == "reasoning":
+            summary = item.get("summary") or []
+            text = "".join(str(s.get("text", "")) for s in summary if isinstance(s, dict))
+            if text:
+                _add_part(messages, "assistant", {"type": "thinking", "text": text})
+        elif isinstance(role, str) and (kind in (None, "message")):
+            content = item.get("content")
+            if isinstance(content, list):
+                content = [_content_part(part) for part in content]
+            messages.append({"role": role, "content": content})
+        else:
+            messages.append(
+                {"role": role if isinstance(role, str) else "?", "content": _as_text(item)}
+            )
+    return messages
+
+
+def _plain(item: Any) -> dict[str, Any]:
+    """An item as a dict (the SDK's items are typed dicts, or models of the OpenAI client)."""
+    if isinstance(item, dict):
+        return item
+    dump = getattr(item, "model_dump", None)
+    if callable(dump):
+        dumped = dump(exclude_none=True)
+        if isinstance(dumped, dict):
+            return dumped
+    return {"type": "text", "content": _as_text(item)}
+
+
+def _content_part(part: Any) -> dict[str, Any]:
+    if isinstance(part, dict) and isinstance(part.get("text"), str):
+        return {"type": "text", "text": part["text"]}
+    if isinstance(part, dict) and isinstance(part.get("refusal"), str):
+        return {"type": "text", "text": part["refusal"]}
+    return {"type": "text", "text": _as_text(part)}
+
+
+def _add_part(messages: list[dict[str, Any]], role: str, part: dict[str, Any]) -> None:
+    """Add ``part`` to the last message when it is ``role``'s, else as a message of its own."""
+    last = messages[-1] if messages else None
+    if last is not None and last["role"] == role:
+        if not isinstance(last["content"], list):
+            last["content"] = (
+                []
+                if last["content"] in (None, "")
+                else [{"type": "text", "text": _as_text(last["content"])}]
+            )
+        last["content"].append(part)
+    else:
+        messages.append({"role": role, "content": [part]})
 
 
 def _run_item(event: RunItemStreamEvent, names: dict[str, str]) -> AgentEvent | None:
@@ -175,7 +349,13 @@ def _name(agent: Any) -> str:
 
 
 def _model_name(agent: Agent[Any]) -> str | None:
+    """The agent's model: its name, else its class's (an agent without one uses the SDK's
+    default model)."""
     model = agent.model
+    if model is None:
+        from agents.models import get_default_model
+
+        return get_default_model()
     if isinstance(model, str):
         return model
     name = getattr(model, "model", None) or getattr(model, "name", None)

@@ -1,12 +1,17 @@
 """A PydanticAI agent, run by the manager with what it does recorded.
 
 The run is driven through ``Agent.iter``, PydanticAI's own way to watch a
-run node by node: a model request node is streamed (``node.stream``) when
-the run is streamed, so its text and thinking arrive as deltas; each
-tool node's event stream gives every function tool call with its
-arguments and its result; and each model response carries the model,
-provider and token counts of its request. All of it becomes the
-manager's agent events, and so the same ledger events as any agent's.
+run node by node. A model request node is handed over before it runs, so
+its model call's node opens when the request is sent (the wait for the
+answer is model time, streamed or not), with the messages it sends: the
+run's history so far and the node's request. It is streamed
+(``node.stream``) when the run is streamed, so its text and thinking
+arrive as deltas; each tool node's event stream gives every function
+tool call with its arguments and its result; and each model response
+carries the provider and token counts of its request. All of it becomes
+the manager's agent events, and so the same ledger events as any agent's.
+A model call is named after the model the agent asks (``model_name``),
+its node and its ``llm_call`` alike.
 
 Cancel needs nothing of PydanticAI: the run's task is cancelled, and
 ``CancelledError`` reaches the awaiting tool or model call at once.
@@ -20,21 +25,31 @@ from typing import Any
 import pydantic_core
 from pydantic_ai import Agent
 from pydantic_ai.messages import (
+    BaseToolCallPart,
+    BaseToolReturnPart,
     FunctionToolCallEvent,
     FunctionToolResultEvent,
+    ModelMessage,
     ModelResponse,
     PartDeltaEvent,
     PartStartEvent,
+    RetryPromptPart,
+    SystemPromptPart,
     TextPart,
     TextPartDelta,
     ThinkingPart,
     ThinkingPartDelta,
+    UserPromptPart,
+)
+from pydantic_ai.messages import (
+    ModelRequest as PydanticModelRequest,
 )
 
 from run_manager.agents import (
     AgentEvent,
     Complete,
     Content,
+    ModelRequest,
     Thinking,
     ToolCallEvent,
     ToolResultEvent,
@@ -68,19 +83,30 @@ class PydanticAIAgent:
 
     async def _events(self, input: str, *, streamed: bool) -> AsyncIterator[AgentEvent]:
         open_calls: dict[str, str] = {}
+        run = current_run()
+        content = run is not None and getattr(run, "record_content", True)
+        model = "default"
         async with self.agent.iter(input) as agent_run:
             async for node in agent_run:
-                if Agent.is_model_request_node(node) and streamed:
-                    async with node.stream(agent_run.ctx) as request_stream:
-                        async for event in request_stream:
-                            for item in _streamed(event):
-                                yield item
+                if Agent.is_model_request_node(node):
+                    model = _model_name(agent_run.ctx.deps) or model
+                    sent = None
+                    if content:
+                        sent = messages_of([*agent_run.ctx.state.message_history, node.request])
+                    # Handed over before the node runs: the request is sent when it does.
+                    yield ModelRequest(model=model, messages=sent)
+                    if streamed:
+                        async with node.stream(agent_run.ctx) as request_stream:
+                            async for event in request_stream:
+                                for item in _streamed(event):
+                                    yield item
                 elif Agent.is_call_tools_node(node):
                     response = node.model_response
                     if not streamed:
                         for item in _response_text(response):
                             yield item
-                    yield _usage(response)
+                    answer = messages_of([response]) if content else None
+                    yield _usage(response, model, answer)
                     try:
                         async with node.stream(agent_run.ctx) as tool_stream:
                             async for event in tool_stream:
@@ -127,7 +153,7 @@ def _response_text(response: ModelResponse) -> list[AgentEvent]:
     return items
 
 
-def _usage(response: ModelResponse) -> Complete:
+def _usage(response: ModelResponse, model: str, answer: Any) -> Complete:
     usage = response.usage
     cost: float | None
     try:
@@ -135,12 +161,99 @@ def _usage(response: ModelResponse) -> Complete:
     except Exception:  # an unknown model or provider has no price: say nothing, not 0
         cost = None
     return Complete(
-        model=response.model_name,
+        model=model,
         provider=response.provider_name,
         prompt_tokens=usage.input_tokens,
         output_tokens=usage.output_tokens,
         cost_usd=cost,
+        response=answer,
     )
+
+
+def _model_name(deps: Any) -> str | None:
+    """The name of the model the run asks (``Model.model_name``)."""
+    name = getattr(getattr(deps, "model", None), "model_name", None)
+    return name if isinstance(name, str) and name else None
+
+
+def messages_of(history: list[ModelMessage]) -> list[dict[str, Any]]:
+    """PydanticAI's messages in runtop's shape (:mod:`ledger_reader.messages`).
+
+    A request's parts become one message each (its instructions a system
+    message first); a response becomes one assistant message of text,
+    thinking and tool calls. Parts that only carry PydanticAI's own
+    bookkeeping (instruction deltas, capability loads) are left out.
+    """
+    messages: list[dict[str, Any]] = []
+    for message in history:
+        if isinstance(message, PydanticModelRequest):
+            if message.instructions:
+                messages.append({"role": "system", "content": message.instructions})
+            for part in message.parts:
+                converted = _request_part(part)
+                if converted is not None:
+                    messages.append(converted)
+        elif isinstance(message, ModelResponse):
+            parts = [_response_part(part) for part in message.parts]
+            messages.append({"role": "assistant", "content": [p for p in parts if p is not None]})
+    return messages
+
+
+def _request_part(part: Any) -> dict[str, Any] | None:
+    if isinstance(part, SystemPromptPart):
+        return {"role": "system", "content": part.content}
+    if isinstance(part, UserPromptPart):
+        if isinstance(part.content, str):
+            return {"role": "user", "content": part.content}
+        items = [
+            {"type": "text", "text": item if isinstance(item, str) else _described(item)}
+            for item in part.content
+        ]
+        return {"role": "user", "content": items}
+    if isinstance(part, BaseToolReturnPart):
+        result: dict[str, Any] = {
+            "type": "tool_result",
+            "id": part.tool_call_id,
+            "name": part.tool_name,
+            "output": part.model_response_str(),
+        }
+        if getattr(part, "outcome", "success") in _FAILED_OUTCOMES:
+            result["is_error"] = True
+        return {"role": "tool", "content": [result]}
+    if isinstance(part, RetryPromptPart):
+        if part.tool_name is None:
+            return {"role": "user", "content": part.model_response()}
+        retry = {
+            "type": "tool_result",
+            "id": part.tool_call_id,
+            "name": part.tool_name,
+            "output": part.model_response(),
+            "is_error": True,
+        }
+        return {"role": "tool", "content": [retry]}
+    return None
+
+
+def _response_part(part: Any) -> dict[str, Any] | None:
+    if isinstance(part, TextPart):
+        return {"type": "text", "text": part.content}
+    if isinstance(part, ThinkingPart):
+        return {"type": "thinking", "text": part.content}
+    if isinstance(part, BaseToolCallPart):
+        return {
+            "type": "tool_call",
+            "id": part.tool_call_id,
+            "name": part.tool_name,
+            "arguments": part.args_as_dict(),
+        }
+    return None
+
+
+def _described(item: Any) -> str:
+    """A part of a user's prompt that is not text (an image, a file): what and where."""
+    where = getattr(item, "url", None)
+    kind = getattr(item, "kind", None) or type(item).__name__
+    return f"[{kind} {where}]" if isinstance(where, str) else f"[{kind}]"
 
 
 def _tool_event(event: object, open_calls: dict[str, str]) -> AgentEvent | None:

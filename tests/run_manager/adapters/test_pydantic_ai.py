@@ -17,7 +17,7 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCall
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 from pydantic_ai.models.test import TestModel
 
-from run_manager import Manager, RunCanceled, RunFailed
+from run_manager import Content, Manager, RunCanceled, RunFailed
 
 
 def ledger(directory: Path, run_id: str) -> list[dict[str, Any]]:
@@ -86,7 +86,8 @@ async def test_a_streamed_run_records_text_as_it_comes(tmp_path: Path) -> None:
         received = [event async for event in seen]
         output = await handle.result()
     assert output == "It is sunny in Paris."
-    assert [getattr(event, "text", None) for event in received[:3]] == [
+    texts = [event for event in received if isinstance(event, Content)]
+    assert [event.text for event in texts] == [
         "It is ",
         "sunny ",
         "in Paris.",
