@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import hmac
 import logging
+import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from datetime import UTC, datetime
@@ -308,6 +309,11 @@ class AttachServer:
         query = request.query
         follow = query.get("follow", "") in {"1", "true", "yes"}
         after = _int(request.headers.get("Last-Event-ID"), 0, "Last-Event-ID")
+        if booked.path is not None:  # answered as JSON while it still can be: before the stream
+            try:
+                await asyncio.to_thread(os.stat, booked.path)
+            except OSError as error:
+                raise _ApiError(410, str(LedgerUnreadable.of(error))) from None
         response = web.StreamResponse(headers=SSE_HEADERS)
         await response.prepare(request)
         if "start" in query or "stop" in query:
@@ -350,12 +356,16 @@ class AttachServer:
             cursor = feed.head
             live = self._live(run_id, booked)
             ended = False
-            async for frames, last_seq, saw_end in self.history.frames_after(
-                run_id, booked.path, after, torn_tail=writer_gone(booked.summary())
-            ):
-                await response.write(frames)
-                after = max(after, last_seq)
-                ended = ended or saw_end
+            try:
+                async for frames, last_seq, saw_end in self.history.frames_after(
+                    run_id, booked.path, after, torn_tail=writer_gone(booked.summary())
+                ):
+                    await response.write(frames)
+                    after = max(after, last_seq)
+                    ended = ended or saw_end
+            except LedgerUnreadable as error:  # removed while streamed: said in the stream
+                await response.write(_unreadable_frame(error))
+                return
             if ended or not follow or not live:
                 return
             while not feed.closed:
@@ -437,14 +447,17 @@ class AttachServer:
         self, response: web.StreamResponse, run_id: str, booked: IndexedRun, start: int, stop: int
     ) -> None:
         frames: list[bytes] = []
-        async for line, head in self._lines(run_id, booked, start, stop):
-            if head is None:
-                frames.append(damaged_frame(-1, "not a ledger event", line))
-            else:
-                frames.append(sse_frame(head.seq, line))
-            if len(frames) >= 4096:
-                await response.write(b"".join(frames))
-                frames.clear()
+        try:
+            async for line, head in self.history.lines(run_id, booked.path, start, stop):
+                if head is None:
+                    frames.append(damaged_frame(-1, "not a ledger event", line))
+                else:
+                    frames.append(sse_frame(head.seq, line))
+                if len(frames) >= 4096:
+                    await response.write(b"".join(frames))
+                    frames.clear()
+        except LedgerUnreadable as error:
+            frames.append(_unreadable_frame(error))
         if frames:
             await response.write(b"".join(frames))
 
@@ -551,6 +564,11 @@ class AttachServer:
         return _json(
             {"run_id": run_id, "approval_id": decided.approval_id, "approved": decided.approved}
         )
+
+
+def _unreadable_frame(error: LedgerUnreadable) -> bytes:
+    """The last frame of a stream whose ledger went away under it (ATTACH_API.md)."""
+    return sse_frame(None, _encoder.encode({"error": str(error)}), "ledger_unreadable")
 
 
 def _int(value: str | None, default: int, name: str) -> int:

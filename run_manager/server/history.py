@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Final
 
 from ledger_reader import DamagedLine, LedgerError, LedgerFile, encode_event
+from ledger_reader.errors import LedgerGone
 from ledger_reader.lines import Line, read_lines
 from run_manager.hub import Hub
 from run_manager.server.sse import LineHead, damaged_frame, head_of, sse_frame
@@ -24,7 +25,15 @@ OPEN_LEDGERS: Final = 64
 
 
 class LedgerUnreadable(Exception):
-    """The run's ledger cannot be opened or read."""
+    """The run's ledger cannot be opened or read; the message names no path (it is for clients)."""
+
+    @classmethod
+    def of(cls, error: LedgerError | OSError) -> LedgerUnreadable:
+        if isinstance(error, LedgerGone | FileNotFoundError):
+            return cls("the run's ledger is gone: it was removed from the ledger directory")
+        if isinstance(error, OSError):
+            return cls(f"the run's ledger cannot be read: {(error.strerror or 'error').lower()}")
+        return cls("the run's ledger cannot be read")
 
 
 class RunHistory:
@@ -57,7 +66,7 @@ class RunHistory:
         reader = LedgerFrames(path, torn_tail=torn_tail)
         try:
             if not await asyncio.to_thread(reader.seek_after, after):
-                return
+                return  # no event after ``after``
             while True:
                 batch = await asyncio.to_thread(reader.read)
                 if batch is None:
@@ -94,15 +103,20 @@ class RunHistory:
             try:
                 ledger = LedgerFile(path)
             except LedgerError as error:
-                raise LedgerUnreadable(f"the run's ledger cannot be read: {error}") from error
+                raise LedgerUnreadable.of(error) from error
             self._ledgers[path] = ledger
             while len(self._ledgers) > OPEN_LEDGERS:
                 self._ledgers.popitem(last=False)[1].close()
         self._ledgers.move_to_end(path)
-        ledger.poll()
-        ledger.start_indexing()
-        ledger.wait_indexed()
-        return ledger.raw_lines(start, stop)
+        try:
+            ledger.poll()
+            ledger.start_indexing()
+            ledger.wait_indexed()
+            return ledger.raw_lines(start, stop)
+        except (LedgerError, OSError) as error:  # removed or replaced since it was opened
+            self._ledgers.pop(path, None)
+            ledger.close()
+            raise LedgerUnreadable.of(error) from error
 
     def close(self) -> None:
         """Release every open ledger."""
@@ -127,17 +141,21 @@ class LedgerFrames:
         self._offset = 0
 
     def seek_after(self, seq: int) -> bool:
-        """Start at the first line after ``seq``; ``False`` if the ledger cannot be read."""
+        """Start at the first line after ``seq``; ``False`` if there is none.
+
+        Raises:
+            LedgerUnreadable: the ledger cannot be opened (removed, say).
+        """
         try:
             self._fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
-        except OSError:
-            return False
+        except OSError as error:
+            raise LedgerUnreadable.of(error) from error
         if seq > 0:
             try:
                 with LedgerFile(self.path) as ledger:
                     found = ledger.offset_of_seq(seq + 1)
-            except LedgerError:
-                return False
+            except LedgerError as error:
+                raise LedgerUnreadable.of(error) from error
             if found is None:
                 return False
             self._offset = found
