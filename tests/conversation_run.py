@@ -37,8 +37,9 @@ def _line(seq: int, kind: str, payload: dict[str, Any], at: float) -> str:
     return json.dumps(record) + "\n"
 
 
-def conversation_events() -> list[tuple[str, dict[str, Any], float]]:
-    """The run's events: type, payload and seconds after its start."""
+def conversation_events(chunks: int = 0) -> list[tuple[str, dict[str, Any], float]]:
+    """The run's events: type, payload and seconds after its start; the second call
+    streams ``chunks`` chunks of thinking before its text."""
     asked = [
         {"role": "system", "content": SYSTEM},
         {"role": "user", "content": [{"type": "text", "text": QUESTION}]},
@@ -85,6 +86,10 @@ def conversation_events() -> list[tuple[str, dict[str, Any], float]]:
         ("tool_result", {"call_id": "call_1", "output": FORECAST, "is_error": False}, 1.9),
         ("node_exit", {"node_id": "tool:forecast#1", "duration_micros": 200_000}, 1.9),
         ("node_enter", {"node_id": "llm:gpt-4o-mini#2"}, 2.0),
+        *(
+            ("reasoning_chunk", {"index": n, "delta": "hm ", "node_id": "llm:gpt-4o-mini#2"}, 2.1)
+            for n in range(chunks)
+        ),
         ("llm_chunk", {"index": 0, "delta": "Yes: pack ", "node_id": "llm:gpt-4o-mini#2"}, 2.5),
         (
             "llm_chunk",
@@ -114,14 +119,14 @@ def conversation_events() -> list[tuple[str, dict[str, Any], float]]:
     ]
 
 
-def write_conversation_run(directory: Path) -> Path:
+def write_conversation_run(directory: Path, *, chunks: int = 0) -> Path:
     """Write the run's ledger into ``directory`` (made if need be); its path."""
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"{RUN_ID}.jsonl"
     path.write_text(
         "".join(
             _line(seq, kind, payload, at)
-            for seq, (kind, payload, at) in enumerate(conversation_events(), start=1)
+            for seq, (kind, payload, at) in enumerate(conversation_events(chunks), start=1)
         )
     )
     return path

@@ -32,9 +32,11 @@ from ledger_reader.messages import THINKING, TOOL_CALL, TOOL_RESULT, Message, co
 from tui.text import cost, duration, inert, tokens
 
 PART_PREVIEW: Final = 400
-"""Characters of a long message part shown before "o shows all"."""
-PART_LINES: Final = 8
-"""Lines of a long message part shown before "o shows all"."""
+"""Characters of a long message part shown before "o shows all", at most."""
+PART_LINES: Final = 6
+"""Lines of a long message part shown before "o shows all", at most; and the rows of the
+pane it fills at most, however narrow the pane (at 80 columns 400 characters took 16 of
+its 19 rows, the user's question below them)."""
 MATCH_LEAD: Final = 80
 """Characters shown before a search's match when a fold starts at it."""
 INDENT: Final = 2
@@ -155,12 +157,15 @@ def conversation_text(
     timing: CallTiming | None = None,
     facts: bool = True,
     whole: bool = False,
+    width: int = 0,
     found: re.Pattern[str] | None = None,
     styles: ConversationStyles | None = None,
 ) -> ConversationText:
     """The call's facts (unless ``facts`` is false: a heading says them already), then its
-    messages and its answer, each part folded unless ``whole``."""
+    messages and its answer, each part folded unless ``whole`` to what fits in a few rows
+    of ``width`` cells (the pane's, ``0`` when not known)."""
     styles = styles or ConversationStyles()
+    limit = None if whole else fold_limit(width)
     shown = ConversationText()
     if facts:
         lines = call_facts(call, timing)
@@ -179,11 +184,11 @@ def conversation_text(
     if payload.truncated:
         shown.add(Text("older messages were left out to keep the call under the cap", style="dim"))
     for message in sent:
-        _message(shown, message, message.role, whole=whole, found=found, styles=styles)
+        _message(shown, message, message.role, limit=limit, found=found, styles=styles)
     for message in answer:
         role = message.role if message.role not in ("assistant", "?") else ""
         heading = f"answer · {role}" if role else "answer"
-        _message(shown, message, heading, whole=whole, found=found, styles=styles)
+        _message(shown, message, heading, limit=limit, found=found, styles=styles)
     return _marked_all(shown, found, styles.mark)
 
 
@@ -208,7 +213,7 @@ def _message(
     message: Message,
     heading: str,
     *,
-    whole: bool,
+    limit: int | None,
     found: re.Pattern[str] | None,
     styles: ConversationStyles,
 ) -> None:
@@ -220,17 +225,17 @@ def _message(
     for part in message.parts:
         if part.kind == TOOL_CALL:
             name = inert(part.name or "tool", single_line=True)
-            _folded(shown, f"⚙ {name} ", _arguments(part.arguments), "bold", whole, found)
+            _folded(shown, f"⚙ {name} ", _arguments(part.arguments), "bold", limit, found)
         elif part.kind == TOOL_RESULT:
             name = inert(part.name or part.call_id or "tool", single_line=True)
             if part.is_error:
-                _folded(shown, f"✘ {name} error: ", part.text, styles.error, whole, found)
+                _folded(shown, f"✘ {name} error: ", part.text, styles.error, limit, found)
             else:
-                _folded(shown, f"↩ {name}: ", part.text, "", whole, found)
+                _folded(shown, f"↩ {name}: ", part.text, "", limit, found)
         elif part.kind == THINKING:
-            _folded(shown, "thinking: ", part.text, "italic dim", whole, found)
+            _folded(shown, "thinking: ", part.text, "italic dim", limit, found)
         else:
-            _folded(shown, "", part.text, "", whole, found)
+            _folded(shown, "", part.text, "", limit, found)
 
 
 def _arguments(value: Any) -> str:
@@ -245,11 +250,17 @@ def _arguments(value: Any) -> str:
         return repr(value)
 
 
-def fold(text: str, found: re.Pattern[str] | None) -> slice:
-    """The part of ``text`` a folded part shows: its first :data:`PART_PREVIEW` characters
-    and :data:`PART_LINES` lines, or the part around the search's first match when that
+def fold_limit(width: int) -> int:
+    """Characters a folded part shows in a pane ``width`` cells wide."""
+    if width <= INDENT:
+        return PART_PREVIEW
+    return max(80, min(PART_PREVIEW, (width - INDENT) * PART_LINES))
+
+
+def fold(text: str, found: re.Pattern[str] | None, limit: int = PART_PREVIEW) -> slice:
+    """The part of ``text`` a folded part shows: its first ``limit`` characters and
+    :data:`PART_LINES` lines, or the part around the search's first match when that
     lies further on (a match the search counted is shown, not folded away)."""
-    limit = PART_PREVIEW
     at = -1
     for _ in range(PART_LINES):
         at = text.find("\n", at + 1)
@@ -262,7 +273,7 @@ def fold(text: str, found: re.Pattern[str] | None) -> slice:
     match = found.search(text) if found is not None else None
     if match is None or match.end() <= limit:
         return slice(0, limit)
-    start = max(0, min(match.start() - MATCH_LEAD, len(text) - limit))
+    start = max(0, min(match.start() - min(MATCH_LEAD, limit // 3), len(text) - limit))
     space = text.find(" ", start, match.start())  # from a whole word, where one is near
     if 0 <= space < match.start():
         start = space + 1
@@ -274,11 +285,11 @@ def _folded(
     lead: str,
     text: str,
     style: str | Style,
-    whole: bool,
+    limit: int | None,
     found: re.Pattern[str] | None,
 ) -> None:
-    """One part, indented under its role, folded unless ``whole``."""
-    window = slice(0, len(text)) if whole else fold(text, found)
+    """One part, indented under its role, folded to ``limit`` characters (``None``: whole)."""
+    window = slice(0, len(text)) if limit is None else fold(text, found, limit)
     if window.start:
         shown.add(Text(f"… {window.start:,} earlier characters (o shows all)", style="dim"), INDENT)
     line = Text()

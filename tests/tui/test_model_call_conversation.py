@@ -83,7 +83,8 @@ async def test_a_model_call_shows_its_messages_by_role_with_the_answer_last(
             detail.text,
             "◆ gpt-4o-mini  ·  openai",
             "1.3k prompt + 40 output tokens",
-            "first token 0.5s",
+            # Its model node's time, and 40 tokens in the second after the first token.
+            "1.0s  ·  first token 0.5s  ·  80 tok/s",
             "\nsystem\n",
             "You are a careful travel assistant.",
             "\nuser\n",
@@ -182,3 +183,36 @@ async def test_a_match_past_a_fold_is_shown(tmp_path: Path) -> None:
         assert "earlier characters (o shows all)" in detail.text
         await pilot.pause()
         assert any("lighthouse" in line for line in screen_lines(app))
+
+
+@pytest.mark.parametrize(
+    ("keys", "facts", "said"),
+    [
+        (("home", "down"), "1.5s  ·  20 tok/s", HOSTILE.replace("\x1b", "␛")),  # node_enter
+        (("end", "up"), "1.0s  ·  first token 0.5s  ·  80 tok/s", ANSWER),  # node_exit
+        (("home", "down", "down"), "1.5s  ·  20 tok/s", HOSTILE.replace("\x1b", "␛")),
+    ],
+    ids=["model node's enter", "model node's exit", "llm_call"],
+)
+async def test_a_model_node_selected_in_the_stream_shows_its_call(
+    tmp_path: Path, keys: tuple[str, ...], facts: str, said: str
+) -> None:
+    app = conversation_app(tmp_path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = await open_conversation_run(pilot)
+        await pilot.press(*keys)
+        detail = screen.query_one(EventDetail)
+        await settle(pilot, lambda: "\nanswer\n" in detail.text, "the call's conversation")
+        in_order(detail.text, "◆ gpt-4o-mini  ·  openai", facts, "\nuser\n", QUESTION, said)
+
+
+async def test_o_on_the_timeline_keeps_the_bars_facts(tmp_path: Path) -> None:
+    app = conversation_app(tmp_path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = await open_conversation_run(pilot)
+        await pilot.press("T")
+        detail = screen.query_one(EventDetail)
+        await settle(pilot, lambda: "model gpt-4o-mini" in detail.text, "the first model bar")
+        await pilot.press("o")
+        await settle(pilot, lambda: "lighthouse" in detail.text, "the whole system prompt")
+        in_order(detail.text, "model gpt-4o-mini  ·  ok  ·  1.5s", "node llm:gpt-4o-mini#1")

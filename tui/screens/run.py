@@ -30,6 +30,7 @@ from ledger_reader import (
 from tui.conversation_text import CallTiming
 from tui.describe import input_said
 from tui.format import cell, now_or, replay_moments, run_time, status_mark, tokens_said
+from tui.model_call import model_call_near, shows_model_call
 from tui.run_search import matches
 from tui.screens.selected_run import SelectedRunScreen
 from tui.store_news import StoreChanged
@@ -296,7 +297,24 @@ class RunScreen(SelectedRunScreen):
             return
         shown = next((i for i in items if isinstance(i, ToolCall)), items[0] if items else None)
         raw = self._raw(shown) if self.show_raw and shown is not None else None
+        self.workers.cancel_group(self, "model-call")
+        selected = self._event_selection
+        if shows_model_call(shown) and selected is not None and not self.timeline_shown():
+            self._show_model_call(items[0], selected.entry.start)
+            return
         detail.show(shown, self._call_of(shown), raw)
+
+    @work(exclusive=True, group="model-call", exit_on_error=False)
+    async def _show_model_call(self, item: LedgerItem, position: int) -> None:
+        """A model call, or its model node, as its conversation (found near it in the run)."""
+        try:
+            found = await model_call_near(self.store, self.key, item, position)
+        except SourceError:
+            found = None
+        shown = found.call if found is not None else item
+        raw = self._raw(shown) if self.show_raw else None
+        timing = found.timing if found is not None else None
+        self.query_one(EventDetail).show(shown, None, raw, timing=timing)
 
     def _raw(self, item: LedgerItem) -> bytes | None:
         """The ledger line of an event as written, when its ledger is at hand; else re-encoded."""
@@ -614,7 +632,7 @@ class RunScreen(SelectedRunScreen):
             self.notify("the output is shown whole: nothing is cut", timeout=2)
             return
         detail.show_all = not detail.show_all
-        self._show(self._selected)
+        self._show_again()
         self.notify(
             "shown whole (o cuts long outputs again)"
             if detail.show_all
@@ -624,7 +642,16 @@ class RunScreen(SelectedRunScreen):
 
     def action_raw(self) -> None:
         self.show_raw = not self.show_raw
-        self._show(self._selected)
+        self._show_again()
+
+    def _show_again(self) -> None:
+        """The detail drawn again (``o``, ``w``): the timeline's node under its facts."""
+        pane = self._timeline
+        node = pane.view.node_at(pane.view.cursor) if pane is not None else None
+        if pane is not None and node is not None and self.timeline_shown():
+            self._show_node(node, pane.view.full_axis()[0])
+        else:
+            self._show(self._selected)
 
     def _resume_partner(self) -> RunView | None:
         """The run to compare this one with (looked for once per store version: the key

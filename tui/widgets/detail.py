@@ -274,6 +274,7 @@ class EventDetail(VerticalScroll):
                 timing=timing,
                 facts=heading is None,
                 whole=self.show_all,
+                width=self.scrollable_content_region.width,
                 found=found,
                 styles=styles,
             )

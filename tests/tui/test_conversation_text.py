@@ -1,0 +1,120 @@
+"""A model call laid out as a conversation, without a screen: its facts, parts and folds."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+from inspector import LedgerDirectorySource, RunKey, RunStore
+from ledger_reader import LlmCall
+from tests.conversation_run import ANSWER, RUN_ID, write_conversation_run
+from tui.conversation_text import (
+    CallTiming,
+    call_facts,
+    conversation_text,
+    fold_limit,
+    tokens_per_second,
+)
+from tui.model_call import LOOK_LIMIT, model_call_near
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def call(**payload: Any) -> LlmCall:
+    record = {"run_id": RUN_ID, "seq": 5, "time": "2026-12-03T10:00:01Z", "type": "llm_call"}
+    return msgspec.json.decode(msgspec.json.encode({**record, "payload": payload}), type=LlmCall)
+
+
+def test_a_call_that_recorded_nothing_says_nothing_of_it() -> None:
+    shown = conversation_text(call(model="m"))
+    assert shown.plain.splitlines() == [
+        "◆ m",
+        "seq 5  ·  2026-12-03T10:00:01Z",
+        "messages not recorded",
+    ]
+
+
+def test_figures_say_only_what_was_recorded() -> None:
+    assert call_facts(call(model="m", output_tokens=50), CallTiming(2.0)) == [
+        "◆ m",
+        "50 output tokens",
+        "2.0s  ·  25 tok/s",
+    ]
+    cached = call(model="m", prompt_tokens=1500, cache_read_tokens=1000, cost_usd=0.01)
+    assert call_facts(cached)[1] == "1.5k prompt (1.0k cached) tokens  ·  $0.0100"
+    assert tokens_per_second(None, 2.0, None) is None
+    assert tokens_per_second(50, None, 0.1) is None
+    assert tokens_per_second(0, 2.0, None) is None  # no tokens came: no rate, not 0 tok/s
+    assert tokens_per_second(10, 2.0, 1.0) == "10 tok/s"  # after the first token
+    assert tokens_per_second(3, 2.0, None) == "1.5 tok/s"
+
+
+def test_the_openai_shape_reads_as_runtops() -> None:
+    messages = [
+        {"role": "user", "content": "weather?"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c1", "function": {"name": "forecast", "arguments": '{"city":"Oslo"}'}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "name": "forecast", "content": "snow"},
+    ]
+    shown = conversation_text(call(model="m", messages=messages, response="Snow."))
+    text = shown.plain
+    assert '  ⚙ forecast {"city":"Oslo"}' in text
+    assert "  ↩ forecast: snow" in text
+    assert text.endswith("\nanswer\n  Snow.")  # a bare string answers as the assistant
+
+
+def test_a_long_part_folds_to_a_few_rows_of_the_pane() -> None:
+    words = " ".join(f"word{n}" for n in range(400))
+    folded = conversation_text(call(messages=[{"role": "user", "content": words}]), width=30)
+    assert folded.cut
+    assert "word399" not in folded.plain
+    lines = folded.plain.splitlines()
+    shown = next(line for line in lines if line.startswith("  word0"))
+    assert len(shown) - 2 == fold_limit(30) == 6 * 28
+    assert lines[-1].startswith("  … ")
+    assert lines[-1].endswith("more characters (o shows all)")
+    whole = conversation_text(
+        call(messages=[{"role": "user", "content": words}]), width=30, whole=True
+    )
+    assert not whole.cut
+    assert "word399" in whole.plain
+
+
+def test_a_fold_shows_the_searchs_match() -> None:
+    words = " ".join(f"word{n}" for n in range(400))
+    found = re.compile("word350", re.IGNORECASE)
+    shown = conversation_text(call(messages=[{"role": "user", "content": words}]), found=found)
+    assert "word350" in shown.plain
+    assert "earlier characters (o shows all)" in shown.plain
+
+
+async def test_a_model_call_is_found_from_its_node_past_many_chunks(tmp_path: Path) -> None:
+    """A streamed call's node_enter lies thousands of chunks before its llm_call."""
+    write_conversation_run(tmp_path / "runs", chunks=LOOK_LIMIT - 10)
+    key = RunKey("runs", RUN_ID)
+    async with RunStore(flush_interval=0.005) as store:
+        store.add_source(LedgerDirectorySource(tmp_path / "runs", name="runs"))
+        for _ in range(500):
+            if store.get(key) is not None:
+                break
+            await asyncio.sleep(0.01)
+        items = await store.events(key, 0, await store.event_count(key))
+        enter = max(n for n, item in enumerate(items) if item.type == "node_enter")
+        found = await model_call_near(store, key, items[enter], enter)
+        assert found is not None
+        assert ANSWER in str(found.call.payload.response)
+        assert found.timing.seconds == 1.0
+        exit = len(items) - 2
+        back = await model_call_near(store, key, items[exit], exit)
+        assert back is not None
+        assert back.call.seq == found.call.seq

@@ -1,0 +1,137 @@
+"""A model call's events found from any one of them: its ``llm_call`` and its model node.
+
+A model call is written as a model node's ``node_enter`` (when the request is
+sent), any streamed chunks, its ``llm_call`` (what it was sent and answered)
+and the node's ``node_exit``. Selecting any of the three in the event stream
+shows the call's conversation, with the duration the node gives it; this
+finds the others near the one selected, reading the run a page at a time
+from its source and no further than :data:`LOOK_LIMIT` events each way, so a
+selection costs the same in a run of any length.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Final, NamedTuple
+
+from inspector import RunKey, RunStore
+from ledger_reader import LedgerItem, LlmCall, NodeEnter, NodeExit
+from tui.conversation_text import CallTiming
+
+MODEL_PREFIX: Final = "llm:"
+"""How a model node's id begins (as the timeline reads it)."""
+LOOK_PAGE: Final = 256
+"""Events read from the source at a time."""
+LOOK_LIMIT: Final = 4096
+"""Events looked through each way at most (a streamed call's chunks lie between)."""
+
+
+class FoundCall(NamedTuple):
+    """The ``llm_call`` of a model call and how long its model node took."""
+
+    call: LlmCall
+    timing: CallTiming
+
+
+def is_model_node(item: LedgerItem | None) -> bool:
+    """Whether ``item`` enters or exits a model node."""
+    return isinstance(item, NodeEnter | NodeExit) and (item.payload.node_id or "").startswith(
+        MODEL_PREFIX
+    )
+
+
+def shows_model_call(item: LedgerItem | None) -> bool:
+    """Whether selecting ``item`` shows a model call: an ``llm_call`` or its model node."""
+    return isinstance(item, LlmCall) or is_model_node(item)
+
+
+def _same_node(node_id: str | None, other: str | None) -> bool:
+    """An ``llm_call`` that names no node belongs to the model node around it."""
+    return node_id is None or other is None or node_id == other
+
+
+async def _walk(
+    store: RunStore, key: RunKey, position: int, *, forward: bool
+) -> AsyncIterator[LedgerItem]:
+    """The run's events from ``position`` on (or back), :data:`LOOK_LIMIT` at most."""
+    count = await store.event_count(key) if forward else position
+    if forward:
+        start, stop = position + 1, min(count, position + 1 + LOOK_LIMIT)
+        for page in range(start, stop, LOOK_PAGE):
+            for item in await store.events(key, page, min(stop, page + LOOK_PAGE)):
+                yield item
+        return
+    low = max(0, position - LOOK_LIMIT)
+    for page_end in range(position, low, -LOOK_PAGE):
+        for item in reversed(await store.events(key, max(low, page_end - LOOK_PAGE), page_end)):
+            yield item
+
+
+def _took(enter: NodeEnter | None, exit: NodeExit | None) -> CallTiming:
+    """The node's duration: as its exit says it, else from its enter to its exit."""
+    if exit is None:
+        return CallTiming()
+    if exit.payload.duration_micros is not None:
+        return CallTiming(exit.payload.duration_micros / 1e6)
+    began = enter.timestamp if enter is not None else None
+    ended = exit.timestamp
+    if began is None or ended is None:
+        return CallTiming()
+    return CallTiming(max(0.0, (ended - began).total_seconds()))
+
+
+async def _enter_before(
+    store: RunStore, key: RunKey, position: int, node_id: str | None
+) -> NodeEnter | None:
+    async for item in _walk(store, key, position, forward=False):
+        if (
+            isinstance(item, NodeEnter)
+            and is_model_node(item)
+            and _same_node(node_id, item.payload.node_id)
+        ):
+            return item
+    return None
+
+
+async def model_call_near(
+    store: RunStore, key: RunKey, item: LedgerItem, position: int
+) -> FoundCall | None:
+    """The model call ``item`` (at ``position`` in the run) is part of, or ``None`` when
+    its ``llm_call`` is not within :data:`LOOK_LIMIT` events (a node with no call: the
+    writer recorded none, or the call failed)."""
+    if isinstance(item, LlmCall):
+        node = item.payload.node_id
+        async for later in _walk(store, key, position, forward=True):
+            if isinstance(later, NodeExit) and is_model_node(later):
+                if _same_node(node, later.payload.node_id):
+                    began = None
+                    if later.payload.duration_micros is None:
+                        began = await _enter_before(store, key, position, node)
+                    return FoundCall(item, _took(began, later))
+            elif isinstance(later, LlmCall):
+                break  # the next call: this one's node never exited
+        return FoundCall(item, CallTiming())
+    if isinstance(item, NodeEnter) and is_model_node(item):
+        call: LlmCall | None = None
+        async for later in _walk(store, key, position, forward=True):
+            if isinstance(later, LlmCall) and call is None:
+                if _same_node(later.payload.node_id, item.payload.node_id):
+                    call = later
+            elif isinstance(later, NodeExit) and later.payload.node_id == item.payload.node_id:
+                return FoundCall(call, _took(item, later)) if call is not None else None
+        return FoundCall(call, CallTiming()) if call is not None else None
+    if isinstance(item, NodeExit) and is_model_node(item):
+        node = item.payload.node_id
+        found: LlmCall | None = None
+        enter: NodeEnter | None = None
+        async for earlier in _walk(store, key, position, forward=False):
+            if isinstance(earlier, LlmCall) and found is None:
+                if _same_node(earlier.payload.node_id, node):
+                    found = earlier
+            elif isinstance(earlier, NodeEnter) and earlier.payload.node_id == node:
+                enter = earlier
+                break
+            elif isinstance(earlier, NodeExit) and earlier.payload.node_id == node:
+                break  # the node's previous call: this one recorded no llm_call
+        return FoundCall(found, _took(enter, item)) if found is not None else None
+    return None
