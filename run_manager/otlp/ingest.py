@@ -1,4 +1,4 @@
-"""OTLP ingest: OpenTelemetry spans that follow the GenAI conventions, written as runs.
+"""OTLP ingest: OpenTelemetry spans of agent runs, written as runs.
 
 ``runtop serve`` answers ``POST /v1/traces`` (OTLP/HTTP, protobuf or JSON,
 optionally gzipped) with :class:`OtlpIngest`, behind the server's bearer
@@ -8,20 +8,28 @@ read it as any other; its events are published on the manager's hub, so
 attached clients see it live. ``../shared/design/OTLP.md`` is the design;
 in short:
 
-- an ``invoke_agent`` span with no ``invoke_agent`` above it is the
-  trace's run (its end is ``run_completed``); one nested under another
-  is a child run (``parent_run_id``); a trace without one is one run,
-  ended by its root span;
-- ``chat`` / ``text_completion`` / ``generate_content`` spans become
-  ``node_enter``, the output text as ``llm_chunk``, ``llm_call`` with the
-  ``gen_ai.usage.*`` tokens, ``node_exit``; ``execute_tool`` spans become
-  ``node_enter``, ``tool_call``, ``tool_result``, ``node_exit``; any other
-  span is an ``otel_span`` event with its name and attributes; a span's
-  ``exception`` events and an error status are ``error`` events;
+- a span is read by the first family of conventions whose attributes it
+  carries (OpenInference, OpenLLMetry, else the GenAI conventions: one
+  module each, :mod:`run_manager.otlp.families` says what they read it
+  into), as an agent, a model call, a tool call, a step or none of these;
+- an agent span with no agent above it is the trace's run (its end is
+  ``run_completed``); one nested under another is a child run
+  (``parent_run_id``); a trace without one is one run, ended by its root
+  span;
+- a model call becomes ``node_enter``, the answer's text as ``llm_chunk``,
+  ``llm_call`` with its tokens and its conversation (``messages`` and
+  ``response``, newest kept under the cap), ``node_exit``; a tool call
+  ``node_enter``, ``tool_call``, ``tool_result``, ``node_exit``; a step
+  ``node_enter`` and ``node_exit``; any other span is an ``otel_span`` event
+  with its name and attributes; a span's ``exception`` events and an error
+  status are ``error`` events;
 - spans arrive when they end, children first, batches mixed: each event
-  carries its span's own time, and a run is made by the first span of
-  its trace that arrives (``run_<UTC start>_<16 hex of the trace id>``;
-  a nested agent's run takes its span id);
+  carries its span's own time (never before its run's start), a request's
+  events of a run are written in time order, and a run is made by the first
+  span of its trace that arrives (``run_<UTC start>_<16 hex of the trace
+  id>``; a nested agent's run takes its span id);
+- a span that cannot be read (JSON nested deeper than Python recurses, say)
+  is rejected alone and counted; its neighbours are written;
 - a span sent twice (an exporter's retry) is written once: spans placed
   are remembered per trace, and a run's ledger is read back for them
   after a restart;
@@ -38,11 +46,12 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import logging
 import operator
 import os
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -56,27 +65,36 @@ from ledger_reader.events import (
     ChunkPayload,
     ErrorEvent,
     ErrorPayload,
-    LlmCall,
     LlmCallPayload,
-    LlmChunk,
     NodeEnter,
     NodeEnterPayload,
-    NodeExit,
     NodeExitPayload,
     RunCompleted,
     RunCompletedPayload,
     RunStarted,
     RunStartedPayload,
-    ToolCall,
     ToolCallPayload,
-    ToolResult,
     ToolResultPayload,
     UnknownEvent,
 )
 from ledger_reader.lines import open_ledger_fd
 from ledger_reader.locations import make_private_dir
 from run_manager.hub import LedgerLines
-from run_manager.ledger import cap_payload_value
+from run_manager.ledger import cap_messages, cap_payload_value
+from run_manager.otlp import openinference, openllmetry
+from run_manager.otlp.families import (
+    AGENT,
+    MAX_NAME,
+    MODEL,
+    STEP,
+    TOOL,
+    Family,
+    ModelCall,
+    ToolUse,
+)
+from run_manager.otlp.genai import GENAI
+from run_manager.otlp.openinference import OPENINFERENCE
+from run_manager.otlp.openllmetry import OPENLLMETRY
 from run_manager.otlp.spans import MAX_MESSAGE, STATUS_ERROR, Decoded, Span, SpanEvent
 
 if TYPE_CHECKING:
@@ -87,9 +105,8 @@ READ_ONLY_REASON: Final = "sent over OpenTelemetry; runtop cannot stop it"
 """The reason the inspector gives (inspector.source.OTLP_REFUSAL says the same)."""
 MAX_TRACES: Final = 10_000
 """Traces whose span ids are kept in memory; an older one is read back from its ledger."""
-MAX_NAME: Final = 256
-"""Characters of a name taken from a span (its name, a model's, a tool's): a name goes into
-node ids and every line of the run that names it."""
+MAX_ANNOUNCED: Final = 1024
+"""Tool calls a trace's model calls announced whose arguments are kept for its tool spans."""
 MAX_ANCESTRY: Final = 256
 """Parent links followed to find a span's agent (a cycle in hostile input ends there)."""
 
@@ -98,20 +115,38 @@ _SHORT_ARGUMENTS: Final = PAYLOAD_CAP_BYTES // 16
 so it need not be encoded to be measured: msgspec writes a number back in at most 4.5 times
 its text (``1e15`` is ``1000000000000000.0``) and a character of a string in at most 4
 bytes, so 4,096 characters come back in at most 18,432 bytes."""
-_LLM_OPERATIONS: Final = frozenset({"chat", "text_completion", "generate_content"})
+_RESERVED_PREFIXES: Final = frozenset({"llm", "tool", "approval"})
+"""Node id prefixes that say a model call, a tool call or an approval to readers: a step's
+kind is never one of them."""
+_UNREADABLE: Final = (RecursionError, ValueError, TypeError, msgspec.MsgspecError)
+"""What reading a span's values may raise on hostile input: the span is rejected alone."""
 _encoder: Final = msgspec.json.Encoder()
 _decoder: Final = msgspec.json.Decoder()
+_log = logging.getLogger(__name__)
 
 
-def _operation(span: Span) -> str:
-    known = span.operation
+def _kind(span: Span) -> str:
+    """What the span is to its run (:data:`AGENT`, :data:`MODEL`...), read by its family."""
+    known = span.kind
     if known is not None:
         return known
-    operation = span.attributes.get("gen_ai.operation.name")
-    if not isinstance(operation, str):
-        operation = span.name.partition(" ")[0] if span.name.startswith("invoke_agent") else ""
-    span.operation = operation
-    return operation
+    attributes = span.attributes
+    if openinference.carries(attributes):
+        family = OPENINFERENCE
+    elif openllmetry.carries(attributes):
+        family = OPENLLMETRY
+    else:
+        family = GENAI
+    span.family = family
+    span.kind = kind = family.kind(span)
+    return kind
+
+
+def _family(span: Span) -> Family:
+    if span.family is None:
+        _kind(span)
+    family: Family = span.family
+    return family
 
 
 _start_end: Final = operator.attrgetter("start_ns", "end_ns")
@@ -119,10 +154,6 @@ _start_end: Final = operator.attrgetter("start_ns", "end_ns")
 
 def _end_of_ending(ending: tuple[_Run, Span]) -> int:
     return ending[1].end_ns
-
-
-def _is_agent(span: Span) -> bool:
-    return _operation(span) == "invoke_agent"
 
 
 _second: list[Any] = [-1, "", ""]
@@ -171,6 +202,11 @@ class _Run:
 
     run_id: str
     path: str
+    start: str = ""
+    """When its own agent span began, as ledgers write times, where the run was made from
+    that span: nothing of the run began earlier, so no event of it is written earlier (a
+    trace's root that wraps its agent began a moment before it). Empty where the run was
+    made from other spans: a span that comes late keeps its own time."""
     seq: int = 0
     completed: bool = False
     chunk_index: int = 0
@@ -179,47 +215,82 @@ class _Run:
     """The ledger ends in a torn line: the next write starts on a fresh one."""
     pending: list[_Line] = field(default_factory=list)
     """Lines to write."""
-    events: list[RunEvent] = field(default_factory=list)
-    """The events of ``pending``, in the same order, to publish once written."""
+    last_answer: str | None = None
+    """The newest model call's words: the run's output where its own span says none."""
+    written: bool = False
+    """Its ledger has been written to (or was found on disk)."""
+    placed: int = 0
+    """Spans placed in it by the request being read."""
+
+    def at(self, ns: int) -> str:
+        """A span time as this run's events say it: never before its agent's span began."""
+        moment = _time(ns)
+        return moment if moment >= self.start else self.start
 
     def emit(self, moment: str, event_type: type[Any], payload: Any) -> None:
         self.seq = seq = self.seq + 1
-        run_id = self.run_id
-        self.pending.append(_Line(run_id, seq, moment, _TAGS[event_type], payload))
-        self.events.append(event_type(run_id=run_id, seq=seq, time=moment, payload=payload))
+        self.pending.append(_Line(self.run_id, seq, moment, _TAGS[event_type], payload))
 
     def emit_unknown(self, moment: str, kind: str, payload: dict[str, Any]) -> None:
         self.seq = seq = self.seq + 1
-        run_id = self.run_id
-        self.pending.append(_Line(run_id, seq, moment, kind, payload))
-        self.events.append(
-            UnknownEvent(run_id=run_id, seq=seq, time=moment, type=kind, payload=payload)
-        )
+        self.pending.append(_Line(self.run_id, seq, moment, kind, payload))
 
     def enter(self, key: str, name: str | None, span: Span, moment: str) -> str:
-        """Open the node of a model or tool span (``<key>#<k>``, the k-th of its key here) with
-        its ``node_enter``; its id."""
+        """Open the node of a span (``<key>#<k>``, the k-th of its key here) with its
+        ``node_enter``; its id."""
         counts = self.node_counts
         count = counts[key] = counts.get(key, 0) + 1
         node_id = f"{key}#{count}"
-        run_id = self.run_id
         self.seq = seq = self.seq + 1
         entered = NodeEnterPayload(node_id=node_id, node_name=name, span_id=span.span_id)
-        self.pending.append(_Line(run_id, seq, moment, "node_enter", entered))
-        self.events.append(NodeEnter(run_id=run_id, seq=seq, time=moment, payload=entered))
+        self.pending.append(_Line(self.run_id, seq, moment, "node_enter", entered))
         return node_id
 
     def exit(self, node_id: str, span: Span, moment: str, failed: bool) -> None:
         """Close a node opened by :meth:`enter` with its ``node_exit``."""
-        run_id = self.run_id
         self.seq = seq = self.seq + 1
         exited = NodeExitPayload(
             node_id=node_id,
             duration_micros=max(span.end_ns - span.start_ns, 0) // 1000,
             success=not failed,
         )
-        self.pending.append(_Line(run_id, seq, moment, "node_exit", exited))
-        self.events.append(NodeExit(run_id=run_id, seq=seq, time=moment, payload=exited))
+        self.pending.append(_Line(self.run_id, seq, moment, "node_exit", exited))
+
+    def events(self) -> list[RunEvent]:
+        """The pending lines as events, in time order: a request's spans are placed one
+        after another (a step's exit before the model call inside it is entered), and
+        readers fold a run in file order. Their seqs follow that order."""
+        lines = self.pending
+        if any(lines[i].time > lines[i + 1].time for i in range(len(lines) - 1)):
+            first = lines[0].seq
+            lines.sort(key=_line_time)
+            for offset, line in enumerate(lines):
+                line.seq = first + offset
+        events: list[RunEvent] = []
+        append = events.append
+        for line in lines:
+            event_type = _TYPES.get(line.type)
+            if event_type is None:
+                append(
+                    UnknownEvent(
+                        run_id=line.run_id,
+                        seq=line.seq,
+                        time=line.time,
+                        type=line.type,
+                        payload=line.payload,
+                    )
+                )
+            else:
+                append(
+                    event_type(
+                        run_id=line.run_id, seq=line.seq, time=line.time, payload=line.payload
+                    )
+                )
+        return events
+
+
+_line_time: Final = operator.attrgetter("time")
+_TYPES: Final[dict[str, type[Any]]] = {tag: cls for cls, tag in _TAGS.items()}
 
 
 @dataclass(slots=True)
@@ -232,6 +303,10 @@ class _Trace:
     placed: set[str] = field(default_factory=set)
     run: _Run | None = None
     children: dict[str, _Run] = field(default_factory=dict)
+    announced: dict[str, tuple[Any, Any]] = field(default_factory=dict)
+    """The tool calls its model calls asked for, by call id: their names and arguments. A
+    tool span that does not hold its call's arguments whole takes them from here, and one
+    that does not say its call id takes the id of the call it answers."""
 
     def agent_above(self, span_id: str) -> str | None:
         """The nearest ``invoke_agent`` span above ``span_id`` (itself excluded)."""
@@ -288,7 +363,8 @@ class OtlpIngest:
             else:
                 spans.append(span)
         touched: dict[str, _Run] = {}
-        accepted = duplicates = 0
+        accepted = duplicates = unreadable = 0
+        reason = ""
         for trace_id, spans in by_trace.items():
             trace = self._trace(trace_id)
             placed, parents, agents = trace.placed, trace.parents, trace.agents
@@ -296,7 +372,7 @@ class OtlpIngest:
                 span_id = span.span_id
                 if span_id not in placed:
                     parents[span_id] = span.parent_span_id
-                    if (span.operation or _operation(span)) == "invoke_agent":
+                    if (span.kind or _kind(span)) == AGENT:
                         agents.add(span_id)
             if len(spans) > 1:
                 spans.sort(key=_start_end)
@@ -309,8 +385,9 @@ class OtlpIngest:
                 if span_id in placed:
                     duplicates += 1
                     continue
-                if span.operation == "invoke_agent":
+                if span.kind == AGENT:
                     run = self._run_of_agent(trace, span_id, spans)
+                    run.placed += 1
                     self._errors(run, span, None)
                     endings.append((run, span))
                     placed.add(span_id)
@@ -325,10 +402,21 @@ class OtlpIngest:
                 if run is None:
                     agent = trace.agent_above(span_id)
                     run = runs_below[parent] = self._run_of_agent(trace, agent, spans)
-                self._place(trace, span, run, endings)
+                mark, seq, chunks = len(run.pending), run.seq, run.chunk_index
+                try:
+                    self._place(trace, span, run, endings)
+                except _UNREADABLE as error:
+                    # What this span wrote goes; its neighbours stay.
+                    del run.pending[mark:]
+                    run.seq, run.chunk_index = seq, chunks
+                    unreadable += 1
+                    reason = f"span {span_id} cannot be read: {_why(error)}"
+                    continue
                 placed.add(span_id)
+                run.placed += 1
                 touched[run.run_id] = run
                 accepted += 1
+            self._forget_unplaced(trace)
             # A run ends after what happened in it, whatever order its spans came in.
             if len(endings) > 1:
                 endings.sort(key=_end_of_ending)
@@ -340,6 +428,12 @@ class OtlpIngest:
                 if child.pending:
                     touched[child.run_id] = child
         result.accepted, result.duplicates = accepted, duplicates
+        if unreadable:
+            result.rejected += unreadable
+            result.reason = reason
+            _log.warning(
+                "OTLP: %d span(s) of a request rejected, the rest written (%s)", unreadable, reason
+            )
         try:
             self._flush(touched.values())
         except OSError as error:
@@ -355,6 +449,23 @@ class OtlpIngest:
         return result
 
     # -- runs --------------------------------------------------------------------------
+
+    def _forget_unplaced(self, trace: _Trace) -> None:
+        """Forget the runs this request made for spans it then rejected: a run is made by a
+        span placed in it, never by one that could not be read."""
+        for run in [trace.run, *trace.children.values()]:
+            if run is None:
+                continue
+            if run.placed or run.written:
+                run.placed = 0
+                continue
+            run.pending.clear()
+            if trace.run is run:
+                trace.run = None
+            for key in [key for key, child in trace.children.items() if child is run]:
+                del trace.children[key]
+            if self._on_disk is not None:
+                self._on_disk.pop(run.run_id[-16:], None)
 
     def _trace(self, trace_id: str) -> _Trace:
         trace = self._traces.get(trace_id)
@@ -414,9 +525,9 @@ class OtlpIngest:
         start = own[0].start_ns if own else spans[0].start_ns  # the earliest: they are sorted
         run_id = f"run_{_id_stamp(start)}_{suffix}"
         on_disk[suffix] = run_id
-        run = _Run(run_id, f"{self._ledger_prefix}{run_id}.jsonl")
+        run = _Run(run_id, f"{self._ledger_prefix}{run_id}.jsonl", _time(start) if own else "")
         name, service = self._name(trace, spans, own[0] if own else None)
-        said, cut = cap_payload_value(_input_of(trace, spans, agent))
+        said, cut = cap_payload_value(_input_of(trace, spans, agent, own[0] if own else None))
         run.emit(
             _time(start),
             RunStarted,
@@ -442,20 +553,19 @@ class OtlpIngest:
             candidates += [
                 s
                 for s in spans
-                if (s.operation or _operation(s)) == "invoke_agent"
-                and trace.agent_above(s.span_id) is None
+                if (s.kind or _kind(s)) == AGENT and trace.agent_above(s.span_id) is None
             ]
             candidates += [s for s in spans if not s.parent_span_id]
         for span in candidates:
-            name = span.attributes.get("gen_ai.agent.name")
-            if isinstance(name, str) and name:
+            name = _family(span).agent_name(span)
+            if name:
                 return name, service
         if own is not None:
             return own.name or "agent", service
         for span in spans:
             name = span.attributes.get("gen_ai.agent.name")
             if isinstance(name, str) and name:
-                return name, service
+                return name[:MAX_NAME], service
         roots = [span for span in spans if not span.parent_span_id]
         if roots:
             return roots[0].name or "trace", service
@@ -479,7 +589,7 @@ class OtlpIngest:
         for run in [trace.run, *trace.children.values()]:
             if run is not None and run.run_id == run_id:
                 return run
-        run = _Run(run_id, os.fspath(self.ledger_dir / f"{run_id}.jsonl"))
+        run = _Run(run_id, os.fspath(self.ledger_dir / f"{run_id}.jsonl"), written=True)
         try:
             events, run.torn = _written_events(run.path)
         except LedgerError:
@@ -509,93 +619,100 @@ class OtlpIngest:
     def _place(
         self, trace: _Trace, span: Span, run: _Run, endings: list[tuple[_Run, Span]]
     ) -> None:
-        """A span that is not an agent's, as events of ``run`` (its agent's)."""
-        operation = span.operation
-        if operation in _LLM_OPERATIONS:
-            self._model_call(run, span)
-        elif operation == "execute_tool":
-            self._tool_call(run, span)
+        """A span that is not an agent's, as events of ``run`` (its agent's).
+
+        Raises:
+            RecursionError, ValueError, TypeError: a value of the span cannot be read; what
+                it wrote is the caller's to take back.
+        """
+        kind = span.kind
+        family: Family = span.family
+        if kind == MODEL:
+            self._model_call(trace, run, span, family.model_call(span))
+        elif kind == TOOL:
+            self._tool_call(trace, run, span, family.tool_use(span))
+        elif kind == STEP:
+            if span.parent_span_id:
+                self._step(run, span, family)
+            else:  # the trace's root: the run itself, or what wraps the trace's agents
+                self._errors(run, span, None)
         else:
             self._generic(run, span)
-            if not span.parent_span_id and not trace.agents:
-                endings.append((run, span))
+        if not span.parent_span_id and not trace.agents:
+            endings.append((run, span))
 
     # The two spans nearly every trace is made of write their calls' events straight into the
-    # run's lists (a call per event cost a fifth of their time), as ``emit`` would, in the same
-    # order; their nodes open and close through ``enter`` and ``exit``, shared by both.
+    # run's list (a call per event cost a fifth of their time), as ``emit`` would, in the same
+    # order; their nodes open and close through ``enter`` and ``exit``, shared by all.
 
-    def _model_call(self, run: _Run, span: Span) -> None:
-        get = span.attributes.get
-        model = get("gen_ai.response.model")
-        if not (isinstance(model, str) and model):
-            model = get("gen_ai.request.model")
-            if not (isinstance(model, str) and model):
-                model = None
-        if model is not None:
-            model = model[:MAX_NAME]
-        node_id = run.enter(f"llm:{model or 'default'}", model, span, _time(span.start_ns))
-        run_id, lines, events, seq = run.run_id, run.pending, run.events, run.seq
-        end = _time(span.end_ns)
-        messages = get("gen_ai.output.messages")
-        text = _output_text(messages) if messages is not None else None
-        if text:
-            value, _ = cap_payload_value(text)
+    def _model_call(self, trace: _Trace, run: _Run, span: Span, call: ModelCall) -> None:
+        model = call.model
+        start = run.at(span.start_ns)
+        node_id = run.enter(f"llm:{model or 'default'}", model, span, start)
+        run_id, lines, seq = run.run_id, run.pending, run.seq
+        end = run.at(span.end_ns)
+        said = call.text
+        if said:
+            value, _ = cap_payload_value(said)
             chunk = ChunkPayload(index=run.chunk_index, delta=value, node_id=node_id)
             run.chunk_index += 1
             seq += 1
             lines.append(_Line(run_id, seq, end, "llm_chunk", chunk))
-            events.append(LlmChunk(run_id=run_id, seq=seq, time=end, payload=chunk))
-        provider = get("gen_ai.provider.name")
-        if not (isinstance(provider, str) and provider):
-            provider = _text(get("gen_ai.system"))
-        else:
-            provider = provider[:MAX_NAME]
-        prompt = get("gen_ai.usage.input_tokens")
-        if not isinstance(prompt, int) or isinstance(prompt, bool):
-            prompt = None
-        output = get("gen_ai.usage.output_tokens")
-        if not isinstance(output, int) or isinstance(output, bool):
-            output = None
-        cost = get("operation.cost")
-        call = LlmCallPayload(
+            run.last_answer = said
+        messages = response = None
+        cut = False
+        if call.messages is not None:
+            messages, cut = cap_messages(call.messages)
+        if call.response is not None:
+            response, cut_response = cap_messages(call.response)
+            cut = cut or cut_response
+            self._announce(trace, call.response)
+        payload = LlmCallPayload(
             model=model,
-            provider=provider,
-            prompt_tokens=prompt,
-            output_tokens=output,
-            cache_read_tokens=_tokens(
-                get, "gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_read_input_tokens"
-            ),
-            cache_write_tokens=_tokens(
-                get,
-                "gen_ai.usage.cache_creation.input_tokens",
-                "gen_ai.usage.cache_creation_input_tokens",
-            ),
-            cost_usd=None if cost is None else _float(cost),
+            provider=call.provider,
+            prompt_tokens=call.prompt_tokens,
+            output_tokens=call.output_tokens,
+            cache_read_tokens=call.cache_read_tokens,
+            cache_write_tokens=call.cache_write_tokens,
+            cost_usd=call.cost_usd,
             node_id=node_id,
+            messages=messages,
+            response=response,
+            truncated=True if cut else None,
         )
         seq += 1
-        lines.append(_Line(run_id, seq, end, "llm_call", call))
-        events.append(LlmCall(run_id=run_id, seq=seq, time=end, payload=call))
+        lines.append(_Line(run_id, seq, end, "llm_call", payload))
         run.seq = seq
         failed = self._errors(run, span, node_id) if span.events or span.status_code else False
         run.exit(node_id, span, end, failed)
 
-    def _tool_call(self, run: _Run, span: Span) -> None:
-        get = span.attributes.get
-        name = get("gen_ai.tool.name")
-        if isinstance(name, str) and name:
-            name = name[:MAX_NAME]
-        else:
-            name = span.name.removeprefix("execute_tool ")
-        start = _time(span.start_ns)
+    @staticmethod
+    def _announce(trace: _Trace, response: list[Any]) -> None:
+        """Keep the arguments of the tool calls a model answered with, by call id."""
+        announced = trace.announced
+        for message in response:
+            content = message.get("content") if isinstance(message, dict) else None
+            if not isinstance(content, list):
+                continue
+            for part in content:
+                if (
+                    isinstance(part, dict)
+                    and part.get("type") == "tool_call"
+                    and isinstance(part.get("id"), str)
+                    and len(announced) < MAX_ANNOUNCED
+                ):
+                    announced[part["id"]] = (part.get("name"), part.get("arguments"))
+
+    def _tool_call(self, trace: _Trace, run: _Run, span: Span, use: ToolUse) -> None:
+        name = use.name
+        start = run.at(span.start_ns)
         node_id = run.enter(f"tool:{name or 'tool'}", name, span, start)
-        call_id = get("gen_ai.tool.call.id")
-        if isinstance(call_id, str) and call_id:
-            call_id = call_id[:MAX_NAME]
-        else:
-            call_id = f"call_{span.span_id}"
-        run_id, lines, events, seq = run.run_id, run.pending, run.events, run.seq
-        raw = get("gen_ai.tool.call.arguments")
+        raw = use.arguments
+        call_id = use.call_id
+        if trace.announced:
+            call_id, raw = _answered(trace.announced, use, name)
+        call_id = call_id or f"call_{span.span_id}"
+        run_id, lines, seq = run.run_id, run.pending, run.seq
         if isinstance(raw, str) and len(raw) <= _SHORT_ARGUMENTS:
             arguments, cut = _json_or_text(raw), False
         else:
@@ -609,15 +726,14 @@ class OtlpIngest:
         )
         seq += 1
         lines.append(_Line(run_id, seq, start, "tool_call", called))
-        events.append(ToolCall(run_id=run_id, seq=seq, time=start, payload=called))
         run.seq = seq
         failed = self._errors(run, span, node_id) if span.events or span.status_code else False
         seq = run.seq
-        result = get("gen_ai.tool.call.result")
+        result = use.result
         if result is not None and not isinstance(result, str):
             result = _encoder.encode(result).decode()
         output, cut = cap_payload_value(result)
-        end = _time(span.end_ns)
+        end = run.at(span.end_ns)
         answered = ToolResultPayload(
             call_id=call_id,
             node_id=node_id,
@@ -627,8 +743,15 @@ class OtlpIngest:
         )
         run.seq = seq = seq + 1
         lines.append(_Line(run_id, seq, end, "tool_result", answered))
-        events.append(ToolResult(run_id=run_id, seq=seq, time=end, payload=answered))
         run.exit(node_id, span, end, failed)
+
+    def _step(self, run: _Run, span: Span, family: Family) -> None:
+        kind, name = family.step(span)
+        kind = kind[:MAX_NAME] if kind not in _RESERVED_PREFIXES else "step"
+        name = name[:MAX_NAME]
+        node_id = run.enter(f"{kind}:{name or 'step'}", name or None, span, run.at(span.start_ns))
+        failed = self._errors(run, span, node_id) if span.events or span.status_code else False
+        run.exit(node_id, span, run.at(span.end_ns), failed)
 
     def _generic(self, run: _Run, span: Span) -> None:
         attributes, cut = cap_payload_value(span.attributes)
@@ -643,7 +766,7 @@ class OtlpIngest:
             payload["truncated"] = True
         if span.status_code == STATUS_ERROR:
             payload["status"] = "error"
-        run.emit_unknown(_time(span.start_ns), "otel_span", payload)
+        run.emit_unknown(run.at(span.start_ns), "otel_span", payload)
         self._errors(run, span, None)
 
     def _errors(self, run: _Run, span: Span, node_id: str | None) -> bool:
@@ -652,7 +775,7 @@ class OtlpIngest:
         for event in span.events:
             if event.name == "exception":
                 run.emit(
-                    _time(event.time_ns),
+                    run.at(event.time_ns),
                     ErrorEvent,
                     ErrorPayload(message=_exception_message(event), node_id=node_id),
                 )
@@ -661,14 +784,16 @@ class OtlpIngest:
             return said
         if not said:
             message = span.status_message or f"span {span.name!r} failed"
-            run.emit(_time(span.end_ns), ErrorEvent, ErrorPayload(message=message, node_id=node_id))
+            run.emit(
+                run.at(span.end_ns), ErrorEvent, ErrorPayload(message=message, node_id=node_id)
+            )
         return True
 
     def _complete(self, run: _Run, span: Span) -> None:
         if run.completed:
             return
         run.completed = True
-        end = _time(span.end_ns)
+        end = run.at(span.end_ns)
         if span.status_code == STATUS_ERROR:
             error = span.status_message or next(
                 (_exception_message(event) for event in span.events if event.name == "exception"),
@@ -676,9 +801,12 @@ class OtlpIngest:
             )
             run.emit(end, RunCompleted, RunCompletedPayload(status="error", error=error))
             return
-        output = span.attributes.get("final_result")
+        try:
+            output = _family(span).run_output(span)
+        except _UNREADABLE:  # the run ended all the same; what it answered cannot be read
+            output = None
         if output is None:
-            output = _output_text(span.attributes.get("gen_ai.output.messages"))
+            output = run.last_answer
         value, cut = cap_payload_value(output)
         run.emit(
             end,
@@ -693,6 +821,7 @@ class OtlpIngest:
         for run in runs:
             if not run.pending:
                 continue
+            events = run.events()
             data = _encoder.encode_lines(run.pending)
             run.pending = []
             torn = run.torn
@@ -713,7 +842,7 @@ class OtlpIngest:
             finally:
                 os.close(fd)
             run.torn = False
-            events, run.events = run.events, []
+            run.written = True
             if self.hub is not None:
                 # One publish per run and request: the run book and feed fold the batch at
                 # once, and the feed keeps the buffer written, cut into lines only when a
@@ -765,29 +894,12 @@ def _text(value: Any) -> str | None:
     return value[:MAX_NAME] if isinstance(value, str) and value else None
 
 
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _tokens(get: Callable[[str], Any], key: str, older_key: str) -> int | None:
-    """A token count under its current key, else the one it had before (0 counts as unsaid)."""
-    value = get(key)
-    if value is not None:
-        value = _int(value)
-        if value:
-            return value
-    value = get(older_key)
-    return None if value is None else _int(value)
-
-
-def _float(value: Any) -> float | None:
-    if isinstance(value, bool):
-        return None
-    return float(value) if isinstance(value, int | float) else None
-
-
 def _json_or_text(value: Any) -> Any:
-    """Tool arguments as the JSON they hold where they are JSON text."""
+    """Tool arguments as the JSON they hold where they are JSON text.
+
+    Raises:
+        RecursionError: JSON nested deeper than Python recurses (the span is rejected).
+    """
     if isinstance(value, str):
         try:
             return _decoder.decode(value)
@@ -796,49 +908,54 @@ def _json_or_text(value: Any) -> Any:
     return value
 
 
-def _input_of(trace: _Trace, spans: list[Span], agent: str | None) -> str | None:
-    """What a run was asked: the user's words its first model call was sent.
+def _input_of(trace: _Trace, spans: list[Span], agent: str | None, own: Span | None) -> Any:
+    """What a run was asked: what its own span (or the trace's root) says, else the user's
+    words its first model call was sent.
 
-    The run's ``invoke_agent`` span says it only at its end (the last span to arrive),
-    after ``run_started`` is written; its first model call (a ``chat`` span under the
-    same agent, sent first) carries ``gen_ai.input.messages`` where the instrumentation
-    records content. ``None`` where nothing says it.
+    A run's span says it only at its end (the last span to arrive), after
+    ``run_started`` is usually written; its first model call (sent first) carries
+    the conversation where the instrumentation records content. ``None`` where
+    nothing says it, or what says it cannot be read.
     """
-    for span in spans:  # sorted by start: the first model call of the run
-        if _operation(span) in _LLM_OPERATIONS and trace.agent_above(span.span_id) == agent:
-            return _last_user_text(span.attributes.get("gen_ai.input.messages"))
+    try:
+        for span in [own] if own is not None else [s for s in spans if not s.parent_span_id]:
+            said = _family(span).run_input(span)
+            if said is not None:
+                return said
+        for span in spans:  # sorted by start: the first model call of the run
+            if (span.kind or _kind(span)) != MODEL:
+                continue
+            owner = trace.agent_above(span.span_id)
+            # The trace's own run holds what its top agent does, as well as what is under
+            # no agent.
+            if owner == agent or (agent is None and trace.agent_above(owner or "") is None):
+                return _family(span).asked(span)
+    except _UNREADABLE:
+        return None
     return None
 
 
-def _messages(messages: Any) -> list[Any]:
-    """``gen_ai.*.messages``: JSON text of a list of messages with parts (nothing if not)."""
-    if isinstance(messages, str):
-        try:
-            messages = _decoder.decode(messages)
-        except (msgspec.DecodeError, RecursionError):
-            return []
-    return messages if isinstance(messages, list) else []
+def _answered(
+    announced: dict[str, tuple[Any, Any]], use: ToolUse, name: str | None
+) -> tuple[str | None, Any]:
+    """The call id and arguments of a tool span, with what the model's tool call said: its
+    arguments where the span's are not whole, its id where the span names none (the one
+    call of that tool with the same arguments). A call answered is forgotten."""
+    call_id, arguments = use.call_id, use.arguments
+    if call_id is not None:
+        said = announced.pop(call_id, None)
+        if said is not None and not use.arguments_whole:
+            arguments = said[1]
+        return call_id, arguments
+    wanted = _json_or_text(arguments)
+    for known, (called, given) in announced.items():
+        if called == name and _json_or_text(given) == wanted:
+            del announced[known]
+            return known, arguments
+    return None, arguments
 
 
-def _text_parts(message: Any) -> str:
-    parts = message.get("parts") if isinstance(message, dict) else None
-    return "".join(
-        part["content"]
-        for part in (parts if isinstance(parts, list) else ())
-        if isinstance(part, dict)
-        and part.get("type") == "text"
-        and isinstance(part.get("content"), str)
-    )
-
-
-def _last_user_text(messages: Any) -> str | None:
-    """The text of the newest user message (earlier ones are the conversation so far)."""
-    for message in reversed(_messages(messages)):
-        if isinstance(message, dict) and message.get("role") == "user":
-            return _text_parts(message) or None
-    return None
-
-
-def _output_text(messages: Any) -> str | None:
-    """The assistant text in ``gen_ai.output.messages`` (JSON text of messages with parts)."""
-    return "".join(_text_parts(message) for message in _messages(messages)) or None
+def _why(error: BaseException) -> str:
+    if isinstance(error, RecursionError):
+        return "a value is nested too deep"
+    return f"{type(error).__name__}: {str(error)[:200]}"

@@ -69,8 +69,12 @@ class Span(msgspec.Struct, gc=False):
     events: tuple[SpanEvent, ...] = ()
     """A tuple: most spans have none, and an empty one is shared, not made per span."""
     service: str | None = None
-    operation: str | None = None
-    """Its GenAI operation, once the ingest has read it (it is asked for several times)."""
+    kind: str | None = None
+    """What it is to a run (:mod:`run_manager.otlp.families`: agent, model, tool, step or
+    other), once the ingest has read it (it is asked for several times)."""
+    family: Any = None
+    """The :class:`run_manager.otlp.families.Family` whose attributes it carries, read with
+    :attr:`kind`."""
 
 
 @dataclass(slots=True)
@@ -128,21 +132,10 @@ def decode_protobuf(body: bytes) -> Decoded:
                     decoded.rejected += 1
                     decoded.reason = "a span has no valid trace_id or span_id"
                     continue
-                status = span.status
-                code = status.code
-                events = span.events
-                spans.append(
-                    Span(
-                        trace_raw.hex(),
-                        span_raw.hex(),
-                        span.parent_span_id.hex(),
-                        span.name[:MAX_NAME],
-                        span.start_time_unix_nano,
-                        span.end_time_unix_nano,
-                        _attributes_pb(span.attributes),
-                        code,
-                        # Read only where a status says something (OTLP sets it on errors).
-                        status.message[:MAX_MESSAGE] if code else "",
+                try:
+                    attributes = _attributes_pb(span.attributes)
+                    events = span.events
+                    read_events = (
                         tuple(
                             [
                                 SpanEvent(
@@ -154,7 +147,27 @@ def decode_protobuf(body: bytes) -> Decoded:
                             ]
                         )
                         if events
-                        else (),
+                        else ()
+                    )
+                except (TypeError, ValueError, RecursionError) as error:
+                    decoded.rejected += 1
+                    decoded.reason = f"a span cannot be read: {_why(error)}"
+                    continue
+                status = span.status
+                code = status.code
+                spans.append(
+                    Span(
+                        trace_raw.hex(),
+                        span_raw.hex(),
+                        span.parent_span_id.hex(),
+                        span.name[:MAX_NAME],
+                        span.start_time_unix_nano,
+                        span.end_time_unix_nano,
+                        attributes,
+                        code,
+                        # Read only where a status says something (OTLP sets it on errors).
+                        status.message[:MAX_MESSAGE] if code else "",
+                        read_events,
                         service,
                     )
                 )
@@ -234,7 +247,14 @@ def decode_json(body: bytes) -> Decoded:
             service = service if isinstance(service, str) else None
             for scope_spans in _list(resource_spans, "scopeSpans", "scope_spans"):
                 for span in _list(scope_spans, "spans"):
-                    parsed = _span_json(span, service)
+                    try:
+                        parsed = _span_json(span, service)
+                    except (TypeError, ValueError, AttributeError, RecursionError) as error:
+                        # One span that cannot be read costs only itself: its neighbours
+                        # are written (an exporter does not send the request again).
+                        decoded.rejected += 1
+                        decoded.reason = f"a span cannot be read: {_why(error)}"
+                        continue
                     if parsed is None:
                         decoded.rejected += 1
                         decoded.reason = "a span has no valid traceId or spanId"
@@ -243,6 +263,12 @@ def decode_json(body: bytes) -> Decoded:
     except (TypeError, ValueError, AttributeError, RecursionError) as error:
         raise UndecodableRequest(f"the body is not an OTLP export request: {error}") from error
     return decoded
+
+
+def _why(error: BaseException) -> str:
+    if isinstance(error, RecursionError):
+        return "it is nested too deep"
+    return str(error)[:200] or type(error).__name__
 
 
 def _span_json(span: Any, service: str | None) -> Span | None:

@@ -1,0 +1,235 @@
+"""OpenInference (Arize Phoenix's conventions): LangChain / LangGraph, LlamaIndex, CrewAI, DSPy...
+
+Names as ``openinference-semantic-conventions`` (``openinference.semconv.trace``)
+spells them. The kind of a span is ``openinference.span.kind``:
+
+- ``LLM`` a model call: ``llm.model_name`` (or the request's / response's
+  ``llm.request.model_name`` / ``llm.response.model_name``), ``llm.provider``
+  (or ``llm.system``), ``llm.token_count.prompt`` / ``.completion`` /
+  ``.prompt_details.cache_read`` / ``.cache_write``, ``llm.cost.total``, and the
+  conversation flattened one attribute per field:
+  ``llm.input_messages.<N>.message.role`` / ``.content`` /
+  ``.contents.<M>.message_content.type`` / ``.text`` /
+  ``.tool_calls.<M>.tool_call.id`` / ``.function.name`` / ``.function.arguments``
+  / ``.tool_call_id`` / ``.name``, and ``llm.output_messages.<N>...`` alike;
+- ``TOOL`` a tool call: ``tool.name``, ``tool_call.id`` where the
+  instrumentation says it, ``input.value`` the arguments, ``output.value``
+  the result (LangChain's is the ``ToolMessage``, which names the call id);
+- the trace's root (of any other kind) is the run: LangGraph's graph, a
+  ``CHAIN`` named after the graph (``create_react_agent(..., name=...)``), a
+  crew, an agent; its ``agent.name`` or its name names the run, and its
+  ``input.value`` / ``output.value`` are the run's input and output, read as
+  the user's and the model's words where they are LangChain messages;
+- a nested ``AGENT`` with ``agent.name`` is a child run. The LangChain
+  instrumentation marks ``AGENT`` any run whose name holds "agent"
+  (LangGraph's ``agent`` node among them), so an ``AGENT`` span without
+  ``agent.name`` is a step, not a run;
+- ``CHAIN``, ``RETRIEVER``, ``EMBEDDING``, ``RERANKER``, ``GUARDRAIL``,
+  ``EVALUATOR``, ``PROMPT``... steps, their kind in their node id.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Final
+
+from run_manager.otlp.families import (
+    AGENT,
+    MODEL,
+    STEP,
+    TOOL,
+    Family,
+    ModelCall,
+    ToolUse,
+    answer_text,
+    first_int,
+    first_text,
+    json_value,
+    last_user_text,
+    nested,
+    number,
+    text,
+)
+
+if TYPE_CHECKING:
+    from run_manager.otlp.spans import Span
+
+KIND: Final = "openinference.span.kind"
+_KINDS: Final = {"LLM": MODEL, "TOOL": TOOL}
+_USER_ROLES: Final = frozenset({"user", "human"})
+_MODEL_ROLES: Final = frozenset({"assistant", "ai", "model"})
+
+
+def carries(attributes: dict[str, Any]) -> bool:
+    return KIND in attributes
+
+
+def kind(span: Span) -> str:
+    said = span.attributes.get(KIND)
+    found = _KINDS.get(said) if isinstance(said, str) else None
+    if found is not None:
+        return found
+    if not span.parent_span_id or (said == "AGENT" and text(span.attributes.get("agent.name"))):
+        return AGENT
+    return STEP
+
+
+def model_call(span: Span) -> ModelCall:
+    attributes = span.attributes
+    get = attributes.get
+    model = first_text(get, "llm.response.model_name", "llm.model_name", "llm.request.model_name")
+    messages = _messages(attributes, "llm.input_messages.")
+    response = _messages(attributes, "llm.output_messages.")
+    cost = get("llm.cost.total")
+    return ModelCall(
+        model=model,
+        provider=first_text(get, "llm.provider", "llm.system"),
+        prompt_tokens=first_int(get, "llm.token_count.prompt"),
+        output_tokens=first_int(get, "llm.token_count.completion"),
+        cache_read_tokens=first_int(get, "llm.token_count.prompt_details.cache_read"),
+        cache_write_tokens=first_int(get, "llm.token_count.prompt_details.cache_write"),
+        cost_usd=None if cost is None else number(cost),
+        messages=messages,
+        response=response,
+        text=answer_text(response),
+    )
+
+
+def tool_use(span: Span) -> ToolUse:
+    get = span.attributes.get
+    arguments = json_value(get("input.value"))
+    result = json_value(get("output.value"))
+    call_id = text(get("tool_call.id"))
+    if isinstance(result, dict):  # LangChain's ToolMessage: {"type": "tool", "data": {...}}
+        message = result.get("data") if result.get("type") == "tool" else result
+        if isinstance(message, dict) and "tool_call_id" in message:
+            call_id = call_id or text(message.get("tool_call_id"))
+            result = message.get("content")
+    return ToolUse(
+        name=text(get("tool.name")) or text(span.name),
+        call_id=call_id,
+        arguments=arguments,
+        result=result,
+        # One-argument LangChain tools see their argument alone ("Paris"), not the
+        # call's arguments ({"city": "Paris"}), which the model's tool call holds.
+        arguments_whole=isinstance(arguments, dict),
+    )
+
+
+def agent_name(span: Span) -> str | None:
+    return text(span.attributes.get("agent.name")) or text(span.name)
+
+
+def run_input(span: Span) -> Any:
+    value = span.attributes.get("input.value")
+    said = _said(value, _USER_ROLES)
+    return said if said is not None else value
+
+
+def run_output(span: Span) -> Any:
+    value = span.attributes.get("output.value")
+    said = _said(value, _MODEL_ROLES)
+    return said if said is not None else value
+
+
+def asked(span: Span) -> str | None:
+    return last_user_text(_messages(span.attributes, "llm.input_messages."))
+
+
+def step(span: Span) -> tuple[str, str]:
+    said = span.attributes.get(KIND)
+    return (said.lower() if isinstance(said, str) and said else "step"), span.name
+
+
+OPENINFERENCE: Final = Family(
+    name="openinference",
+    kind=kind,
+    model_call=model_call,
+    tool_use=tool_use,
+    agent_name=agent_name,
+    run_input=run_input,
+    run_output=run_output,
+    asked=asked,
+    step=step,
+)
+
+
+def _messages(attributes: dict[str, Any], prefix: str) -> list[Any] | None:
+    """``llm.input_messages.<N>.message.*`` (or the output's) as messages in runtop's shape."""
+    found = nested(attributes, prefix)
+    if not found:
+        return None
+    return [_message(fields) for fields in found]
+
+
+def _message(fields: dict[str, Any]) -> dict[str, Any]:
+    role = fields.get("message.role")
+    role = role if isinstance(role, str) and role else "?"
+    content = fields.get("message.content")
+    parts: list[dict[str, Any]] = []
+    for item in nested(fields, "message.contents."):
+        kind = item.get("message_content.type")
+        words = item.get("message_content.text")
+        if isinstance(words, str):
+            parts.append({"type": "text", "text": words})
+        elif kind == "image":
+            parts.append({"type": "text", "text": "[image]"})
+    call_id = fields.get("message.tool_call_id")
+    if role == "tool" and isinstance(call_id, str):
+        name = fields.get("message.name")
+        result = {"type": "tool_result", "id": call_id, "output": content}
+        if isinstance(name, str):
+            result["name"] = name
+        return {"role": role, "content": [result]}
+    if isinstance(content, str) and content and not parts:
+        parts.append({"type": "text", "text": content})
+    for call in nested(fields, "message.tool_calls."):
+        parts.append(
+            {
+                "type": "tool_call",
+                "id": call.get("tool_call.id"),
+                "name": call.get("tool_call.function.name"),
+                "arguments": json_value(call.get("tool_call.function.arguments")),
+            }
+        )
+    if len(parts) == 1 and parts[0]["type"] == "text":
+        return {"role": role, "content": parts[0]["text"]}
+    return {"role": role, "content": parts}
+
+
+def _said(value: Any, roles: frozenset[str]) -> str | None:
+    """The newest words of one of ``roles`` in a LangChain state or message list (JSON text),
+    ``None`` where ``value`` holds no such messages."""
+    decoded = json_value(value)
+    if isinstance(decoded, dict):
+        decoded = decoded.get("messages")
+    if not isinstance(decoded, list):
+        return None
+    for message in reversed(decoded):
+        role, words = _lc_message(message)
+        if role in roles and words:
+            return words
+    return None
+
+
+def _lc_message(message: Any) -> tuple[str | None, str | None]:
+    """A LangChain message as LangChain serializes it (a ``(role, text)`` pair, ``{"role",
+    "content"}``, ``{"type", "data"}``, or ``{"lc": 1, "kwargs"}``): its role and words."""
+    if isinstance(message, list) and len(message) == 2:
+        role, content = message
+    elif isinstance(message, dict):
+        inner = message.get("data") or message.get("kwargs") or message
+        if not isinstance(inner, dict):
+            return None, None
+        role = message.get("role") or inner.get("role") or inner.get("type") or message.get("type")
+        content = inner.get("content")
+    else:
+        return None, None
+    if isinstance(content, list):  # content blocks: the text ones
+        content = "".join(
+            block.get("text", "")
+            for block in content
+            if isinstance(block, dict) and isinstance(block.get("text"), str)
+        )
+    return (role if isinstance(role, str) else None), (
+        content if isinstance(content, str) else None
+    )
