@@ -7,12 +7,19 @@ so the same agent code runs with or without a manager::
     async def run(self, input: str) -> str:
         async with tool_call("search", {"q": input}) as call:
             call.output = await search(input)
-        async with model_call("claude-sonnet", provider="anthropic") as model:
-            text = await ask(call.output)
+        asked = [{"role": "user", "content": f"Answer from: {call.output}"}]
+        async with model_call("claude-sonnet", provider="anthropic", messages=asked) as model:
+            text = await ask(asked)
             model.usage(prompt_tokens=812, output_tokens=41, cost_usd=0.003)
+            model.response = [{"role": "assistant", "content": text}]
         if not (await approval("Send the answer?", timeout_seconds=600)).approved:
             return "not sent"
         return text
+
+A model call's ``messages`` (what it was sent) and ``response`` (what it
+answered; by default, the text streamed with :meth:`ModelCallRecord.chunk`)
+are in the shape :mod:`ledger_reader.messages` reads; the manager leaves
+them out when told not to record content.
 
 Both ``with`` and ``async with`` work, so a synchronous agent in its thread
 records the same way; :func:`wait_for_approval` is the blocking gate.
@@ -106,11 +113,18 @@ def tool_call(name: str, arguments: Any = None) -> ToolCallRecord:
 
 
 class ModelCallRecord(_Recording):
-    """A model call in progress: stream text with :meth:`chunk`, report :meth:`usage`."""
+    """A model call in progress: stream text with :meth:`chunk`, report :meth:`usage`.
 
-    def __init__(self, model: str | None, provider: str | None) -> None:
+    The block starts when the request is sent: the call's time is the block's.
+    """
+
+    def __init__(self, model: str | None, provider: str | None, messages: Any = None) -> None:
         self.model = model
         self.provider = provider
+        self.messages: Any = messages
+        """What the model was sent: ``[{"role": ..., "content": ...}, ...]``."""
+        self.response: Any = None
+        """What it answered, the same shape; when left ``None``, the text streamed."""
         self._usage = LlmCallPayload(model=model, provider=provider)
         self._run = current_run()
 
@@ -146,12 +160,17 @@ class ModelCallRecord(_Recording):
             return
         if error is not None and not isinstance(error, asyncio.CancelledError):
             self._run.record_error(str(error) or type(error).__name__, self._run.llm_node())
+        self._usage.messages = self.messages
+        self._usage.response = self.response
         self._run.llm_finished(self._usage, success=error is None)
 
 
-def model_call(model: str | None = None, *, provider: str | None = None) -> ModelCallRecord:
-    """Record a model call around a block (``with`` or ``async with``)."""
-    return ModelCallRecord(model, provider)
+def model_call(
+    model: str | None = None, *, provider: str | None = None, messages: Any = None
+) -> ModelCallRecord:
+    """Record a model call around a block (``with`` or ``async with``), with what it was
+    sent (``messages``) if given."""
+    return ModelCallRecord(model, provider, messages)
 
 
 async def approval(

@@ -120,6 +120,17 @@ def build_parser() -> argparse.ArgumentParser:
         "child run (with --json, the nodes with their start, end and parent)",
     )
     show.add_argument(
+        "--raw",
+        action="store_true",
+        help="every event on its own line (without it, streamed text and thinking are "
+        "gathered into paragraphs and a tool call shares its result's line, as in the app)",
+    )
+    show.add_argument(
+        "--messages",
+        action="store_true",
+        help="under each model call, the messages it was sent and what it answered",
+    )
+    show.add_argument(
         "--follow",
         "-f",
         action="store_true",

@@ -27,6 +27,7 @@ from run_manager import (
     Complete,
     Content,
     Manager,
+    ModelRequest,
     RunNotFound,
     RunNotResumable,
     Thinking,
@@ -74,6 +75,12 @@ def page_url(question: str) -> str:
     return f"https://example.com/{slug or 'search'}"
 
 
+RESEARCHER_PROMPT: Final = (
+    "You answer a question from the web: search, read the best page, and answer in a "
+    "few sentences, quoting nothing you did not read."
+)
+
+
 class Researcher:
     """Thinks about the question, searches for it, reads the page found first, and streams
     an answer to it."""
@@ -87,6 +94,12 @@ class Researcher:
         return "".join([e.text async for e in self.run_stream(input) if isinstance(e, Content)])
 
     async def run_stream(self, input: str) -> AsyncIterator[AgentEvent]:
+        asked: list[dict[str, object]] = [
+            {"role": "system", "content": RESEARCHER_PROMPT},
+            {"role": "user", "content": input},
+        ]
+        yield ModelRequest(model="claude-sonnet", messages=list(asked))
+        await asyncio.sleep(0.3 * self.pace)
         thought = f"Asked about {input}. A search first, then the best page, read whole."
         for word in thought.split(" "):
             yield Thinking(word + " ")
@@ -97,11 +110,34 @@ class Researcher:
             ("web_search", {"query": input}, {"results": found, "first": url}),
             ("read_page", {"url": url}, f"{random.randint(800, 4000)} words read from {url}"),
         ]
-        for tool, arguments, result in steps:
-            call_id = f"call_{random.getrandbits(64):016x}"
+        calls = [(f"call_{random.getrandbits(64):016x}", *step) for step in steps]
+        asked.append(
+            {
+                "role": "assistant",
+                "content": [{"type": "thinking", "text": thought}]
+                + [
+                    {"type": "tool_call", "id": call_id, "name": tool, "arguments": arguments}
+                    for call_id, tool, arguments, _ in calls
+                ],
+            }
+        )
+        yield Complete(
+            model="claude-sonnet",
+            provider="anthropic",
+            prompt_tokens=600,
+            output_tokens=40,
+            cost_usd=0.0024,
+            response=asked[-1:],
+        )
+        for call_id, tool, arguments, result in calls:
             yield ToolCallEvent(id=call_id, name=tool, arguments=arguments)
             await asyncio.sleep(random.uniform(0.3, 1.5) * self.pace)
             yield ToolCallEvent(id=call_id, name=tool, status="completed", result=result)
+            output = result if isinstance(result, str) else json.dumps(result)
+            answered = {"type": "tool_result", "id": call_id, "name": tool, "output": output}
+            asked.append({"role": "tool", "content": [answered]})
+        yield ModelRequest(model="claude-sonnet", messages=list(asked))
+        await asyncio.sleep(0.4 * self.pace)
         words = answer_words(input)
         for number, word in enumerate(words):
             yield Content(word if number == len(words) - 1 else word + " ")
@@ -172,7 +208,11 @@ class Summarizer:
     async def run(self, input: str) -> str:
         counts = random.Random(input)  # the same log says the same each time it is read
         errors = 0
-        async with model_call("claude-haiku", provider="anthropic") as model:
+        asked = [
+            {"role": "system", "content": "Summarise the log part by part: its errors."},
+            {"role": "user", "content": f"The log: {input}"},
+        ]
+        async with model_call("claude-haiku", provider="anthropic", messages=asked) as model:
             model.chunk(f"{input}, read in {self.CHUNKS} parts. ")
             for number in range(self.CHUNKS):
                 found = counts.choice([0, 0, 0, 1, 2])
@@ -207,7 +247,12 @@ class Classifier:
 
     async def run(self, input: str) -> str:
         label = self.label(input)
-        async with model_call("claude-haiku", provider="anthropic") as model:
+        choices = ", ".join(sorted({label for _, label in self.LABELS} | {self.OTHERWISE}))
+        asked = [
+            {"role": "system", "content": f"Answer with one label: {choices}."},
+            {"role": "user", "content": input},
+        ]
+        async with model_call("claude-haiku", provider="anthropic", messages=asked) as model:
             await asyncio.sleep(0.6 * self.pace)
             model.chunk(label)
             model.usage(prompt_tokens=420, output_tokens=3, cost_usd=0.0004)
@@ -237,13 +282,20 @@ class Reviewer:
         self.pace = pace
 
     async def run(self, input: str) -> str:
-        async with tool_call("git_diff", {"ref": input}) as call:
+        async with tool_call("git_diff", {"ref": input}) as diff:
             await asyncio.sleep(0.5 * self.pace)
-            call.output = "3 files changed, 41 insertions(+), 7 deletions(-)"
-        async with tool_call("run_tests", {"path": "tests/"}) as call:
+            diff.output = "3 files changed, 41 insertions(+), 7 deletions(-)"
+        async with tool_call("run_tests", {"path": "tests/"}) as tests:
             await asyncio.sleep(2.0 * self.pace)
-            call.output = {"passed": 212, "failed": 0}
-        async with model_call("claude-sonnet", provider="anthropic") as model:
+            tests.output = {"passed": 212, "failed": 0}
+        asked = [
+            {"role": "system", "content": "Review the change: say whether it can be merged."},
+            {
+                "role": "user",
+                "content": f"The diff of {input}: {diff.output}. Tests: {json.dumps(tests.output)}",
+            },
+        ]
+        async with model_call("claude-sonnet", provider="anthropic", messages=asked) as model:
             for word in [
                 input,
                 "looks",
@@ -272,7 +324,8 @@ class Planner:
         self.manager = manager
 
     async def run(self, input: str) -> str:
-        async with model_call("claude-sonnet", provider="anthropic") as model:
+        asked = [{"role": "user", "content": f"Split into two questions: {input}"}]
+        async with model_call("claude-sonnet", provider="anthropic", messages=asked) as model:
             model.chunk(f"Two parts of {input}: its widgets, then its events.")
             await asyncio.sleep(0.4 * self.pace)
             model.usage(prompt_tokens=900, output_tokens=12, cost_usd=0.003)

@@ -391,3 +391,81 @@ async def test_a_streamed_run_resumes_streamed(tmp_path: Path) -> None:
         assert again.events() is not None
         assert await again.result() == "Hello, world"
         assert "llm_chunk" in types_of(again.info().ledger_path)
+
+
+# -- what a model call was sent and answered ------------------------------------------------
+
+
+class Asker:
+    """A plain agent asking its model through ``model_call``, its answer streamed."""
+
+    name = "asker"
+
+    async def run(self, input: str) -> str:
+        from run_manager import model_call
+
+        asked = [{"role": "user", "content": input}]
+        async with model_call("m-1", provider="p", messages=asked) as model:
+            await asyncio.sleep(0.05)
+            model.chunk("Forty-")
+            model.chunk("two.")
+            model.usage(prompt_tokens=5, output_tokens=2)
+        return "Forty-two."
+
+
+def llm_calls(directory: Path) -> list[dict[str, object]]:
+    (ledger,) = directory.glob("*.jsonl")
+    events = [json.loads(line) for line in ledger.read_text().splitlines()]
+    return [event["payload"] for event in events if event["type"] == "llm_call"]
+
+
+async def test_a_model_call_records_what_it_was_sent_and_what_it_streamed(
+    tmp_path: Path,
+) -> None:
+    async with Manager(ledger_dir=tmp_path) as manager:
+        assert await manager.start(Asker(), "What is six times seven?").result() == "Forty-two."
+    (call,) = llm_calls(tmp_path)
+    assert call["messages"] == [{"role": "user", "content": "What is six times seven?"}]
+    assert call["response"] == [
+        {"role": "assistant", "content": [{"type": "text", "text": "Forty-two."}]}
+    ]
+    assert isinstance(call["first_token_micros"], int)
+    assert call["first_token_micros"] >= 50_000
+
+
+@pytest.mark.parametrize("switch", ["argument", "environment"])
+async def test_record_content_off_leaves_the_conversation_out(
+    tmp_path: Path, switch: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tui.demo import Researcher
+
+    if switch == "environment":
+        monkeypatch.setenv("RUNTOP_RECORD_CONTENT", "0")
+    async with Manager(ledger_dir=tmp_path, record_content=switch != "argument") as manager:
+        await manager.start(Asker(), "What is six times seven?").result()
+        await manager.stream(Researcher(0.01), "inotify limits").result()
+    for ledger in tmp_path.glob("*.jsonl"):
+        text = ledger.read_text()
+        assert '"llm_call"' in text
+        assert '"messages"' not in text
+        assert '"response"' not in text
+        assert "six times seven" not in text.split('"llm_call"', 1)[1]
+
+
+async def test_the_demo_researcher_says_what_each_model_call_was_sent(tmp_path: Path) -> None:
+    from ledger_reader.messages import TOOL_RESULT, conversation
+    from tui.demo import Researcher
+
+    async with Manager(ledger_dir=tmp_path) as manager:
+        await manager.stream(Researcher(0.01), "inotify limits").result()
+    first, second = llm_calls(tmp_path)
+    assert first["model"] == second["model"] == "claude-sonnet"
+    assert "inotify limits" in conversation(first["messages"])[-1].text
+    results = [
+        part.name
+        for message in conversation(second["messages"])
+        for part in message.parts
+        if part.kind == TOOL_RESULT
+    ]
+    assert results == ["web_search", "read_page"]
+    assert "inotify" in conversation(second["response"])[0].text.lower()

@@ -1,5 +1,9 @@
 """``runtop show``: one run's events, readable or as JSON Lines, from a ledger or a server.
 
+Readable, events that belong together are one line, as in the app's event
+stream (:mod:`tui.entries`): a paragraph of streamed text or thinking, a
+tool call with its result; ``--raw`` prints every event on its own line.
+``--messages`` prints under each model call what it was sent and answered.
 Never loads Textual. ``--follow`` keeps printing until the run ends.
 """
 
@@ -23,6 +27,9 @@ from ledger_reader import (
     LedgerError,
     LedgerGone,
     LedgerTail,
+    LlmCall,
+    LlmChunk,
+    ReasoningChunk,
     RunCompleted,
     RunEvent,
     RunStatus,
@@ -32,6 +39,7 @@ from ledger_reader import (
 )
 from ledger_reader.head_tail import summarize_ledger, writer_gone
 from ledger_reader.lines import Line, read_ledger_lines
+from ledger_reader.messages import THINKING, TOOL_CALL, TOOL_RESULT, Message, conversation
 from tui.commands.output import say, write_json
 from tui.commands.targets import (
     CommandError,
@@ -40,7 +48,8 @@ from tui.commands.targets import (
     require_run_id,
     resolve_ledger,
 )
-from tui.describe import describe, glyph
+from tui.describe import compact_json, describe, describe_entry, glyph
+from tui.entries import joins
 from tui.text import inert, offset
 from tui.timeline_text import render_lines
 
@@ -48,25 +57,111 @@ if TYPE_CHECKING:
     from inspector.attach_client import SseFrame
 
 
-class EventPrinter:
-    """Prints one run's lines, readable or as JSON Lines."""
+MESSAGE_INDENT: Final = " " * 14
+"""Where a model call's messages start under its line (past the offset and the mark)."""
 
-    def __init__(self, console: Console, *, as_json: bool) -> None:
+
+class EventPrinter:
+    """Prints one run's lines, readable or as JSON Lines.
+
+    Readable, an event that continues the entry before it (:func:`tui.entries.joins`)
+    is held until the entry ends (:meth:`flush`), then the entry is printed as one
+    line; ``raw`` prints each event as it comes.
+    """
+
+    def __init__(
+        self, console: Console, *, as_json: bool, raw: bool = False, messages: bool = False
+    ) -> None:
         self.console = console
         self.as_json = as_json
+        self.raw = raw
+        self.messages = messages
         self.started: datetime | None = None
         self.finished = False
+        self._entry: list[RunEvent] = []
 
     def line(self, line: Line) -> None:
         item = line.item
         if item is None:
             return
         if isinstance(item, DamagedLine):
+            self.flush()
             self._damaged(item)
             if item.recovered is not None:
                 self._event(item.recovered, b"")
         else:
             self._event(item, line.raw)
+
+    def flush(self) -> None:
+        """Print the entry held so far (a paragraph may go on: the rest is a new line)."""
+        items, self._entry = self._entry, []
+        if not items:
+            return
+        first = items[0]
+        if isinstance(first, LlmChunk | ReasoningChunk):
+            label = "thinking" if isinstance(first, ReasoningChunk) else "text"
+            text = "".join(
+                item.payload.delta or ""
+                for item in items
+                if isinstance(item, LlmChunk | ReasoningChunk)
+            )
+            count = f"  [{len(items):,} chunks]" if len(items) > 1 else ""
+            mark, words = glyph(first), f"{label} {inert(text, single_line=True)}{count}"
+        else:
+            mark, words = describe_entry(list(items))
+        style = "red" if first.type == "error" else ""
+        self.console.print(Text(f"{self._since(first):>10}  {mark} {words}", style=style))
+        if self.messages and isinstance(first, LlmCall):
+            self._conversation(first)
+
+    def _since(self, event: RunEvent) -> str:
+        moment = event.timestamp
+        if self.started is None and moment is not None:
+            self.started = moment
+        if moment is None or self.started is None:
+            return ""
+        return offset((moment - self.started).total_seconds())
+
+    def _conversation(self, call: LlmCall) -> None:
+        """What the model was sent, then what it answered, a message a line (or more)."""
+        sent = conversation(call.payload.messages)
+        answer = conversation(call.payload.response)
+        if not sent and not answer:
+            self._say("messages not recorded", style="dim")
+            return
+        if call.payload.truncated:
+            self._say("… older messages left out (the ledger keeps the newest)", style="dim")
+        for message in sent:
+            self._message(message)
+        if answer:
+            self._say("answered:", style="dim")
+            for message in answer:
+                self._message(message)
+
+    def _message(self, message: Message) -> None:
+        role = inert(message.role, single_line=True)[:12]
+        if not message.parts:
+            self._say(f"{role:<10} (empty)")
+        for number, part in enumerate(message.parts):
+            said = role if number == 0 else ""
+            if part.kind == TOOL_CALL:
+                name = inert(part.name or "tool", single_line=True)
+                words = f"→ {name} {compact_json(part.arguments, 400)}"
+            elif part.kind == TOOL_RESULT:
+                name = inert(part.name or part.call_id or "tool", single_line=True)
+                failed = " ✘ error" if part.is_error else ""
+                words = f"← {name}{failed}: {inert(part.text)}"
+            elif part.kind == THINKING:
+                words = f"(thinking) {inert(part.text)}"
+            else:
+                words = inert(part.text)
+            lines = words.split("\n") or [""]
+            self._say(f"{said:<10} {lines[0]}")
+            for more in lines[1:]:
+                self._say(f"{'':<10} {more}")
+
+    def _say(self, text: str, *, style: str = "") -> None:
+        self.console.print(Text(f"{MESSAGE_INDENT}{text}", style=style))
 
     def _damaged(self, item: DamagedLine) -> None:
         if self.as_json:
@@ -81,14 +176,18 @@ class EventPrinter:
         if self.as_json:
             write_json(raw or encode_event(event).rstrip(b"\n"))
             return
-        moment = event.timestamp
-        if self.started is None and moment is not None:
-            self.started = moment
-        since = ""
-        if moment is not None and self.started is not None:
-            since = offset((moment - self.started).total_seconds())
+        if not self.raw:
+            if self._entry and joins(self._entry[-1], event):
+                self._entry.append(event)
+                return
+            self.flush()
+            self._entry.append(event)
+            return
+        since = self._since(event)
         style = "red" if event.type == "error" else ""
         self.console.print(Text(f"{since:>10}  {glyph(event)} {describe(event)}", style=style))
+        if self.messages and isinstance(event, LlmCall):
+            self._conversation(event)
 
 
 def run(args: argparse.Namespace, out: Console, err: Console) -> int:
@@ -101,7 +200,9 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     path = resolve_ledger(args.target, search)
     if getattr(args, "timeline", False):
         return _show_timeline(path, out, as_json=args.json)
-    printer = EventPrinter(out, as_json=args.json)
+    printer = EventPrinter(
+        out, as_json=args.json, raw=getattr(args, "raw", False), messages=_messages(args)
+    )
     # A torn last line is damage once the writer is known gone; until then it is a line
     # still being written.
     summary = summarize_ledger(path)
@@ -110,11 +211,16 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     for line in read_ledger_lines(path, keep_raw=True, torn_tail=gone):
         printer.line(line)
         end = line.end + 1
+    printer.flush()
     if args.follow and not printer.finished:
         asyncio.run(_follow(path, end, printer, err))
     elif not printer.finished and not args.json:
         out.print(Text(f"{'':>10}  {unended(summary)}", style="dim"))
     return 0
+
+
+def _messages(args: argparse.Namespace) -> bool:
+    return bool(getattr(args, "messages", False))
 
 
 def unended(summary: RunSummary) -> str:
@@ -231,6 +337,7 @@ async def _follow(path: Path, start: int, printer: EventPrinter, err: Console) -
             printer.started = None
         for line in batch.lines:
             printer.line(line)
+        printer.flush()  # what has streamed so far; the paragraph goes on on the next line
         if printer.finished:
             stop.set()
             return
@@ -244,13 +351,16 @@ def _show_remote(args: argparse.Namespace, url: str, out: Console) -> int:
     run_id = require_run_id(args.target, " (a server is asked by run id)")
     if getattr(args, "timeline", False):
         return _remote_timeline(args, url, run_id, out)
-    printer = EventPrinter(out, as_json=args.json)
+    printer = EventPrinter(
+        out, as_json=args.json, raw=getattr(args, "raw", False), messages=_messages(args)
+    )
 
     async def show() -> None:
         async for frame in _remote_events(url, args.token, run_id, follow=args.follow):
             item = item_of(frame)
             if item is not None:
                 printer.line(Line(0, 0, item, frame.data if frame.event is None else b""))
+        printer.flush()
 
     try:
         asyncio.run(show())

@@ -125,9 +125,11 @@ def test_show_readable_and_by_run_id(
     monkeypatch.setenv("RUNTOP_LEDGER_DIR", str(fixtures))
     code, out, _ = run(capsys, "show", "run_20261128T143000031_9c8b7a6f5e4d3c2b")
     assert code == 0
-    assert "call shell(" in out
+    assert "⚙ shell ✘ error 30s" in out  # the call and its result: one line, as in the app
     assert "error tool shell failed: timed out waiting for the condition" in out
     assert "+30.230s" in out
+    code, out, _ = run(capsys, "show", "--raw", "run_20261128T143000031_9c8b7a6f5e4d3c2b")
+    assert "call shell(" in out
     code, out, _ = run(capsys, "show", str(fixtures / sorted(os.listdir(fixtures))[-1]))
     assert "damaged line at byte 347" in out
 

@@ -116,7 +116,7 @@ def test_serve_then_ls_show_and_cancel_by_url(
 
     shown = runtop("show", quick, "--from", url, env=env)
     assert shown.returncode == 0, shown.stderr
-    assert "call wait" in shown.stdout
+    assert "⚙ wait ✔" in shown.stdout  # the call with its result, one line
     assert "■ run succeeded: done" in shown.stdout
 
     canceled = runtop("cancel", slow, "--from", url, "--reason", "enough", env=env)
