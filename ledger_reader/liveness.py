@@ -53,6 +53,24 @@ def ledger_lock_held(path: str | os.PathLike[str]) -> bool | None:
         os.close(fd)
 
 
+def live_writer(
+    path: str | os.PathLike[str], *, pid: int | None = None, host: str | None = None
+) -> str | None:
+    """Who holds the writer's lock on the ledger at ``path`` now, or ``None`` if nobody does.
+
+    The rule ``ls`` judges a run live by (:func:`judge_liveness`), for a process
+    that is about to act on a run it does not write itself: a manager asked to
+    resume or cancel a run another manager writes in the same directory. Says
+    the writer as its ``run_started`` has it (``pid 4242 on host build-3``).
+    """
+    if ledger_lock_held(path) is not True:
+        return None
+    said = [
+        part for part in (f"pid {pid}" if pid else "", f"on host {host}" if host else "") if part
+    ]
+    return " ".join(said) or "another process"
+
+
 def judge_liveness(
     summary: RunSummary,
     *,

@@ -28,6 +28,7 @@ from typing import Any, Final
 
 from ledger_reader import LedgerError, LedgerFile, RunStarted, control, is_valid_run_id
 from ledger_reader.control import CancelRequest, ControlRequest, ResumeRequest
+from ledger_reader.liveness import live_writer
 from ledger_reader.locations import make_private_dir
 from run_manager.agents import (
     FunctionAgent,
@@ -354,6 +355,12 @@ class Manager:
             return reissue(retained.agent, retained.input, detached=detached, resumed_from=run_id)
         started = self._recorded_start(run_id)
         payload = started.payload
+        assert self.ledger_dir is not None  # a run found by its ledger
+        writer = live_writer(
+            self.ledger_dir / f"{run_id}.jsonl", pid=payload.pid, host=payload.host
+        )
+        if writer is not None:
+            raise RunNotResumable(f"run {run_id} is still running in another process ({writer})")
         name = payload.agent or payload.skill
         agent = self._agents.get(name or "")
         if agent is None:

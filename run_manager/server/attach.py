@@ -36,6 +36,7 @@ from ledger_reader import (
     timespan,
 )
 from ledger_reader.head_tail import writer_gone
+from ledger_reader.liveness import live_writer
 from run_manager.errors import RunNotFound, RunNotResumable
 from run_manager.manager import Manager
 from run_manager.otlp.ingest import READ_ONLY_REASON as OTLP_REFUSAL
@@ -501,6 +502,21 @@ class AttachServer:
         if booked.summary().writer == OTLP_WRITER:
             raise _ApiError(409, OTLP_REFUSAL)
 
+    async def _refuse_elsewhere(self, booked: IndexedRun, doing: str) -> None:
+        """A run another process writes (a second manager on this directory) is theirs to act on.
+
+        Judged as ``runtop ls`` judges it: by the writer's lock on the ledger.
+        """
+        self._refuse_otlp(booked)
+        if booked.path is None:
+            return
+        summary = booked.summary()
+        writer = await asyncio.to_thread(
+            live_writer, booked.path, pid=summary.pid, host=summary.host
+        )
+        if writer is not None:
+            raise _ApiError(409, f"the run is live in another process ({writer}): {doing} it there")
+
     async def cancel_run(self, request: web.Request) -> web.Response:
         run_id = request.match_info["run_id"]
         body = await self._body(request)
@@ -508,7 +524,7 @@ class AttachServer:
         try:
             handle = self.manager.get(run_id)
         except RunNotFound:
-            self._refuse_otlp(self._booked(run_id))
+            await self._refuse_elsewhere(self._booked(run_id), "cancel")
             raise _ApiError(409, "the run already ended") from None
         if handle.status is not Status.RUNNING:
             raise _ApiError(409, f"the run already ended ({handle.status.value})")
@@ -557,7 +573,7 @@ class AttachServer:
                 source=_optional_str(body, "source") or "api",
             )
         except RunNotFound:
-            self._booked(run_id)
+            await self._refuse_elsewhere(self._booked(run_id), "approve")
             raise _ApiError(409, "the run already ended") from None
         except ApprovalNotFound as error:
             raise _ApiError(409, str(error)) from None
