@@ -183,6 +183,9 @@ class Snapshot(msgspec.Struct, frozen=True):
     runs: tuple[RunView, ...]
     sources: tuple[SourceState, ...]
     version: int
+    replayed_at: dict[str, float] = msgspec.field(default_factory=dict)
+    """The moment each replay has played up to: the last event of its runs so far (only
+    sources that play a recording are here)."""
 
     def filtered(self, run_filter: RunFilter | None) -> list[RunView]:
         if run_filter is None:
@@ -217,6 +220,10 @@ class RunStore:
         """Where each run is in ``_ordered``, while the order holds."""
         self._counts: Counter[str] = Counter()
         """Runs per source, counted when the order is rebuilt (a run added or removed)."""
+        self._moments: dict[str, float] | None = {}
+        """Each replay's moment (:attr:`Snapshot.replayed_at`), kept as views change; ``None``
+        when a run that may have set it went back or went: worked out again from every run."""
+        self._moments_shown: dict[str, float] = {}
         self._states_version = 0
         self._sources_seen: tuple[int, int, int] = (-1, -1, -1)
         self._sources_shown: tuple[SourceState, ...] = ()
@@ -477,6 +484,21 @@ class RunStore:
         if finished.duration is not None:
             tally.latencies.append((key, finished.duration))
 
+    def _replayed_to(self, view: RunView, old: RunView | None) -> None:
+        """A replayed run's view is new: its replay has played up to its last event, if later
+        (a hundred replayed runs at a time, not 10,000 looked at for every snapshot)."""
+        moments = self._moments
+        if moments is None:
+            return
+        at = view.last_event_at
+        before = old.last_event_at if old is not None else None
+        if before is not None and (at is None or at < before):
+            if moments.get(view.key.source) == before:
+                self._moments = None  # it went back (a reset), and the moment was its
+            return
+        if at is not None and at > moments.get(view.key.source, 0.0):
+            moments[view.key.source] = at
+
     def _forget_calls(self, state: _RunState) -> None:
         """Take back what the run added to the per-tool statistics (it is reset or removed):
         a replay played again counted every call once more each time."""
@@ -492,8 +514,11 @@ class RunStore:
         state = self._runs.pop(key, None)
         if state is not None:
             self._forget_calls(state)
-        if self._views.pop(key, None) is not None:
+        view = self._views.pop(key, None)
+        if view is not None:
             self._ordered = None
+            if view.recorded:
+                self._moments = None
         self._dirty.pop(key, None)
 
     # -- notifying -------------------------------------------------------------------
@@ -540,6 +565,8 @@ class RunStore:
             old = views.get(key)
             if old is None or old.started_at != view.started_at:
                 reorder = True
+            if view.recorded:
+                self._replayed_to(view, old)
             views[key] = view
         if reorder:
             self._ordered = None
@@ -583,7 +610,14 @@ class RunStore:
                 _replace_state(state, run_count=self._counts.get(name, 0))
                 for name, state in self._source_states.items()
             )
-        return Snapshot(self._ordered, self._sources_shown, self._version)
+        if self._moments is None:
+            self._moments = {}
+            for view in self._views.values():
+                if view.recorded:
+                    self._replayed_to(view, None)
+        if self._moments != self._moments_shown:
+            self._moments_shown = dict(self._moments)  # a snapshot's never changes
+        return Snapshot(self._ordered, self._sources_shown, self._version, self._moments_shown)
 
     @property
     def loading(self) -> bool:
@@ -745,6 +779,7 @@ class RunStore:
         self._views.clear()
         self._dirty.clear()
         self._ordered, self._positions, self._counts = (), {}, Counter()
+        self._moments = {}
         for tally in self._tools.values():
             tally.in_flight.clear()  # nothing more will end (the counts stay, to be read)
         for name in list(self._sources):

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
-from operator import attrgetter
 from typing import TYPE_CHECKING, ClassVar, Final
 
 from rich.text import Text
@@ -24,17 +22,17 @@ from inspector import (
     RunView,
     SourceError,
 )
-from inspector.status_words import WORDS
 from ledger_reader import LedgerItem
-from tui.format import cost, now_or, replay_moments, short_id, status_mark
+from tui.format import now_or, short_id
 from tui.screens.selected_run import SelectedRunScreen
 from tui.store_news import StoreChanged
-from tui.text import inert, tokens
+from tui.text import inert
 from tui.widgets.filter_box import FilterBox
 from tui.widgets.key_bar import KeyBar
 from tui.widgets.run_preview import PREVIEW_EVENTS, RunPreview
 from tui.widgets.run_table import (
     SORT_KEYS,
+    RowTally,
     RunTable,
     column_at,
     header_text,
@@ -223,7 +221,7 @@ class RunsScreen(SelectedRunScreen):
             self._header_said = header.markup
             self.query_one("#header", Static).update(header, layout=False)  # a fixed height
         replaying = any(not source.live for source in snapshot.sources)
-        replayed_at = replay_moments(snapshot.runs) if replaying else {}
+        replayed_at = snapshot.replayed_at if replaying else {}
         if replayed_at != table.replayed_at:
             table.replayed_at = replayed_at
             table.refresh()
@@ -231,7 +229,7 @@ class RunsScreen(SelectedRunScreen):
         line.sources = snapshot.sources
         line.replayed_at = replayed_at
         line.total, line.shown = len(snapshot.runs), len(runs)
-        line.by_status, line.spent = _totals(runs, down)
+        line.by_status, line.spent = table.tally.totals()
         line.filter_text = self.filter_text
         line.filter_invalid = self._invalid_filter
         line.as_tree = self.as_tree
@@ -555,43 +553,6 @@ class RunsScreen(SelectedRunScreen):
 
 
 def _totals(runs: list[RunView], sources_down: frozenset[str]) -> tuple[str, str]:
-    """The runs shown, by status (glyph and count); and their tokens and cost together.
-
-    Runs are counted by status in C (``Counter`` over an ``attrgetter``). An
-    ended run's mark is its status's, so one run of each status is marked;
-    a live run's also depends on a cancel asked for and on its source, so live
-    runs are marked one by one (a few, beside thousands ended). With 10,000
-    runs, marking each took 10-16 ms of every refresh; counting by all three
-    things a mark depends on, a tuple made per run in two passes, ~9 ms.
-    """
-    statuses = Counter(map(_STATUS_OF, runs))
-    by_status: Counter[tuple[str, str]] = Counter()
-    for status, count in statuses.items():
-        if not status.is_live:
-            example = next(run for run in runs if run.summary.status is status)
-            glyph, word, _ = status_mark(example)
-            by_status[(glyph, word)] += count
-    if any(status.is_live for status in statuses):
-        for run in runs:
-            if run.summary.status.is_live:
-                glyph, word, _ = status_mark(run, source_down=run.key.source in sources_down)
-                by_status[(glyph, word)] += 1
-    used = sum(map(attrgetter("prompt_tokens"), runs)) + sum(map(attrgetter("output_tokens"), runs))
-    spent_usd = sum(map(attrgetter("cost_usd"), runs))
-    recorded = any(map(attrgetter("cost_recorded"), runs))
-    counts = " ".join(
-        f"{glyph}{count}" for (glyph, _), count in sorted(by_status.items(), key=_by_word)
-    )
-    # No run said its tokens or cost: nothing is said, as the table says nothing (not 0 tok).
-    spent = f"{tokens(used)} tok" if used or recorded else ""
-    if recorded:  # no run recorded a cost: say nothing, as the table does, never $0
-        spent += f" {cost(spent_usd)}"
-    return (counts, spent) if runs else ("", "")
-
-
-_STATUS_OF = attrgetter("summary.status")
-
-
-def _by_word(item: tuple[tuple[str, str], int]) -> int:
-    word = item[0][1]
-    return WORDS.index(word) if word in WORDS else len(WORDS)
+    """The runs shown, by status (glyph and count); and their tokens and cost together
+    (the table keeps them as its rows change: :class:`RowTally`)."""
+    return RowTally(runs, sources_down).totals()
