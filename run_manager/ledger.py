@@ -7,6 +7,16 @@ tell a live run from one whose process died (the kernel drops the lock
 with the process, however it dies). A writer that reopens a ledger after
 a crash continues ``seq`` and starts on a fresh line.
 
+A ledger removed while its run writes it (its file deleted, or the whole
+ledger directory) would take the run's every later line into a file nobody
+can open. The writer notices (the file has no name left: ``st_nlink`` 0),
+logs it, and refuses the write with :class:`LedgerRemoved`, an ``OSError``:
+the run stops and ends ``failed`` saying so, as for any ledger that cannot be
+written. It does not make the file again: a ledger without the run's start
+would be a record nobody could trust (LEDGER.md). The check costs an
+``fstat``, so it is made on the run's last line and every
+:data:`CHECK_EVERY` lines.
+
 Writes are synchronous: an append of a few hundred bytes to a local file
 lands in the page cache in microseconds, far less than a hop to a thread
 would cost (bench/run_manager.py writes well over 100,000 events/s).
@@ -14,7 +24,9 @@ would cost (bench/run_manager.py writes well over 100,000 events/s).
 
 from __future__ import annotations
 
+import errno
 import fcntl
+import logging
 import os
 import threading
 import time
@@ -28,11 +40,24 @@ from ledger_reader.events import PAYLOAD_CAP_BYTES
 from ledger_reader.locations import make_private_dir
 
 _LOCK_ATTEMPTS: Final = 50
+CHECK_EVERY: Final = 64
+"""Lines written between two checks that the ledger still has its name."""
+log = logging.getLogger(__name__)
 _encoder = msgspec.json.Encoder()
 
 
 class LedgerBusy(RuntimeError):
     """Another live writer holds this run's ledger."""
+
+
+class LedgerRemoved(OSError):
+    """The ledger's file was removed (or its directory) while the run was writing it."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(
+            errno.ENOENT, "the ledger was removed (or its directory) while the run wrote it"
+        )
+        self.filename = str(path)
 
 
 def cap_payload_value(value: Any) -> tuple[Any, bool]:
@@ -108,6 +133,7 @@ class LedgerWriter:
             os.close(self._fd)
             raise
         self.closed = False
+        self._since_check = 0
 
     def _take_lock(self) -> None:
         # Readers probe with a momentary shared lock; retry briefly past them.
@@ -132,14 +158,30 @@ class LedgerWriter:
                 os.write(self._fd, b"\n")  # a torn line stays damaged; ours starts clean
         return last.seq if last is not None else 0
 
-    def write(self, line: bytes) -> None:
-        """Append one encoded line (``\\n`` included) in a single ``write()``."""
+    def write(self, line: bytes, *, last: bool = False) -> None:
+        """Append one encoded line (``\\n`` included) in a single ``write()``.
+
+        ``last``: the run's last line (``run_completed``); the ledger's name is checked first.
+
+        Raises:
+            LedgerRemoved: the ledger's file has no name any more; nothing is written.
+            OSError: the write failed.
+        """
         with self._lock:
             if self.closed:
                 return
+            self._since_check += 1
+            if last or self._since_check >= CHECK_EVERY:
+                self._since_check = 0
+                self._check_named()
             written = self._write_some(line)
             while written < len(line):  # a short write (disk full, signal): finish the line
                 written += self._write_some(line[written:])
+
+    def _check_named(self) -> None:
+        if os.fstat(self._fd).st_nlink == 0:
+            log.error("%s: %s; the run stops", self.path, LedgerRemoved(self.path).strerror)
+            raise LedgerRemoved(self.path)
 
     def _write_some(self, data: bytes) -> int:
         """One ``write()``; the tests' fault injection replaces it."""

@@ -252,7 +252,7 @@ class Run:
             failed = None
             if self.writer is not None and self.ledger_failure is None:
                 try:
-                    self.writer.write(line)
+                    self.writer.write(line, last=event_type is RunCompleted)
                 except OSError as error:
                     failed = self.ledger_failure = _write_failure(self.writer.path, error)
                     if event_type is RunCompleted:  # watchers must see the end it really had

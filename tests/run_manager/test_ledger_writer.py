@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -152,3 +154,46 @@ async def test_a_control_file_resumes_a_run_once(tmp_path: Path) -> None:
             await asyncio.sleep(0.01)
         assert len(resumed) == 1
         assert not list((tmp_path / ".control").glob(f"{first.run_id}.resume*"))
+
+
+class Waiter:
+    """Runs until told to finish."""
+
+    name = "waiter"
+
+    def __init__(self) -> None:
+        self.finish = asyncio.Event()
+
+    async def run(self, input: str) -> str:
+        await self.finish.wait()
+        return "done"
+
+
+@pytest.mark.parametrize("removed", ["the ledger", "the ledger directory"])
+async def test_a_run_whose_ledger_is_removed_ends_failed_saying_so(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, removed: str
+) -> None:
+    directory = tmp_path / "runs"
+    manager = Manager(ledger_dir=directory)
+    agent = Waiter()
+    handle = manager.start(agent, "x")
+    ledger = directory / f"{handle.run_id}.jsonl"
+    assert ledger.exists()
+    if removed == "the ledger":
+        ledger.unlink()
+    else:
+        shutil.rmtree(directory)
+    agent.finish.set()
+    await handle.wait()
+    said = "the ledger was removed (or its directory) while the run wrote it"
+    assert handle.status is Status.FAILED
+    assert said in (handle.info().error or "")
+    ended = manager.hub.replay(handle.run_id)[-1]  # what watchers were told
+    assert ended.type == "run_completed"
+    assert ended.payload.status == "error"
+    assert said in (ended.payload.error or "")
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == [
+        f"{ledger}: {said}; the run stops"
+    ]
+    assert not ledger.exists()
+    await manager.close()
