@@ -1,9 +1,8 @@
-"""The README's examples are true of the sample ledgers it points at.
+"""The documents' examples are true of the sample ledgers they point at.
 
-A walk found ``/error:timeout`` (then the README's example) finding nothing
-on the samples, whose failed run "timed out". Each filter of the keys
-table is applied here to the samples, and the ``runtop ls`` shown is the
-one printed.
+Each filter of the keys reference (docs/keys.md) is applied here to the
+samples, and must find a run; the ``runtop ls`` and ``runtop show`` the
+command line reference (docs/cli.md) shows are what they print.
 """
 
 from __future__ import annotations
@@ -23,13 +22,14 @@ from tui.cli import main
 
 pytestmark = pytest.mark.timeout(60)
 
-README = (REPO / "README.md").read_text()
+KEYS = (REPO / "docs" / "keys.md").read_text()
+CLI = (REPO / "docs" / "cli.md").read_text()
 
 
 def filter_examples() -> list[str]:
     """The filters the keys table's ``/`` row shows (a lone word, such as the ledger's
     spelling ``ok`` of a status, is a word of the explanation, not a filter)."""
-    row = next(line for line in README.splitlines() if line.startswith("| `/` | filter"))
+    row = next(line for line in KEYS.splitlines() if line.startswith("| `/` | filter"))
     examples = re.findall(r"`([^`]+)`", row)[1:]  # the key itself first
     return [text for text in examples if ":" in text or text[0] in "/-" or text == "deploy"]
 
@@ -45,13 +45,13 @@ def ledgers(tmp_path: Path) -> Path:
     return target
 
 
-def test_the_readme_shows_filters() -> None:
+def test_the_keys_reference_shows_filters() -> None:
     examples = filter_examples()
     assert 'error:"timed out"' in examples
     assert len(examples) >= 10, examples
 
 
-async def test_every_filter_in_the_readme_finds_a_sample_run(ledgers: Path) -> None:
+async def test_every_filter_in_the_keys_reference_finds_a_sample_run(ledgers: Path) -> None:
     async with RunStore(flush_interval=0.005) as store:
         store.add_source(LedgerDirectorySource(ledgers))
         changes = store.changes()
@@ -67,10 +67,19 @@ async def test_every_filter_in_the_readme_finds_a_sample_run(ledgers: Path) -> N
                 assert len(found) < len(runs.runs), example
 
 
-def test_the_readme_ls_is_what_ls_prints(ledgers: Path) -> None:
-    shown = README.split("$ runtop ls ../shared/fixtures/ledgers\n", 1)[1].split("```", 1)[0]
+@pytest.mark.parametrize(
+    "command",
+    [
+        "ls ../shared/fixtures/ledgers",
+        "show run_20261128T143000031_9c8b7a6f5e4d3c2b --from ../shared/fixtures/ledgers",
+        "show run_20261128T143000012_4f1a9c2e7b3d8a60 --from ../shared/fixtures/ledgers --timeline",
+    ],
+)
+def test_the_cli_reference_shows_what_runtop_prints(ledgers: Path, command: str) -> None:
+    shown = CLI.split(f"$ runtop {command}\n", 1)[1].split("```", 1)[0]
+    arguments = command.replace("../shared/fixtures/ledgers", str(ledgers)).split()
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        assert main(["ls", str(ledgers)]) == 0
+        assert main(arguments) == 0
     printed = [line.rstrip() for line in out.getvalue().splitlines()]
     assert [line.rstrip() for line in shown.splitlines()] == printed

@@ -483,7 +483,9 @@ async def test_following_a_long_paragraph_keeps_its_newest_text_in_view(tmp_path
 
 
 def test_the_readme_says_thinking_and_running_as_the_app_does() -> None:
-    readme = (REPO / "README.md").read_text()
+    readme = "".join(
+        path.read_text() for path in [REPO / "README.md", *(REPO / "docs").glob("*.md")]
+    )
     assert "in flight" not in readme
     for at in range(len(readme)):
         if readme.startswith("reasoning", at):
