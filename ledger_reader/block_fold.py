@@ -18,6 +18,10 @@ then counted with its offset, and recovered where it can be):
   that is not valid UTF-8 is read line by line.
 - A line whose type is empty, or whose ``seq`` or ``run_id`` has the wrong
   type, fails the envelope, and the block is read line by line.
+- An ``llm_call`` counts its tokens and cost, but its conversation (up to
+  64 KiB a call) is not the listing's to build: those lines are decoded as
+  the event with ``messages`` and ``response`` kept as raw JSON, checked as
+  any value, never made into objects.
 """
 
 from __future__ import annotations
@@ -27,12 +31,35 @@ from typing import Final
 import msgspec
 
 from ledger_reader.decode import LineEnvelope, decode_line
-from ledger_reader.events import DamagedLine, KnownEvent, NodeEnter, RunEvent
+from ledger_reader.events import (
+    DamagedLine,
+    KnownEvent,
+    LlmCallPayload,
+    NodeEnter,
+    RunEvent,
+    TypedEvent,
+)
 from ledger_reader.lines import LineAssembler
 from ledger_reader.summary import SummaryBuilder
 
+
+class _UsagePayload(LlmCallPayload):
+    """An ``llm_call``'s payload with its conversation left as JSON text."""
+
+    messages: msgspec.Raw = msgspec.Raw(b"null")
+    response: msgspec.Raw = msgspec.Raw(b"null")
+
+
+class _LlmUsage(TypedEvent, tag="llm_call"):
+    """An ``llm_call`` line, decoded as :class:`~ledger_reader.events.LlmCall` is but for
+    its conversation."""
+
+    payload: _UsagePayload = msgspec.field(default_factory=_UsagePayload)
+
+
 _envelopes: Final = msgspec.json.Decoder(list[LineEnvelope])
 _known_events: Final = msgspec.json.Decoder(list[KnownEvent])
+_usages: Final = msgspec.json.Decoder(list[_LlmUsage])
 
 _SUMMARY_TYPES: Final = frozenset(
     (
@@ -89,11 +116,14 @@ def _fold_fast(data: bytes, builder: SummaryBuilder, *, final: bool = False) -> 
     run_id = first.run_id
     expected = first.seq
     needed: list[int] = []
+    calls: list[int] = []
     for number, envelope in enumerate(envelopes):  # one pass: in order, of one run, what to decode
         if envelope.seq != expected or envelope.run_id != run_id:
             return False
         if envelope.type in _SUMMARY_TYPES:
             needed.append(number)
+        elif envelope.type == "llm_call":
+            calls.append(number)
         expected += 1
     nodes = _node_lines_after_the_end(envelopes, needed)
     last_node = -1
@@ -107,6 +137,16 @@ def _fold_fast(data: bytes, builder: SummaryBuilder, *, final: bool = False) -> 
     events = _decode_needed(_pick_lines(data, count, needed))
     if events is None:
         return False  # cannot happen for lines their envelopes passed; never guessed at
+    if calls and calls[-1] == needed[-1]:
+        calls.pop()  # the last line, decoded whole for its time: it counts as it is
+    usages: list[_LlmUsage] = []
+    if calls:
+        try:
+            usages = _usages.decode(
+                b"".join((b"[", b",".join(_pick_lines(data, count, calls)), b"]"))
+            )
+        except _DECODE_ERRORS:
+            return False  # a call the typed decode refuses: read as every reader reads it
     if last_node != -1:
         entered = events[needed.index(last_node)]
         if not (isinstance(entered, NodeEnter) and entered.payload.node_id):
@@ -115,6 +155,10 @@ def _fold_fast(data: bytes, builder: SummaryBuilder, *, final: bool = False) -> 
         return False  # a last event without a time: an earlier one's counts
     for event in events:
         builder.apply(event)
+    for call in usages:
+        builder.add_usage(
+            call.payload.prompt_tokens, call.payload.output_tokens, call.payload.cost_usd
+        )
     return True
 
 

@@ -24,6 +24,7 @@ from ledger_reader.events import (
     DamagedLine,
     ErrorEvent,
     LedgerItem,
+    LlmCall,
     NodeEnter,
     NodeExit,
     RunCompleted,
@@ -115,6 +116,12 @@ class RunSummary(msgspec.Struct, kw_only=True):
     partial: bool = False
     """Built from the head and tail only: what the middle holds beyond the status and a
     pending approval is unknown, and counts that need it are ``None``."""
+    prompt_tokens: int | None = None
+    """Tokens the run's model calls were sent, summed; ``None`` when none said (not 0)."""
+    output_tokens: int | None = None
+    """Tokens they answered with, summed; ``None`` when none said."""
+    cost_usd: float | None = None
+    """What the model calls cost, summed; ``None`` when none said (not $0)."""
 
     @property
     def started(self) -> float:
@@ -301,6 +308,22 @@ class SummaryBuilder:
         if not self.terminal:
             self._summary.cancel_requested = True
 
+    def _llm_call(self, event: LlmCall) -> None:
+        payload = event.payload
+        self.add_usage(payload.prompt_tokens, payload.output_tokens, payload.cost_usd)
+
+    def add_usage(
+        self, prompt_tokens: int | None, output_tokens: int | None, cost_usd: float | None
+    ) -> None:
+        """Count one model call's tokens and cost (what it did not say stays unsaid)."""
+        summary = self._summary
+        if prompt_tokens is not None:
+            summary.prompt_tokens = (summary.prompt_tokens or 0) + prompt_tokens
+        if output_tokens is not None:
+            summary.output_tokens = (summary.output_tokens or 0) + output_tokens
+        if cost_usd is not None:
+            summary.cost_usd = (summary.cost_usd or 0.0) + cost_usd
+
     def _node_enter(self, event: NodeEnter) -> None:
         if event.payload.node_id:
             self._open_nodes.append(event.payload.node_id)
@@ -318,6 +341,7 @@ class SummaryBuilder:
         CancelRequested: _cancel_requested,
         NodeEnter: _node_enter,
         NodeExit: _node_exit,
+        LlmCall: _llm_call,
     }
     """What each type of event changes; the other types only count."""
 
@@ -328,9 +352,13 @@ class SummaryBuilder:
             # seq has no gaps, so the last one counts the events, if the tail held one.
             summary.event_count = summary.last_seq if self.tail_events else None
             summary.damaged_lines = None
+            # The middle's model calls were not read: a sum of the rest would be a guess.
+            summary.prompt_tokens = summary.output_tokens = summary.cost_usd = None
         else:
             summary.event_count = max(self._counted, summary.last_seq)
             summary.damaged_lines = self._damaged
+        if summary.cost_usd is not None:  # a sum of floats: 0.0106, not 0.010600000000000002
+            summary.cost_usd = round(summary.cost_usd, 10)
         summary.pending_approval = next(reversed(self._pending.values())) if self._pending else None
         summary.current_node = self._open_nodes[-1] if self._open_nodes else None
         if not self.terminal:

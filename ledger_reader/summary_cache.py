@@ -58,7 +58,8 @@ from ledger_reader.liveness import writer_holds_lock
 from ledger_reader.locations import make_private_dir, runtop_home
 from ledger_reader.summary import RunSummary
 
-CACHE_FORMAT: Final = 1
+CACHE_FORMAT: Final = 2
+"""Bumped when what is stored changes (2: a summary has its tokens and cost)."""
 RACY_SECONDS: Final = 5.0
 """Ledgers changed this recently before a listing are read, not stored (see the module)."""
 MAX_ENTRY_BYTES: Final = 64 * 1024

@@ -80,19 +80,19 @@ class OpenAIAgentsAgent:
                 if isinstance(event, RawResponsesStreamEvent):
                     item = _raw_event(event.data, requests.model)
                     if isinstance(item, Complete):
-                        requests.read("llm")
+                        requests.recorded("llm")
                     if item is not None:
                         yield item
                 elif isinstance(event, RunItemStreamEvent):
                     if event.name == "handoff_occured":
-                        requests.read("handoff")
+                        requests.recorded("handoff")
                         if run is not None:
                             source = getattr(event.item, "source_agent", None)
                             target = getattr(event.item, "target_agent", None)
                             record_handoff(run, _name(source), _name(target))
                         continue
                     if event.name == "tool_output":
-                        requests.read("tool")
+                        requests.recorded("tool")
                     recorded = _run_item(event, names)
                     if recorded is not None:
                         yield recorded
@@ -121,7 +121,7 @@ class StreamedRequests(RunHooks[Any]):
         self._read = {"llm": 0, "tool": 0, "handoff": 0}
         self._progress = asyncio.Event()
 
-    def read(self, kind: str) -> None:
+    def recorded(self, kind: str) -> None:
         """The stream's reader has recorded one more of ``kind``."""
         self._read[kind] += 1
         self._progress.set()

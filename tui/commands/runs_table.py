@@ -16,7 +16,7 @@ from rich.text import Text
 from inspector.status_words import without_status_word
 from ledger_reader import RunStatus, RunSummary, parse_time
 from tui.status_glyphs import STATUS_GLYPHS
-from tui.text import damaged_count, duration, inert, shorten, skill_and_agent
+from tui.text import cost, damaged_count, duration, inert, shorten, skill_and_agent, tokens
 
 STATUS_COLOURS: Final = {
     RunStatus.RUNNING: "cyan",
@@ -74,6 +74,8 @@ COLUMNS: Final = (
     ("STARTED (UTC)", False),
     ("DURATION", True),
     ("EVENTS", True),
+    ("TOKENS", True),
+    ("COST", True),
     ("DAMAGED", True),
     ("NOTE", False),
 )
@@ -98,6 +100,8 @@ def runs_table(summaries: Sequence[RunSummary]) -> Text:
                 _when(summary.started_at),
                 _duration(summary),
                 "?" if summary.event_count is None else str(summary.event_count),
+                _tokens(summary),
+                "" if summary.cost_usd is None else cost(summary.cost_usd),
                 damaged_count(summary.damaged_lines),
                 inert(_note(summary), single_line=True),
             ]
@@ -118,13 +122,22 @@ def runs_table(summaries: Sequence[RunSummary]) -> Text:
     for row, summary in zip(rows, summaries, strict=True):
         mark, colour = STATUS_GLYPHS[summary.status], STATUS_COLOURS[summary.status]
         table.append(cell(0, f"{mark} {row[0]}"), style=colour)
-        table.append("  " + "  ".join(cell(column, row[column]) for column in range(1, 6)))
-        if row[6] or row[7]:  # no trailing blanks where the last cells are empty
-            table.append("  ")
-            table.append(cell(6, row[6]), style="red" if summary.damaged_lines else None)
-        table.append(("  " + row[7] if row[7] else "") + "\n")
+        middle = "  " + "  ".join(cell(column, row[column]) for column in range(1, 8))
+        if row[8] or row[9]:  # no trailing blanks where the last cells are empty
+            table.append(middle + "  ")
+            table.append(cell(8, row[8]), style="red" if summary.damaged_lines else None)
+        else:
+            table.append(middle.rstrip())
+        table.append(("  " + row[9] if row[9] else "") + "\n")
     table.rstrip()
     return table
+
+
+def _tokens(summary: RunSummary) -> str:
+    """The run's tokens, sent and answered; blank when no model call said (not 0)."""
+    if summary.prompt_tokens is None and summary.output_tokens is None:
+        return ""
+    return tokens((summary.prompt_tokens or 0) + (summary.output_tokens or 0))
 
 
 def _cells(text: str) -> int:
