@@ -179,6 +179,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--grace", type=float, default=10.0, help="seconds runs get to stop")
     serve.add_argument(
+        "--otlp-grpc",
+        nargs="?",
+        type=int,
+        const=4317,
+        metavar="PORT",
+        help="also receive OpenTelemetry traces over OTLP/gRPC (extra runtop[otlp]), with the "
+        "same token as authorization metadata: default port 4317; 0 picks one",
+    )
+    serve.add_argument(
         "--ray",
         nargs="?",
         const="",

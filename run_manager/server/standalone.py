@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from aiohttp import web
 
@@ -35,6 +35,8 @@ async def serve(
     grace: float = 10.0,
     idle_timeout: float = IDLE_TIMEOUT,
     body_timeout: float | None = None,
+    otlp_grpc_port: int | None = None,
+    otlp_grpc_ready: Callable[[str], None] | None = None,
 ) -> None:
     """Serve the attach API until ``stop`` is set (or the task is cancelled).
 
@@ -42,7 +44,10 @@ async def serve(
     says, and ``ready(url, token_file)`` is called once the port is bound.
     On the way out, streams end first; then live runs are cancelled, or with
     ``finish_runs`` given ``grace`` seconds to finish. ``body_timeout`` replaces
-    both routes' own (the attach API's 15 s, OTLP's 30 s).
+    both routes' own (the attach API's 15 s, OTLP's 30 s). With ``otlp_grpc_port``,
+    OTLP/gRPC is received there too (:mod:`run_manager.otlp.grpc_service`), into the
+    same ingest, and ``otlp_grpc_ready(address)`` is called once it is bound, before
+    ``ready``.
     """
     token = token or make_token()
     server = AttachServer(
@@ -50,6 +55,7 @@ async def serve(
     )
     root = web.Application(client_max_size=MAX_BODY, middlewares=[server.json_errors])
     root.add_subapp(API_PREFIX, server.app)
+    ingest: OtlpIngest | None = None
     if manager.ledger_dir is not None:  # OTLP/HTTP: POST /v1/traces, behind the same token
         ingest = OtlpIngest(manager.ledger_dir, manager.hub)
         middlewares = [server.json_errors, server._authorize]
@@ -74,14 +80,23 @@ async def serve(
     await runner.setup()
     site = web.TCPSite(runner, host, port)
     written: Path | None = None
+    grpc_server: Any = None
     try:
         await site.start()
+        if otlp_grpc_port is not None and ingest is not None:
+            from run_manager.otlp.grpc_service import start_grpc
+
+            grpc_server, grpc_port = await start_grpc(ingest, token, host, otlp_grpc_port)
+            if otlp_grpc_ready is not None:
+                otlp_grpc_ready(f"{host}:{grpc_port}")
         bound_port = _bound_port(runner) or port
         written = write_token(host, bound_port, token, home)
         if ready is not None:
             ready(_url(host, bound_port), written)
         await (stop or asyncio.Event()).wait()
     finally:
+        if grpc_server is not None:
+            await grpc_server.stop(grace=1.0)
         await runner.cleanup()
         if finish_runs:
             await manager.close(cancel_running=False, grace=grace)

@@ -76,7 +76,10 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
             err.print(f"  token: {token_file} (clients on this machine find it there)")
             err.print(f"  agents: {names}")
             err.print(f"  watch with: runtop {url}")
+            if grpc_address:
+                err.print(f"  OTLP/gRPC: {grpc_address[0]} (the same token)")
 
+        grpc_address: list[str] = []
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
@@ -90,6 +93,8 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
             stop=stop,
             finish_runs=args.finish_runs,
             grace=args.grace,
+            otlp_grpc_port=_otlp_grpc_port(args.otlp_grpc),
+            otlp_grpc_ready=grpc_address.append,
         )
         err.print("runtop serve: stopped")
 
@@ -100,6 +105,18 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
             f"cannot listen on {args.host}:{args.port}: {error.strerror or error}"
         ) from None
     return 0
+
+
+def _otlp_grpc_port(port: int | None) -> int | None:
+    """``--otlp-grpc [PORT]``: the port, once gRPC is known to be there to serve it."""
+    if port is None:
+        return None
+    try:
+        import grpc  # noqa: F401
+        import opentelemetry.proto.collector.trace.v1.trace_service_pb2  # noqa: F401
+    except ImportError as error:
+        raise CommandError(f"--otlp-grpc needs pip install 'runtop[otlp]' ({error})") from None
+    return port
 
 
 async def _ray_executor(address: str, err: Console) -> Any:
