@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 import msgspec
-from rich.console import RenderableType
+from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.padding import Padding
 from rich.style import Style
 from rich.text import Text
@@ -31,17 +31,22 @@ from ledger_reader import LlmCall
 from ledger_reader.messages import THINKING, TOOL_CALL, TOOL_RESULT, Message, conversation
 from tui.text import cost, duration, inert, tokens
 
-PART_PREVIEW: Final = 400
-"""Characters of a long message part shown before "o shows all", at most."""
+PART_PREVIEW: Final = 240
+"""Characters of a long message part shown before "o shows all": a few rows of a wide
+pane, ten of the 27 columns an 80-column screen leaves it (400 took 16 of its 19 rows,
+the user's question out of sight below the system prompt). Not measured on the pane:
+its width changes as the screen lays out, and a fold must not change with it."""
 PART_LINES: Final = 6
-"""Lines of a long message part shown before "o shows all", at most; and the rows of the
-pane it fills at most, however narrow the pane (at 80 columns 400 characters took 16 of
-its 19 rows, the user's question below them)."""
+"""Lines of a long message part shown before "o shows all", at most."""
 MATCH_LEAD: Final = 80
 """Characters shown before a search's match when a fold starts at it."""
 INDENT: Final = 2
 """Cells a message's words are indented under its role, every line they wrap to."""
 
+SEPARATOR: Final = "  ·  "
+"""Between the facts of one line."""
+BREAK: Final = "  · \n"
+"""Between two facts on two lines: as long as :data:`SEPARATOR`."""
 ROLES: Final = ("system", "user", "assistant", "tool")
 """The roles drawn in a colour of their own (:class:`ConversationStyles`)."""
 
@@ -74,6 +79,8 @@ class ConversationLine:
 
     text: Text
     indent: int = 0
+    facts: bool = False
+    """Facts joined by :data:`SEPARATOR`: broken between them in a narrow pane."""
 
     @property
     def plain(self) -> str:
@@ -82,6 +89,8 @@ class ConversationLine:
 
     @property
     def renderable(self) -> RenderableType:
+        if self.facts:
+            return FittedText(self.text)
         return Padding(self.text, (0, 0, 0, self.indent)) if self.indent else self.text
 
 
@@ -92,8 +101,8 @@ class ConversationText:
     lines: list[ConversationLine] = field(default_factory=list)
     cut: bool = False
 
-    def add(self, text: Text, indent: int = 0) -> None:
-        self.lines.append(ConversationLine(text, indent))
+    def add(self, text: Text, indent: int = 0, *, facts: bool = False) -> None:
+        self.lines.append(ConversationLine(text, indent, facts))
 
     @property
     def plain(self) -> str:
@@ -131,7 +140,7 @@ def call_facts(call: LlmCall, timing: CallTiming | None = None) -> list[str]:
     first = payload.first_token_micros / 1e6 if payload.first_token_micros is not None else None
     if first is not None:
         times.append(f"first token {duration(first)}")
-    rate = tokens_per_second(payload.output_tokens, took, first)
+    rate = tokens_per_second(payload.output_tokens, took)
     if rate is not None:
         times.append(rate)
     if times:
@@ -139,15 +148,45 @@ def call_facts(call: LlmCall, timing: CallTiming | None = None) -> list[str]:
     return lines
 
 
-def tokens_per_second(output: int | None, took: float | None, first: float | None) -> str | None:
-    """``42 tok/s``: output tokens over the time they took to come (after the first token,
-    when that was measured), or ``None`` when either was not recorded."""
-    if not output or took is None:
+def fitted(line: str, width: int) -> str:
+    """A line of facts joined by ``  ·  `` broken between them to fit ``width`` cells,
+    the dot ending a line (a pane's own wrap began the next with it: ``·  9.7 tok/s``).
+    As long as ``line``, so what is marked in it keeps its place."""
+    parts = line.split(SEPARATOR)
+    if width <= 0 or len(line) <= width or len(parts) == 1:
+        return line
+    lines: list[str] = []
+    current = parts[0]
+    ends = len(BREAK.rstrip())  # a line that goes on ends in its dot (a space past it folds)
+    for number, part in enumerate(parts[1:], start=2):
+        room = width - (ends if number < len(parts) else 0)
+        if len(current) + len(SEPARATOR) + len(part) <= room:
+            current += SEPARATOR + part
+        else:
+            lines.append(current)
+            current = part
+    lines.append(current)
+    return BREAK.join(lines)
+
+
+class FittedText:
+    """A line of facts, broken between them as wide as it is drawn (:func:`fitted`)."""
+
+    def __init__(self, text: Text) -> None:
+        self.text = text
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        text = self.text
+        yield Text(fitted(text.plain, options.max_width), style=text.style, spans=text.spans)
+
+
+def tokens_per_second(output: int | None, took: float | None) -> str | None:
+    """``42 tok/s``: output tokens over the whole call, or ``None`` when either was not
+    recorded. Over the whole call, not from the first token: a short answer streamed in
+    a few milliseconds after a long wait read ``456 tok/s`` of three tokens."""
+    if not output or took is None or took <= 0:
         return None
-    spent = took - first if first is not None and first < took else took
-    if spent <= 0:
-        return None
-    rate = output / spent
+    rate = output / took
     return f"{rate:.1f} tok/s" if rate < 10 else f"{rate:,.0f} tok/s"
 
 
@@ -157,26 +196,24 @@ def conversation_text(
     timing: CallTiming | None = None,
     facts: bool = True,
     whole: bool = False,
-    width: int = 0,
     found: re.Pattern[str] | None = None,
     styles: ConversationStyles | None = None,
 ) -> ConversationText:
     """The call's facts (unless ``facts`` is false: a heading says them already), then its
-    messages and its answer, each part folded unless ``whole`` to what fits in a few rows
-    of ``width`` cells (the pane's, ``0`` when not known)."""
+    messages and its answer, each part folded unless ``whole``."""
     styles = styles or ConversationStyles()
-    limit = None if whole else fold_limit(width)
+    limit = None if whole else PART_PREVIEW
     shown = ConversationText()
     if facts:
         lines = call_facts(call, timing)
-        shown.add(Text(lines[0], style="bold"))
+        shown.add(Text(lines[0], style="bold"), facts=True)
         for line in lines[1:]:
-            shown.add(Text(line))
+            shown.add(Text(line), facts=True)
     elif (extra := _times_only(call, timing)) is not None:
-        shown.add(Text(extra))
+        shown.add(Text(extra), facts=True)
     payload = call.payload
     stamp = f"seq {call.seq}  ·  {call.time}" if call.time else f"seq {call.seq}"
-    shown.add(Text(inert(stamp, single_line=True), style="dim"))
+    shown.add(Text(inert(stamp, single_line=True), style="dim"), facts=True)
     sent, answer = conversation(payload.messages), conversation(payload.response)
     if not sent and not answer:
         shown.add(Text("messages not recorded", style="dim"))
@@ -198,7 +235,7 @@ def _times_only(call: LlmCall, timing: CallTiming | None) -> str | None:
     first = first_micros / 1e6 if first_micros is not None else None
     took = timing.seconds if timing is not None else None
     parts = [f"first token {duration(first)}"] if first is not None else []
-    rate = tokens_per_second(call.payload.output_tokens, took, first)
+    rate = tokens_per_second(call.payload.output_tokens, took)
     if rate is not None:
         parts.append(rate)
     return "  ·  ".join(parts) if parts else None
@@ -248,13 +285,6 @@ def _arguments(value: Any) -> str:
         return _encoder.encode(value).decode()
     except (TypeError, ValueError, msgspec.EncodeError):
         return repr(value)
-
-
-def fold_limit(width: int) -> int:
-    """Characters a folded part shows in a pane ``width`` cells wide."""
-    if width <= INDENT:
-        return PART_PREVIEW
-    return max(80, min(PART_PREVIEW, (width - INDENT) * PART_LINES))
 
 
 def fold(text: str, found: re.Pattern[str] | None, limit: int = PART_PREVIEW) -> slice:

@@ -14,10 +14,11 @@ from inspector import LedgerDirectorySource, RunKey, RunStore
 from ledger_reader import LlmCall
 from tests.conversation_run import ANSWER, RUN_ID, write_conversation_run
 from tui.conversation_text import (
+    PART_PREVIEW,
     CallTiming,
     call_facts,
     conversation_text,
-    fold_limit,
+    fitted,
     tokens_per_second,
 )
 from tui.model_call import LOOK_LIMIT, model_call_near
@@ -47,11 +48,10 @@ def test_figures_say_only_what_was_recorded() -> None:
     ]
     cached = call(model="m", prompt_tokens=1500, cache_read_tokens=1000, cost_usd=0.01)
     assert call_facts(cached)[1] == "1.5k prompt (1.0k cached) tokens  ·  $0.0100"
-    assert tokens_per_second(None, 2.0, None) is None
-    assert tokens_per_second(50, None, 0.1) is None
-    assert tokens_per_second(0, 2.0, None) is None  # no tokens came: no rate, not 0 tok/s
-    assert tokens_per_second(10, 2.0, 1.0) == "10 tok/s"  # after the first token
-    assert tokens_per_second(3, 2.0, None) == "1.5 tok/s"
+    assert tokens_per_second(None, 2.0) is None
+    assert tokens_per_second(50, None) is None
+    assert tokens_per_second(0, 2.0) is None  # no tokens came: no rate, not 0 tok/s
+    assert tokens_per_second(3, 2.0) == "1.5 tok/s"
 
 
 def test_the_openai_shape_reads_as_runtops() -> None:
@@ -73,19 +73,17 @@ def test_the_openai_shape_reads_as_runtops() -> None:
     assert text.endswith("\nanswer\n  Snow.")  # a bare string answers as the assistant
 
 
-def test_a_long_part_folds_to_a_few_rows_of_the_pane() -> None:
+def test_a_long_part_folds_to_its_start() -> None:
     words = " ".join(f"word{n}" for n in range(400))
-    folded = conversation_text(call(messages=[{"role": "user", "content": words}]), width=30)
+    folded = conversation_text(call(messages=[{"role": "user", "content": words}]))
     assert folded.cut
     assert "word399" not in folded.plain
     lines = folded.plain.splitlines()
     shown = next(line for line in lines if line.startswith("  word0"))
-    assert len(shown) - 2 == fold_limit(30) == 6 * 28
+    assert len(shown) - 2 == PART_PREVIEW
     assert lines[-1].startswith("  … ")
     assert lines[-1].endswith("more characters (o shows all)")
-    whole = conversation_text(
-        call(messages=[{"role": "user", "content": words}]), width=30, whole=True
-    )
+    whole = conversation_text(call(messages=[{"role": "user", "content": words}]), whole=True)
     assert not whole.cut
     assert "word399" in whole.plain
 
@@ -118,3 +116,14 @@ async def test_a_model_call_is_found_from_its_node_past_many_chunks(tmp_path: Pa
         back = await model_call_near(store, key, items[exit], exit)
         assert back is not None
         assert back.call.seq == found.call.seq
+
+
+def test_facts_break_between_them_in_a_narrow_pane() -> None:
+    line = "0.3s  ·  first token 0.3s  ·  9.7 tok/s"
+    assert fitted(line, 80) == line
+    assert fitted(line, 28) == "0.3s  ·  first token 0.3s  · \n9.7 tok/s"
+    assert fitted("one fact that is longer than the pane", 10) == (
+        "one fact that is longer than the pane"  # the pane's own wrap breaks it
+    )
+    # The dot that ends a line fits in it too.
+    assert fitted(line, 27) == "0.3s  · \nfirst token 0.3s  · \n9.7 tok/s"

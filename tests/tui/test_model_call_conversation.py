@@ -83,8 +83,8 @@ async def test_a_model_call_shows_its_messages_by_role_with_the_answer_last(
             detail.text,
             "◆ gpt-4o-mini  ·  openai",
             "1.3k prompt + 40 output tokens",
-            # Its model node's time, and 40 tokens in the second after the first token.
-            "1.0s  ·  first token 0.5s  ·  80 tok/s",
+            # Its model node's time, and its 40 tokens over it.
+            "1.0s  ·  first token 0.5s  ·  40 tok/s",
             "\nsystem\n",
             "You are a careful travel assistant.",
             "\nuser\n",
@@ -143,8 +143,8 @@ async def test_a_model_bar_on_the_timeline_shows_its_conversation(tmp_path: Path
             detail.text,
             "model gpt-4o-mini  ·  ok  ·  1.0s",
             "1.3k prompt + 40 output tokens",
-            # 40 tokens in the second that followed the first token.
-            "first token 0.5s  ·  80 tok/s",
+            # Its 40 tokens over the second its bar lasted.
+            "first token 0.5s  ·  40 tok/s",
             "\nuser\n",
             QUESTION,
             "\nanswer\n",
@@ -189,7 +189,7 @@ async def test_a_match_past_a_fold_is_shown(tmp_path: Path) -> None:
     ("keys", "facts", "said"),
     [
         (("home", "down"), "1.5s  ·  20 tok/s", HOSTILE.replace("\x1b", "␛")),  # node_enter
-        (("end", "up"), "1.0s  ·  first token 0.5s  ·  80 tok/s", ANSWER),  # node_exit
+        (("end", "up"), "1.0s  ·  first token 0.5s  ·  40 tok/s", ANSWER),  # node_exit
         (("home", "down", "down"), "1.5s  ·  20 tok/s", HOSTILE.replace("\x1b", "␛")),
     ],
     ids=["model node's enter", "model node's exit", "llm_call"],

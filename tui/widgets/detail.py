@@ -274,7 +274,6 @@ class EventDetail(VerticalScroll):
                 timing=timing,
                 facts=heading is None,
                 whole=self.show_all,
-                width=self.scrollable_content_region.width,
                 found=found,
                 styles=styles,
             )
