@@ -44,9 +44,10 @@ lint: $(TEST_STAMP)
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
-# Everything but the soaks (pyproject.toml deselects the tests marked soak).
+# Everything but the soaks (pyproject.toml deselects the tests marked soak), on every
+# core; the Ray tests stay together in one worker, which starts one local cluster.
 test: lint
-	$(BIN)/pytest
+	$(BIN)/pytest -n auto --dist loadgroup
 
 # The long soaks: hundreds of launches and runs with random faults, counting failures.
 soak: $(TEST_STAMP)

@@ -26,7 +26,12 @@ from tests.agents import Echo, Failing, Gatekeeper, Streamer, counting_worker
 from tests.conftest import REPO
 from tests.ray_agents import Chatty, Holder, Stubborn, WorkerPid
 
-pytestmark = [pytest.mark.timeout(60), pytest.mark.usefixtures("ray_cluster")]
+# One xdist group: the tests share one local cluster, started once in one worker.
+pytestmark = [
+    pytest.mark.timeout(60),
+    pytest.mark.usefixtures("ray_cluster"),
+    pytest.mark.xdist_group("ray"),
+]
 
 
 def ledger_lines(path: Path | None) -> list[dict[str, Any]]:
