@@ -155,6 +155,20 @@ async def test_the_wait_for_the_model_is_model_time(
         if event["type"] == "node_enter" and event["payload"]["node_id"].startswith("llm:")
     ]
     assert len({call["model"] for call in calls} | set(entered)) == 1
+    # In the order it happened: the answer, the tool, then the next request.
+    nodes_in_order = [
+        (event["type"], event["payload"]["node_id"].partition(":")[0])
+        for event in events
+        if event["type"] in ("node_enter", "node_exit")
+    ]
+    assert nodes_in_order == [
+        ("node_enter", "llm"),
+        ("node_exit", "llm"),
+        ("node_enter", "tool"),
+        ("node_exit", "tool"),
+        ("node_enter", "llm"),
+        ("node_exit", "llm"),
+    ]
     # The wait for the first word of the answer, when it was streamed (there was none before).
     if streamed:
         assert calls[1]["first_token_micros"] >= (WAIT - 0.1) * 1_000_000
