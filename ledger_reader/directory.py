@@ -33,7 +33,7 @@ from ledger_reader.scan import (
     scan_paths,
 )
 from ledger_reader.summary import RunStatus, RunSummary, SummaryBuilder, run_id_from_path
-from ledger_reader.tail import LedgerTail
+from ledger_reader.tail import FOLLOW_BYTES, LedgerTail
 
 if TYPE_CHECKING:
     import asyncio
@@ -141,6 +141,8 @@ class LedgerDirectory:
         self._names: dict[str, Path] = {}
         self._held = 0
         """Ledgers held open between polls (unfinished runs, up to MAX_HELD_OPEN)."""
+        self._behind: dict[Path, None] = {}
+        """Ledgers whose last poll stopped at its limit: read on at once, a batch an update."""
 
     def history_end(self, path: Path) -> int | None:
         """Where the lines of a followed ledger that came only as a summary end.
@@ -318,6 +320,7 @@ class LedgerDirectory:
         return RunChange(path, summary)
 
     def _unfollow(self, path: Path) -> None:
+        self._behind.pop(path, None)
         followed = self._followed.pop(path, None)
         if followed is not None and followed.tail.holding:
             followed.tail.release()
@@ -358,6 +361,8 @@ class LedgerDirectory:
             return
         self._held += tail.holding - was_holding
         followed.state.torn_bytes = tail.pending_bytes
+        if batch.more:
+            self._behind[path] = None
         self._apply(path, followed, batch.reset is not None, batch.items, update)
 
     def _apply(
@@ -419,12 +424,32 @@ class LedgerDirectory:
                     await asyncio.to_thread(self._tend_live, update)
                 if update.changes or update.removed or update.errors:
                     yield update
+                while self._behind and not stop.is_set():
+                    # Each update is handled before the next batch is read: a writer far
+                    # ahead costs one batch of memory, not all it wrote meanwhile.
+                    update = DirectoryUpdate()
+                    await asyncio.to_thread(self._read_behind, update)
+                    if update.changes or update.removed or update.errors:
+                        yield update
                 gone = not changes or any(change == Change.deleted for change, _ in changes)
                 if gone and not await asyncio.to_thread(self._usable):
                     return
         except (FileNotFoundError, PermissionError, RuntimeError, OSError):
             # The watcher could not start or lost its root: the caller rescans.
             return
+
+    def _read_behind(self, update: DirectoryUpdate) -> None:
+        """Read on in the ledgers a poll left behind, about one poll's worth in all."""
+        budget = FOLLOW_BYTES
+        while self._behind and budget > 0:
+            path = next(iter(self._behind))
+            del self._behind[path]
+            followed = self._followed.get(path)
+            if followed is None:
+                continue
+            before = followed.tail.offset
+            self._poll_into(path, update, keep_if_root_gone=True, verify_head=False)
+            budget -= max(1, followed.tail.offset - before)
 
     def _catch_up(self, update: DirectoryUpdate) -> None:
         changed = {change.path for change in update.changes}
@@ -507,6 +532,8 @@ class LedgerDirectory:
             return
         self._followed[path] = followed
         state.torn_bytes = tail.pending_bytes
+        if batch.more:
+            self._behind[path] = None
         self._apply(path, followed, True, batch.items, update)
         if not batch.items:
             update.changes.append(RunChange(path, state.summary(), [], True))

@@ -6,6 +6,11 @@ byte offsets (``seq`` has no gaps, so it is a line number the file carries
 with it). Meanwhile a background thread builds the full newline index,
 after which any line is one ``pread`` away.
 
+Growth is indexed the same way (:meth:`LedgerFile.poll`): appended bytes
+are scanned for newlines in chunks and only the positions are kept, 8
+bytes a line, so a file that grew by 1 GB while open costs what the same
+1 GB costs when present at open. Lines are decoded only when asked for.
+
 The index is built with ``pread`` into a reused buffer scanned by numpy,
 not over an ``mmap``: a file truncated under a mapping kills the reader
 with ``SIGBUS`` on the next access, and ledgers do get truncated while
@@ -23,11 +28,13 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+import msgspec
+
 from ledger_reader.decode import decode_line, over_long_line
 from ledger_reader.errors import LedgerGone, LedgerUnreadable
-from ledger_reader.events import MAX_LINE_BYTES, LedgerItem, RunEvent, event_of
-from ledger_reader.lines import BOM, Line, LineAssembler, complete_end, open_ledger_fd
-from ledger_reader.tail import Reset, TailBatch
+from ledger_reader.events import MAX_LINE_BYTES, DamagedLine, LedgerItem, RunEvent, event_of
+from ledger_reader.lines import BOM, TORN_REASON, Line, complete_end, open_ledger_fd
+from ledger_reader.tail import Reset
 
 if TYPE_CHECKING:
     import numpy as np
@@ -40,6 +47,52 @@ INDEX_CHUNK: Final = 1024 * 1024
 
 INDEX_WORKERS: Final = min(2, os.cpu_count() or 1)
 """Threads scanning chunks at once (bench/ledger_file.py: 1 MiB chunks, 2 threads, ~5 GB/s)."""
+
+
+class FileGrowth(msgspec.Struct, frozen=True):
+    """What one :meth:`LedgerFile.poll` found: lines indexed, and whether it started over."""
+
+    lines: int = 0
+    """Complete lines added to the index (read them with :meth:`LedgerFile.lines`)."""
+    reset: Reset | None = None
+    """Set when the file was truncated or replaced: its lines were indexed from the start."""
+
+
+class LineEnds:
+    """The newline positions of appended lines: numpy chunks, merged as they pile up.
+
+    Each poll adds a chunk; the last two are merged while the older is no more
+    than twice the newer, so a ledger polled once a line holds a few chunks,
+    not one per poll (a numpy array costs ~100 bytes beside its data).
+    """
+
+    __slots__ = ("_chunks", "_counts")
+
+    def __init__(self) -> None:
+        self._chunks: list[npt.NDArray[np.int64]] = []
+        self._counts: list[int] = []
+        """Lines up to and including each chunk."""
+
+    def __len__(self) -> int:
+        return self._counts[-1] if self._counts else 0
+
+    def append(self, ends: npt.NDArray[np.int64]) -> None:
+        import numpy as np
+
+        if not len(ends):
+            return
+        chunks = self._chunks
+        chunks.append(ends)
+        while len(chunks) >= 2 and len(chunks[-2]) <= 2 * len(chunks[-1]):
+            last = chunks.pop()
+            chunks[-1] = np.concatenate((chunks[-1], last))
+        total = 0
+        self._counts = [total := total + len(chunk) for chunk in chunks]
+
+    def __getitem__(self, number: int) -> int:
+        chunk = bisect.bisect_right(self._counts, number)
+        before = self._counts[chunk - 1] if chunk else 0
+        return int(self._chunks[chunk][number - before])
 
 
 class LedgerFile:
@@ -62,6 +115,8 @@ class LedgerFile:
         self.max_line_bytes = max_line_bytes
         self._fd, stat = open_ledger_fd(self.path)
         self._lock = threading.Lock()
+        self._poll_lock = threading.Lock()
+        """One poll at a time: readers in several threads poll before they read."""
         self._closed = False
         self._indexer: threading.Thread | None = None
         self._stop_indexing = threading.Event()
@@ -80,8 +135,11 @@ class LedgerFile:
         if self._head_end == 0:
             self._index_done.set()
         self._ends: npt.NDArray[np.int64] | None = None
-        self._tail = LineAssembler(self._head_end, max_line_bytes=self.max_line_bytes)
-        self._tail_ends: list[int] = []
+        self._tail_ends = LineEnds()
+        self._tail_read = self._head_end
+        """Where the next poll reads from: every byte before it has been scanned."""
+        self._tail_complete = self._head_end
+        """Just past the last newline scanned: bytes from here to ``_tail_read`` are torn."""
         self._first_start = self._bom() if stat.st_size else 0
         """Where line 0 starts: past a byte-order mark, if the file begins with one."""
 
@@ -187,7 +245,7 @@ class LedgerFile:
         return None
 
     def _complete_end(self) -> int:
-        return max(self._head_end, self._tail.offset)
+        return max(self._head_end, self._tail_complete)
 
     def find_seq(self, seq: int) -> RunEvent | None:
         """The event whose ``seq`` is ``seq``, found without the index.
@@ -424,7 +482,16 @@ class LedgerFile:
         For a reader that knows the writer is gone: its torn last line will
         never be finished, so it is damage, shown where it is.
         """
-        return self._tail.torn()
+        with self._lock:
+            start, length = self._tail_complete, self._tail_read - self._tail_complete
+        if length <= 0:
+            return None
+        item = DamagedLine(offset=start, length=length, reason=TORN_REASON)
+        if length <= self.max_line_bytes:
+            recovered = decode_line(self._pread(length, start), start)
+            if isinstance(recovered, DamagedLine):
+                item.recovered = recovered.recovered
+        return Line(start, start + length, item)
 
     def offset_of_seq(self, seq: int) -> int | None:
         """Where the line holding ``seq`` starts (or the first line after it), by binary search.
@@ -444,43 +511,62 @@ class LedgerFile:
 
     # -- following growth ----------------------------------------------------
 
-    def poll(self) -> TailBatch:
-        """Read lines appended since open or the last poll.
+    def poll(self) -> FileGrowth:
+        """Index the lines appended since open or the last poll (none is decoded).
 
         Also notices a file truncated (its size shrank) or replaced (another
-        inode under the same path): the state starts over and the batch says
-        so, with the new file's lines from the start.
+        inode under the same path): the state starts over, the new file's
+        lines are indexed from the start, and the growth says so.
 
         Raises:
             LedgerGone: the path no longer exists.
         """
-        reset: Reset | None = None
-        try:
-            stat = os.stat(self.path)
-        except FileNotFoundError as error:
-            raise LedgerGone(self.path) from error
-        except OSError as error:
-            raise LedgerUnreadable(self.path, error) from error
-        if (stat.st_dev, stat.st_ino) != self._identity:
-            reset = "replaced"
-            self._reopen()
-        else:
-            size = os.fstat(self._fd).st_size
-            if size < self._tail.read_to or size < self._head_scanned:
-                reset = "truncated"
-        if reset is not None:
-            self._start_over()
-        batch = TailBatch(reset=reset)
+        with self._poll_lock:
+            reset: Reset | None = None
+            try:
+                stat = os.stat(self.path)
+            except FileNotFoundError as error:
+                raise LedgerGone(self.path) from error
+            except OSError as error:
+                raise LedgerUnreadable(self.path, error) from error
+            if (stat.st_dev, stat.st_ino) != self._identity:
+                reset = "replaced"
+                self._reopen()
+            else:
+                size = os.fstat(self._fd).st_size
+                if size < self._tail_read or size < self._head_scanned:
+                    reset = "truncated"
+            if reset is not None:
+                self._start_over()
+            lines = self._index_appended()
+            self.size = self._tail_read
+            return FileGrowth(lines, reset)
+
+    def _index_appended(self) -> int:
+        """Scan the bytes past ``_tail_read`` for newlines, a chunk at a time; keep the ends."""
+        import numpy as np
+
+        added = 0
         while True:
-            data = self._pread(1024 * 1024, self._tail.read_to)
+            at = self._tail_read
+            data = self._pread(INDEX_CHUNK, at)
             if not data:
                 break
-            lines = self._tail.feed(data)
+            ends: npt.NDArray[np.int64] = np.flatnonzero(
+                np.frombuffer(data, dtype=np.uint8) == 10
+            ).astype(np.int64, copy=False)
+            ends += at
             with self._lock:
-                self._tail_ends.extend(line.end for line in lines)
-            batch.lines.extend(lines)
-        self.size = self._tail.read_to
-        return batch
+                if at == 0 and data.startswith(BOM):
+                    self._first_start = 3
+                self._tail_ends.append(ends)
+                if len(ends):
+                    self._tail_complete = int(ends[-1]) + 1
+                self._tail_read = at + len(data)
+            added += len(ends)
+            if len(data) < INDEX_CHUNK:
+                break  # a short read of a regular file: its end
+        return added
 
     def _reopen(self) -> None:
         fd, _ = open_ledger_fd(self.path)
@@ -500,7 +586,8 @@ class LedgerFile:
             # Everything in the file is new again: read it through the tail.
             self._head_end = 0
             self._index_done.set()
-            self._tail = LineAssembler(0, max_line_bytes=self.max_line_bytes)
+            self._tail_ends = LineEnds()
+            self._tail_read = self._tail_complete = 0
 
 
 class _ChunkScanner:

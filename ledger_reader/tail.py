@@ -5,12 +5,19 @@
 holds at most one partial line (the torn tail a live writer leaves between
 two ``write()`` calls); it reads a file's new bytes into an assembler and notices
 when the file is truncated or replaced, so the reader starts over cleanly.
+
+A poll reads at most :data:`FOLLOW_BYTES` and says whether more is there
+(:attr:`TailBatch.more`): a follower handles one bounded batch and polls
+again, so however fast the writer goes, what a follower holds at once is
+one batch's lines, never the whole of what was appended meanwhile.
 """
 
 from __future__ import annotations
 
-import errno
+import asyncio
+import functools
 import os
+from collections.abc import AsyncGenerator
 from pathlib import Path
 from typing import Final, Literal
 
@@ -22,6 +29,9 @@ from ledger_reader.lines import READ_CHUNK, Line, LineAssembler
 
 _SIGNATURE_BYTES: Final = 64
 
+FOLLOW_BYTES: Final = 4 * READ_CHUNK
+"""Most bytes one poll reads: about 14,000 typical events, a few MB once decoded."""
+
 Reset = Literal["truncated", "replaced"]
 
 
@@ -31,6 +41,8 @@ class TailBatch(msgspec.Struct):
     lines: list[Line] = msgspec.field(default_factory=list)
     reset: Reset | None = None
     """Set when the file was truncated or replaced: drop what you had, these lines start over."""
+    more: bool = False
+    """The poll stopped at its limit with more bytes there: poll again without waiting."""
 
     @property
     def items(self) -> list[LedgerItem]:
@@ -98,8 +110,14 @@ class LedgerTail:
         if len(self._signature) < _SIGNATURE_BYTES and self._assembler.read_to > 0:
             self._signature = head[: min(_SIGNATURE_BYTES, self._assembler.read_to)]
 
-    def poll(self, *, hold_open: bool = False, verify_head: bool = True) -> TailBatch:
-        """Read what was appended since the last poll (blocking; use :meth:`apoll` in a loop).
+    def poll(
+        self,
+        *,
+        hold_open: bool = False,
+        verify_head: bool = True,
+        max_bytes: int = FOLLOW_BYTES,
+    ) -> TailBatch:
+        """Read what was appended since the last poll, up to ``max_bytes`` (blocking).
 
         Args:
             hold_open: keep the file open until :meth:`release`, for a ledger
@@ -108,6 +126,8 @@ class LedgerTail:
                 which the next poll notices and reopens by name.
             verify_head: compare the file's first bytes with those read before, to
                 notice a file rewritten in place (one more read).
+            max_bytes: read no more than this (whole chunks of 1 MiB, at least one);
+                the batch says ``more`` when it stopped there.
 
         Raises:
             LedgerGone: the file no longer exists.
@@ -136,11 +156,16 @@ class LedgerTail:
             if not head and self._signature:
                 head = self._signature
             batch = TailBatch(reset=self._check((stat.st_dev, stat.st_ino), stat.st_size, head))
+            budget = max(max_bytes, READ_CHUNK)
             while True:
                 data = os.pread(fd, READ_CHUNK, self._assembler.read_to)
                 batch.lines.extend(self._assembler.feed(data))
                 if len(data) < READ_CHUNK:
                     break  # a short read of a regular file: its end
+                budget -= len(data)
+                if budget <= 0:
+                    batch.more = True
+                    break
             if len(head) < _SIGNATURE_BYTES:
                 head = os.pread(fd, _SIGNATURE_BYTES, 0)
             self._remember_head(head)
@@ -165,30 +190,42 @@ class LedgerTail:
     def holding(self) -> bool:
         return self._held is not None
 
-    async def apoll(self) -> TailBatch:
-        """Like :meth:`poll`, with every read off the event loop (aiofiles)."""
-        import aiofiles  # imported here: `runtop ls` never follows a file and starts faster
+    async def apoll(self, *, max_bytes: int = FOLLOW_BYTES) -> TailBatch:
+        """Like :meth:`poll`, read in a thread: the event loop never waits on the disk."""
+        return await asyncio.to_thread(functools.partial(self.poll, max_bytes=max_bytes))
 
-        try:
-            async with aiofiles.open(self.path, "rb", buffering=0) as handle:
-                stat = os.fstat(handle.fileno())  # metadata of an open file: does not block
-                head = await handle.read(_SIGNATURE_BYTES)
-                identity = (stat.st_dev, stat.st_ino)
-                batch = TailBatch(reset=self._check(identity, stat.st_size, head))
-                await handle.seek(self._assembler.read_to)
-                while True:
-                    data = await handle.read(READ_CHUNK)
-                    if not data:
-                        break
-                    batch.lines.extend(self._assembler.feed(data))
-                if len(head) < _SIGNATURE_BYTES:
-                    await handle.seek(0)
-                    head = await handle.read(_SIGNATURE_BYTES)
-                self._remember_head(head)
-                return batch
-        except FileNotFoundError as error:
-            raise LedgerGone(self.path) from error
-        except OSError as error:
-            if error.errno == errno.ENOENT:
-                raise LedgerGone(self.path) from error
-            raise LedgerUnreadable(self.path, error) from error
+    async def follow(
+        self, stop: asyncio.Event | None = None, *, tick: float = 1.0
+    ) -> AsyncGenerator[TailBatch, None]:
+        """Every batch appended from here on, as it lands, until ``stop`` is set.
+
+        Woken by the file's changes (inotify, within milliseconds) and every
+        ``tick`` seconds besides; a batch that stopped at its limit is
+        followed by the next at once. The caller handles each batch before
+        the next is read, so a writer far ahead costs it one batch of memory.
+
+        Raises:
+            LedgerGone: the file was removed.
+            LedgerUnreadable: it can no longer be read.
+        """
+        from watchfiles import awatch  # here: `runtop ls` never follows a file
+
+        stop = stop or asyncio.Event()
+        batch = await self.apoll()
+        yield batch
+        while batch.more and not stop.is_set():
+            batch = await self.apoll()
+            yield batch
+        async for _ in awatch(
+            self.path,
+            debounce=1,
+            step=1,
+            stop_event=stop,
+            rust_timeout=max(1, int(tick * 1000)),
+            yield_on_timeout=True,
+        ):
+            batch = await self.apoll()
+            yield batch
+            while batch.more and not stop.is_set():
+                batch = await self.apoll()
+                yield batch

@@ -110,11 +110,11 @@ def test_growth_is_followed_and_indexed(write_ledger: Callable[..., Path]) -> No
     with LedgerFile(path) as ledger:
         ledger.build_index()
         assert ledger.line_count == 2
-        assert ledger.poll().items == []
+        assert ledger.poll().lines == 0
         with path.open("ab") as handle:
             handle.write(tail_piece[20:] + completed(4))
-        batch = ledger.poll()
-        assert [event.seq for event in iter_events(batch.items)] == [3, 4]
+        assert ledger.poll().lines == 2
+        assert [event.seq for event in iter_events(ledger.lines(2, 4))] == [3, 4]
         assert ledger.line_count == 4
         event = ledger.line(3)
         assert event is not None
@@ -132,16 +132,16 @@ def test_truncation_and_replacement_start_over(
     with LedgerFile(path) as ledger:
         ledger.build_index()
         path.write_bytes(started())
-        batch = ledger.poll()
-        assert batch.reset == "truncated"
-        assert [event.seq for event in iter_events(batch.items)] == [1]
+        growth = ledger.poll()
+        assert growth.reset == "truncated"
+        assert [event.seq for event in iter_events(ledger.lines(0, 9))] == [1]
         assert ledger.line_count == 1
         other = tmp_path / "other"
         other.write_bytes(started(skill="replaced") + completed(2))
         os.replace(other, path)
-        batch = ledger.poll()
-        assert batch.reset == "replaced"
-        events: list[RunEvent] = list(iter_events(batch.items))
+        growth = ledger.poll()
+        assert growth.reset == "replaced"
+        events: list[RunEvent] = list(iter_events(ledger.lines(0, 9)))
         assert [event.seq for event in events] == [1, 2]
         assert ledger.line_count == 2
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import time
 from collections.abc import AsyncIterator
 from datetime import datetime
@@ -320,27 +321,21 @@ def _print_timeline(
 
 async def _follow(path: Path, start: int, printer: EventPrinter, err: Console) -> None:
     """Print lines as they land until the run completes (or Ctrl-C)."""
-    from watchfiles import awatch
-
     tail = LedgerTail(path, start=start, keep_raw=True)
-    stop = asyncio.Event()
-    async for _ in awatch(
-        path, debounce=1, step=1, stop_event=stop, rust_timeout=1000, yield_on_timeout=True
-    ):
-        try:
-            batch = await tail.apoll()
-        except LedgerGone:
-            say(err.file, f"{path}: the ledger was removed")
-            return
-        if batch.reset is not None:
-            say(err.file, f"{path}: the ledger was {batch.reset}; reading it again from the start")
-            printer.started = None
-        for line in batch.lines:
-            printer.line(line)
-        printer.flush()  # what has streamed so far; the paragraph goes on on the next line
-        if printer.finished:
-            stop.set()
-            return
+    try:
+        async with contextlib.aclosing(tail.follow()) as batches:
+            async for batch in batches:
+                if batch.reset is not None:
+                    again = "reading it again from the start"
+                    say(err.file, f"{path}: the ledger was {batch.reset}; {again}")
+                    printer.started = None
+                for line in batch.lines:
+                    printer.line(line)
+                printer.flush()  # what streamed so far; the paragraph goes on on the next line
+                if printer.finished:
+                    return
+    except LedgerGone:
+        say(err.file, f"{path}: the ledger was removed")
 
 
 def _show_remote(args: argparse.Namespace, url: str, out: Console) -> int:

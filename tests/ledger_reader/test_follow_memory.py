@@ -1,0 +1,117 @@
+"""Followers hold an index of what was appended, and bounded batches of it, never all of it.
+
+A writer can append faster than a follower handles lines (hundreds of MB a
+second); whatever it appended meanwhile, a follower's next read must not
+hold it all at once, and a file kept open for range reads keeps newline
+positions, not lines.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import tracemalloc
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ledger_reader import LedgerDirectory, LedgerFile, LedgerTail, iter_events
+from ledger_reader.tail import FOLLOW_BYTES
+from tests.conftest import completed, started
+
+RUN = "run_20261129T064500123_9f2c4e1a0b3d5e7f"
+LINE = (
+    b'{"run_id":"' + RUN.encode() + b'","seq":%d,"time":"2026-11-29T06:45:00.000000Z",'
+    b'"type":"llm_chunk","payload":{"index":%d,"delta":"' + b"streamed text " * 16 + b'"}}\n'
+)
+"""A typical line of about 300 bytes."""
+
+
+def chunk_lines(first_seq: int, count: int) -> bytes:
+    return b"".join(LINE % (seq, seq) for seq in range(first_seq, first_seq + count))
+
+
+def append_megabytes(path: Path, megabytes: int, first_seq: int) -> int:
+    """Append about ``megabytes`` MB of lines from ``first_seq``; return the next seq."""
+    seq = first_seq
+    with path.open("ab") as handle:
+        while handle.tell() < megabytes * 1_000_000:
+            handle.write(chunk_lines(seq, 10_000))
+            seq += 10_000
+    return seq
+
+
+@contextlib.contextmanager
+def traced_peak() -> Iterator[list[int]]:
+    """The peak of Python's (and numpy's) allocations inside the block, in bytes."""
+    peak: list[int] = []
+    tracemalloc.start()
+    try:
+        yield peak
+        peak.append(tracemalloc.get_traced_memory()[1])
+    finally:
+        tracemalloc.stop()
+
+
+def test_an_open_file_indexes_growth_without_holding_its_lines(tmp_path: Path) -> None:
+    path = tmp_path / f"{RUN}.jsonl"
+    path.write_bytes(started())
+    with LedgerFile(path) as ledger:
+        ledger.build_index()
+        end = append_megabytes(path, 24, 2)
+        with traced_peak() as peak:
+            growth = ledger.poll()
+        # 70,000 lines: their positions take 0.6 MB; decoded, they took over 60.
+        assert peak[0] < 6_000_000
+        assert growth.lines == end - 2
+        assert ledger.line_count == end - 1
+        last = ledger.lines(end - 2, end - 1)
+        assert [event.seq for event in iter_events(last)] == [end - 1]
+
+
+def test_a_tail_reads_a_big_append_in_bounded_batches(tmp_path: Path) -> None:
+    path = tmp_path / f"{RUN}.jsonl"
+    path.write_bytes(started())
+    tail = LedgerTail(path)
+    assert [event.seq for event in iter_events(tail.poll().items)] == [1]
+    end = append_megabytes(path, 24, 2)
+    seqs: list[int] = []
+    batches = 0
+    biggest = 0
+    while True:
+        with traced_peak() as peak:
+            batch = tail.poll()
+        biggest = max(biggest, peak[0])
+        batches += 1
+        seqs.extend(event.seq for event in iter_events(batch.items))
+        if not batch.more:
+            break
+    assert seqs == list(range(2, end))
+    assert batches >= 24_000_000 // FOLLOW_BYTES
+    assert biggest < 8 * FOLLOW_BYTES  # one batch decoded, not 24 MB of them
+
+
+@pytest.mark.timeout(60)
+async def test_a_watched_directory_hands_a_big_append_on_in_bounded_updates(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / f"{RUN}.jsonl"
+    path.write_bytes(started())
+    directory = LedgerDirectory(tmp_path, liveness_interval=0.2)
+    stop = asyncio.Event()
+    seqs: list[int] = []
+    largest = 0
+    end = 0
+    async for update in directory.watch(stop):
+        for change in update.changes:
+            largest = max(largest, len(change.items))
+            seqs.extend(event.seq for event in iter_events(change.items))
+        if update.initial:
+            end = await asyncio.to_thread(append_megabytes, path, 24, 2)
+            with path.open("ab") as handle:
+                handle.write(completed(end))
+        if end and seqs and seqs[-1] == end:
+            stop.set()
+    assert seqs == list(range(2, end + 1))
+    assert largest <= 2 * FOLLOW_BYTES // len(chunk_lines(2, 1))  # 80,000 lines in all
