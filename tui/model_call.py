@@ -20,8 +20,10 @@ from tui.conversation_text import CallTiming
 
 MODEL_PREFIX: Final = "llm:"
 """How a model node's id begins (as the timeline reads it)."""
+FIRST_PAGE: Final = 4
+"""Events read first, each way."""
 LOOK_PAGE: Final = 256
-"""Events read from the source at a time."""
+"""Events read from the source at a time, at most."""
 LOOK_LIMIT: Final = 4096
 """Events looked through each way at most (a streamed call's chunks lie between)."""
 
@@ -53,18 +55,25 @@ def _same_node(node_id: str | None, other: str | None) -> bool:
 async def _walk(
     store: RunStore, key: RunKey, position: int, *, forward: bool
 ) -> AsyncIterator[LedgerItem]:
-    """The run's events from ``position`` on (or back), :data:`LOOK_LIMIT` at most."""
+    """The run's events from ``position`` on (or back), :data:`LOOK_LIMIT` at most, read
+    in pages that grow from :data:`FIRST_PAGE`: the event looked for is most often the
+    next one, and a page of 256 calls' messages took 20 ms to decode."""
     count = await store.event_count(key) if forward else position
+    size = FIRST_PAGE
     if forward:
         start, stop = position + 1, min(count, position + 1 + LOOK_LIMIT)
-        for page in range(start, stop, LOOK_PAGE):
-            for item in await store.events(key, page, min(stop, page + LOOK_PAGE)):
+        while start < stop:
+            end = min(stop, start + size)
+            for item in await store.events(key, start, end):
                 yield item
+            start, size = end, min(LOOK_PAGE, size * 2)
         return
-    low = max(0, position - LOOK_LIMIT)
-    for page_end in range(position, low, -LOOK_PAGE):
-        for item in reversed(await store.events(key, max(low, page_end - LOOK_PAGE), page_end)):
+    low, end = max(0, position - LOOK_LIMIT), position
+    while end > low:
+        start = max(low, end - size)
+        for item in reversed(await store.events(key, start, end)):
             yield item
+        end, size = start, min(LOOK_PAGE, size * 2)
 
 
 def _took(enter: NodeEnter | None, exit: NodeExit | None) -> CallTiming:
