@@ -396,13 +396,9 @@ class Run:
                 usage.messages = call.messages
             if usage.response is None:
                 usage.response = call.answer()
-            cut = False
-            if isinstance(usage.messages, list):
-                usage.messages, cut = cap_messages(usage.messages)
-            if isinstance(usage.response, list):
-                usage.response, response_cut = cap_messages(usage.response)
-                cut = cut or response_cut
-            if cut:
+            usage.messages, cut = _capped(usage.messages)
+            usage.response, response_cut = _capped(usage.response)
+            if cut or response_cut:
                 usage.truncated = True
         self.emit(LlmCall, usage)
         self._close_llm_node(success=success)
@@ -655,6 +651,16 @@ class Run:
             self.stream.close()
         if not self.done.done():
             self.done.set_result(None)
+
+
+def _capped(conversation: Any) -> tuple[Any, bool]:
+    """A conversation under the cap: the newest messages of a list, else the value cut as
+    any user data is; and whether anything was left out."""
+    if conversation is None:
+        return None, False
+    if isinstance(conversation, list):
+        return cap_messages(conversation)
+    return cap_payload_value(conversation)
 
 
 class _ModelCall:

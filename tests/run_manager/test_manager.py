@@ -469,3 +469,35 @@ async def test_the_demo_researcher_says_what_each_model_call_was_sent(tmp_path: 
     ]
     assert results == ["web_search", "read_page"]
     assert "inotify" in conversation(second["response"])[0].text.lower()
+
+
+@pytest.mark.parametrize("shape", ["many messages", "one long string"])
+async def test_a_long_conversation_keeps_its_newest_messages_under_the_cap(
+    tmp_path: Path, shape: str
+) -> None:
+    from run_manager import model_call
+
+    if shape == "many messages":
+        sent: object = [{"role": "user", "content": f"{n} " + "x" * 2_000} for n in range(100)]
+    else:
+        sent = "y" * 300_000
+
+    class Talker:
+        name = "talker"
+
+        async def run(self, input: str) -> str:
+            async with model_call("m-1", messages=sent) as model:
+                model.response = [{"role": "assistant", "content": "z" * 300_000}]
+            return "ok"
+
+    async with Manager(ledger_dir=tmp_path) as manager:
+        await manager.start(Talker(), "talk").result()
+    (ledger,) = tmp_path.glob("*.jsonl")
+    line = next(text for text in ledger.read_text().splitlines() if '"llm_call"' in text)
+    assert len(line.encode()) < 3 * 66 * 1024  # messages and response capped, each
+    (call,) = llm_calls(tmp_path)
+    assert call["truncated"] is True
+    if shape == "many messages":
+        assert isinstance(call["messages"], list)
+        assert call["messages"][-1]["content"].startswith("99 ")
+        assert 10 < len(call["messages"]) < 100
