@@ -193,6 +193,11 @@ _PIECES = st.sampled_from(
         ("event", "approval_response"),
         ("event", "error"),
         ("event", "cancel_requested"),
+        ("call", "tokens and cost"),
+        ("call", "no usage"),
+        ("call", "tokens a string"),
+        ("call", "model a number"),
+        ("call", "messages"),
         ("enter", "A"),
         ("enter", ""),
         ("enter", "bad"),
@@ -210,6 +215,20 @@ _PIECES = st.sampled_from(
 )
 
 
+_CALLS: dict[str, dict[str, object]] = {
+    "tokens and cost": {"model": "m", "prompt_tokens": 10, "output_tokens": 2, "cost_usd": 0.5},
+    "no usage": {"model": "m"},
+    "tokens a string": {"prompt_tokens": "many", "output_tokens": 2},
+    "model a number": {"model": 5, "prompt_tokens": 3},
+    "messages": {
+        "prompt_tokens": 7,
+        "messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}],
+        "response": "x",
+    },
+}
+"""Model calls' payloads: each counts its tokens as every reader does, or does not."""
+
+
 @settings(max_examples=200, deadline=None)
 @given(
     st.lists(_PIECES, max_size=25),
@@ -225,6 +244,8 @@ def test_any_mix_of_lines_reads_as_every_line_says(
         seq += 1
         if shape == "event":
             out.append(line(seq, what, {"approval_id": "ap"} if "approval" in what else {}))
+        elif shape == "call":
+            out.append(line(seq, "llm_call", _CALLS[what]))
         elif shape in ("enter", "exit"):
             out.append(_node_or_odd(seq, f"node_{shape}", what))
         elif what == "two on a line":
@@ -246,3 +267,18 @@ def test_any_mix_of_lines_reads_as_every_line_says(
         out.append(completed(seq + 1, ending))
     data = b"".join(out)
     assert _fast(data, final=final) == _every_line(data)
+
+
+def test_model_calls_are_summed_on_the_fast_path_without_reading_their_messages() -> None:
+    data = (
+        started()
+        + line(2, "llm_call", _CALLS["tokens and cost"])
+        + line(3, "llm_chunk", {"delta": "a"})
+        + line(4, "llm_call", _CALLS["messages"])
+        + line(5, "llm_call", _CALLS["no usage"])
+        + completed(6, "ok")
+    )
+    assert _took_fast_path(data, final=True)
+    summary = _fast(data, final=True)
+    assert (summary.prompt_tokens, summary.output_tokens, summary.cost_usd) == (17, 2, 0.5)
+    assert summary == _every_line(data)
