@@ -1,18 +1,31 @@
-"""The TUI's figures: first screens, a huge run, and runtop beside toolong.
+"""The TUI's figures: first screens, keys under load, a huge run, and runtop beside toolong.
 
-    .venv/bin/python bench/tui.py [--runs 5] [--toolong /path/to/tl] [--only launch]
-        [--against CHECKOUT]
+    .venv/bin/python bench/tui.py [--runs 5] [--toolong /path/to/tl]
+        [--only launch|keys|run|idle|huge|tmux] [--against CHECKOUT ...]
 
 1. 10,000 runs on screen, from launch (a fresh process): fed from memory
    (the table's own cost) and from a directory of 10,000 ledgers; and the
    first frame, which names the source (saying "opening" until its runs come).
-2. Opening a run of 1,000,000 events: from Enter to its first screen.
-3. Time to first screen on the 1 GB ledger, in tmux at 160x48, for
+2. keys: a key pressed on the runs table to the first frame drawn with the
+   cursor moved, with 10,000 runs shown and 100 live written at 10,000
+   events/s in all; p50, p99, the app's share of a core while keys are
+   pressed, and its CPU per event folded (steadier than wall time on a
+   loaded machine).
+3. run: the same on a live run's timeline (``T`` on its screen), the run
+   written at 2,000 events/s (a checkout from before the timeline: its event
+   list).
+4. idle: the app's share of a core with 10,000 ledgers followed and nothing
+   written (target <= 3%).
+5. Opening a run of 1,000,000 events: from Enter to its first screen.
+6. Time to first screen on the 1 GB ledger, in tmux at 160x48, for
    ``runtop FILE`` and toolong's ``tl FILE`` (installed from PyPI in a venv
    of its own), in turns, with the ratio of each pair.
 
 With ``--against CHECKOUT`` (an earlier commit, ``git worktree add``), the
-launch from memory is also timed there, in turns with this one.
+launch from memory and 2-4 are also measured there, each run in turns with
+this one (which goes first alternates), in a fresh process with the
+checkout's own code (and its ``.venv``, if it has one); the load average is
+printed beside them: the machine is shared.
 
 Ledgers are read with a warm page cache (each is read through first).
 """
@@ -22,6 +35,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import compileall
+import json
+import os
 import resource
 import shutil
 import statistics
@@ -30,6 +45,7 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -223,68 +239,256 @@ class MemoryRuns:
         return Memory("memory")
 
 
-def key_latency(presses: int) -> tuple[list[float], float]:
-    """Key to frame with 10,000 runs shown and 100 live ones at 10,000 events/s in all."""
+KEYS = textwrap.dedent(
+    """
+    import asyncio, json, sys, time
+    from pathlib import Path
+    mode, presses = sys.argv[1], int(sys.argv[2])
+    live = Path(sys.argv[3])
+    from textual import events
+    from inspector import LedgerDirectorySource, RunSource, RunUpdate, SourceUpdate
+    from ledger_reader import RunStatus, RunSummary
+    from tui.app import make_app
+    from tui.settings import Settings
+    from tui.widgets.run_table import RunTable
+
+    class Memory(RunSource):
+        async def updates(self):
+            update = SourceUpdate(initial=True)
+            for n in range(10_000):
+                s = RunSummary(run_id=f"run_{n:06d}", status=RunStatus.SUCCEEDED, skill="s",
+                               started_at=f"2026-11-29T05:{n // 600 % 60:02d}:{n % 60:02d}Z")
+                update.runs.append(RunUpdate(s.run_id, s))
+            yield update
+        async def events(self, run_id, start, stop):
+            return []
+        async def close(self):
+            pass
+
+    async def main():
+        sources = [LedgerDirectorySource(live, name="live")]
+        if mode == "table":
+            sources.insert(0, Memory("memory"))
+        app = make_app(Settings(), sources)
+        display = app._display
+        wanted = []
+        shown = asyncio.Event()
+
+        def timed(screen, renderable):
+            display(screen, renderable)
+            if wanted and wanted[0][0].cursor == wanted[0][1]:
+                wanted.clear()
+                shown.set()  # the first frame drawn with the cursor moved
+
+        app._display = timed
+        async with app.run_test(size=(160, 48)) as pilot:
+            expect = {"table": 10_100, "run": 1, "idle": 10_000}[mode]
+            while True:
+                await pilot.pause(0.05)
+                tables = app.screen.query(RunTable)
+                if tables and len(tables.first().rows) >= expect:
+                    break
+            target = app.screen.query_one(RunTable)
+            store = app.store
+            what = "the runs table"
+            if mode == "idle":
+                while store.loading:
+                    await pilot.pause(0.1)
+                await pilot.pause(5.0)  # the detail passes of the runs on screen
+                cpu, wall = time.process_time(), time.perf_counter()
+                await asyncio.sleep(10.0)
+                share = (time.process_time() - cpu) / (time.perf_counter() - wall)
+                print(json.dumps({"share": share}))
+                return
+            if mode == "run":
+                runs_screen = app.screen
+                await pilot.press("enter")
+                while app.screen is runs_screen:
+                    await pilot.pause(0.05)
+                what = "the run's events"
+                try:
+                    from tui.widgets.timeline_view import TimelineView
+                except ImportError:  # a checkout from before the timeline
+                    from tui.widgets.event_list import EventList
+                    target = app.screen.query_one(EventList)
+                else:
+                    await pilot.press("T")
+                    target = app.screen.query_one(TimelineView)
+                    while len(target.timeline) < 2:
+                        await pilot.pause(0.05)
+                    what = "the run's timeline"
+            await pilot.pause(2.0)  # the live runs are streaming by now
+            cpu, wall, folded = time.process_time(), time.perf_counter(), store.applied
+            latencies = []
+            first = "down" if target.cursor == 0 else "up"
+            other = "up" if first == "down" else "down"
+            for number in range(presses):
+                key = first if number % 20 < 10 else other
+                shown.clear()
+                wanted[:] = [(target, target.cursor + (1 if key == "down" else -1))]
+                pressed = time.perf_counter()
+                app.post_message(events.Key(key, None))
+                try:
+                    await asyncio.wait_for(shown.wait(), 10)
+                except asyncio.TimeoutError:
+                    wanted.clear()  # counted as 10 s: the key was not seen to move it
+                latencies.append(time.perf_counter() - pressed)
+                await asyncio.sleep(0.1)
+            used = time.process_time() - cpu
+            share = used / (time.perf_counter() - wall)
+            folded = store.applied - folded
+            print(json.dumps({"latencies": latencies, "share": share, "cpu": used,
+                              "folded": folded, "what": what}))
+
+    asyncio.run(main())
+    """
+)
+"""Run in a checkout (its own code, its venv's Python): keys pressed while runs stream in."""
+
+WRITER_ONE = textwrap.dedent(
+    """
+    import json, os, sys, time
+    root, rate, seconds = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+    run_id = "run_20261129T070000000_00000000000000aa"
+    fd = os.open(os.path.join(root, run_id + ".jsonl"), os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    seq = 0
+
+    def write(kind, payload):
+        global seq
+        seq += 1
+        now = time.time()
+        moment = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now))
+        moment += f".{int(now % 1 * 1e6):06d}Z"
+        line = {"run_id": run_id, "seq": seq, "time": moment, "type": kind, "payload": payload}
+        os.write(fd, (json.dumps(line, separators=(",", ":")) + "\\n").encode())
+
+    def node(number):
+        # A model call streaming its answer, then a tool call: 14 events.
+        llm = f"llm:default#{number}"
+        yield "node_enter", {"node_id": llm, "node_name": "default"}
+        for index in range(8):
+            yield "llm_chunk", {"index": index, "delta": "streamed text", "node_id": llm}
+        yield "llm_call", {"model": "m", "prompt_tokens": 100, "output_tokens": 10, "node_id": llm}
+        yield "node_exit", {"node_id": llm, "success": True}
+        tool, call = f"tool:search#{number}", f"call_{number:016x}"
+        yield "node_enter", {"node_id": tool, "node_name": "search"}
+        yield "tool_call", {"call_id": call, "node_id": tool, "name": "search"}
+        yield "tool_result", {"call_id": call, "node_id": tool, "output": "ok"}
+        yield "node_exit", {"node_id": tool, "success": True}
+
+    def stream():
+        number = 0
+        while True:
+            yield from node(number)
+            number += 1
+
+    write("run_started", {"skill": "bench", "agent": "bench", "input": {}})
+    events = stream()
+    started = time.monotonic()
+    written = 0
+    while time.monotonic() - started < seconds:
+        for _ in range(int(rate * 0.01)):
+            write(*next(events))
+        written += int(rate * 0.01)
+        target = started + written / rate
+        now = time.monotonic()
+        if target > now:
+            time.sleep(target - now)
+    """
+)
+"""One live run written at ``rate`` events/s: model calls that stream, and tool calls."""
+
+
+def python_of(checkout: Path) -> str:
+    """The checkout's own venv (its pinned Textual), else this one's."""
+    own = checkout / ".venv" / "bin" / "python"
+    return str(own) if own.exists() else sys.executable
+
+
+def keys_in(checkout: Path, mode: str, presses: int) -> dict[str, Any]:
+    """Keys pressed in a fresh app of ``checkout``'s code while a writer streams: ``table``,
+    10,000 runs shown and 100 live at 10,000 events/s in all; ``run``, one run's timeline
+    open while the run writes 2,000 events/s; ``idle``, 10,000 ledgers followed, nothing
+    written (no keys: the CPU only)."""
     import tempfile
 
     from bench.store import WRITER
 
     with tempfile.TemporaryDirectory(dir=Path(__file__).parent) as tmp:
-        writer = subprocess.Popen(
-            [sys.executable, "-c", WRITER, tmp, "100", "10000", "120"],
-            stdout=subprocess.DEVNULL,
-        )
+        writer = None
+        if mode == "table":
+            writer = subprocess.Popen(
+                [sys.executable, "-c", WRITER, tmp, "100", "10000", "120"],
+                stdout=subprocess.DEVNULL,
+            )
+        elif mode == "run":
+            writer = subprocess.Popen([sys.executable, "-c", WRITER_ONE, tmp, "2000", "120"])
+        live = str(ledger_directory()) if mode == "idle" else tmp
         try:
             time.sleep(0.3)
-            return asyncio.run(_key_latency(Path(tmp), presses))
+            done = subprocess.run(
+                [python_of(checkout), "-c", KEYS, mode, str(presses), live],
+                capture_output=True,
+                text=True,
+                cwd=checkout,
+                timeout=600,
+            )
         finally:
-            writer.kill()
-            writer.wait()
+            if writer is not None:
+                writer.kill()
+                writer.wait()
+    if done.returncode != 0:
+        raise SystemExit(f"the {mode} keys run in {checkout} failed:\n{done.stderr[-3000:]}")
+    found: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return found
 
 
-async def _key_latency(live: Path, presses: int) -> tuple[list[float], float]:
-    from textual import events
+def load_average() -> str:
+    return " ".join(f"{load:.1f}" for load in os.getloadavg())
 
-    from inspector import LedgerDirectorySource
-    from tui.app import make_app
-    from tui.settings import Settings
-    from tui.widgets.run_table import RunTable
 
-    sources = [MemoryRuns.make(), LedgerDirectorySource(live, name="live")]
-    app = make_app(Settings(), sources)  # type: ignore[arg-type]
-    display = app._display
-    wanted: list[int] = []
-    shown = asyncio.Event()
+def keys(runs: int, against: list[Path], mode: str = "table") -> None:
+    """Key to frame in turns (which checkout goes first alternates): medians of ``runs``."""
+    checkouts = [REPO, *against]
+    seen: dict[Path, list[dict[str, Any]]] = {checkout: [] for checkout in checkouts}
+    loads = []
+    for turn in range(runs):
+        for checkout in checkouts if turn % 2 == 0 else reversed(checkouts):
+            loads.append(os.getloadavg()[0])
+            seen[checkout].append(keys_in(checkout, mode, 60))
+    for checkout in checkouts:
+        results = seen[checkout]
+        p50 = [statistics.median(r["latencies"]) * 1000 for r in results]
+        p99 = [sorted(r["latencies"])[int(0.99 * len(r["latencies"]))] * 1000 for r in results]
+        share = [r["share"] for r in results]
+        per_event = [r["cpu"] / max(1, r["folded"]) * 1e6 for r in results]
+        name = "here" if checkout == REPO else str(checkout)
+        print(
+            f"  {name}: key to frame on {results[0]['what']}, p50 {statistics.median(p50):.1f} ms "
+            f"({', '.join(f'{t:.0f}' for t in p50)}), p99 {statistics.median(p99):.1f} ms "
+            f"({', '.join(f'{t:.0f}' for t in p99)}); the app's CPU "
+            f"{statistics.median(share):.0%} of a core ({', '.join(f'{c:.0%}' for c in share)}), "
+            f"{statistics.median(per_event):.1f} us per event folded"
+        )
+    print(
+        f"  (medians of {runs} runs in turns; load average at each start: "
+        f"{statistics.median(loads):.1f} median, {min(loads):.1f}-{max(loads):.1f})"
+    )
 
-    def timed_display(screen: object, renderable: object) -> None:
-        display(screen, renderable)  # type: ignore[arg-type]
-        tables = app.screen.query(RunTable)
-        if wanted and tables and tables.first().cursor == wanted[0]:
-            wanted.clear()
-            shown.set()  # the first frame drawn with the cursor moved
 
-    app._display = timed_display  # type: ignore[method-assign]
-    async with app.run_test(size=(160, 48)) as pilot:
-        loaded = 0
-        while loaded < 10_100:
-            await pilot.pause(0.05)
-            tables = app.screen.query(RunTable)
-            loaded = len(tables.first().rows) if tables else 0
-        table = app.screen.query_one(RunTable)
-        await pilot.pause(2.0)  # the live runs are streaming by now
-        cpu, wall = time.process_time(), time.perf_counter()
-        latencies = []
-        for number in range(presses):
-            key = "down" if number % 20 < 10 else "up"
-            shown.clear()
-            wanted[:] = [table.cursor + (1 if key == "down" else -1)]
-            pressed = time.perf_counter()
-            app.post_message(events.Key(key, None))
-            await shown.wait()
-            latencies.append(time.perf_counter() - pressed)
-            await asyncio.sleep(0.1)
-        share = (time.process_time() - cpu) / (time.perf_counter() - wall)
-    return latencies, share
+def idle(runs: int, against: list[Path]) -> None:
+    checkouts = [REPO, *against]
+    shares: dict[Path, list[float]] = {checkout: [] for checkout in checkouts}
+    for turn in range(runs):
+        for checkout in checkouts if turn % 2 == 0 else reversed(checkouts):
+            shares[checkout].append(keys_in(checkout, "idle", 0)["share"])
+    for checkout in checkouts:
+        name = "here" if checkout == REPO else str(checkout)
+        print(
+            f"  {name}: idle, 10,000 ledgers followed, the app's CPU "
+            f"{statistics.median(shares[checkout]):.1%} of a core "
+            f"({', '.join(f'{c:.1%}' for c in shares[checkout])}; target <= 3%)"
+        )
 
 
 def tmux_first_screen(command: list[str], expect: str) -> float:
@@ -313,21 +517,35 @@ def main() -> None:
     parser.add_argument("--toolong", default=shutil.which("tl") or "/tmp/tlvenv/bin/tl")
     parser.add_argument(
         "--only",
-        choices=["launch", "keys", "huge", "tmux"],
-        help="measure one figure: the first screens, key latency, the huge run, or tmux",
+        choices=["launch", "keys", "run", "idle", "huge", "tmux"],
+        help="measure one figure: the first screens, key latency on the runs table, on a "
+        "live run's timeline, the idle CPU, the huge run, or tmux",
     )
     parser.add_argument(
         "--against",
         type=Path,
-        help="a checkout of an earlier commit (git worktree add DIR COMMIT): its launch from "
-        "memory is timed in turns with this one's",
+        action="append",
+        default=[],
+        help="a checkout of an earlier commit (git worktree add DIR COMMIT), with its own "
+        ".venv if its dependencies differ: its launch from memory and its keys are timed in "
+        "turns with this one's (may be given more than once)",
     )
     args = parser.parse_args()
-    compile_bytecode(REPO, *([args.against] if args.against else []))
+    compile_bytecode(REPO, *args.against)
     if args.only in (None, "launch"):
-        launch(args.runs, args.against)
+        launch(args.runs, args.against[0] if args.against else None)
     if args.only in (None, "keys"):
-        keys(args.runs)
+        print(
+            "key press to frame, 10,000 runs shown, 100 live at 10,000 events/s in all "
+            "(targets: p50 <= 15 ms, p99 <= 50 ms, the app under 50% of a core):"
+        )
+        keys(args.runs, args.against)
+    if args.only in (None, "run"):
+        print("key press to frame on a live run's timeline, the run writing 2,000 events/s:")
+        keys(args.runs, args.against, "run")
+    if args.only in (None, "idle"):
+        print("idle, 10,000 ledgers followed (bench/generate.py), nothing written:")
+        idle(args.runs, args.against)
     if args.only in (None, "huge"):
         huge_run(args.runs)
     if args.only in (None, "tmux"):
@@ -388,20 +606,6 @@ def launch(runs: int, against: Path | None = None) -> None:
         f"the newest runs on screen after "
         f"{statistics.median(some):.3f} s ({', '.join(f'{t:.2f}' for t in some)}), all 10,000 "
         f"after {statistics.median(every):.3f} s ({', '.join(f'{t:.2f}' for t in every)})"
-    )
-
-
-def keys(runs: int) -> None:
-    latencies, shares = [], []
-    for _ in range(min(runs, 3)):
-        seen, share = key_latency(60)
-        latencies.append(statistics.median(seen))
-        shares.append(share)
-        p99 = sorted(seen)[int(0.99 * len(seen))]
-    print(
-        f"key press to frame, 10,000 runs shown, 100 live at 10,000 events/s: median "
-        f"{statistics.median(latencies) * 1000:.1f} ms (last run's p99 {p99 * 1000:.1f} ms; "
-        f"target < 50 ms), the app's CPU {statistics.median(shares):.0%} of a core (< 100%)"
     )
 
 
