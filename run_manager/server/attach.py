@@ -214,8 +214,12 @@ class AttachServer:
             if error.status < 400:
                 raise
             return _error(error.status, error.reason)
-        except (asyncio.CancelledError, ConnectionResetError):
+        except asyncio.CancelledError:
             raise
+        except ConnectionResetError:
+            # The client went away (before its stream's headers, say): nobody to answer, and
+            # nothing wrong here. aiohttp drops this answer quietly when it cannot send it.
+            return web.Response(status=499)
         except Exception:
             log.exception("attach API: %s %s failed", request.method, request.path)
             return _error(500, "internal error (the server's log has the details)")
