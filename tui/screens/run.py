@@ -299,10 +299,9 @@ class RunScreen(SelectedRunScreen):
         raw = self._raw(shown) if self.show_raw and shown is not None else None
         self.workers.cancel_group(self, "model-call")
         selected = self._event_selection
+        detail.show(shown, self._call_of(shown), raw)  # at once, as it is selected
         if shows_model_call(shown) and selected is not None and not self.timeline_shown():
-            self._show_model_call(items[0], selected.entry.start)
-            return
-        detail.show(shown, self._call_of(shown), raw)
+            self._show_model_call(items[0], selected.entry.start)  # then with its node's time
 
     @work(exclusive=True, group="model-call", exit_on_error=False)
     async def _show_model_call(self, item: LedgerItem, position: int) -> None:
