@@ -118,6 +118,8 @@ class RunsScreen(SelectedRunScreen):
         """What the column titles say now: unchanged, they are not updated (nor laid out)."""
         self._shown_version = -1
         """The store's version the table was last filled from."""
+        self._keys_said: tuple[object, ...] = ()
+        """What the keys' states last read of the store (:meth:`_keys_read`)."""
 
     def compose(self) -> ComposeResult:
         yield SourceLine(id="sources")
@@ -176,7 +178,22 @@ class RunsScreen(SelectedRunScreen):
         if not self._behind():
             return  # shown already (the screen was filled after the change was posted)
         self.refresh_runs()
-        self.app.refresh_bindings()  # what c, r, a and d can do follows the selected run
+        keys_read = self._keys_read()
+        if keys_read != self._keys_said:
+            self._keys_said = keys_read
+            self.app.refresh_bindings()  # what c, r, a and d can do follows the selected run
+
+    def _keys_read(self) -> tuple[object, ...]:
+        """What the keys' states read of the store: asked again only when it changed (the
+        key bar asked every binding ten times a second while a hundred runs streamed)."""
+        run = self.current_run()
+        refusals = (
+            [self.store.refusal(run.key, kind) for kind in ("cancel", "resume", "approve")]
+            if run is not None
+            else []
+        )
+        marked = [key for key in self.marked if self.store.get(key) is not None]
+        return (run.key if run else None, *refusals, *marked, self.store.snapshot().sources)
 
     def current_run(self) -> RunView | None:
         """The run the keys act on: the selected one."""

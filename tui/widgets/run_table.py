@@ -22,7 +22,7 @@ from textual import events
 from textual.binding import Binding, BindingType
 from textual.content import Content
 from textual.css.styles import RulesMap
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
@@ -92,6 +92,9 @@ AGENT_WIDE: Final = 24
 """The most SKILL / AGENT takes of the cells DOING NOW, gone, leaves."""
 SOURCE_MAX: Final = 22
 """The widest SOURCE gets for a long name (``127.0.0.1:8765`` is 14): cut at the start."""
+FIXED_CELLS: Final = 20_000
+"""The most cells that never change kept made (:meth:`RunTable._fixed`): a screenful each
+of the widths the table was drawn at, many times over."""
 DOING_MAX: Final = 120
 """The most room DOING NOW asks of the empty columns (a question, an error, cut after)."""
 
@@ -675,6 +678,8 @@ class RunTable(ScrollView, can_focus=True):
         """What the rows add up to, kept as they change: :attr:`fill`, and the totals the
         source line says."""
         self._selected_key: RunKey | None = None
+        self._fixed_cells: dict[tuple[str, RunKey, str | None, str | None, int], str] = {}
+        self._frame_width: LinesWidth | None = None
         self._colours: dict[str, Style] = {}
         self._base_style: Style | None = None
         self._cursor: Style | None = None
@@ -816,8 +821,35 @@ class RunTable(ScrollView, can_focus=True):
         table = self.size.width or (width if width is not None else 0)
         return LinesWidth(max(1, table - gutter), self.fill, gutter)
 
+    def _fixed(self, column: str, run: RunView, size: int) -> str:
+        """A cell made of what rarely changes for a run (its id, skill and agent, source),
+        ``size`` cells wide: made once, not each time a live run's line is drawn (ten times
+        a second for each live run on screen)."""
+        key = (column, run.key, run.skill, run.agent, size)
+        text = self._fixed_cells.get(key)
+        if text is None:
+            if len(self._fixed_cells) > FIXED_CELLS:
+                self._fixed_cells.clear()
+            match column:
+                case "run":
+                    text = _cut_start(short_id(run.run_id), size)  # its distinctive end
+                case "agent":
+                    text = cell(skill_and_agent(run.skill, run.agent), size)
+                case _:  # the end of a name says most (the port of 127.0.0.1:8765)
+                    text = _cut_start(inert(run.source, single_line=True), size)
+            self._fixed_cells[key] = text
+        return text
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        # The width is worked out once for the lines of a frame, not for each line.
+        self._frame_width = self.lines_width()
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._frame_width = None
+
     def render_line(self, y: int) -> Strip:
-        width = self.lines_width()
+        width = self._frame_width or self.lines_width()
         row = self.scroll_offset.y + y
         base = self._base_style
         if base is None:
@@ -872,13 +904,12 @@ class RunTable(ScrollView, can_focus=True):
                     text = cell(f"{glyph} {word}", size)
                     style = base + self._colour(colour)
                 case "run":
-                    text = _cut_start(short_id(run.run_id), size)  # its distinctive end
+                    text = self._fixed("run", run, size)  # its distinctive end
                 case "agent":
                     indent = self.branches.get(run.key, "")
                     if len(indent) > size - 2:  # deeper than the column is wide: its end
                         indent = indent[len(indent) - max(0, size - 2) :]
-                    who = skill_and_agent(run.skill, run.agent)
-                    text = indent + cell(who, size - len(indent))
+                    text = indent + self._fixed("agent", run, size - len(indent))
                 case "started":
                     text = relative(run.started_at, self.replayed_at.get(run.source, now))
                 case "duration":
@@ -900,8 +931,8 @@ class RunTable(ScrollView, can_focus=True):
                     text = cell(said, size)
                 case "tokens":
                     text = tokens_and_cost(run, size)
-                case _:  # the end of a name says most (the port of 127.0.0.1:8765)
-                    text = _cut_start(inert(run.source, single_line=True), size)
+                case _:
+                    text = self._fixed("source", run, size)
             text = text[:size]
             segments.append(Segment((text.rjust(size) if right else text.ljust(size)) + " ", style))
         return segments
