@@ -11,7 +11,12 @@ process. Every figure is the median of ``--repeats``.
   ``invoke_agent`` span, four ``chat`` spans with token counts and four
   ``execute_tool`` spans with arguments and results. Four connections
   post them at once; spans per second from the first request to the last
-  answer, every span written to a ledger by then. Beside it, in the same
+  answer, every span written to a ledger by then. Then the same for
+  OpenInference spans, as openinference-instrumentation-langchain makes
+  them for a LangGraph agent: per run the graph's root ``CHAIN`` span with
+  its input and output, four ``LLM`` spans with the model, token counts and
+  the conversation flattened (a user message in, a tool call out) and four
+  ``TOOL`` spans with their input and a ``ToolMessage`` as output. Beside it, in the same
   run, two floors: decoding the same requests in this process, no writing;
   and creating as many ledger files (one per run) with as many bytes, no
   decoding. The ledger directories are removed only after the last run:
@@ -182,6 +187,100 @@ def agent_requests(count: int) -> tuple[list[bytes], int]:
             )
             spans.append(agent)
             lines += 2 + 4 * 3 + 4 * 4  # run_started, run_completed; per chat 3; per tool 4
+        bodies.append(request.SerializeToString())
+    return bodies, lines
+
+
+def openinference_requests(count: int) -> tuple[list[bytes], int]:
+    """``count`` export requests of LangGraph runs in OpenInference's conventions, and the
+    ledger lines they make."""
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+    from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+    from opentelemetry.proto.trace.v1.trace_pb2 import Span
+
+    def attribute(key: str, value: str | int) -> KeyValue:
+        if isinstance(value, int):
+            return KeyValue(key=key, value=AnyValue(int_value=value))
+        return KeyValue(key=key, value=AnyValue(string_value=value))
+
+    asked = '{"messages": [["user", "How do I page a DataTable?"]]}'
+    answered = '{"messages": [{"type": "ai", "data": {"content": "Use the cursor."}}]}'
+    now = time.time_ns()
+    bodies: list[bytes] = []
+    lines = 0
+    for _ in range(count):
+        request = ExportTraceServiceRequest()
+        resource = request.resource_spans.add()
+        resource.resource.attributes.append(attribute("service.name", "bench"))
+        spans = resource.scope_spans.add().spans
+        while len(spans) + 9 <= SPANS_PER_REQUEST:
+            trace_id = secrets.token_bytes(16)
+            root_id = secrets.token_bytes(8)
+            for step in range(4):
+                call_id = f"call_{secrets.token_hex(8)}"
+                llm = Span(
+                    trace_id=trace_id,
+                    span_id=secrets.token_bytes(8),
+                    parent_span_id=root_id,
+                    name="ChatOpenAI",
+                    start_time_unix_nano=now + step * 1000,
+                    end_time_unix_nano=now + step * 1000 + 500,
+                )
+                output = "llm.output_messages.0.message.tool_calls.0.tool_call"
+                llm.attributes.extend(
+                    [
+                        attribute("openinference.span.kind", "LLM"),
+                        attribute("llm.model_name", "gpt-5"),
+                        attribute("llm.provider", "openai"),
+                        attribute("llm.token_count.prompt", 812),
+                        attribute("llm.token_count.completion", 41),
+                        attribute("llm.input_messages.0.message.role", "user"),
+                        attribute("llm.input_messages.0.message.content", "textual datatable"),
+                        attribute("llm.output_messages.0.message.role", "assistant"),
+                        attribute(f"{output}.id", call_id),
+                        attribute(f"{output}.function.name", "search"),
+                        attribute(f"{output}.function.arguments", '{"q": "textual datatable"}'),
+                    ]
+                )
+                tool = Span(
+                    trace_id=trace_id,
+                    span_id=secrets.token_bytes(8),
+                    parent_span_id=root_id,
+                    name="search",
+                    start_time_unix_nano=now + step * 1000 + 600,
+                    end_time_unix_nano=now + step * 1000 + 900,
+                )
+                result = (
+                    '{"type": "tool", "data": {"content": "DataTable: rows, columns, cursor", '
+                    f'"tool_call_id": "{call_id}"}}}}'
+                )
+                tool.attributes.extend(
+                    [
+                        attribute("openinference.span.kind", "TOOL"),
+                        attribute("tool.name", "search"),
+                        attribute("input.value", "textual datatable"),
+                        attribute("output.value", result),
+                    ]
+                )
+                spans.extend([llm, tool])
+            root = Span(
+                trace_id=trace_id,
+                span_id=root_id,
+                name="researcher",
+                start_time_unix_nano=now,
+                end_time_unix_nano=now + 5000,
+            )
+            root.attributes.extend(
+                [
+                    attribute("openinference.span.kind", "CHAIN"),
+                    attribute("input.value", asked),
+                    attribute("output.value", answered),
+                ]
+            )
+            spans.append(root)
+            lines += 2 + 4 * 3 + 4 * 4  # run_started, run_completed; per LLM 3; per tool 4
         bodies.append(request.SerializeToString())
     return bodies, lines
 
@@ -367,6 +466,7 @@ def _cpu(runs: list[Ingested]) -> str:
 
 def measure(repeats: int, scratch: Path, peer: Path | None) -> None:
     mine: list[Ingested] = []
+    openinference: list[Ingested] = []
     peers: list[Ingested] = []
     floors: list[float] = []
     creates: list[float] = []
@@ -378,6 +478,8 @@ def measure(repeats: int, scratch: Path, peer: Path | None) -> None:
         if peer is not None and not repeat % 2:
             peers.append(ingest_once(scratch, bodies, lines, peer))
         spans = len(bodies) * (SPANS_PER_REQUEST // 9 * 9)
+        inference_bodies, inference_lines = openinference_requests(REQUESTS)
+        openinference.append(ingest_once(scratch, inference_bodies, inference_lines))
         floors.append(decode_floor(bodies))
         creates.append(spans / create_floor(scratch, mine[-1].sizes))
     rates = [run.rate for run in mine]
@@ -389,6 +491,12 @@ def measure(repeats: int, scratch: Path, peer: Path | None) -> None:
         f"{CONNECTIONS} connections); target >= 20,000 spans/s"
     )
     print(f"  the server's CPU per span (HTTP and decoding included): {_cpu(mine)}")
+    inference_rates = [run.rate for run in openinference]
+    print(
+        f"  OpenInference spans (a LangGraph agent's), the same way: "
+        f"{statistics.median(inference_rates):,.0f} spans/s (runs {_runs(inference_rates)}); "
+        f"CPU per span {_cpu(openinference)}"
+    )
     if peer is not None:
         peer_rates = [run.rate for run in peers]
         print(

@@ -417,9 +417,13 @@ class OtlpIngest:
                 touched[run.run_id] = run
                 accepted += 1
             self._forget_unplaced(trace)
-            # A run ends after what happened in it, whatever order its spans came in.
+            # A run ends after what happened in it, whatever order its spans came in; where
+            # several of its spans could end it (agents one after another under one root, as
+            # an Agents SDK handoff makes them), the last to end does.
             if len(endings) > 1:
                 endings.sort(key=_end_of_ending)
+                last = {run.run_id: (run, span) for run, span in endings}
+                endings = list(last.values()) if len(last) < len(endings) else endings
             for run, span in endings:
                 self._complete(run, span)
             if trace.run is not None and trace.run.pending:

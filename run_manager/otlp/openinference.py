@@ -45,7 +45,6 @@ from run_manager.otlp.families import (
     first_text,
     json_value,
     last_user_text,
-    nested,
     number,
     text,
 )
@@ -77,8 +76,7 @@ def model_call(span: Span) -> ModelCall:
     attributes = span.attributes
     get = attributes.get
     model = first_text(get, "llm.response.model_name", "llm.model_name", "llm.request.model_name")
-    messages = _messages(attributes, "llm.input_messages.")
-    response = _messages(attributes, "llm.output_messages.")
+    messages, response = _conversation(attributes)
     cost = get("llm.cost.total")
     return ModelCall(
         model=model,
@@ -132,7 +130,7 @@ def run_output(span: Span) -> Any:
 
 
 def asked(span: Span) -> str | None:
-    return last_user_text(_messages(span.attributes, "llm.input_messages."))
+    return last_user_text(_conversation(span.attributes)[0])
 
 
 def step(span: Span) -> tuple[str, str]:
@@ -153,26 +151,54 @@ OPENINFERENCE: Final = Family(
 )
 
 
-def _messages(attributes: dict[str, Any], prefix: str) -> list[Any] | None:
-    """``llm.input_messages.<N>.message.*`` (or the output's) as messages in runtop's shape."""
-    found = nested(attributes, prefix)
-    if not found:
-        return None
-    return [_message(fields) for fields in found]
+_INPUT: Final = "llm.input_messages."
+_OUTPUT: Final = "llm.output_messages."
+
+
+def _conversation(attributes: dict[str, Any]) -> tuple[list[Any] | None, list[Any] | None]:
+    """``llm.input_messages.<N>.message.*`` and ``llm.output_messages.<N>...`` as messages in
+    runtop's shape, read in one pass over the span's attributes (a model span has dozens)."""
+    sent: dict[int, dict[str, Any]] = {}
+    answered: dict[int, dict[str, Any]] = {}
+    for key, value in attributes.items():
+        if key.startswith(_INPUT):
+            table, rest = sent, key[len(_INPUT) :]
+        elif key.startswith(_OUTPUT):
+            table, rest = answered, key[len(_OUTPUT) :]
+        else:
+            continue
+        index, dot, field = rest.partition(".")
+        if dot and index.isdigit():
+            fields = table.get(int(index))
+            if fields is None:
+                fields = table[int(index)] = {}
+            fields[field] = value
+    return (
+        [_message(sent[index]) for index in sorted(sent)] if sent else None,
+        [_message(answered[index]) for index in sorted(answered)] if answered else None,
+    )
+
+
+_CALLS: Final = "message.tool_calls."
+_CONTENTS: Final = "message.contents."
 
 
 def _message(fields: dict[str, Any]) -> dict[str, Any]:
     role = fields.get("message.role")
     role = role if isinstance(role, str) and role else "?"
     content = fields.get("message.content")
-    parts: list[dict[str, Any]] = []
-    for item in nested(fields, "message.contents."):
-        kind = item.get("message_content.type")
-        words = item.get("message_content.text")
-        if isinstance(words, str):
-            parts.append({"type": "text", "text": words})
-        elif kind == "image":
-            parts.append({"type": "text", "text": "[image]"})
+    calls: dict[int, dict[str, Any]] = {}
+    contents: dict[int, dict[str, Any]] = {}
+    for key, value in fields.items():
+        if key.startswith(_CALLS):
+            table, rest = calls, key[len(_CALLS) :]
+        elif key.startswith(_CONTENTS):
+            table, rest = contents, key[len(_CONTENTS) :]
+        else:
+            continue
+        index, dot, field = rest.partition(".")
+        if dot and index.isdigit():
+            table.setdefault(int(index), {})[field] = value
     call_id = fields.get("message.tool_call_id")
     if role == "tool" and isinstance(call_id, str):
         name = fields.get("message.name")
@@ -180,9 +206,18 @@ def _message(fields: dict[str, Any]) -> dict[str, Any]:
         if isinstance(name, str):
             result["name"] = name
         return {"role": role, "content": [result]}
+    parts: list[dict[str, Any]] = []
+    for position in sorted(contents):
+        item = contents[position]
+        words = item.get("message_content.text")
+        if isinstance(words, str):
+            parts.append({"type": "text", "text": words})
+        elif item.get("message_content.type") == "image":
+            parts.append({"type": "text", "text": "[image]"})
     if isinstance(content, str) and content and not parts:
         parts.append({"type": "text", "text": content})
-    for call in nested(fields, "message.tool_calls."):
+    for position in sorted(calls):
+        call = calls[position]
         parts.append(
             {
                 "type": "tool_call",

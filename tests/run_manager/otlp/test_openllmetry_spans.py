@@ -235,3 +235,33 @@ def test_a_workflow_with_no_agent_is_the_run_its_tasks_steps(tmp_path: Path) -> 
         (NodeKind.MODEL, "gpt-4o-2024-08-06"),
         (NodeKind.TOOL, "book"),
     ]
+
+
+def test_a_handoff_is_one_run_ended_by_the_last_agent(tmp_path: Path) -> None:
+    """The Agents SDK's handoff: two agent spans one after the other under the workflow."""
+    spans = agents_sdk_trace()
+    specialist = "f000000000000007"
+    chat = next(each for each in spans if each["spanId"] == CHAT_2)
+    chat["parentSpanId"] = specialist
+    for each in spans:
+        if each["spanId"] == AGENT:
+            each["endTimeUnixNano"] = str(int(each["startTimeUnixNano"]) + 400_000_000)
+    spans.append(
+        span(
+            specialist,
+            "specialist.agent",
+            0.405,
+            0.7,
+            parent=WORKFLOW,
+            traceloop__span__kind="agent",
+            gen_ai__agent__name="specialist",
+            gen_ai__operation__name="invoke_agent",
+        )
+    )
+    OtlpIngest(tmp_path).ingest(decode_json(request(*spans)))
+    [events] = ledgers(tmp_path).values()
+    assert events[0]["payload"]["agent"] == "weather"
+    assert types(events).count("llm_call") == 2
+    assert types(events)[-1] == "run_completed"
+    assert types(events).count("run_completed") == 1
+    assert events[-1]["payload"]["output"] == ANSWER
