@@ -50,7 +50,7 @@ from run_manager.otlp.request_body import (
 from run_manager.run import ApprovalNotFound, Status
 from run_manager.server.frame_ring import FrameRing
 from run_manager.server.history import LedgerUnreadable, RunHistory
-from run_manager.server.sse import SSE_HEADERS, LineHead, damaged_frame, sse_frame
+from run_manager.server.sse import SSE_HEADERS, damaged_frame, sse_frame
 from run_manager.server.summary_index import MAX_FINISHED, IndexedRun, SummaryIndex
 from run_manager.server.tokens import make_token
 
@@ -292,17 +292,45 @@ class AttachServer:
             {"runs": page, "next_cursor": last if more else None, "read_only": self.read_only}
         )
 
-    async def get_run(self, request: web.Request) -> web.Response:
+    async def get_run(self, request: web.Request) -> web.StreamResponse:
+        """The run and its first events, written as they are read: never whole in memory."""
         run_id = request.match_info["run_id"]
         booked = self._booked(run_id)
-        lines = [line async for line in self._lines(run_id, booked, 0, RUN_EVENTS_LIMIT)]
-        events = [line for line, head in lines if head is not None]
-        body = b'{"run":%s,"events":[%s],"events_truncated":%s}' % (
-            _encoder.encode(_wire_summary(booked)),
-            b",".join(events),
-            b"true" if len(lines) >= RUN_EVENTS_LIMIT else b"false",
-        )
-        return web.Response(body=body, content_type="application/json")
+        await self._check_ledger(booked)
+        response = web.StreamResponse()
+        response.content_type = "application/json"
+        await response.prepare(request)
+        await response.write(b'{"run":%s,"events":[' % _encoder.encode(_wire_summary(booked)))
+        read = 0
+        separator = b""
+        events: list[bytes] = []
+        try:
+            async for line, head in self.history.lines(run_id, booked.path, 0, RUN_EVENTS_LIMIT):
+                read += 1
+                if head is not None:
+                    events.append(line)
+                if len(events) >= 256:
+                    await response.write(separator + b",".join(events))
+                    separator = b","
+                    events.clear()
+        except LedgerUnreadable:
+            # Removed while read: the answer's headers are out, so it is cut off where it
+            # stands (the client sees a broken answer, never a short one taken for whole).
+            request.protocol.force_close()
+            return response
+        truncated = b"true" if read >= RUN_EVENTS_LIMIT else b"false"
+        tail = (separator + b",".join(events)) if events else b""
+        await response.write(tail + b'],"events_truncated":%s}' % truncated)
+        await response.write_eof()
+        return response
+
+    async def _check_ledger(self, booked: IndexedRun) -> None:
+        """A 410 while one can still be answered (before a streamed answer starts)."""
+        if booked.path is not None:
+            try:
+                await asyncio.to_thread(os.stat, booked.path)
+            except OSError as error:
+                raise _ApiError(410, str(LedgerUnreadable.of(error))) from None
 
     async def run_events(self, request: web.Request) -> web.StreamResponse:
         """A run's events as SSE: history, then (``follow=1``) live until the run ends.
@@ -314,11 +342,7 @@ class AttachServer:
         query = request.query
         follow = query.get("follow", "") in {"1", "true", "yes"}
         after = _int(request.headers.get("Last-Event-ID"), 0, "Last-Event-ID")
-        if booked.path is not None:  # answered as JSON while it still can be: before the stream
-            try:
-                await asyncio.to_thread(os.stat, booked.path)
-            except OSError as error:
-                raise _ApiError(410, str(LedgerUnreadable.of(error))) from None
+        await self._check_ledger(booked)
         response = web.StreamResponse(headers=SSE_HEADERS)
         await response.prepare(request)
         if "start" in query or "stop" in query:
@@ -438,15 +462,6 @@ class AttachServer:
         return response
 
     # -- histories ----------------------------------------------------------------
-
-    async def _lines(
-        self, run_id: str, booked: IndexedRun, start: int, stop: int
-    ) -> AsyncIterator[tuple[bytes, LineHead | None]]:
-        try:
-            async for item in self.history.lines(run_id, booked.path, start, stop):
-                yield item
-        except LedgerUnreadable as error:
-            raise _ApiError(410, str(error)) from None
 
     async def _write_range(
         self, response: web.StreamResponse, run_id: str, booked: IndexedRun, start: int, stop: int

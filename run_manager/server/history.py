@@ -24,6 +24,10 @@ OPEN_LEDGERS: Final = 64
 """Ledgers kept open (and indexed) for reads by position, least recently used closed first."""
 
 
+LINES_PER_READ: Final = 256
+"""Lines read from a ledger at a time for a request by position."""
+
+
 class LedgerUnreadable(Exception):
     """The run's ledger cannot be opened or read; the message names no path (it is for clients)."""
 
@@ -88,10 +92,15 @@ class RunHistory:
             for event in events[max(0, start - dropped) : max(0, stop - dropped)]:
                 yield encode_event(event)[:-1], LineHead(event.seq, event.type)
             return
-        lines = await asyncio.to_thread(self._read_lines, path, start, stop)
-        for line in lines:
-            if line.strip():
-                yield line, head_of(line)
+        for low in range(start, stop, LINES_PER_READ):  # a piece at a time, not the whole range
+            lines = await asyncio.to_thread(
+                self._read_lines, path, low, min(stop, low + LINES_PER_READ)
+            )
+            for line in lines:
+                if line.strip():
+                    yield line, head_of(line)
+            if len(lines) < LINES_PER_READ:
+                return
 
     def _read_lines(self, path: str, start: int, stop: int) -> list[bytes]:
         with self._ledgers_lock:  # requests read in threads; the open ledgers are shared
@@ -130,8 +139,9 @@ class LedgerFrames:
     """A ledger read forward (by ``ledger_reader``'s one line reader) as SSE frames;
     for a thread."""
 
-    BLOCK: Final = 1024 * 1024
-    """Bytes of lines sent per batch."""
+    BLOCK: Final = 64 * 1024
+    """Bytes of lines read and sent per batch: what one client's history holds at a time
+    (a hundred clients reading a history at once hold a few MB, whatever its size)."""
 
     def __init__(self, path: str, *, torn_tail: bool = False) -> None:
         self.path = path
@@ -159,7 +169,9 @@ class LedgerFrames:
             if found is None:
                 return False
             self._offset = found
-        self._lines = read_lines(self._fd, self._offset, keep_raw=True, torn_tail=self.torn_tail)
+        self._lines = read_lines(
+            self._fd, self._offset, keep_raw=True, torn_tail=self.torn_tail, chunk=self.BLOCK
+        )
         return True
 
     def read(self) -> tuple[bytes, int, bool] | None:
