@@ -111,6 +111,9 @@ class Complete:
     given, the text and thinking streamed since the call began."""
     messages: Any = None
     """What it was sent, when no :class:`ModelRequest` said so."""
+    first_token_micros: int | None = None
+    """A streamed call's wait from its request to the first piece of its answer (text or a
+    tool call); when not given, the wait for its first text."""
 
 
 AgentEvent = (

@@ -451,6 +451,7 @@ class Run:
                         cost_usd=event.cost_usd,
                         messages=event.messages,
                         response=event.response,
+                        first_token_micros=event.first_token_micros,
                     )
                 )
             case AgentError(message=message):

@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import time
 from collections.abc import AsyncIterator
 from typing import Any, Final
 
@@ -78,7 +79,8 @@ class OpenAIAgentsAgent:
         try:
             async for event in streamed.stream_events():
                 if isinstance(event, RawResponsesStreamEvent):
-                    item = _raw_event(event.data, requests.model)
+                    requests.answering()
+                    item = _raw_event(event.data, requests.model, requests.first_token)
                     if isinstance(item, Complete):
                         requests.recorded("llm")
                     if item is not None:
@@ -117,9 +119,18 @@ class StreamedRequests(RunHooks[Any]):
         self.run = run
         self.model: str | None = None
         """The model of the call in progress (its answer is named after it)."""
+        self.first_token: int | None = None
+        """Microseconds from its request to the first event of its answer read."""
+        self._requested: float | None = None
         self._happened = {"llm": 0, "tool": 0, "handoff": 0}
         self._read = {"llm": 0, "tool": 0, "handoff": 0}
         self._progress = asyncio.Event()
+
+    def answering(self) -> None:
+        """An event of the call's answer is read: the first one times the first token."""
+        if self._requested is not None:
+            self.first_token = int((time.monotonic() - self._requested) * 1e6)
+            self._requested = None
 
     def recorded(self, kind: str) -> None:
         """The stream's reader has recorded one more of ``kind``."""
@@ -145,6 +156,8 @@ class StreamedRequests(RunHooks[Any]):
         sent = None
         if getattr(self.run, "record_content", True):
             sent = messages_of(system_prompt, input_items)
+        self.first_token = None
+        self._requested = time.monotonic()
         self.run.on_agent_event(ModelRequest(model=self.model, messages=sent))
 
     async def on_llm_end(self, context: Any, agent: Agent[Any], response: ModelResponse) -> None:
@@ -216,7 +229,7 @@ def record_handoff(run: Run, source: str, target: str) -> None:
     run.emit(NodeExit, NodeExitPayload(node_id=node_id, duration_micros=0, success=True))
 
 
-def _raw_event(data: Any, model: str | None) -> AgentEvent | None:
+def _raw_event(data: Any, model: str | None, first_token: int | None) -> AgentEvent | None:
     kind = getattr(data, "type", "")
     if kind == "response.output_text.delta":
         return Content(data.delta) if data.delta else None
@@ -232,6 +245,7 @@ def _raw_event(data: Any, model: str | None) -> AgentEvent | None:
             prompt_tokens=usage.input_tokens if usage is not None else None,
             output_tokens=usage.output_tokens if usage is not None else None,
             response=messages_of(None, response.output) if content else None,
+            first_token_micros=first_token,
         )
     return None
 

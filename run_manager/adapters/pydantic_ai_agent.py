@@ -19,6 +19,7 @@ Cancel needs nothing of PydanticAI: the run's task is cancelled, and
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -86,6 +87,7 @@ class PydanticAIAgent:
         run = current_run()
         content = run is not None and getattr(run, "record_content", True)
         model = "default"
+        first_token: int | None = None
         async with self.agent.iter(input) as agent_run:
             async for node in agent_run:
                 if Agent.is_model_request_node(node):
@@ -96,8 +98,11 @@ class PydanticAIAgent:
                     # Handed over before the node runs: the request is sent when it does.
                     yield ModelRequest(model=model, messages=sent)
                     if streamed:
+                        requested = time.monotonic()
                         async with node.stream(agent_run.ctx) as request_stream:
                             async for event in request_stream:
+                                if first_token is None:  # text or a tool call's start
+                                    first_token = int((time.monotonic() - requested) * 1e6)
                                 for item in _streamed(event):
                                     yield item
                 elif Agent.is_call_tools_node(node):
@@ -106,7 +111,8 @@ class PydanticAIAgent:
                         for item in _response_text(response):
                             yield item
                     answer = messages_of([response]) if content else None
-                    yield _usage(response, model, answer)
+                    yield _usage(response, model, answer, first_token)
+                    first_token = None
                     try:
                         async with node.stream(agent_run.ctx) as tool_stream:
                             async for event in tool_stream:
@@ -153,7 +159,7 @@ def _response_text(response: ModelResponse) -> list[AgentEvent]:
     return items
 
 
-def _usage(response: ModelResponse, model: str, answer: Any) -> Complete:
+def _usage(response: ModelResponse, model: str, answer: Any, first_token: int | None) -> Complete:
     usage = response.usage
     cost: float | None
     try:
@@ -167,6 +173,7 @@ def _usage(response: ModelResponse, model: str, answer: Any) -> Complete:
         output_tokens=usage.output_tokens,
         cost_usd=cost,
         response=answer,
+        first_token_micros=first_token,
     )
 
 
