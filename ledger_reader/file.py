@@ -45,6 +45,9 @@ INDEX_POLL: Final = 0.05
 INDEX_CHUNK: Final = 1024 * 1024
 """Bytes scanned per step of the index: big enough for numpy, small enough to stay in cache."""
 
+ENDS_BLOCK: Final = 1 << 16
+"""Line ends per block of a growing index (512 KiB)."""
+
 INDEX_WORKERS: Final = min(2, os.cpu_count() or 1)
 """Threads scanning chunks at once (bench/ledger_file.py: 1 MiB chunks, 2 threads, ~5 GB/s)."""
 
@@ -59,40 +62,45 @@ class FileGrowth(msgspec.Struct, frozen=True):
 
 
 class LineEnds:
-    """The newline positions of appended lines: numpy chunks, merged as they pile up.
+    """The newline positions of appended lines, in blocks of :data:`ENDS_BLOCK` int64s.
 
-    Each poll adds a chunk; the last two are merged while the older is no more
-    than twice the newer, so a ledger polled once a line holds a few chunks,
-    not one per poll (a numpy array costs ~100 bytes beside its data).
+    Blocks are filled in place and never merged or copied once full, so the
+    index of a file that grew by 1 GB costs its 8 bytes a line and no more:
+    no array twice its size for a moment, nothing the allocator keeps after.
+    The first block starts small and doubles until full size (a ledger of a
+    few lines costs a few hundred bytes).
     """
 
-    __slots__ = ("_chunks", "_counts")
+    __slots__ = ("_blocks", "_count")
 
     def __init__(self) -> None:
-        self._chunks: list[npt.NDArray[np.int64]] = []
-        self._counts: list[int] = []
-        """Lines up to and including each chunk."""
+        self._blocks: list[npt.NDArray[np.int64]] = []
+        self._count = 0
 
     def __len__(self) -> int:
-        return self._counts[-1] if self._counts else 0
+        return self._count
 
     def append(self, ends: npt.NDArray[np.int64]) -> None:
         import numpy as np
 
-        if not len(ends):
-            return
-        chunks = self._chunks
-        chunks.append(ends)
-        while len(chunks) >= 2 and len(chunks[-2]) <= 2 * len(chunks[-1]):
-            last = chunks.pop()
-            chunks[-1] = np.concatenate((chunks[-1], last))
-        total = 0
-        self._counts = [total := total + len(chunk) for chunk in chunks]
+        position, total = 0, len(ends)
+        while position < total:
+            fill = self._count % ENDS_BLOCK
+            if fill == 0:
+                self._blocks.append(np.empty(min(ENDS_BLOCK, max(256, total)), np.int64))
+            block = self._blocks[-1]
+            if fill + (total - position) > len(block) and len(block) < ENDS_BLOCK:
+                size = min(ENDS_BLOCK, max(2 * len(block), fill + total - position))
+                grown = np.empty(size, np.int64)
+                grown[:fill] = block[:fill]
+                block = self._blocks[-1] = grown
+            take = min(len(block) - fill, total - position)
+            block[fill : fill + take] = ends[position : position + take]
+            position += take
+            self._count += take
 
     def __getitem__(self, number: int) -> int:
-        chunk = bisect.bisect_right(self._counts, number)
-        before = self._counts[chunk - 1] if chunk else 0
-        return int(self._chunks[chunk][number - before])
+        return int(self._blocks[number // ENDS_BLOCK][number % ENDS_BLOCK])
 
 
 class LedgerFile:
