@@ -32,6 +32,7 @@ from ledger_reader import (
     parse_time,
 )
 from ledger_reader.summary import PendingApproval
+from ledger_reader.timespan import elapsed
 
 
 class RunKey(NamedTuple):
@@ -189,18 +190,17 @@ class RunView(msgspec.Struct, frozen=True, gc=False):
         A replayed run still playing has lasted until the moment its replay has played up
         to, ``replayed_at`` (its clock, stopped while paused), not until now (it started
         yesterday, not 21 hours ago); not given, until its last event so far. A run that
-        stopped (stale, abandoned) lasted until its last event, whatever the clock."""
+        ended or stopped (stale, abandoned) lasted until its last event, whatever the clock:
+        the one rule of :func:`ledger_reader.timespan.elapsed`, as ``runtop ls`` says it."""
         if self.started_at is None:
             return None
-        if self.ended_at is not None:
-            end = self.ended_at
-        elif self.live and not self.recorded:
+        if self.live and not self.recorded and self.summary.completed_at is None:
             end = now if now is not None else time.time()
         else:
-            end = self.last_event_at or self.started_at
+            end = self.last_event_at or self.ended_at or self.started_at
             if self.live and replayed_at is not None:
                 end = max(end, replayed_at)
-        return max(0.0, end - self.started_at)
+        return elapsed(self.started_at, end)
 
     @property
     def doing(self) -> str:

@@ -81,6 +81,7 @@ from ledger_reader import (
     UnknownEvent,
     parse_time,
 )
+from ledger_reader.timespan import elapsed, offset_in_run
 
 _UNTIMED_TYPES: Final = frozenset({LlmChunk, ReasoningChunk})
 """Events that add nothing to a timeline, skipped before their time is even read."""
@@ -294,6 +295,9 @@ class Timeline:
         self.earliest: float | None = None
         self.latest: float | None = None
         """The earliest and latest times of any event or node end folded."""
+        self.first: float | None = None
+        self.last: float | None = None
+        """The times of the first and the last timed event, in file order: the run's span."""
         self._nodes: dict[str, TimelineNode] = {}
         self._rows: list[TimelineNode] = []
         self._rows_stale = False
@@ -336,26 +340,26 @@ class Timeline:
         return self._rows
 
     def span(self, now: float | None = None) -> tuple[float, float]:
-        """The run's time axis: from its start to its end, or to ``now`` while it has none.
+        """The run's time axis: from its start to its last event, or to ``now`` while it runs.
 
-        ``now`` defaults to the latest time folded (a run read after the fact
-        lasts until its last event). Returns ``(0.0, 0.0)`` before any time is known.
+        The one rule of :func:`ledger_reader.timespan.elapsed`, which ``runtop ls`` and the
+        table follow too: from ``run_started`` (else the first event) to the last event in
+        file order, never backwards. A clock that jumped leaves nodes off the axis (drawn
+        cut at its edge) rather than stretching it: the run's warnings say the clock went
+        back. ``now`` defaults to the last event's time (a run read after the fact lasts
+        until its last event). Returns ``(0.0, 0.0)`` before any time is known.
         """
-        start = self.run_start
-        if start is None or (self.earliest is not None and self.earliest < start):
-            start = self.earliest
+        start = self.run_start if self.run_start is not None else self.first
         if start is None:
             return (0.0, 0.0)
-        end = self.run_end
-        if end is None and self.stopped_at is not None:
-            end = max(self.stopped_at, self.latest or self.stopped_at)
-        if end is None:
-            end = now if now is not None else self.latest
-        if end is None or end < start:
-            end = start
-        if self.latest is not None and self.run_end is not None and self.latest > end:
-            end = self.latest  # an event written after run_completed (damage) stays on the axis
-        return (start, end)
+        end: float | None
+        if self.run_end is None and self.stopped_at is not None:
+            end = self.stopped_at  # its summary's last event (streamed text is not folded here)
+        elif self.run_end is None and now is not None:
+            end = now
+        else:
+            end = self.last if self.last is not None else self.run_end
+        return (start, start + (elapsed(start, end) or 0.0))
 
     def summary(
         self, now: float | None = None, *, nodes: Iterable[TimelineNode] | None = None
@@ -445,8 +449,10 @@ class Timeline:
                 "depth": node.depth,
                 "start": _rfc3339(node.start),
                 "end": None if node.end is None else _rfc3339(node.end),
-                "offset": round(node.start - origin, 6),
-                "end_offset": None if node.end is None else round(node.end - origin, 6),
+                "offset": round(offset_in_run(node.start, origin), 6),
+                "end_offset": None
+                if node.end is None
+                else round(offset_in_run(node.end, origin), 6),
                 "duration": None if node.duration is None else round(node.duration, 6),
                 "outcome": str(node.outcome),
                 "position": node.position,
@@ -493,6 +499,9 @@ class Timeline:
             self.earliest = moment
         if self.latest is None or moment > self.latest:
             self.latest = moment
+        if self.first is None:
+            self.first = moment
+        self.last = moment
         fold = _FOLDS.get(type(event))
         if fold is not None:
             fold(self, event, moment, position)

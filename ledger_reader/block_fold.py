@@ -1,7 +1,7 @@
 """The fast block fold: a block of complete ledger lines into a summary, at C speed.
 
 msgspec's ``decode_lines`` validates every line of a block into its
-:class:`~ledger_reader.decode.LineEnvelope` (type, seq, run_id; the payload
+:class:`~ledger_reader.decode.TimedEnvelope` (type, seq, run_id, time; the payload
 skipped); only the lines whose type a summary needs are decoded whole, by
 the one line decoder. The fold must say exactly what decoding every line
 says, so it takes the fast path only where it cannot be misled, and
@@ -30,7 +30,7 @@ from typing import Final
 
 import msgspec
 
-from ledger_reader.decode import LineEnvelope, decode_line
+from ledger_reader.decode import TimedEnvelope, decode_line
 from ledger_reader.events import (
     DamagedLine,
     KnownEvent,
@@ -57,7 +57,7 @@ class _LlmUsage(TypedEvent, tag="llm_call"):
     payload: _UsagePayload = msgspec.field(default_factory=_UsagePayload)
 
 
-_envelopes: Final = msgspec.json.Decoder(list[LineEnvelope])
+_envelopes: Final = msgspec.json.Decoder(list[TimedEnvelope])
 _known_events: Final = msgspec.json.Decoder(list[KnownEvent])
 _usages: Final = msgspec.json.Decoder(list[_LlmUsage])
 
@@ -155,6 +155,7 @@ def _fold_fast(data: bytes, builder: SummaryBuilder, *, final: bool = False) -> 
         return False  # a last event without a time: an earlier one's counts
     for event in events:
         builder.apply(event)
+    builder.clock_block([envelope.time for envelope in envelopes], first.seq)
     for call in usages:
         builder.add_usage(
             call.payload.prompt_tokens, call.payload.output_tokens, call.payload.cost_usd
@@ -194,7 +195,7 @@ def _is_utf8(data: bytes) -> bool:
     return True
 
 
-def _node_lines_after_the_end(envelopes: list[LineEnvelope], needed: list[int]) -> list[int]:
+def _node_lines_after_the_end(envelopes: list[TimedEnvelope], needed: list[int]) -> list[int]:
     """The node lines after the last ``run_completed`` (all of them in an unfinished run).
 
     A ``run_completed`` closes every node; the nodes still open after it are

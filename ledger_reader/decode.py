@@ -44,14 +44,16 @@ class LineEnvelope(msgspec.Struct, gc=False):
     run_id: str = ""
 
 
-class _TimedEnvelope(LineEnvelope, gc=False):
+class TimedEnvelope(LineEnvelope, gc=False):
+    """An envelope with the event's time: for a reader that checks the clock too."""
+
     time: str = ""
 
 
 _typed: Final = msgspec.json.Decoder(KnownEvent)
 _untyped: Final = msgspec.json.Decoder()
 _envelope: Final = msgspec.json.Decoder(LineEnvelope)
-_timed_envelope: Final = msgspec.json.Decoder(_TimedEnvelope)
+_timed_envelope: Final = msgspec.json.Decoder(TimedEnvelope)
 
 _RECOVERY_ATTEMPTS: Final = 64
 """How many ``{"`` positions inside a damaged line are tried as a new start."""
@@ -134,7 +136,7 @@ def _envelope_event(line: bytes, offset: int) -> LedgerItem:
     return UnknownEvent(
         run_id=envelope.run_id,
         seq=envelope.seq,
-        time=envelope.time if isinstance(envelope, _TimedEnvelope) else "",
+        time=envelope.time if isinstance(envelope, TimedEnvelope) else "",
         type=envelope.type,
     )
 

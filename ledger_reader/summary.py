@@ -10,7 +10,9 @@ an unfinished run's writer still lives is judged in
 
 from __future__ import annotations
 
+import itertools
 import os
+import time
 from collections.abc import Callable
 from enum import StrEnum
 from typing import Any, Final
@@ -33,6 +35,12 @@ from ledger_reader.events import (
     is_valid_run_id,
     parse_time,
 )
+from ledger_reader.timespan import ClockCheck, elapsed
+
+OTLP_WRITER: Final = "otlp"
+"""The ``writer`` of ledgers made from OpenTelemetry spans: their events carry the spans'
+own times, written as spans arrive (a parent after its children), so times that go back
+there are not a clock going back, and are not flagged."""
 
 MAX_WARNINGS: Final = 20
 """Warnings kept per run; the rest are only counted, so a damaged file cannot grow memory."""
@@ -129,6 +137,18 @@ class RunSummary(msgspec.Struct, kw_only=True):
         parsed = parse_time(self.started_at or "")
         return parsed.timestamp() if parsed is not None else 0.0
 
+    def duration(self, now: float | None = None) -> float | None:
+        """Seconds the run lasted, by the one rule (:func:`ledger_reader.timespan.elapsed`):
+        from its start to its last event, or to ``now`` (default: the clock) while it runs;
+        ``None`` when its start is not known."""
+        start = parse_time(self.started_at or "")
+        if start is None:
+            return None
+        if self.status.is_live and not self.completed_at:
+            return elapsed(start.timestamp(), time.time() if now is None else now)
+        end = parse_time(self.last_event_at or self.completed_at or "")
+        return elapsed(start.timestamp(), end.timestamp() if end is not None else None)
+
 
 class SummaryBuilder:
     """Fold a run's events, in order, into a :class:`RunSummary`.
@@ -148,6 +168,7 @@ class SummaryBuilder:
         self._pending: dict[str, PendingApproval] = {}
         self._open_nodes: list[str] = []
         self._damaged = 0
+        self._clock = ClockCheck()
         self.terminal = False
         self.tail_events = 0
         """Events folded since the last :meth:`skip_gap` (a head and tail read's tail)."""
@@ -183,6 +204,8 @@ class SummaryBuilder:
             else {}
         )
         self._open_nodes = [summary.current_node] if summary.current_node else []
+        self._clock = ClockCheck()
+        self._clock.see(summary.last_event_at or "", summary.last_seq)
         self.terminal = summary.completed_at is not None
         if summary.partial:
             self._summary.partial = True
@@ -191,6 +214,7 @@ class SummaryBuilder:
         """Say that events were skipped (head and tail reads): do not flag the jump in ``seq``."""
         self._last_seq = None
         self._open_nodes.clear()
+        self._clock.forget()
         self._summary.partial = True
         self.tail_events = 0
 
@@ -250,9 +274,31 @@ class SummaryBuilder:
             apply(self, event)
 
     def add(self, event: RunEvent) -> None:
-        """Add one event: count it, then what it changes."""
+        """Add one event: count it, check its time against the last, then what it changes."""
         self.note(event.seq, event.run_id)
+        if self._summary.writer != OTLP_WRITER:
+            warning = self._clock.see(event.time, event.seq)
+            if warning is not None:
+                self.warn(warning)
         self.apply(event)
+
+    def clock_block(self, times: list[str], first_seq: int) -> None:
+        """Check the times of a block of events (``seq`` from ``first_seq``) counted by
+        :meth:`note_block`. Times in order as written to the second (the usual block)
+        are checked as a whole, at C speed; others one by one."""
+        clock = self._clock
+        if self._summary.writer == OTLP_WRITER:
+            return
+        if times == sorted(times) and all(map(str.endswith, times, itertools.repeat("Z"))):
+            warning = clock.see(times[0], first_seq)  # the block against what came before
+            if warning is not None:
+                self.warn(warning)
+            clock.see(times[-1], first_seq + len(times) - 1)
+            return
+        for number, moment in enumerate(times):
+            warning = clock.see(moment, first_seq + number)
+            if warning is not None:
+                self.warn(warning)
 
     def _run_started(self, event: RunStarted) -> None:
         summary, payload = self._summary, event.payload

@@ -1,6 +1,17 @@
-"""The one reading of "5m / 1h / 7d, or a time": where a ``since`` window starts.
+"""Time in a run: how long it lasted, where an event falls in it, and clocks that go back.
 
-The attach API's ``?since=`` and the TUI's ``since:`` filter both take it.
+One rule, used by ``runtop ls``, ``runtop show``, the app's table and the
+timeline alike: a run lasted from its start (its first event, ``run_started``)
+to its last event, in the order the ledger holds them (:func:`elapsed`), and
+never less than nothing. An event's offset is measured from the same start,
+never below zero (:func:`offset_in_run`). Times are the writer's, kept as
+written: when they go back (a clock stepped back, or moved ahead and back),
+:class:`ClockCheck` words it for the run's ``warnings`` (``clock went back
+5 s at seq 12``) instead of anything quietly reordering or hiding them.
+
+Beside it, the one reading of "5m / 1h / 7d, or a time": where a ``since``
+window starts (:func:`since`; the attach API's ``?since=`` and the TUI's
+``since:`` filter both take it).
 """
 
 from __future__ import annotations
@@ -9,6 +20,88 @@ import re
 from typing import Final
 
 from ledger_reader.events import parse_time
+
+CLOCK_SLACK: Final = 1.0
+"""Seconds an event's time may fall behind the one before without a warning: writers
+with several tasks stamp a little out of order, and NTP slews a clock by less."""
+
+
+def elapsed(start: float | None, end: float | None) -> float | None:
+    """Seconds from ``start`` to ``end`` (POSIX times), never negative; ``None`` if unknown.
+
+    A run's duration: from its first event to its last (or to now while it runs).
+    """
+    if start is None or end is None:
+        return None
+    return max(0.0, end - start)
+
+
+def offset_in_run(moment: float, start: float) -> float:
+    """Where ``moment`` falls in a run that started at ``start``: never before it."""
+    return max(0.0, moment - start)
+
+
+def span_words(seconds: float) -> str:
+    """``5 s``, ``1.5 s``, ``3 min 20 s``, ``2 h 00 min``: a clock's step, in a warning."""
+    if seconds < 10:
+        return f"{round(seconds, 1):g} s"
+    whole = round(seconds)
+    if whole < 60:
+        return f"{whole} s"
+    minutes, secs = divmod(whole, 60)
+    if minutes < 60:
+        return f"{minutes} min {secs:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
+
+
+def clock_warning(back: float, seq: int) -> str:
+    """The warning for an event ``back`` seconds before the one written just before it."""
+    return f"clock went back {span_words(back)} at seq {seq}"
+
+
+class ClockCheck:
+    """Notices event times that go back, event by event in file order.
+
+    Most writers stamp ``...THH:MM:SS[.frac]Z``; for two such times, the first 19
+    characters compare as the times do, to the second. So a time is parsed
+    only when its seconds read earlier than the last one's (or it is written
+    another way), and an event a fraction of a second behind is never flagged
+    (:data:`CLOCK_SLACK`).
+    """
+
+    __slots__ = ("_last", "_last_value")
+
+    def __init__(self) -> None:
+        self._last = ""
+        self._last_value: float | None = None
+
+    def forget(self) -> None:
+        """Events were skipped (a head and tail read): the next time starts afresh."""
+        self._last = ""
+        self._last_value = None
+
+    def see(self, time: str, seq: int) -> str | None:
+        """Take the next event's time; the warning if it went back past the slack."""
+        last = self._last
+        self._last = time
+        if not last or not time:
+            self._last_value = None
+            return None
+        if time[-1:] == "Z" and last[-1:] == "Z" and time[:19] >= last[:19]:
+            self._last_value = None  # at most a fraction of a second back: within the slack
+            return None
+        before = self._last_value
+        if before is None:
+            parsed = parse_time(last)
+            before = parsed.timestamp() if parsed is not None else None
+        parsed = parse_time(time)
+        now = parsed.timestamp() if parsed is not None else None
+        self._last_value = now
+        if before is None or now is None or before - now < CLOCK_SLACK:
+            return None
+        return clock_warning(before - now, seq)
+
 
 _SPAN: Final = re.compile(r"(\d+(?:\.\d+)?)\s*([smhd])", re.IGNORECASE)
 _SECONDS: Final = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -39,4 +132,13 @@ def since(value: str, now: float) -> float:
     return parsed.timestamp()
 
 
-__all__ = ["BadTimeSpan", "since"]
+__all__ = [
+    "CLOCK_SLACK",
+    "BadTimeSpan",
+    "ClockCheck",
+    "clock_warning",
+    "elapsed",
+    "offset_in_run",
+    "since",
+    "span_words",
+]

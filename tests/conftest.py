@@ -10,6 +10,7 @@ import sys
 import textwrap
 import time
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,8 @@ REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO.parent / "shared" / "fixtures" / "ledgers"
 
 RUN_ID = "run_20261129T064500123_9f2c4e1a0b3d5e7f"
+LINE_EPOCH = datetime(2026, 11, 29, 6, 45, tzinfo=UTC)
+"""Line ``seq`` is written ``seq`` seconds after it: times rise as a writer's clock does."""
 
 
 def line(
@@ -33,7 +36,7 @@ def line(
     record: dict[str, Any] = {
         "run_id": run_id,
         "seq": seq,
-        "time": time or f"2026-11-29T06:45:{seq % 60:02d}.{seq:06d}Z",
+        "time": time or f"{LINE_EPOCH + timedelta(seconds=seq):%Y-%m-%dT%H:%M:%S}.{seq:06d}Z",
         "type": kind,
     }
     if payload is not None:

@@ -116,6 +116,7 @@ class IndexedRun:
                 builder.add(event)
         else:
             deque(map(builder.apply, _changing(events, kinds)), maxlen=0)  # in order
+            builder.clock_block([event.time for event in events], first)
         if LlmCall in kinds:
             for event in events:
                 if type(event) is LlmCall:

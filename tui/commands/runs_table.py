@@ -5,7 +5,6 @@ Loaded only to print the table: ``runtop ls --json`` needs no Rich.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from datetime import UTC
 from typing import Final
@@ -33,15 +32,8 @@ STATUS_COLOURS: Final = {
 
 
 def _duration(summary: RunSummary) -> str:
-    start = parse_time(summary.started_at or "")
-    if start is None:
-        return ""
-    if summary.status.is_live and not summary.completed_at:
-        return duration(max(0.0, time.time() - start.timestamp()))  # so far, as the TUI ticks
-    end = parse_time(summary.completed_at or summary.last_event_at or "")
-    if end is None:
-        return ""
-    return duration(max(0.0, (end - start).total_seconds()))
+    """How long it ran, by the rule the app and the timeline use too (so far, while live)."""
+    return duration(summary.duration())
 
 
 def _when(value: str | None) -> str:

@@ -41,6 +41,7 @@ from ledger_reader import (
 from ledger_reader.head_tail import summarize_ledger, writer_gone
 from ledger_reader.lines import Line, read_ledger_lines
 from ledger_reader.messages import THINKING, TOOL_CALL, TOOL_RESULT, Message, conversation
+from ledger_reader.timespan import offset_in_run
 from tui.commands.output import say, write_json
 from tui.commands.targets import (
     CommandError,
@@ -121,7 +122,7 @@ class EventPrinter:
             self.started = moment
         if moment is None or self.started is None:
             return ""
-        return offset((moment - self.started).total_seconds())
+        return offset(offset_in_run(moment.timestamp(), self.started.timestamp()))
 
     def _conversation(self, call: LlmCall) -> None:
         """What the model was sent, then what it answered, a message a line (or more)."""
