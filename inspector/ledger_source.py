@@ -275,6 +275,8 @@ class ReplaySource(RunSource):
         step: start paused; :meth:`step` plays one event at a time.
     """
 
+    can_replay: ClassVar[bool] = True
+
     def __init__(
         self,
         paths: list[str | os.PathLike[str]],

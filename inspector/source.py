@@ -117,6 +117,8 @@ class RunSource(abc.ABC):
     can_cancel: ClassVar[bool] = False
     can_resume: ClassVar[bool] = False
     can_approve: ClassVar[bool] = False
+    can_replay: ClassVar[bool] = False
+    """Plays recorded runs back: paused, stepped, sped up (:mod:`inspector.replay`)."""
 
     def __init__(self, name: str) -> None:
         self.name = name

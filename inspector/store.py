@@ -79,6 +79,8 @@ class SourceState(msgspec.Struct, frozen=True):
     can_resume: bool
     can_approve: bool
     available: bool = True
+    can_replay: bool = False
+    """A replay: its keys (pause, step, speed, restart) apply."""
     error: str | None = None
     run_count: int = 0
     status: str | None = None
@@ -265,6 +267,7 @@ class RunStore:
             can_cancel=source.can_cancel,
             can_resume=source.can_resume,
             can_approve=source.can_approve,
+            can_replay=source.can_replay,
             opening=True,
         )
         self._states_version += 1

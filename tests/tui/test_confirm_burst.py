@@ -22,6 +22,7 @@ from run_manager import Manager, approval
 from tests.agents import stubborn_worker
 from tests.tui_support import awaiting_approval, cancel_asked, loaded, sample_app, settle
 from tui.screens.approval import ApprovalScreen
+from tui import textual_compat as compat
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -84,4 +85,4 @@ async def test_a_notice_said_as_the_app_exits_is_dropped_without_a_crash(fixture
         await loaded(pilot)
     assert not app.screen_stack  # exited: its screens are gone
     app.on_notify(Notify(Notification("canceled in runtop", title="")))
-    assert not app._notifications
+    assert not compat.notices_shown(app)

@@ -14,11 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.events import Key
+
 
 from inspector import RemoteSource
 from tests.tui.test_interaction import screen_lines
 from tests.tui_support import loaded, sample_app, settle
+from tui import textual_compat as compat
 from tui.screens.runs import BOX_KEYS
 from tui.widgets.filter_box import FilterBox
 from tui.widgets.run_table import RunTable
@@ -58,9 +59,7 @@ def burst(widget: Any, *keys: str) -> None:
     for key in keys:
         character = key if len(key) == 1 else None
         name = {"/": "slash", ":": "colon", "-": "minus", "?": "question_mark"}.get(key, key)
-        event = Key(name, character)
-        event._set_forwarded()
-        widget.post_message(event)
+        widget.post_message(compat.forwarded_key(name, character))
 
 
 def typed(text: str) -> list[str]:

@@ -62,16 +62,13 @@ async def test_the_first_frame_names_the_source_before_its_runs_are_known() -> N
     source = HeldSource()
     app = make_app(Settings(flush_interval=0.01), [source])
     frames: list[tuple[str, str]] = []
-    display = app._display
-
     def recorded(screen: Any, renderable: Any) -> None:
-        display(screen, renderable)
         if renderable is not None and app.screen.query(SourceLine):
             line = str(app.screen.query_one(SourceLine).render())
             empty = str(app.screen.query_one("#empty", Static).render())
             frames.append((line, empty))
 
-    app._display = recorded  # type: ignore[method-assign]
+    app.frame_watchers.append(recorded)
     async with app.run_test(size=(120, 30)) as pilot:
         await settle(pilot, lambda: frames, "a frame")
         line, empty = frames[0]  # the source holds its runs back: none is known yet
@@ -171,12 +168,10 @@ class Runs(RunSource):
 
 async def main():
     app = make_app(Settings(flush_interval=0.01), [Runs("runs")])
-    display = app._display
     def recorded(screen, renderable):
-        display(screen, renderable)
         if renderable is not None:
             frames.append(1)
-    app._display = recorded
+    app.frame_watchers.append(recorded)
     async with app.run_test(size=(120, 30)) as pilot:
         for _ in range(1000):
             if imported:

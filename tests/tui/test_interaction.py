@@ -32,6 +32,7 @@ from tui.demo import STARTING
 from tui.settings import Settings
 from tui.widgets.key_bar import KeyBar
 from tui.widgets.keys_help import KeyList
+from tui import textual_compat as compat
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -43,7 +44,7 @@ RESEARCH = "run_20261128T143000012_4f1a9c2e7b3d8a60"
 
 def screen_lines(app: Any) -> list[str]:
     """The screen's lines as the terminal shows them (toasts and modals included)."""
-    return [strip.text for strip in app.screen._compositor.render_strips()]
+    return compat.screen_lines(app.screen)
 
 
 def bar(app: Any) -> str:

@@ -24,19 +24,20 @@ from tests.tui_support import awaiting_approval, loaded, noticed, notices, sampl
 from tui.app import make_app
 from tui.settings import Settings
 from tui.widgets.run_table import RunTable
+from tui import textual_compat as compat
 
 pytestmark = pytest.mark.timeout(60)
 
 
 def screen_lines(app: Any) -> list[str]:
     """The screen's lines as the terminal shows them (notices over it too)."""
-    return [strip.text for strip in app.screen._compositor.render_strips()]
+    return compat.screen_lines(app.screen)
 
 
 def bar_line(app: Any) -> list[tuple[str, Style | None]]:
     """The key bar as the terminal shows it (the last line, under the palette too): its
     pieces of text, each with its style."""
-    strip = app.screen._compositor.render_strips()[-1]
+    strip = compat.screen_strips(app.screen)[-1]
     return [(segment.text, segment.style) for segment in strip]
 
 

@@ -19,6 +19,7 @@ from inspector import ManagerSource
 from run_manager import Manager
 from tests.tui_support import awaiting_approval, loaded, sample_app, settle
 from tui.app import RuntopApp
+from tui import textual_compat as compat
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -28,7 +29,7 @@ NO_KEY = {"Theme", "Screenshot"}
 
 def screen_lines(app: Any) -> list[str]:
     """The screen's lines as the terminal shows them (the palette over its screen)."""
-    return [strip.text for strip in app.screen._compositor.render_strips()]
+    return compat.screen_lines(app.screen)
 
 
 def bottom_line(app: Any) -> str:

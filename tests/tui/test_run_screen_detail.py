@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.events import Key
+
 from textual.widgets import Input
 
 from tests.tui.test_interaction import bar, screen_lines
@@ -22,6 +22,7 @@ from tui.screens.run import RunScreen
 from tui.widgets.detail import EventDetail
 from tui.widgets.event_list import EventList
 from tui.widgets.run_table import RunTable
+from tui import textual_compat as compat
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -112,7 +113,7 @@ def marked_in_detail(app: Any) -> list[str]:
     mark = detail.get_component_rich_style("event-detail--match", partial=True).bgcolor
     assert mark is not None
     region = detail.content_region
-    strips = app.screen._compositor.render_strips()
+    strips = compat.screen_strips(app.screen)
     return [
         segment.text
         for strip in strips[region.y : region.bottom]
@@ -152,8 +153,8 @@ async def test_a_search_typed_in_one_burst_is_typed_into_the_box(fixtures: Path)
         events = screen.query_one(EventList)
         await settle(pilot, lambda: events.count > 0, "the run's events")
         for character in "/web_search":  # queued all at once, as a terminal delivers them
-            key = Key("slash" if character == "/" else character, character)
-            key._set_forwarded()  # as the app hands each key to the focused widget
+            # As the app hands each key to the focused widget.
+            key = compat.forwarded_key("slash" if character == "/" else character, character)
             events.post_message(key)
         await pilot.pause(0.2)
         box = screen.query_one("#search", Input)

@@ -39,6 +39,7 @@ from tui.widgets.detail import EventDetail
 from tui.widgets.event_list import EventList
 from tui.widgets.run_table import SORT_KEYS, RunTable
 from tui.widgets.source_line import SourceLine
+from tui import textual_compat as compat
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -63,7 +64,7 @@ def screen_lines(app: Any) -> list[str]:
         legacy_windows=False,
         safe_box=False,
     )
-    console.print(app.screen._compositor.render_update(full=True))
+    console.print(compat.screen_update(app.screen))
     return console.export_text().splitlines()
 
 

@@ -8,11 +8,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.events import Key
-from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label
 
 from inspector import RunView
 from tui.format import cell, short_id
+from tui.runtop_screen import RuntopModal
 from tui.screens.cancel import (
     LEAVE_IT,
     after_the_reason,
@@ -23,7 +23,7 @@ from tui.screens.cancel import (
 from tui.widgets.key_bar import KeyBar
 
 
-class ApprovalScreen(ModalScreen[str | None]):
+class ApprovalScreen(RuntopModal[str | None]):
     """Shows what the run asks and takes a reason; dismisses with it, or ``None`` to wait on.
 
     ``a`` and ``d`` open it, so no single keystroke answers "Apply migration

@@ -14,8 +14,9 @@ from textual.widgets import Button, Input, Label
 
 from inspector import RunView
 from tui.format import cell
+from tui.runtop_screen import RuntopModal
+from tui.typed_ahead import type_into
 from tui.widgets.key_bar import KeyBar
-from tui.widgets.typed_ahead import type_into
 
 CANCELED_WITHOUT_REASON: Final = "canceled in runtop"
 """The reason recorded for a cancel confirmed with the reason left empty."""
@@ -25,7 +26,7 @@ LEAVE_IT: Final = "Back"
 approve, deny, resume say it alike (as every screen's Escape says ``Back``)."""
 
 
-class CancelScreen(ModalScreen[str | None]):
+class CancelScreen(RuntopModal[str | None]):
     """Asks "cancel this run?" and why; dismisses with the reason, or ``None`` to keep it."""
 
     BINDINGS: ClassVar[list[BindingType]] = [

@@ -16,12 +16,12 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import Screen
 from textual.widgets import Static
 
 from inspector import RunKey, RunStore, RunView, SourceError
 from inspector.comparison import RunFacts, RunTally, compare, facts_of, tally_run
 from tui.format import now_or, short_id, status_mark
+from tui.runtop_screen import RuntopScreen
 from tui.store_news import StoreChanged
 from tui.text import inert, shorten, skill_and_agent
 from tui.widgets.comparison_table import ComparisonTable
@@ -33,14 +33,16 @@ WIDE: Final = 120
 """From this width the header shows whole run ids (below it, their distinctive end)."""
 
 
-class CompareScreen(Screen[None]):
+class CompareScreen(RuntopScreen):
     """Run A and run B: what each did, and how B did against A."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "back", "Back"),
-        Binding("x", "swap", "Swap A and B"),
+        Binding("escape", "back", "Back", tooltip="The screen before this one"),
+        Binding("x", "swap", "Swap A and B", tooltip="The compared runs the other way round"),
         Binding("tab", "other_timeline", "Other timeline", show=False),
     ]
+
+    COPIES_ITS_TEXT: ClassVar[bool] = True
 
     CSS_PATH: ClassVar[list[str | PurePath]] = ["../widgets/timeline_view.tcss", "compare.tcss"]
     """The timelines' styles (read when first shown, not at launch), then its own."""
@@ -273,6 +275,9 @@ class CompareScreen(Screen[None]):
             lines.append(text)
         self._header_text = Text("\n").join(lines)
         self.query_one("#compare-header", Static).update(self._header_text)
+
+    def key_tooltip(self, action: str, tooltip: str) -> str:
+        return "Copy what this screen shows, as plain text" if action == "copy" else tooltip
 
     def copy_text(self) -> str:
         """What ``y`` copies here: both runs' ids and the comparison, as plain text."""

@@ -7,17 +7,17 @@ from typing import ClassVar
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Button, Label
 
 from inspector import RunView
 from tui.describe import compact_json
 from tui.format import cell
+from tui.runtop_screen import RuntopModal
 from tui.screens.cancel import LEAVE_IT, press_focused, said_by_enter
 from tui.widgets.key_bar import KeyBar
 
 
-class ResumeScreen(ModalScreen[bool]):
+class ResumeScreen(RuntopModal[bool]):
     """Asks "resume this run?", naming the agent and the input it is given again.
 
     Dismisses with ``True`` to resume (Enter, or the button), ``False`` to leave

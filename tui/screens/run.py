@@ -32,16 +32,16 @@ from tui.describe import input_said
 from tui.format import cell, now_or, replay_moments, run_time, status_mark, tokens_said
 from tui.model_call import model_call_near, shows_model_call
 from tui.run_search import matches
-from tui.screens.selected_run import SelectedRunScreen
+from tui.runtop_screen import RuntopScreen
 from tui.store_news import StoreChanged
 from tui.text import inert, skill_and_agent
 from tui.timeline_text import node_facts
+from tui.typed_ahead import type_into
 from tui.widgets.detail import EventDetail
 from tui.widgets.event_list import EventList
 from tui.widgets.key_bar import KeyBar
 from tui.widgets.timeline_pane import TimelinePane
 from tui.widgets.timeline_view import TimelineView
-from tui.widgets.typed_ahead import type_into
 
 if TYPE_CHECKING:
     from textual.widgets import Input
@@ -86,21 +86,43 @@ def _fit_one_path(path: str, limit: int) -> str:
     return directory[:keep] + "…/" + name
 
 
-class RunScreen(SelectedRunScreen):
+class RunScreen(RuntopScreen):
     """The event stream of one run."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "back", "Back"),
-        Binding("f", "follow", "Follow"),
-        Binding("o", "show_all", "All output"),
-        Binding("w", "raw", "Raw line"),
-        Binding("p", "parent", "Parent"),
-        Binding("C", "compare", "Compare"),
-        Binding("slash", "search", "Search"),
-        Binding("n", "next_match", "Next match"),
-        Binding("N", "previous_match", "Previous match"),  # shown with a search (check_action)
-        Binding("T", "timeline", "Timeline"),
+        Binding(
+            "escape",
+            "back",
+            "Back",
+            tooltip="Close the search or the timeline, else back to the runs",
+        ),
+        Binding("f", "follow", "Follow", tooltip="Keep the newest event selected and in view"),
+        Binding("o", "show_all", "All output", tooltip="Show all of a long output"),
+        Binding("w", "raw", "Raw line", tooltip="The selected event's ledger line"),
+        Binding(
+            "p",
+            "parent",
+            "Parent",
+            tooltip="Open the run that started this one, or the one it was resumed from",
+        ),
+        Binding(
+            "C",
+            "compare",
+            "Compare",
+            tooltip="This run beside the run it resumed, or that resumed it",
+        ),
+        Binding("slash", "search", "Search", tooltip="Find text in the run's events; n / N step"),
+        Binding("n", "next_match", "Next match", tooltip="The next match of the search"),
+        # Shown with a search (check_action).
+        Binding("N", "previous_match", "Previous match", tooltip="The match before"),
+        Binding("T", "timeline", "Timeline", tooltip="Where the run's time went, node by node"),
     ]
+
+    MOST_NOTICES: ClassVar[int] = 1
+    """One notice at a time, the newest, in the line under the run's counts, as a status
+    line says a message (a second one would go over the detail pane)."""
+
+    COPIES_ITS_TEXT: ClassVar[bool] = True
 
     CSS_PATH: ClassVar[list[str | PurePath]] = [
         "../widgets/event_list.tcss",
@@ -345,7 +367,7 @@ class RunScreen(SelectedRunScreen):
         if action == "parent":
             return self._link() is not None  # hidden without a parent or a run resumed
         if action == "next_match":  # the next match, or in a replay the next event
-            return bool(self.search_text) or bool(self.app.replays())  # type: ignore[attr-defined]
+            return bool(self.search_text) or self.replaying()
         if action == "previous_match":  # N: only through a search's matches (a replay has no
             return bool(self.search_text)  # step back), so ? lists it only then
         return True
@@ -355,6 +377,13 @@ class RunScreen(SelectedRunScreen):
         if action == "next_match" and not self.search_text:
             return "Step"
         return description
+
+    def key_tooltip(self, action: str, tooltip: str) -> str:
+        if action == "next_match" and not self.search_text:
+            return "One more event of the replay"
+        if action == "copy":
+            return "Copy the selected event's detail, else the run id"
+        return tooltip
 
     def _link(self) -> tuple[str, str] | None:
         """Where ``p`` goes: the parent run, else the run this one was resumed from."""
@@ -417,12 +446,12 @@ class RunScreen(SelectedRunScreen):
         self.app.refresh_bindings()  # n: the next match now, not a replay's step
         if self.search_text:
             event.input.border_title = "searching…"
-            self._search(self.search_text)
+            self._find(self.search_text)
         else:
             event.input.remove_class("open")
 
     @work(exclusive=True, group="search", exit_on_error=False)
-    async def _search(self, text: str) -> None:
+    async def _find(self, text: str) -> None:
         box = self._search_box
         first = True
         try:
@@ -466,7 +495,7 @@ class RunScreen(SelectedRunScreen):
 
     def action_next_match(self) -> None:
         if not self.search_text:
-            self.app.action_replay_step()  # type: ignore[attr-defined]  # n steps a replay
+            self.post_message(self.ReplayStep())  # n steps a replay
             return
         self._jump(forward=True)
 

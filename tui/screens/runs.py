@@ -9,6 +9,7 @@ from textual import events, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
+from textual.message import Message
 from textual.widgets import Static
 
 if TYPE_CHECKING:
@@ -22,9 +23,10 @@ from inspector import (
     RunView,
     SourceError,
 )
+from inspector.filters import FIELDS as FILTER_FIELDS
 from ledger_reader import LedgerItem
 from tui.format import now_or, short_id
-from tui.screens.selected_run import SelectedRunScreen
+from tui.runtop_screen import RuntopScreen
 from tui.store_news import StoreChanged
 from tui.text import inert
 from tui.widgets.filter_box import FilterBox
@@ -46,26 +48,49 @@ BOX_KEYS: Final = frozenset(FilterBox.EDITING) | FilterBox.RECALLING
 """The keys the filter box edits with as they come (``FilterBox.edits_with``)."""
 
 
+MARK_SAYS: Final = "Mark the selected run to compare, or unmark it"
+
 OFFERED_NOT_APPLIED: Final = "the last filter, not applied: Enter applies it"
 """What the filter box says under a filter it offers (the last one) that the table does
 not show yet: typing replaces it, Enter applies it."""
 
 
-class RunsScreen(SelectedRunScreen):
+class RunsScreen(RuntopScreen):
     """The live table of runs."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         # A priority binding: run as the app takes the key from the terminal, before it hands
         # on the keys that came after it, so those reach the box (see action_filter).
-        Binding("/", "filter", "Filter", priority=True),
+        Binding(
+            "/",
+            "filter",
+            "Filter",
+            priority=True,
+            tooltip="The runs by "
+            + ", ".join(f"{field}:" for field in FILTER_FIELDS)
+            + ", text, /regex/",
+        ),
         Binding("escape", "clear_filter", "Clear filter", show=False),
-        Binding("s", "sort", "Sort"),
-        Binding("S", "reverse", "Reverse", show=False),
-        Binding("T", "tree", "Tree"),
-        Binding("space", "mark", "Mark"),
-        Binding("m", "toggle_mark", "Mark"),
-        Binding("C", "compare", "Compare"),
+        Binding("s", "sort", "Sort", tooltip="Cycle the column the runs are sorted by"),
+        Binding(
+            "S",
+            "reverse",
+            "Reverse",
+            show=False,
+            tooltip="The sort the other way round, by the same column",
+        ),
+        Binding("T", "tree", "Tree", tooltip="Child runs under their parent"),
+        Binding("space", "mark", "Mark", tooltip=MARK_SAYS),
+        Binding("m", "toggle_mark", "Mark", tooltip=MARK_SAYS),
+        Binding("C", "compare", "Compare", tooltip="The two marked runs side by side"),
     ]
+
+    class FilterApplied(Message):
+        """A filter was applied on Enter (or at launch): the app offers it again."""
+
+        def __init__(self, text: str) -> None:
+            self.text = text
+            super().__init__()
 
     CSS_PATH = "runs.tcss"
 
@@ -356,8 +381,12 @@ class RunsScreen(SelectedRunScreen):
     def _say_why_greyed(self, key: str) -> None:
         """A mark key pressed on an empty table, its binding greyed: said why, as a greyed
         ``c`` says why, rather than nothing at all."""
-        action = {"space": "mark", "m": "toggle_mark"}.get(key)
-        if action is not None and self.check_action(action, ()) is None:
+        action = {"space": "mark", "m": "toggle_mark", "C": "compare"}.get(key)
+        if action is None or self.check_action(action, ()) is not None:
+            return
+        if action == "compare":
+            self.action_compare()  # says what is missing
+        else:
             self.notify("no run is selected to mark", severity="warning", timeout=2)
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
@@ -390,12 +419,17 @@ class RunsScreen(SelectedRunScreen):
         if action in {"mark", "toggle_mark"}:
             # While a replay is open, space is its pause and play (the app's): m marks. One
             # key marks at a time, and the bar and ? name that one.
-            if (action == "toggle_mark") != bool(self.app.replays()):  # type: ignore[attr-defined]
+            if (action == "toggle_mark") != self.replaying():
                 return False
-            # Greyed (and not offered by the palette) while the table shows no run: a walk
-            # read "space Mark" bright beside a filter that matched nothing.
+            # Greyed (and not offered by the palette) while the table shows no run.
             return True if self._shows_runs() else None
+        if action == "compare":  # greyed, and not offered, until two runs are marked
+            return True if len(self._marked_here()) >= 2 else None
         return True
+
+    def _marked_here(self) -> list[RunKey]:
+        """The runs marked that the store still has."""
+        return [key for key in self.marked if self.store.get(key) is not None]
 
     def _shows_runs(self) -> bool:
         """Whether the table shows a run (none: the keys that act on one are greyed)."""
@@ -466,7 +500,7 @@ class RunsScreen(SelectedRunScreen):
                 if self.filter_text in self._history:
                     self._history.remove(self.filter_text)
                 self._history.append(self.filter_text)
-            self.app.remember_filter(self.filter_text)  # type: ignore[attr-defined]
+            self.post_message(self.FilterApplied(self.filter_text))
         self.refresh_runs()
         return True
 
@@ -476,6 +510,11 @@ class RunsScreen(SelectedRunScreen):
         if action == "tree" and self.as_tree:
             return "List"
         return description
+
+    def key_tooltip(self, action: str, tooltip: str) -> str:
+        if action == "tree" and self.as_tree:
+            return "The runs as a list again, not a tree"
+        return tooltip
 
     def action_mark(self) -> None:
         self.toggle_mark()
@@ -504,6 +543,7 @@ class RunsScreen(SelectedRunScreen):
             said = "marked: C compares the two" if len(self.marked) == 2 else "marked: mark another"
             self.notify(said, timeout=1.5)
         self.query_one(RunTable).set_marked(frozenset(self.marked))
+        self.refresh_bindings()  # a second mark makes C compare, an unmark greys it
 
     def action_compare(self) -> None:
         """Compare the two marked runs, the one resumed (or started first) as A."""

@@ -13,7 +13,7 @@ from inspector import RunStore, RunView, ToolCallView
 from inspector.status_words import call_outcome
 from tui.describe import compact_json
 from tui.format import cell, duration, short_id
-from tui.screens.selected_run import SelectedRunScreen
+from tui.runtop_screen import RuntopScreen
 from tui.screens.tools import ToolTable
 from tui.text import skill_and_agent
 from tui.widgets.key_bar import KeyBar
@@ -35,15 +35,15 @@ ARGUMENTS_ROOM: Final = 12
 """The least of a call's arguments shown, in cells."""
 
 
-class ToolCallsScreen(SelectedRunScreen):
+class ToolCallsScreen(RuntopScreen):
     """The calls of one tool (a handful to thousands: the stock DataTable is right here)."""
 
-    lists_tool_calls: ClassVar[bool] = True
-    """The app's ``t`` (the tool calls) does not apply here: it is where ``t`` goes."""
+    LISTS_TOOL_CALLS: ClassVar[bool] = True
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "open", "Open"),  # first in the bar, Back after it
-        Binding("escape", "back", "Back"),
+        # First in the bar, Back after it.
+        Binding("enter", "open", "Open", tooltip="The selected call's run, at that call"),
+        Binding("escape", "back", "Back", tooltip="The screen before this one"),
     ]
 
     CSS_PATH = "tool_calls.tcss"

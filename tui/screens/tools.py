@@ -7,12 +7,12 @@ from typing import ClassVar, Final
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
 from inspector import RunStore
 from inspector.status_words import STILL_GOING
 from tui.format import cell, duration
+from tui.runtop_screen import RuntopScreen
 from tui.store_news import StoreChanged
 from tui.widgets.key_bar import KeyBar
 
@@ -61,15 +61,20 @@ class ToolTable(DataTable[object], inherit_bindings=False):
             self.move_cursor(row=self.row_count - 1)
 
 
-class ToolsScreen(Screen[None]):
+class ToolsScreen(RuntopScreen):
     """Per-tool statistics, live (a handful of rows: the stock DataTable is right here)."""
 
-    lists_tool_calls: ClassVar[bool] = True
-    """The app's ``t`` (the tool calls) does not apply here: it is where ``t`` goes."""
+    LISTS_TOOL_CALLS: ClassVar[bool] = True
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "calls", "Its calls"),  # first in the bar, Back after it
-        Binding("escape,t", "back", "Back"),
+        # First in the bar, Back after it.
+        Binding(
+            "enter",
+            "calls",
+            "Its calls",
+            tooltip="The selected tool's calls: run, time, duration, outcome",
+        ),
+        Binding("escape,t", "back", "Back", tooltip="The screen before this one"),
     ]
 
     CSS_PATH = "tools.tcss"
@@ -78,7 +83,7 @@ class ToolsScreen(Screen[None]):
         super().__init__()
         self.store = store
         self.clock = clock
-        self._ready = False
+        self.has_columns = False
         """The table has its columns (the store's news can come before they are added)."""
 
     def compose(self) -> ComposeResult:
@@ -91,12 +96,12 @@ class ToolsScreen(Screen[None]):
         table.add_column("TOOL", key="tool")
         for title, key in NUMBERS:
             table.add_column(Text(title, justify="right"), key=key)
-        self._ready = True
+        self.has_columns = True
         self.refresh_tools()
         table.focus()
 
     def on_store_changed(self, message: StoreChanged) -> None:
-        if self._ready:
+        if self.has_columns:
             self.refresh_tools()
 
     def refresh_tools(self) -> None:

@@ -222,8 +222,8 @@ class ComparisonTable(Widget):
             lines.append(
                 line(
                     LABELS[measure.name],
-                    self._value(measure.name, measure.left, left),
-                    self._value(measure.name, measure.right, right),
+                    self._value_said(measure.name, measure.left, left),
+                    self._value_said(measure.name, measure.right, right),
                     said(measure),
                     verdict_style(measure.verdict),
                 )
@@ -264,7 +264,7 @@ class ComparisonTable(Widget):
         return lines
 
     @staticmethod
-    def _value(name: str, value: float | None, facts: RunFacts) -> str:
+    def _value_said(name: str, value: float | None, facts: RunFacts) -> str:
         begun = facts.models_in_flight
         if begun and name == "model_calls":
             # A model call under way is one, not 0: "1 running", "2 + 1 running".

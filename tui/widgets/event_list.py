@@ -39,6 +39,7 @@ from tui.describe import describe, describe_entry, glyph
 from tui.entries import Entry, EntryIndex
 from tui.event_pages import PAGE, EventPages
 from tui.text import inert, offset
+from tui.textual_compat import refresh_scrollbars
 from tui.widgets.lines import CURSOR_BINDINGS, highlighted
 
 RECOUNT_AFTER: Final = 1.5
@@ -463,7 +464,7 @@ class EventList(ScrollView, can_focus=True):
         self.virtual_size = Size(self.scrollable_content_region.width, lines)
         # A new virtual size alone may leave the scroll bar as the last layout found it
         # (shown for 22 lines, kept for 20); Textual's TextArea asks for this the same way.
-        self._refresh_scrollbars()
+        refresh_scrollbars(self)
 
     def _all_fit(self) -> bool:
         height = self._height()

@@ -16,6 +16,8 @@ from textual import events
 from textual.screen import Screen
 from textual.widget import Widget
 
+from tui.runtop_screen import RuntopScreen, key_description
+
 ESSENTIAL: Final = ("help", "quit")
 """Actions shown however narrow the bar, last in it: the list of every key (``?``), and
 quit (``q``)."""
@@ -95,15 +97,12 @@ class KeyBar(Widget):
         seen: set[str] = set()
         shown: list[tuple[str, str, str, bool]] = []
         last: list[tuple[str, str, str, bool]] = []
-        # A screen may name a key by what it does there now (``n``: a match, or a step).
-        named = getattr(self.screen, "key_description", None)
         for _, binding, enabled, _ in self.screen.active_bindings.values():
             if not binding.show or binding.action in seen:
                 continue
             seen.add(binding.action)
-            description = binding.description
-            if named is not None:
-                description = named(binding.action, description)
+            # A screen may name a key by what it does there now (``n``: a match, or a step).
+            description = key_description(self.screen, binding.action, binding.description)
             entry = (binding.key, self.app.get_key_display(binding), description, enabled)
             (last if binding.action in ESSENTIAL else shown).append(entry)
             self._actions[binding.key] = binding.action
@@ -125,8 +124,8 @@ class KeyBar(Widget):
             return len(label) + len(description) + 3
 
         total = sum(map(width, shown))
-        replays = getattr(self.app, "replays", None)
-        replaying = bool(replays()) if callable(replays) else False
+        screen = self.screen
+        replaying = isinstance(screen, RuntopScreen) and screen.replaying()
         actions = [self._actions.get(key, "") for key, _, _, _ in shown]
         priority = [
             _priority(key, action, enabled, replaying=replaying)

@@ -28,6 +28,7 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import HelpPanel
 
+from tui.runtop_screen import RuntopScreen, key_description
 from tui.text import inert
 from tui.widgets.key_bar import ESSENTIAL
 
@@ -57,7 +58,6 @@ def key_lines(screen: Screen[Any]) -> list[KeyLine]:
     """The panel's lines for ``screen``: shown keys in the bar's order (``?`` and ``q``
     last of them), then the other keys of the screen and the app, then the cursor's."""
     app = screen.app
-    named = getattr(screen, "key_description", None)
     keys: dict[str, list[str]] = {}
     first: dict[str, tuple[int, str, bool]] = {}
     for at, (namespace, binding, enabled, _) in enumerate(screen.active_bindings.values()):
@@ -69,9 +69,7 @@ def key_lines(screen: Screen[Any]) -> list[KeyLine]:
             keys[binding.action].append(label)
         if binding.action in first:
             continue
-        description = binding.description
-        if named is not None:
-            description = named(binding.action, description)
+        description = key_description(screen, binding.action, binding.description)
         if binding.action in ESSENTIAL:
             group, at = 1, ESSENTIAL.index(binding.action)  # ? then q, as in the bar
         elif binding.show:
@@ -126,11 +124,11 @@ class KeyList(Widget):
     def _sources(self) -> list[str]:
         """Each source the app watches, in words: its name and how it stands (``demo: live,
         ledgers in /tmp/runtop-demo-…``), else what it is (``the ledger directory …``)."""
-        store = getattr(self.app, "store", None)
-        if store is None:
+        screen = self.screen
+        if not isinstance(screen, RuntopScreen):
             return []
         said = []
-        for state in store.snapshot().sources:
+        for state in screen.store.snapshot().sources:
             said.append(f"{state.name}: {state.error or state.status or state.description}")
         return said
 

@@ -628,7 +628,7 @@ class RunTable(ScrollView, can_focus=True):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         *CURSOR_BINDINGS,
-        Binding("enter", "open", "Open"),
+        Binding("enter", "open", "Open", tooltip="The selected run: its events, as they come"),
     ]
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {"runtable--cursor", "runtable--mark"}

@@ -59,12 +59,27 @@ class TimelineView(ScrollView, can_focus=True):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         *CURSOR_BINDINGS,
-        Binding("plus,equals_sign", "zoom(2)", "Zoom in", key_display="+"),
-        Binding("minus", "zoom(0.5)", "Zoom out", key_display="-"),
+        Binding(
+            "plus,equals_sign",
+            "zoom(2)",
+            "Zoom in",
+            key_display="+",
+            tooltip="Around the selected node",
+        ),
+        Binding(
+            "minus", "zoom(0.5)", "Zoom out", key_display="-", tooltip="Around the selected node"
+        ),
         Binding("left", "pan(-1)", "Earlier", show=False),
         Binding("right", "pan(1)", "Later", show=False),
-        Binding("0", "whole", "Whole run", show=False),
-        Binding("enter", "choose", "To the event"),
+        Binding(
+            "0", "whole", "Whole run", show=False, tooltip="The timeline of the whole run again"
+        ),
+        Binding(
+            "enter",
+            "choose",
+            "To the event",
+            tooltip="The selected node's event in the event stream",
+        ),
     ]
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {

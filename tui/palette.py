@@ -1,0 +1,93 @@
+"""The command palette (``ctrl+p``): what can be done on the screen now, from its keys.
+
+Each entry is titled with the key bar's word for the action (what ``?`` lists too: one
+word for one action), then what it does (its binding's ``tooltip``, said once, where the
+key is bound) and the key that does it. Built from the screen's keys, not Textual's own
+list (whose Keys, Quit, Maximize and Screenshot named no key and spoke Textual's words):
+an action is offered where its key is bound and not greyed, so a key that does not apply
+on a screen is not offered there. Theme and Screenshot, which have no key, follow.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from functools import partial
+from typing import Any, NamedTuple
+
+from textual.app import App, SystemCommand
+from textual.dom import DOMNode
+from textual.screen import Screen
+
+from tui.runtop_screen import RuntopScreen, key_description
+
+HELP_OPEN_SAYS = "Close the list of keys"
+"""What ``?`` does while the list of keys is open."""
+
+
+class PaletteKey(NamedTuple):
+    """An action a key does on a screen now, as the palette offers it."""
+
+    key: str
+    """The key as the key bar shows it."""
+    namespace: DOMNode
+    """Where the action is (the screen, a widget on it, the app)."""
+    word: str
+    """What the bar calls it there."""
+    says: str
+    """What it does (the binding's tooltip)."""
+    shown: bool
+    """Whether the bar shows it."""
+
+
+def keys_on(app: App[Any], screen: Screen[Any]) -> dict[str, PaletteKey]:
+    """Each action that a key does on ``screen`` now, not greyed (a shown key before a
+    hidden one)."""
+    keys: dict[str, PaletteKey] = {}
+    active = sorted(screen.active_bindings.values(), key=lambda bound: not bound.binding.show)
+    for namespace, binding, enabled, tooltip in active:
+        if not enabled or binding.action in keys:
+            continue
+        word = key_description(screen, binding.action, binding.description)
+        says = tooltip or binding.tooltip
+        if isinstance(screen, RuntopScreen):
+            says = screen.key_tooltip(binding.action, says)
+        if binding.action == "help" and screen.query("HelpPanel"):
+            says = HELP_OPEN_SAYS
+        keys[binding.action] = PaletteKey(
+            app.get_key_display(binding), namespace, word, says, binding.show
+        )
+    return keys
+
+
+def offered(screen: Screen[Any], action: str) -> bool:
+    """Whether the palette offers ``action``, enabled on ``screen``: Open and Copy only
+    with something to open or copy (their keys would do nothing)."""
+    if not isinstance(screen, RuntopScreen):
+        return action not in {"open", "copy"}
+    if action == "open":
+        return screen.current_run() is not None
+    if action == "copy":
+        return bool(screen.copy_text())
+    return True
+
+
+def palette_commands(app: App[Any], screen: Screen[Any]) -> Iterable[SystemCommand]:
+    """The palette's entries over ``screen``."""
+    for action, key in keys_on(app, screen).items():
+        if not key.says and not key.shown:
+            continue  # a key only ? lists (the cursor's): not an action to pick
+        if not offered(screen, action):
+            continue
+        yield SystemCommand(
+            key.word,
+            f"{key.says} ({key.key})" if key.says else f"({key.key})",
+            partial(app.run_action, action, key.namespace),
+        )
+    yield SystemCommand(
+        "Theme", "The colours; runtop --theme picks them at launch", app.action_change_theme
+    )
+    yield SystemCommand(
+        "Screenshot",
+        "Save this screen as an SVG file in the current directory",
+        lambda: app.set_timer(0.1, app.deliver_screenshot),
+    )
