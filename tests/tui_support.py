@@ -6,11 +6,12 @@ import asyncio
 import contextlib
 import json
 import os
+import socket
 import time
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.pilot import Pilot
 
@@ -30,6 +31,9 @@ from tui.app import RuntopApp, make_app
 from tui.settings import Settings
 from tui.widgets.event_list import EventList
 from tui.widgets.run_table import RunTable
+
+if TYPE_CHECKING:
+    from tui.screens.run import RunScreen
 
 FROZEN = 1795876500.0
 """2026-11-28T14:35:00Z: five minutes after the sample runs; relative times stay put."""
@@ -101,6 +105,28 @@ async def loaded(pilot: Pilot[Any], count: int = 6) -> RunTable:
     )
     await pilot.pause()
     return table(app)
+
+
+async def open_run(pilot: Pilot[Any], run_id: str) -> RunScreen:
+    """Select ``run_id`` on the runs screen, once it is listed, and open it (Enter)."""
+    from tui.screens.run import RunScreen
+
+    app = pilot.app
+    rows = app.screen.query_one(RunTable)
+    await settle(pilot, lambda: any(run.run_id == run_id for run in rows.rows), run_id)
+    rows.select_key(next(run.key for run in rows.rows if run.run_id == run_id))
+    await pilot.press("enter")
+    await settle(pilot, lambda: isinstance(app.screen, RunScreen), "the run's screen")
+    screen = app.screen
+    assert isinstance(screen, RunScreen)
+    return screen
+
+
+def free_port() -> int:
+    """A TCP port on loopback that nothing listens on now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 async def events_read(pilot: Pilot[Any], upto: int) -> EventList:

@@ -6,7 +6,6 @@ sources to open; tests use the same factory.
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import PurePath
 from typing import Any, ClassVar
@@ -19,14 +18,15 @@ from textual.events import Event, Key
 from textual.notifications import Notify
 from textual.screen import ModalScreen, Screen
 
-from inspector import ActionRefused, RunKey, RunSource, RunStore, RunView
+from inspector import RunSource, RunStore, RunView
 from inspector.replay import ReplayControls
-from tui.format import short_id
 from tui.notices import Notices
 from tui.palette import palette_commands
+from tui.run_keys import REFUSED_AS, RUN_KEY_BINDINGS, RunKeys
 from tui.runtop_screen import RuntopScreen
 from tui.screens.runs import RunsScreen
 from tui.settings import Settings, load_state, save_state
+from tui.start_up import freeze_start_up
 from tui.store_news import StoreNews
 from tui.textual_compat import CompatApp
 from tui.typed_ahead import KeysOnTheirWay
@@ -55,36 +55,7 @@ class RuntopApp(CompatApp[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "Quit", tooltip="Leave runtop"),
-        # The keys that open a confirmation have priority: run as the app takes the key from
-        # the terminal, before it hands on the keys that came after it (a reason and Enter,
-        # typed in one burst), so those reach the confirmation, not the table under it. An
-        # Input focused takes them as letters first (Textual leaves a priority binding out
-        # where the focused Input would take its key). See tui.typed_ahead for when they
-        # wait their turn instead.
-        Binding(
-            "c",
-            "cancel",
-            "Cancel run",
-            priority=True,
-            tooltip="Cancel the selected run, with a reason",
-        ),
-        Binding(
-            "r",
-            "resume",
-            "Resume",
-            priority=True,
-            tooltip="Re-issue the selected run with its input",
-        ),
-        Binding(
-            "a",
-            "approve",
-            "Approve",
-            priority=True,
-            tooltip="Approve the selected run's pending approval",
-        ),
-        Binding(
-            "d", "deny", "Deny", priority=True, tooltip="Deny the selected run's pending approval"
-        ),
+        *RUN_KEY_BINDINGS,
         Binding("y", "copy", "Copy", tooltip="Copy the selected run's id"),
         Binding("t", "tools", "Tool calls", tooltip="Per-tool counts, errors and latencies"),
         Binding(
@@ -121,15 +92,13 @@ class RuntopApp(CompatApp[None]):
         self.theme = settings.theme
         self.notices = Notices(self)
         self.keys = KeysOnTheirWay(self, self.refusal)
-
-    def remember_filter(self, text: str) -> None:
-        """The filter just applied: offered again by ``/``, in this session and the next."""
-        self.last_filter = text
-        if text:
-            save_state(self.settings.state_file, filter=text)
+        self.run_keys = RunKeys(self, store)
 
     def on_runs_screen_filter_applied(self, message: RunsScreen.FilterApplied) -> None:
-        self.remember_filter(message.text)
+        """The filter just applied: offered again by ``/``, in this session and the next."""
+        self.last_filter = message.text
+        if message.text:
+            save_state(self.settings.state_file, filter=message.text)
 
     def on_mount(self) -> None:
         for source in self.pending_sources:
@@ -150,11 +119,7 @@ class RuntopApp(CompatApp[None]):
         """One notice per thing said, a few per screen (:mod:`tui.notices`)."""
         if not self.screen_stack:
             return  # said as the app exits, its screens gone: Textual's handler drops it too
-        screen = self.screen
-        most = (
-            screen.MOST_NOTICES if isinstance(screen, RuntopScreen) else RuntopScreen.MOST_NOTICES
-        )
-        self.notices.noticed(event.notification, most=most)
+        self.notices.noticed(event.notification)
 
     @work(exclusive=True, group="store")
     async def follow_store(self) -> None:
@@ -177,18 +142,12 @@ class RuntopApp(CompatApp[None]):
         stack: list[Screen[Any]] = self.screen_stack
         return next((on for on in reversed(stack) if not isinstance(on, ModalScreen)), self.screen)
 
-    def current_run(self) -> RunView | None:
-        screen = self.screen
-        return screen.current_run() if isinstance(screen, RuntopScreen) else None
-
-    def refusal(self, action: str) -> str | None:
-        """Why ``action`` (cancel, resume, approve) cannot be done to the current run."""
-        return self.refusal_on(self.screen, action)
-
-    def refusal_on(self, screen: Screen[Any], kind: str) -> str | None:
-        """Why ``kind`` (cancel, resume, approve) cannot be done to ``screen``'s run."""
+    def refusal(self, kind: str, screen: Screen[Any] | None = None) -> str | None:
+        """Why ``kind`` (cancel, resume, approve) cannot be done to the run of ``screen``
+        (the one on top if not given)."""
         if self.settings.read_only:
             return "runtop was started with --read-only"
+        screen = self.screen if screen is None else screen
         run = screen.current_run() if isinstance(screen, RuntopScreen) else None
         if run is None:
             return "no run is selected"
@@ -209,13 +168,12 @@ class RuntopApp(CompatApp[None]):
             return runtop is not None and (
                 runtop.COPIES_ITS_TEXT or runtop.current_run() is not None
             )
-        kind = {"cancel": "cancel", "resume": "resume", "approve": "approve", "deny": "approve"}
-        if action not in kind:
+        if action not in REFUSED_AS:
             return True
         run = runtop.current_run() if runtop is not None else None
         if run is None and not isinstance(screen, RunsScreen):
             return False  # a screen of no run (the tool calls): the keys do not apply there
-        return None if self.refusal_on(screen, kind[action]) else True
+        return None if self.refusal(REFUSED_AS[action], screen) else True
 
     # -- keys typed in a burst (tui.typed_ahead) -----------------------------------------
 
@@ -229,10 +187,6 @@ class RuntopApp(CompatApp[None]):
         """A greyed run key says why instead of doing nothing; one that waited its turn
         does its action now."""
         await self.keys.came_round(event)
-
-    def _run_key_now(self) -> None:
-        if not self.keys.run_key_now():
-            raise SkipAction()
 
     # -- replays ---------------------------------------------------------------------------
 
@@ -252,81 +206,31 @@ class RuntopApp(CompatApp[None]):
     def on_runtop_screen_replay_step(self, message: RuntopScreen.ReplayStep) -> None:
         self.replay.step()
 
-    # -- the run keys ----------------------------------------------------------------------
+    # -- the run keys (tui.run_keys) -----------------------------------------------------
+
+    def _run_for(self, action: str) -> RunView | None:
+        """The run ``action``'s key acts on now, if it does (skipped: see ``run_key_now``)."""
+        if not self.keys.run_key_now():
+            raise SkipAction()
+        screen = self.screen
+        run = screen.current_run() if isinstance(screen, RuntopScreen) else None
+        return None if run is None or self.refusal(action) else run
 
     def action_cancel(self) -> None:
-        self._run_key_now()
-        run = self.current_run()
-        if run is None or self.refusal("cancel"):
-            return
-        from tui.screens.cancel import CANCELED_WITHOUT_REASON, CancelScreen
-
-        def confirmed(reason: str | None) -> None:
-            if reason is not None:
-                self._act(
-                    self.store.cancel(run.key, reason or CANCELED_WITHOUT_REASON),
-                    f"cancel requested for {run.run_id}",
-                )
-
-        self.push_screen(CancelScreen(run), confirmed)
+        if run := self._run_for("cancel"):
+            self.run_keys.cancel(run)
 
     def action_resume(self) -> None:
-        """Resume the run (a new run with its input), after a confirmation."""
-        self._run_key_now()
-        run = self.current_run()
-        if run is None or self.refusal("resume"):
-            return
-        from tui.screens.resume import ResumeScreen
-
-        def confirmed(resume: bool | None) -> None:
-            if resume:
-                self._resume(run.key)
-
-        self.push_screen(ResumeScreen(run), confirmed)
-
-    @work(group="actions")
-    async def _resume(self, key: RunKey) -> None:
-        try:
-            new_id = await self.store.resume(key)
-        except ActionRefused as error:
-            self.notify(str(error), severity="error", markup=False)
-            return
-        self.notify(f"resumed as {new_id}" if new_id else "resume requested", markup=False)
+        if run := self._run_for("resume"):
+            self.run_keys.resume(run)
 
     def action_approve(self) -> None:
-        self._answer(approve=True)
+        if run := self._run_for("approve"):
+            self.run_keys.answer(run, approve=True)
 
     def action_deny(self) -> None:
-        self._answer(approve=False)
-
-    def _answer(self, *, approve: bool) -> None:
-        """Approve or deny, after a confirmation that shows the question and takes a reason."""
-        self._run_key_now()
-        run = self.current_run()
-        if run is None or self.refusal("approve"):
-            return
-        verdict = "approved" if approve else "denied"
-        from tui.screens.approval import ApprovalScreen
-
-        def confirmed(reason: str | None) -> None:
-            if reason is not None:
-                self._act(
-                    self.store.approve(run.key, approve, reason or f"{verdict} in runtop"),
-                    f"{verdict}: {short_id(run.run_id)}",  # short: the preview stays in view
-                )
-
-        self.push_screen(ApprovalScreen(run, approve=approve), confirmed)
-
-    def _act(self, action: Awaitable[None], done: str) -> None:
-        async def run_it() -> None:
-            try:
-                await action
-            except ActionRefused as error:
-                self.notify(str(error), severity="error", markup=False)
-                return
-            self.notify(done, markup=False)
-
-        self.run_worker(run_it(), group="actions")
+        if run := self._run_for("approve"):
+            self.run_keys.answer(run, approve=False)
 
     # -- the other app-wide keys -----------------------------------------------------------
 
@@ -394,22 +298,3 @@ def make_app(
     freeze_start_up()
     store = RunStore(flush_interval=settings.flush_interval)
     return RuntopApp(store, settings, sources=sources, on_exit=on_exit, starting=starting)
-
-
-_start_up_frozen = False
-
-
-def freeze_start_up() -> None:
-    """Move what start-up made out of the garbage collector's way, once in a process.
-
-    The imports (Textual, Rich, msgspec, ours) leave tens of thousands of tracked objects
-    that live as long as the process; the one full collection that falls in the first load
-    of many runs would walk them all (``bench/tui.py`` measures the launch). Frozen
-    (``gc.freeze``), they are left out of every collection. Nothing is switched off, so
-    nothing has to be switched back on if the app fails. Later calls (tests make many apps
-    in a process) freeze nothing, or an earlier app's runs would never be freed.
-    """
-    global _start_up_frozen
-    if not _start_up_frozen:
-        _start_up_frozen = True
-        gc.freeze()

@@ -14,6 +14,7 @@ from textual.app import App
 from textual.notifications import Notification
 from textual.screen import ModalScreen, Screen
 
+from tui.runtop_screen import RuntopScreen
 from tui.textual_compat import notices_shown, withdraw_notice
 
 
@@ -25,12 +26,11 @@ class Notices:
         self.raised_on: dict[str, Screen[Any]] = {}
         """The screen each notice on show was raised on (by the notice's identity)."""
 
-    def noticed(self, notice: Notification, *, most: int) -> None:
-        """``notice`` is about to show over the screen on top, which shows ``most`` at once.
-
-        Called before Textual's own handler adds it, on the main thread.
-        """
+    def noticed(self, notice: Notification) -> None:
+        """``notice`` is about to show over the screen on top (before Textual's own handler
+        adds it, on the main thread)."""
         screen = self.app.screen
+        most = (screen if isinstance(screen, RuntopScreen) else RuntopScreen).MOST_NOTICES
         for shown in notices_shown(self.app):
             if self.raised_on.get(shown.identity) is screen and _same(shown, notice):
                 self.withdraw(shown)

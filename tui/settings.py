@@ -4,8 +4,8 @@ Every field can also come from a ``RUNTOP_*`` environment variable
 (``RUNTOP_LEDGER_DIR``, ``RUNTOP_THEME``, ``RUNTOP_READ_ONLY``, ...).
 
 A plain msgspec struct rather than pydantic-settings, which STYLE.md
-suggests: importing pydantic cost ~0.3 s here, most of the 0.5 s the first
-screen may take, for the parsing of five fields.
+suggests: importing pydantic would be most of what the first screen may
+take (``bench/tui.py`` times the launch), for the parsing of five fields.
 """
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ def load_state(path: Path | None) -> dict[str, Any]:
     if path is None:
         return {}
     try:
-        state = msgspec.json.decode(path.read_bytes())  # not json: its import is ~3 ms of a launch
+        state = msgspec.json.decode(path.read_bytes())  # not json: msgspec is loaded already
     except (OSError, ValueError):
         return {}
     return state if isinstance(state, dict) else {}

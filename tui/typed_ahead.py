@@ -28,17 +28,7 @@ from textual.screen import ModalScreen
 from textual.timer import Timer
 from textual.widgets import Input
 
-RUN_KEYS: Final[dict[str, str]] = {"c": "cancel", "r": "resume", "a": "approve", "d": "deny"}
-"""The keys that open a confirmation over the run selected, and their actions."""
-
-REFUSED_AS: Final[dict[str, str]] = {
-    "cancel": "cancel",
-    "resume": "resume",
-    "approve": "approve",
-    "deny": "approve",
-}
-"""What the store is asked it can do to the run for each run key's action (a denial
-answers an approval too): why the key is refused, if it is."""
+from tui.run_keys import REFUSED_AS, RUN_KEYS
 
 KEY_ON_ITS_WAY_AT_MOST: Final = 1.0
 """Seconds a key handed on is taken to be on its way, at most: one whose widget went away
@@ -135,7 +125,7 @@ class KeysOnTheirWay:
 
     async def _act_on(self, event: Key) -> str | None:
         """A run key come round: act on it; what was refused."""
-        action = RUN_KEYS.get(event.key)
+        action = RUN_KEYS[event.key][0] if event.key in RUN_KEYS else None
         if action is None or isinstance(self.app.screen, ModalScreen):
             return None
         reason = self.refusal(REFUSED_AS[action])

@@ -1,9 +1,8 @@
 """The comparison counts model calls as each run's timeline does, and a live run decides nothing.
 
-A walk compared two of the demo's researchers: the table said ``model calls
-1 | 1``, while each run's timeline under it drew two model rows (its thinking,
-a model node that reports no tokens, and its answer). A model node entered
-and exited is a model call whether or not it wrote an ``llm_call``.
+A model node entered and exited is a model call whether or not it wrote an ``llm_call``
+(a researcher's thinking reports no tokens): the table's ``model calls`` matches the
+model rows each run's timeline draws under it.
 """
 
 from __future__ import annotations

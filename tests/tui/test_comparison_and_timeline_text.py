@@ -1,8 +1,8 @@
-"""Leftovers of a walk through the run screen, its timeline, the comparison and the tools.
+"""The comparison, the timelines and the tools say their figures one way.
 
-Each test asserts on what the screen shows. A comparison counted a model call under way
-as ``0 so far``; its label column cut tool names at 14 columns at any width; one
-timeline's axis began ``0.00s`` and another's ``0s``.
+Each test asserts on what the screen shows: a model call under way is counted as under
+way, not ``0 so far``; the label column gives tool names the room the width has; every
+timeline's axis writes its times alike.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import pytest
 
 from inspector import LedgerDirectorySource
 from tests.tui.test_interaction import screen_lines
-from tests.tui_support import FROZEN, loaded, sample_app, settle
+from tests.tui_support import FROZEN, loaded, open_run, sample_app, settle
 from tui.screens.compare import CompareScreen
 from tui.screens.run import RunScreen
 from tui.widgets.comparison_table import ComparisonTable
@@ -62,16 +62,6 @@ def comparison_text(app: Any) -> str:
 
 def row(text: str, label: str) -> str:
     return next(line for line in text.splitlines() if line.startswith(label))
-
-
-async def open_run(pilot: Any, run_id: str) -> RunScreen:
-    rows = pilot.app.screen.query_one(RunTable)
-    rows.select_key(next(run.key for run in rows.rows if run.run_id == run_id))
-    await pilot.press("enter")
-    await settle(pilot, lambda: isinstance(pilot.app.screen, RunScreen), "the run's screen")
-    screen = pilot.app.screen
-    assert isinstance(screen, RunScreen)
-    return screen
 
 
 async def compare(pilot: Any, first: str, second: str, *words: str) -> str:

@@ -1,24 +1,22 @@
-"""The runs screen's source line and filter box, as a fresh-eyes walk in tmux found them.
+"""The runs screen's source line and filter box.
 
-At 80x24 a source reconnecting pushed the runs counted off the source line; ``ctrl+u``
-then a filter typed in one burst (tmux's send-keys, a paste) left the box empty; a
-filter that did not parse kept the one before applied, the count beside it, with no
-word of which; and a filter applied was not offered again. Each test asserts what the
-screen shows: the source line, the box, the rows.
+At 80x24 the runs counted stay on the source line beside a source reconnecting; a filter
+that does not parse leaves the one before applied and says which, beside the count; a
+filter applied is offered again (``up``). Each test asserts what the screen shows: the
+source line, the box, the rows. Keys typed into the box in one burst are checked in
+``test_typed_ahead``.
 """
 
 from __future__ import annotations
 
-import socket
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-
 from inspector import RemoteSource
 from tests.tui.test_interaction import screen_lines
-from tests.tui_support import loaded, sample_app, settle
+from tests.tui_support import free_port, loaded, sample_app, settle
 from tui import textual_compat as compat
 from tui.screens.runs import BOX_KEYS
 from tui.widgets.filter_box import FilterBox
@@ -74,12 +72,6 @@ async def apply(pilot: Any, text: str) -> None:
     await settle(pilot, lambda: pilot.app.screen.filter_text == text, f"the filter {text}")
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 # -- 1: the runs counted stay whole ---------------------------------------------------------
 
 
@@ -121,110 +113,6 @@ async def test_a_source_line_too_narrow_for_its_filter_keeps_the_count(fixtures:
         assert "  3 of 6 runs  filter: -status:running -status:" in said, said
         assert said.endswith("…"), said
         assert len(said) <= 78, said
-
-
-# -- 2: editing keys typed in one burst -----------------------------------------------------
-
-
-async def test_ctrl_u_and_a_filter_typed_in_one_burst_replace_the_filter(fixtures: Path) -> None:
-    """The box holds ``status:failed``, the cursor at its end; ``ctrl+u`` then
-    ``status:canceled`` come in one burst. The box's binding ran ``ctrl+u`` after the
-    characters were typed: the box was left empty and every run shown."""
-    app = sample_app(fixtures)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await loaded(pilot)
-        await apply(pilot, "status:failed")
-        await pilot.press("slash", "end")
-        await settle(pilot, lambda: box(app).has_focus, "the box")
-        burst(box(app), "ctrl+u", *typed("status:canceled"))
-        await settle(pilot, lambda: shown(app) == [CANCELED], "the canceled run alone")
-        await pilot.pause(0.2)
-        assert box(app).value == "status:canceled"
-        assert "1 of 6 runs  ⊘1  filter: status:canceled" in line(app)
-        burst(
-            box(app), *typed(" x"), "ctrl+w", "backspace", "left", "left", "ctrl+k", *typed("led")
-        )
-        await settle(pilot, lambda: box(app).value == "status:cancelled", "the edits")
-        await pilot.pause(0.2)
-        assert box(app).value == "status:cancelled"  # the ledger's spelling: the same runs
-        assert shown(app) == [CANCELED]
-
-
-async def test_ctrl_u_typed_ahead_of_the_box_goes_into_it_in_order(fixtures: Path) -> None:
-    """``/``, ``x``, ``ctrl+u``, ``status:canceled`` and Enter reach the table in one
-    burst, before the box has focus: they go into it in order. ``ctrl+u`` was left to
-    the app's bindings, to do nothing on the table or to empty the box after the
-    characters typed after it (``xstatus:canceled`` or nothing: no run, or every one)."""
-    app = sample_app(fixtures)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await loaded(pilot)
-        await apply(pilot, "status:failed")
-        rows = app.screen.query_one(RunTable)
-        await settle(pilot, lambda: rows.has_focus, "the table")
-        burst(rows, "/", "x", "ctrl+u", *typed("status:canceled"), "enter")
-        await settle(pilot, lambda: rows.has_focus, "the table again")
-        await pilot.pause(0.2)
-        assert box(app).value == "status:canceled"
-        assert shown(app) == [CANCELED]
-        assert "filter: status:canceled" in line(app)
-
-
-async def test_a_filter_typed_with_the_slash_that_opens_the_box_is_kept_whole(
-    fixtures: Path,
-) -> None:
-    """``/status:failed`` came in two reads: ``/status:fai`` before the box had focus, typed
-    into it, then ``led``. The box selected what it held when it took focus, and ``led``
-    replaced it."""
-    app = sample_app(fixtures)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await loaded(pilot)
-        burst(app.screen.query_one(RunTable), "/", *typed("status:fai"))
-        await settle(pilot, lambda: app.screen.query(FilterBox) and box(app).has_focus, "it")
-        await pilot.pause(0.1)
-        burst(box(app), *typed("led"))
-        await settle(pilot, lambda: shown(app) == [FAILED], "the failed run alone")
-        await pilot.pause(0.2)
-        assert box(app).value == "status:failed"
-        assert shown(app) == [FAILED]
-
-
-async def test_the_keys_typed_after_enter_in_one_burst_are_the_tables(fixtures: Path) -> None:
-    """``status:failed``, Enter, ``?`` in one burst: the filter applies and ``?`` shows
-    the keys. Enter was the Input's binding, run after ``?`` had been typed into the box
-    (``status:failed?``: an unknown status, the box left open)."""
-    app = sample_app(fixtures)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await loaded(pilot)
-        await pilot.press("slash")
-        await settle(pilot, lambda: app.screen.query(FilterBox) and box(app).has_focus, "it")
-        burst(box(app), *typed("status:failed"), "enter", "?")
-        await settle(pilot, lambda: app.screen.query("HelpPanel"), "the keys")
-        assert box(app).value == "status:failed"
-        assert not box(app).display  # closed: the filter applied
-        assert shown(app) == [FAILED]
-        assert "1 of 6 runs" in line(app)
-        await pilot.press("escape")  # the keys closed
-        await settle(pilot, lambda: not app.screen.query("HelpPanel"), "the keys closed")
-        rows = app.screen.query_one(RunTable)
-        await settle(pilot, lambda: rows.has_focus, "the table")
-        burst(rows, "/", *typed("status:cancel"), "enter", "?")  # typed ahead of the box
-        await settle(pilot, lambda: app.screen.query("HelpPanel"), "the keys again")
-        assert box(app).value == "status:cancel"
-        assert shown(app) == [CANCELED]
-
-
-async def test_the_keys_typed_after_enter_on_a_filter_refused_stay_in_the_box(
-    fixtures: Path,
-) -> None:
-    app = sample_app(fixtures)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await loaded(pilot)
-        await pilot.press("slash")
-        await settle(pilot, lambda: app.screen.query(FilterBox) and box(app).has_focus, "it")
-        burst(box(app), *typed("status:bogus"), "enter", "ctrl+w", *typed("failed"))
-        await settle(pilot, lambda: shown(app) == [FAILED], "the failed run alone")
-        assert box(app).value == "status:failed"
-        assert box(app).has_focus
 
 
 def test_the_runs_screen_passes_the_keys_the_box_edits_with() -> None:

@@ -62,6 +62,7 @@ async def test_the_first_frame_names_the_source_before_its_runs_are_known() -> N
     source = HeldSource()
     app = make_app(Settings(flush_interval=0.01), [source])
     frames: list[tuple[str, str]] = []
+
     def recorded(screen: Any, renderable: Any) -> None:
         if renderable is not None and app.screen.query(SourceLine):
             line = str(app.screen.query_one(SourceLine).render())

@@ -1,7 +1,7 @@
-"""How the app answers keys, as a fresh-eyes walk at 80x24 found it: notices said once, in
-one line, on the screen that raised them; a palette and a help that offer only what can be
-done, with the keys that do it; confirmations that show their own keys; a ``/`` pressed
-twice; no sideways scroll bar; the first frame whole; a stale run's question in its header.
+"""How the app answers keys at 80x24: notices said once, in one line, on the screen that
+raised them; a palette and a help that offer only what can be done, with the keys that do
+it; confirmations that show their own keys; a ``/`` pressed twice; no sideways scroll bar;
+the first frame whole; a stale run's question in its header.
 """
 
 from __future__ import annotations
@@ -24,15 +24,16 @@ from tests.tui_support import (
     events_read,
     loaded,
     notices,
+    open_run,
     sample_app,
     settle,
 )
+from tui import textual_compat as compat
 from tui.app import RuntopApp, make_app
 from tui.demo import STARTING
 from tui.settings import Settings
 from tui.widgets.key_bar import KeyBar
 from tui.widgets.keys_help import KeyList
-from tui import textual_compat as compat
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -49,14 +50,6 @@ def screen_lines(app: Any) -> list[str]:
 
 def bar(app: Any) -> str:
     return str(app.screen.query_one(KeyBar).render())
-
-
-async def open_run(pilot: Any, run_id: str) -> None:
-    app = pilot.app
-    rows = app.screen.query_one("RunTable")
-    rows.select_key(next(run.key for run in rows.rows if run.run_id == run_id))
-    await pilot.press("enter")
-    await settle(pilot, lambda: type(app.screen).__name__ == "RunScreen", "the run")
 
 
 # -- 1, 2: notices --------------------------------------------------------------------------
@@ -204,9 +197,11 @@ async def test_every_key_the_help_lists_on_a_run_does_something(fixtures: Path) 
             await pilot.pause(0.2)
             before, screen = screen_lines(app), app.screen
             await pilot.press(key)
-            await pilot.pause(0.3)
-            changed = app.screen is not screen or screen_lines(app) != before
-            assert changed, f"{key!r}, listed by ?, did nothing on the run screen"
+            await settle(
+                pilot,
+                lambda: app.screen is not screen or screen_lines(app) != before,  # noqa: B023
+                f"{key!r}, listed by ?, to change what the run screen shows",
+            )
         assert "q" in pressed
         await pilot.press("q")
         await pilot.pause(0.2)

@@ -1,9 +1,9 @@
-"""What the keys say and where the notices go, as walkers in tmux found them (issue 14).
+"""What the keys say and where the notices go.
 
-The palette called an action by other words than the key bar (``Cancel the run`` beside
-``c Cancel run``, ``Compare marked runs`` beside ``C Compare``); it offered Compare with
-nothing marked, and the bar never greyed ``C``. Each test reads what the screen shows: the
-bar's line, the palette's entries, the notices over the screen.
+The palette calls each action by the key bar's word for it (``c Cancel run``, ``C
+Compare``); it offers Compare only with two runs marked, and the bar greys ``C`` until
+then. Each test reads what the screen shows: the bar's line, the palette's entries, the
+notices over the screen.
 """
 
 from __future__ import annotations
@@ -18,13 +18,20 @@ from inspector import ManagerSource, ReplaySource
 from run_manager import Manager
 from tests.resumed_pair import FIRST
 from tests.tui.test_compare import pair_app
-from tests.tui.test_interaction import open_run
 from tests.tui.test_palette_keybar import key_of, open_palette
-from tests.tui_support import awaiting_approval, loaded, noticed, notices, sample_app, settle
+from tests.tui_support import (
+    awaiting_approval,
+    loaded,
+    noticed,
+    notices,
+    open_run,
+    sample_app,
+    settle,
+)
+from tui import textual_compat as compat
 from tui.app import make_app
 from tui.settings import Settings
 from tui.widgets.run_table import RunTable
-from tui import textual_compat as compat
 
 pytestmark = pytest.mark.timeout(60)
 

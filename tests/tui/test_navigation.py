@@ -1,7 +1,5 @@
-"""What a fresh-eyes walk of the app in tmux found, each kept fixed by a pilot test.
-
-Escape closes one thing at a time; ``p`` reaches the run a resumed run came
-from; resume asks first; an empty cancel reason records what the box said.
+"""Moving between screens: Escape closes one thing at a time; ``p`` reaches the run a
+resumed run came from; resume asks first; an empty cancel reason records what the box said.
 """
 
 from __future__ import annotations

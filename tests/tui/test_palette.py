@@ -1,4 +1,4 @@
-"""What a third fresh-eyes walk found in the palette, each kept fixed by a pilot test."""
+"""The command palette names what each action takes and where it applies."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
-"""The command palette and the key bar as a fresh-eyes walk at 80x24 found them (issue 14).
+"""The command palette and the key bar at 80x24.
 
-The palette spoke Textual's words (Keys, Quit, Maximize, Screenshot, Theme, none with a
-key) and had no Open; the bar kept ``a Approve`` while it dropped ``d Deny``, and changed
-while the palette was open over it. Each test reads what the screen shows: the palette's
-entries as listed, and the bar's line.
+The palette speaks runtop's words, each entry with its key, and offers Open; the bar keeps
+a pair of keys (``a Approve``, ``d Deny``) together, and stays as it was while the palette
+is open over it. Each test reads what the screen shows: the palette's entries as listed,
+and the bar's line.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from textual.command import CommandList
 from inspector import ManagerSource
 from run_manager import Manager
 from tests.tui_support import awaiting_approval, loaded, sample_app, settle
-from tui.app import RuntopApp
 from tui import textual_compat as compat
+from tui.app import RuntopApp
 
 pytestmark = pytest.mark.timeout(60)
 

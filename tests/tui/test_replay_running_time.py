@@ -1,8 +1,8 @@
 """A replay's running run: its TIME counts with the moment replayed, as its STARTED does.
 
-A walk of ``runtop replay`` read ``● running …7a6f5e4d3c2b deploy 11s ago 0.1s``: a run
-started 11 s before the moment replayed said it had run 0.1 s (its last event so far),
-where the demo's running rows count up. A stale run's clock still stops at its last event.
+A run started 11 s before the moment replayed has run 11 s, not the 0.1 s to its last event
+so far, as the demo's running rows count up. A stale run's clock still stops at its last
+event.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from inspector import ReplaySource
-from tests.tui.test_interaction import open_run, screen_lines
-from tests.tui_support import FROZEN, loaded, settle
+from tests.tui.test_interaction import screen_lines
+from tests.tui_support import FROZEN, loaded, open_run, settle
 from tui.app import make_app
 from tui.format import short_id
 from tui.settings import Settings

@@ -1,14 +1,13 @@
-"""What a fourth fresh-eyes walk of ``runtop demo`` found saying what was not so: a run's
-header said ``no tokens recorded`` while its model call streamed; the filter box lost the
-slash of a bare regular expression typed first; the demo's agents thought, searched and
-answered about one thing whatever they were asked, and a denied migration ended
-``succeeded``. Each is walked again here, on what the screen shows."""
+"""``runtop demo`` and a run's header say what is so: a model call streaming is not ``no
+tokens recorded``; the filter box keeps the slash of a bare regular expression typed
+first; the demo's agents think, search and answer about what they were asked, and a denied
+migration does not end ``succeeded``. Each is checked on what the screen shows.
+"""
 
 from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
 
 import pytest
 from textual.widgets import Static
@@ -17,10 +16,9 @@ from inspector import ManagerSource, RunFilter
 from run_manager import Manager
 from tests.tui.test_interaction import screen_lines
 from tests.tui.test_status_words import _event_lines
-from tests.tui_support import loaded, sample_app, settle
+from tests.tui_support import loaded, open_run, sample_app, settle
 from tui.app import RuntopApp, make_app
 from tui.demo import Migrator, Planner, Researcher, Summarizer, Triager, weather_agent
-from tui.screens.run import RunScreen
 from tui.settings import Settings
 from tui.widgets.run_table import RunTable
 
@@ -33,18 +31,6 @@ def header(app: RuntopApp) -> str:
 
 def demo_app(manager: Manager) -> RuntopApp:
     return make_app(Settings(flush_interval=0.01), [ManagerSource(manager, name="demo")])
-
-
-async def open_run(pilot: Any, run_id: str) -> RunScreen:
-    app = pilot.app
-    rows = app.screen.query_one(RunTable)
-    await settle(pilot, lambda: any(run.run_id == run_id for run in rows.rows), run_id)
-    rows.select_key(next(run.key for run in rows.rows if run.run_id == run_id))
-    await pilot.press("enter")
-    await settle(pilot, lambda: isinstance(app.screen, RunScreen), "the run's screen")
-    screen = app.screen
-    assert isinstance(screen, RunScreen)
-    return screen
 
 
 async def run_to_the_end(manager: Manager, agent: object, question: str) -> str:

@@ -1,10 +1,9 @@
-"""What a fresh-eyes walk of the run screen found, each checked on what the screen shows.
+"""The run screen's detail pane, checked on what the screen shows.
 
-A run opened on one short paragraph showed its detail at the foot of a blank pane; the
-first ``f`` turned following off with nothing on screen to say it had been on; a
-paragraph said ``node -`` though it streamed inside a model call; a search's matches were
-marked in the event list but not in the detail; ``N`` was never in the key bar; and a
-search typed in one burst lost its text.
+A run opened on one short paragraph shows its detail at the top of the pane; the first
+``f`` says following was on and is now off; a paragraph streamed inside a model call names
+its node; a search's matches are marked in the detail as in the event list; ``N`` is in
+the key bar with a search.
 """
 
 from __future__ import annotations
@@ -13,16 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from textual.widgets import Input
 
 from tests.tui.test_interaction import bar, screen_lines
-from tests.tui_support import loaded, sample_app, settle, write_waiting_run
-from tui.screens.run import RunScreen
+from tests.tui_support import loaded, open_run, sample_app, settle, write_waiting_run
+from tui import textual_compat as compat
 from tui.widgets.detail import EventDetail
 from tui.widgets.event_list import EventList
-from tui.widgets.run_table import RunTable
-from tui import textual_compat as compat
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -30,16 +26,6 @@ TORN = "run_20261128T143000058_5e6f708192a3b4c5"
 """A sample run (stale) whose last entry is one short paragraph: "A torn write is"."""
 RESEARCH = "run_20261128T143000012_4f1a9c2e7b3d8a60"
 """A sample run that succeeded: tool calls, paragraphs, a model call."""
-
-
-async def open_run(pilot: Any, run_id: str) -> RunScreen:
-    rows = pilot.app.screen.query_one(RunTable)
-    rows.select_key(next(run for run in rows.rows if run.run_id == run_id).key)
-    await pilot.press("enter")
-    await settle(pilot, lambda: isinstance(pilot.app.screen, RunScreen), "the run's screen")
-    screen = pilot.app.screen
-    assert isinstance(screen, RunScreen)
-    return screen
 
 
 def detail_rows(app: Any) -> list[str]:

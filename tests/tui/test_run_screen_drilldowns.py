@@ -1,4 +1,4 @@
-"""What a fresh-eyes walk of the run screen and its drill-downs found, each kept fixed here.
+"""The run screen and its drill-downs.
 
 ``p`` stacks the parent over the child; token figures say their unit and never say 0 for
 what was not recorded; the tool-call screens show Enter and act on the call's run; the

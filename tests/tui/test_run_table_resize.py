@@ -1,9 +1,8 @@
 """A terminal made smaller keeps the selected run, and the selected event, in view.
 
-A walk at 160x48 selected the 31st run and resized to 80x24: the table
-scrolled back to its top and the preview below it showed a run no row on
-screen was. The event stream of a run did the same with its selected entry
-and the detail beside it.
+The 31st run selected at 160x48 stays in view at 80x24, with the preview below showing a
+run a row on screen is; a run's event stream keeps its selected entry, and the detail
+beside it, the same way.
 """
 
 from __future__ import annotations
@@ -14,8 +13,8 @@ import pytest
 
 from inspector import LedgerDirectorySource
 from tests.conftest import line
-from tests.tui.test_interaction import open_run, screen_lines
-from tests.tui_support import loaded, settle
+from tests.tui.test_interaction import screen_lines
+from tests.tui_support import loaded, open_run, settle
 from tui.app import make_app
 from tui.settings import Settings
 

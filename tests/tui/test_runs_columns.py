@@ -1,9 +1,8 @@
-"""The runs table's columns and clocks, from a fresh-eyes walk (issue 14).
+"""The runs table's columns and clocks.
 
-At 80x24 the columns give way by priority, empty ones first, never the
-sorted one, also with the keys help open; a run whose source went down
-stops its clock when the source went down, not at its last event; a replay's
-first frame does not say a run took 0s.
+At 80x24 the columns give way by priority, empty ones first, never the sorted one, also
+with the keys help open; a run whose source went down stops its clock when the source went
+down, not at its last event; a replay's first frame does not say a run took 0s.
 """
 
 from __future__ import annotations

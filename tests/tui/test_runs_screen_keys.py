@@ -1,7 +1,7 @@
-"""The runs screen and the app's keys as a second fresh-eyes walk in tmux found them.
+"""The runs screen and the app's keys.
 
-Each test asserts what the screen shows: the key bar, the ``?`` panel, the
-source line, the table's cells, the notices.
+Each test asserts what the screen shows: the key bar, the ``?`` panel, the source line,
+the table's cells, the notices.
 """
 
 from __future__ import annotations

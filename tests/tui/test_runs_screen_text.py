@@ -1,14 +1,11 @@
-"""The runs screen's leftovers of issue 14, each as a walk in tmux saw it.
-
-Each test asserts on what the screen shows: the source line, the filter box,
-the column titles, the table's lines.
+"""The runs screen's words: the source line, the filter box, the column titles, the
+table's lines, each checked on what the screen shows.
 """
 
 from __future__ import annotations
 
 import asyncio
 import re
-import socket
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +23,16 @@ from inspector.status_words import WORDS
 from tests.conftest import line
 from tests.test_readme import filter_examples
 from tests.tui.test_interaction import screen_lines
-from tests.tui_support import FROZEN, SERVER_RUN, GoesAway, age, loaded, sample_app, settle
+from tests.tui_support import (
+    FROZEN,
+    SERVER_RUN,
+    GoesAway,
+    age,
+    free_port,
+    loaded,
+    sample_app,
+    settle,
+)
 from tui.app import make_app
 from tui.format import short_id
 from tui.settings import Settings
@@ -283,12 +289,6 @@ async def test_a_run_of_a_source_down_is_not_shown_doing_what_it_last_did() -> N
 
 
 # -- 6: a source reconnecting says so, however narrow the line ------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @pytest.mark.parametrize("filtered", [False, True])

@@ -1,17 +1,15 @@
-"""The runs screen as a fourth fresh-eyes walk of ``runtop demo`` found it.
+"""The runs screen's layout on ``runtop demo``.
 
-An empty table's bar offered Enter and space bright; the tree drew every child ``└``;
-at 80 columns the source line dropped the runs by status before a reconnecting
-source's words, and with ``?`` open STATUS kept room for ``awaiting_approval`` while
-SKILL read ``classifi…``, and the keys panel folded a path in the middle of a name; the
-table said ``unanswered:`` where ``runtop ls`` says ``approval unanswered:``. Each test
-reads what the screen shows.
+An empty table's bar greys Enter and space; the tree draws ``├`` beside all but the last
+child; at 80 columns the source line keeps the runs by status before a reconnecting
+source's words, and with ``?`` open STATUS gives its cells before SKILL does, and the keys
+panel folds a path after a ``/``; the table says ``approval unanswered:`` as ``runtop ls``
+does. Each test reads what the screen shows.
 """
 
 from __future__ import annotations
 
 import re
-import socket
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,9 +20,9 @@ import pytest
 from inspector import LedgerDirectorySource, ManagerSource, RemoteSource
 from run_manager import Manager
 from tests.conftest import line
-from tests.tui.test_interaction import open_run, screen_lines
+from tests.tui.test_interaction import screen_lines
 from tests.tui.test_key_words import greyed, palette
-from tests.tui_support import FROZEN, age, loaded, noticed, sample_app, settle
+from tests.tui_support import FROZEN, age, free_port, loaded, noticed, open_run, sample_app, settle
 from tui.app import make_app
 from tui.cli import main
 from tui.settings import Settings
@@ -140,12 +138,6 @@ async def test_the_tree_draws_each_childs_branch(tmp_path: Path, size: tuple[int
 
 
 # -- 3: the source line keeps the runs by status -------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 async def test_a_reconnecting_source_gives_its_words_before_the_runs_by_status(

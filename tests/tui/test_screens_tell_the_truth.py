@@ -1,4 +1,4 @@
-"""What a fresh-eyes walk found that lied or stuck, each walked again here as it was seen."""
+"""Each screen says what is so, and moves on when it changes: nothing stale, nothing stuck."""
 
 from __future__ import annotations
 
@@ -82,8 +82,8 @@ async def test_a_run_opened_while_its_server_was_down_is_read_when_it_is_back(
 
 async def test_an_event_row_too_long_for_the_list_ends_in_an_ellipsis(fixtures: Path) -> None:
     """At 80x24 a row read `The textual docs de` at the pane's edge: cut, with no sign."""
-    from tests.tui.test_interaction import RESEARCH, open_run
-    from tests.tui_support import events_read, loaded, sample_app
+    from tests.tui.test_interaction import RESEARCH
+    from tests.tui_support import events_read, loaded, open_run, sample_app
 
     app = sample_app(fixtures)
     async with app.run_test(size=(80, 24)) as pilot:

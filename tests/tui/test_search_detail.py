@@ -15,8 +15,8 @@ import pytest
 
 from inspector import LedgerDirectorySource
 from tests.conftest import line
-from tests.tui.test_interaction import open_run, screen_lines
-from tests.tui_support import loaded, settle
+from tests.tui.test_interaction import screen_lines
+from tests.tui_support import loaded, open_run, settle
 from tui.app import make_app
 from tui.screens.run import RunScreen
 from tui.settings import Settings

@@ -83,9 +83,8 @@ def private_uses(path: Path) -> list[str]:
             found.append(f"{path.relative_to(REPO)}:{node.lineno}: .{node.attr}")
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name in private:
             found.append(f"{path.relative_to(REPO)}:{node.lineno}: def {node.name}")
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            if TEXTUAL_IDS in node.value:
-                found.append(f"{path.relative_to(REPO)}:{node.lineno}: {node.value!r}")
+        elif isinstance(node, ast.Constant) and TEXTUAL_IDS in str(node.value):
+            found.append(f"{path.relative_to(REPO)}:{node.lineno}: {node.value!r}")
     return found
 
 

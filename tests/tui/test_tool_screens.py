@@ -1,10 +1,9 @@
-"""What a walk saw on the tool screens (``t``, and a tool's calls after Enter).
+"""The tool screens (``t``, and a tool's calls after Enter).
 
-1. Each replay played again counted every call once more: after space at the end
-   the tools list said ``read_page 2``, ``shell 2 2 100%``; after two ``R``, 4 (the
-   ledgers hold one call of each; the drill-down said ``read_page: 1 call``).
-2. Home, End, ``g`` and ``G`` did nothing on either list (the runs table takes them);
-   Home then Enter typed at once could open the call the cursor was on before Home.
+1. A replay played again counts each call once (the ledgers hold one call of each), after
+   space at the end and after ``R``, on the tools list and the drill-down alike.
+2. Home, End, ``g`` and ``G`` move on either list; Home then Enter typed at once opens the
+   call Home went to.
 """
 
 from __future__ import annotations

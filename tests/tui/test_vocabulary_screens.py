@@ -1,12 +1,10 @@
 """One vocabulary and one way of writing a number, on every screen that says it.
 
-A walk found the same run's cost written ``$0.008`` in its header and
-``$0.0082`` in the table (and ``$0.00`` in a narrow column), a comparison
-saying ``$0.0000`` where the run screen said "no tokens recorded", ``in
-flight`` beside ``running``, a tool call ``done`` in one place and ``ok`` in
-another, ``0 tok`` for runs that never said their tokens, a denial followed
-by a tick, and a followed paragraph whose newest text was out of view. Each
-test here reads what the screen shows.
+A run's cost is written alike in its header, the table and a narrow column; a comparison
+says what was not recorded as the run screen does; ``running`` and ``done`` are said one
+way everywhere; runs that never said their tokens are not ``0 tok``; a denial is not
+followed by a tick; a followed paragraph's newest text is in view. Each test here reads
+what the screen shows.
 """
 
 from __future__ import annotations
@@ -26,7 +24,8 @@ from textual.app import App, ComposeResult
 from inspector import LedgerDirectorySource, RunStore, RunView
 from tests.conftest import REPO
 from tests.inspector.test_sources_contract import until
-from tests.tui_support import drawn_cells, events_read, loaded, sample_app, settle
+from tests.tui_support import drawn_cells, events_read, loaded, open_run, sample_app, settle
+from tui import textual_compat as compat
 from tui.app import make_app
 from tui.format import relative, tokens_and_cost
 from tui.screens.compare import CompareScreen
@@ -39,7 +38,6 @@ from tui.widgets.detail import EventDetail
 from tui.widgets.event_list import EventList
 from tui.widgets.run_table import SORT_KEYS, RunTable
 from tui.widgets.source_line import SourceLine
-from tui import textual_compat as compat
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -70,16 +68,6 @@ def screen_lines(app: Any) -> list[str]:
 
 def run_of(rows: RunTable, run_id: str) -> RunView:
     return next(run for run in rows.rows if run.run_id == run_id)
-
-
-async def open_run(pilot: Any, run_id: str) -> RunScreen:
-    rows = pilot.app.screen.query_one(RunTable)
-    rows.select_key(run_of(rows, run_id).key)
-    await pilot.press("enter")
-    await settle(pilot, lambda: isinstance(pilot.app.screen, RunScreen), "the run's screen")
-    screen = pilot.app.screen
-    assert isinstance(screen, RunScreen)
-    return screen
 
 
 def header(screen: RunScreen) -> str:

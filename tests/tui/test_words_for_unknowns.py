@@ -1,11 +1,11 @@
-"""Words and marks a fresh-eyes walk found saying more than is known, or one thing two ways.
+"""Words and marks say no more than is known, and one thing one way.
 
-- The event stream wrote a model call's tokens ``1800 in / 64 out`` and the comparison
-  ``2,742``, where the table, the header and the timeline write ``1.8k``.
-- A comparison against a run 6 s in said ``? 3m07s faster so far``: a verdict in words
-  where none can be given yet, and ``≠ only in A`` of a tool the live run may still call.
-- Zoomed in, a finished bar cut at the window's right edge ended in ``▸``, the mark of a
-  node still running.
+- The event stream, the comparison, the table, the header and the timeline write a model
+  call's tokens alike (``1.8k``).
+- A comparison against a run still going gives no verdict in words, and of a tool the live
+  run may still call says it is not decided yet.
+- Zoomed in, a finished bar cut at the window's right edge does not end in ``▸``, the mark
+  of a node still running.
 """
 
 from __future__ import annotations

@@ -148,10 +148,9 @@ class RunsScreen(RuntopScreen):
 
     def compose(self) -> ComposeResult:
         yield SourceLine(id="sources")
-        # Hidden until ``/``. It was mounted on the first ``/``, and the keys typed while it
-        # was mounted went on to the table, and came to the box by way of the screen, after
-        # keys that went to the box once it had focus: a walk saw Enter overtake the filter
-        # (an empty filter applied, the filter's letters then run as the table's keys).
+        # Hidden until ``/``, not mounted by it: keys typed while it was being mounted would
+        # go on to the table and reach the box by way of the screen, after keys that went to
+        # the box once it had focus (Enter could overtake the filter's letters).
         yield FilterBox(
             self._offered or "",
             history=self._history,
@@ -225,8 +224,8 @@ class RunsScreen(RuntopScreen):
         return self.query_one(RunTable).selected
 
     def on_run_table_opened(self, message: RunTable.Opened) -> None:
-        # Not at launch: the run screen and its widgets are ~25 ms of CPU the first frame does
-        # not need. The app imports it just after that frame; here if a run is opened sooner.
+        # Not at launch: the first frame does not need the run screen and its widgets. The
+        # app imports them just after that frame; here if a run is opened sooner.
         from tui.screens.run import RunScreen
 
         self.app.push_screen(RunScreen(self.store, message.run.key, clock=self.clock))

@@ -16,18 +16,17 @@ from tui.text import inert
 
 class FilterBox(Input):
     """Where a filter is typed, each key as typed: a ``/`` typed first is the filter's
-    first character, as in a bare regular expression (``/^summ/``). The box once left it
-    out, as the key that opened it pressed again: a walk typed ``/``, then ``/^summ/``, and
-    the box held ``^summ/``, free text that matched nothing, with nothing said. A ``/``
-    pressed twice shows in the box, where backspace takes it out.
+    first character, as in a bare regular expression (``/^summ/``), not the key that
+    opened the box pressed again (``^summ/`` would be free text that matches nothing). A
+    ``/`` pressed twice shows in the box, where backspace takes it out.
 
     The editing keys (``ctrl+u``, ``ctrl+w``, ``ctrl+k``, backspace, the cursor's) act as
-    they arrive, in order with the characters typed after them. As the Input's bindings,
-    Textual ran them only once the key had gone round the app, after the characters that
-    followed it in one burst (a paste, tmux's send-keys) were typed: ``ctrl+u`` then
-    ``status:failed`` left the box empty. Enter submits at once, and the keys after it
-    wait for the runs screen to say where they go (the table's, once the filter applies):
-    ``status:failed``, Enter, ``?`` in one burst typed ``?`` into the box. ``up`` and
+    they arrive, in order with the characters typed after them: as the Input's bindings,
+    Textual would run them only once the key had gone round the app, after the characters
+    that followed it in one burst (a paste, tmux's send-keys) were typed. Enter submits at
+    once, and the keys after it wait for the runs screen to say where they go (the
+    table's, once the filter applies: ``status:failed``, Enter, ``?`` in one burst shows
+    the keys, not a ``?`` in the box). ``up`` and
     ``down`` go through the filters applied before, as a shell's history does."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -60,8 +59,8 @@ class FilterBox(Input):
 
     SUBMITTING: ClassVar[frozenset[str]] = frozenset({"enter", "ctrl+j"})
     """Enter; and ``ctrl+j``, as Enter typed before the app set the terminal to raw reads
-    (a line feed: the terminal turns a return into one). A walk typed ``/``, a filter and
-    Enter as the app started: the box took the filter, Enter did nothing."""
+    (a line feed: the terminal turns a return into one): ``/``, a filter and Enter typed
+    as the app starts apply the filter."""
 
     BORDER: ClassVar[int] = 6
     """The cells of the box's bottom line that are not what it says (corners, spaces)."""

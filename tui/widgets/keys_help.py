@@ -137,7 +137,7 @@ class FoldedPaths:
     """What is said of a source watched, after ``from``, across the panel (not in the keys'
     narrower column: the demo's ``runtop-demo-3msg2krr`` fits on a line there), wrapped
     between words and, in a path, after a ``/`` (``/tmp/`` then ``runtop-demo-3msg2krr``):
-    folded anywhere, a walk read ``/tmp/runtop-demo-3m`` over ``sg2krr``. A name wider than
+    folded anywhere, ``/tmp/runtop-demo-3m`` would sit over ``sg2krr``. A name wider than
     the panel is folded where it must be, whole on the lines it takes."""
 
     LEAD = "from "

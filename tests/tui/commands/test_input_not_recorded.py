@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 
 from tests.conftest import REPO
-from tests.tui.test_interaction import open_run, screen_lines
-from tests.tui_support import events_read, loaded, sample_app, write_waiting_run
+from tests.tui.test_interaction import screen_lines
+from tests.tui_support import events_read, loaded, open_run, sample_app, write_waiting_run
 
 
 async def test_the_run_screen_says_the_input_was_not_recorded(fixtures: Path) -> None:
