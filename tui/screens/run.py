@@ -13,18 +13,17 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.widgets import Static
 
-from inspector import RunKey, RunStore, RunView, SourceError, ToolCallView
+from inspector import RunKey, RunStore, RunView, SourceError
 from inspector.comparison import baseline_first, resume_partner
-from inspector.timeline import TimelineNode
-from ledger_reader import (
-    DamagedLine,
+from inspector.events import (
     LedgerItem,
     LlmChunk,
     ReasoningChunk,
     ToolCall,
-    ToolResult,
-    encode_event,
+    call_of,
+    raw_line,
 )
+from inspector.timeline import TimelineNode
 from tui.conversation_text import CallTiming
 from tui.model_call import model_call_near, shows_model_call
 from tui.run_search import matches
@@ -46,8 +45,6 @@ if TYPE_CHECKING:
 PREPARE_TIMELINE_AFTER: Final = 1.0
 """Seconds after the run's screen opens that its timeline's pane is built, hidden: after
 the run's first screen (a run of 1,000,000 events takes ~0.5 s), before most T presses."""
-RAW_LIMIT: Final = 64 * 1024
-"""Bytes of a damaged line shown raw."""
 
 
 class RunScreen(RuntopScreen):
@@ -114,6 +111,7 @@ class RunScreen(RuntopScreen):
         """Show the selected event's ledger line under its detail (``w``)."""
         self._selected: list[LedgerItem] = []
         self._entry_size = 0
+        """Events in the selected entry (more than handed over, for a very long paragraph)."""
         self._newest = False
         """The selected entry is the newest, followed: the detail shows its newest text."""
         self.search_text = ""
@@ -125,7 +123,6 @@ class RunScreen(RuntopScreen):
         self._partner: tuple[int, RunView | None] | None = None
         """The run to compare with (``C``), and the store version it was found at."""
         self._search_box: Input | None = None
-        """Events in the selected entry (more than handed over, for a very long paragraph)."""
         self._timeline: TimelinePane | None = None
         """The timeline (T), once built: hidden until shown."""
         self._event_selection: EventList.Selected | None = None
@@ -157,8 +154,7 @@ class RunScreen(RuntopScreen):
         self.set_timer(PREPARE_TIMELINE_AFTER, self._prepare_timeline)
 
     def on_resize(self, event: events.Resize) -> None:
-        """The header's source gets the room the screen has now."""
-        self._header()
+        self._header()  # its source gets the room the screen has now
 
     def on_screen_resume(self) -> None:
         """Back from the cancel dialog or the tool calls: show what changed meanwhile."""
@@ -193,12 +189,9 @@ class RunScreen(RuntopScreen):
 
     def _header(self) -> None:
         """The run's status, ids, counts, input and error (:mod:`tui.screens.run_header`)."""
-        following = self.query_one(EventList).follow
-        self.query_one("#run-header", Static).update(
-            run_header(
-                self.store, self.key, self.clock, following=following, width=self.app.size.width
-            )
-        )
+        following, width = self.query_one(EventList).follow, self.app.size.width
+        header = run_header(self.store, self.key, self.clock, following=following, width=width)
+        self.query_one("#run-header", Static).update(header)
 
     def on_event_list_selected(self, message: EventList.Selected) -> None:
         self._event_selection = message
@@ -212,15 +205,19 @@ class RunScreen(RuntopScreen):
     def _show(self, items: list[LedgerItem]) -> None:
         detail = self.query_one(EventDetail)
         if items and all(isinstance(i, LlmChunk | ReasoningChunk) for i in items):
-            raw = self._raw(items[-1 if self._newest else 0]) if self.show_raw else None
+            raw = (
+                raw_line(self.store, self.key, items[-1 if self._newest else 0])
+                if self.show_raw
+                else None
+            )
             total = max(self._entry_size, len(items))
             detail.show_paragraph(items, raw, total=total, newest=self._newest)
             return
         shown = next((i for i in items if isinstance(i, ToolCall)), items[0] if items else None)
-        raw = self._raw(shown) if self.show_raw and shown is not None else None
+        raw = raw_line(self.store, self.key, shown) if self.show_raw and shown is not None else None
         self.workers.cancel_group(self, "model-call")
         selected = self._event_selection
-        detail.show(shown, self._call_of(shown), raw)  # at once, as it is selected
+        detail.show(shown, call_of(self.store, self.key, shown), raw)  # at once, as selected
         if shows_model_call(shown) and selected is not None and not self.timeline_shown():
             self._show_model_call(items[0], selected.entry.start)  # then with its node's time
 
@@ -232,33 +229,9 @@ class RunScreen(RuntopScreen):
         except SourceError:
             found = None
         shown = found.call if found is not None else item
-        raw = self._raw(shown) if self.show_raw else None
+        raw = raw_line(self.store, self.key, shown) if self.show_raw else None
         timing = found.timing if found is not None else None
         self.query_one(EventDetail).show(shown, None, raw, timing=timing)
-
-    def _raw(self, item: LedgerItem) -> bytes | None:
-        """The ledger line of an event as written, when its ledger is at hand; else re-encoded."""
-        run = self.store.get(self.key)
-        if isinstance(item, DamagedLine):
-            path = run.path if run is not None else None
-            if path is None:
-                return None
-            try:
-                with open(path, "rb") as ledger:
-                    ledger.seek(item.offset)
-                    return ledger.read(min(item.length, RAW_LIMIT))
-            except OSError:
-                return None
-        return encode_event(item).rstrip(b"\n")
-
-    def _call_of(self, item: LedgerItem | None) -> ToolCallView | None:
-        if isinstance(item, DamagedLine) or not isinstance(item, ToolCall | ToolResult):
-            return None
-        call_id = item.payload.call_id
-        for call in self.store.tool_calls(self.key):
-            if call.call_id == call_id:
-                return call
-        return None
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "compare":
@@ -507,7 +480,7 @@ class RunScreen(RuntopScreen):
                 found = []
             item = found[0] if found else None
         facts = node_facts(node, origin)
-        call = self._call_of(item)
+        call = call_of(self.store, self.key, item)
         if call is not None:
             facts = facts[1:]  # the call's own heading says its name, outcome and time
         heading = [
@@ -517,7 +490,7 @@ class RunScreen(RuntopScreen):
         self._selected = [item] if item is not None else []
         self._entry_size = len(self._selected)
         self._newest = False
-        raw = self._raw(item) if self.show_raw and item is not None else None
+        raw = raw_line(self.store, self.key, item) if self.show_raw and item is not None else None
         timing = CallTiming(node.duration)  # a model call's rate, from its bar's length
         self.query_one(EventDetail).show(item, call, raw, heading=heading, timing=timing)
 

@@ -23,8 +23,8 @@ from inspector import (
     RunView,
     SourceError,
 )
+from inspector.events import LedgerItem
 from inspector.filters import FIELDS as FILTER_FIELDS
-from ledger_reader import LedgerItem
 from tui.format import now_or, short_id
 from tui.runtop_screen import RuntopScreen
 from tui.store_news import StoreChanged

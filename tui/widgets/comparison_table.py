@@ -16,9 +16,9 @@ from rich.text import Text
 from textual.widget import Widget
 
 from inspector.comparison import Comparison, Difference, RunFacts, ToolUse, Verdict
+from inspector.events import RunStatus
 from inspector.status_words import CALL_ERROR, STILL_GOING
 from inspector.timeline import Outcome
-from ledger_reader import RunStatus
 from tui.format import STATUS, UNKNOWN_MARK
 from tui.text import cost, duration, inert, shorten, tokens
 

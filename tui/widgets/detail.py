@@ -16,8 +16,8 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from inspector import ToolCallView
+from inspector.events import DamagedLine, LedgerItem, LlmCall, LlmChunk, ReasoningChunk
 from inspector.status_words import call_outcome
-from ledger_reader import DamagedLine, LedgerItem, LlmCall, LlmChunk, ReasoningChunk
 from tui.conversation_text import (
     ROLES,
     CallTiming,

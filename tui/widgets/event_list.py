@@ -25,7 +25,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from inspector import RunKey, RunStore, SourceError
-from ledger_reader import (
+from inspector.events import (
     ApprovalResponse,
     DamagedLine,
     LedgerItem,

@@ -9,8 +9,8 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from inspector import RunView
+from inspector.events import LedgerItem
 from inspector.status_words import ended_reason, status_word
-from ledger_reader import LedgerItem
 from tui.describe import describe_entry
 from tui.entries import EntryIndex
 from tui.text import inert

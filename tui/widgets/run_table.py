@@ -31,9 +31,9 @@ from textual.style import Style as VisualStyle
 from textual.visual import RenderOptions, Visual
 
 from inspector import RunKey, RunView, SourcesDown
+from inspector.events import RunStatus
 from inspector.model import UNANSWERED
 from inspector.status_words import UNKNOWN, WORDS, ended_reason
-from ledger_reader import RunStatus
 from tui.format import cell, now_or, relative, run_time, short_id, status_mark, tokens_and_cost
 from tui.text import cost as cost_said
 from tui.text import damaged_count, inert, skill_and_agent
