@@ -38,6 +38,10 @@ the user's question out of sight below the system prompt). Not measured on the p
 its width changes as the screen lays out, and a fold must not change with it."""
 PART_LINES: Final = 6
 """Lines of a long message part shown before "o shows all", at most."""
+NEWEST_MESSAGES: Final = 6
+"""Messages sent shown before "o shows all", the newest (with the system's, and any
+the run's search matched): a call that carries the whole conversation so far is laid
+out in a few dozen lines, not a thousand."""
 MATCH_LEAD: Final = 80
 """Characters shown before a search's match when a fold starts at it."""
 INDENT: Final = 2
@@ -220,13 +224,44 @@ def conversation_text(
         return _marked_all(shown, found, styles.mark)
     if payload.truncated:
         shown.add(Text("older messages were left out to keep the call under the cap", style="dim"))
-    for message in sent:
+    kept = range(len(sent)) if limit is None else kept_messages(sent, found)
+    hidden = 0
+    for number, message in enumerate(sent):
+        if number not in kept:
+            hidden += 1
+            continue
+        _hidden(shown, hidden)
+        hidden = 0
         _message(shown, message, message.role, limit=limit, found=found, styles=styles)
+    _hidden(shown, hidden)
     for message in answer:
         role = message.role if message.role not in ("assistant", "?") else ""
         heading = f"answer · {role}" if role else "answer"
         _message(shown, message, heading, limit=limit, found=found, styles=styles)
     return _marked_all(shown, found, styles.mark)
+
+
+def kept_messages(sent: list[Message], found: re.Pattern[str] | None) -> set[int]:
+    """The messages a folded conversation shows: the system's, the newest
+    :data:`NEWEST_MESSAGES` (what led to the answer), and any the run's search matched.
+
+    An agent sends each call the whole conversation so far: its tenth call holds
+    the nine before it, and a chat reads from its end.
+    """
+    kept = set(range(max(0, len(sent) - NEWEST_MESSAGES), len(sent)))
+    kept.update(number for number, message in enumerate(sent) if message.role == "system")
+    if found is not None:
+        kept.update(number for number, message in enumerate(sent) if found.search(message.text))
+    return kept
+
+
+def _hidden(shown: ConversationText, count: int) -> None:
+    """Where folded messages were: how many (``o`` shows them)."""
+    if count:
+        noun = "message" if count == 1 else "messages"
+        shown.add(Text(""))
+        shown.add(Text(f"… {count:,} earlier {noun} (o shows all)", style="dim"))
+        shown.cut = True
 
 
 def _times_only(call: LlmCall, timing: CallTiming | None) -> str | None:

@@ -127,3 +127,34 @@ def test_facts_break_between_them_in_a_narrow_pane() -> None:
     )
     # The dot that ends a line fits in it too.
     assert fitted(line, 27) == "0.3s  · \nfirst token 0.3s  · \n9.7 tok/s"
+
+
+def long_conversation() -> list[dict[str, Any]]:
+    said: list[dict[str, Any]] = [{"role": "system", "content": "Be brief."}]
+    for turn in range(10):
+        said.append({"role": "user", "content": f"question {turn}"})
+        said.append({"role": "assistant", "content": f"answer {turn}"})
+    return said
+
+
+def test_a_long_conversation_shows_its_newest_messages_and_the_systems() -> None:
+    folded = conversation_text(call(messages=long_conversation(), response="done"))
+    text = folded.plain
+    assert folded.cut
+    assert "Be brief." in text
+    assert "… 14 earlier messages (o shows all)" in text
+    assert "question 6" not in text
+    for turn in (7, 8, 9):
+        assert f"question {turn}" in text
+        assert f"answer {turn}" in text
+    whole = conversation_text(call(messages=long_conversation(), response="done"), whole=True)
+    assert "question 0" in whole.plain
+    assert "earlier messages" not in whole.plain
+
+
+def test_a_folded_conversation_keeps_a_message_the_search_matched() -> None:
+    found = re.compile(re.escape("QUESTION 2"), re.IGNORECASE)
+    text = conversation_text(call(messages=long_conversation()), found=found).plain
+    assert "question 2" in text
+    assert "… 4 earlier messages (o shows all)" in text  # 0 to 1, between system and it
+    assert "… 9 earlier messages (o shows all)" in text  # its answer to 6
