@@ -6,8 +6,8 @@ attributes of its own: the OpenTelemetry GenAI conventions
 and OpenLLMetry (:mod:`run_manager.otlp.openllmetry`). Each module reads a
 span into the readings here (:class:`ModelCall`, :class:`ToolUse`), and the
 ingest (:mod:`run_manager.otlp.ingest`) writes the same events from them,
-whichever family said it. :func:`classify` decides which family a span
-belongs to: the first whose attributes it carries.
+whichever family said it. The ingest reads a span with the first family
+whose attributes it carries (OpenInference, OpenLLMetry, else GenAI).
 """
 
 from __future__ import annotations

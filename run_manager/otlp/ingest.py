@@ -105,7 +105,7 @@ READ_ONLY_REASON: Final = "sent over OpenTelemetry; runtop cannot stop it"
 """The reason the inspector gives (inspector.source.OTLP_REFUSAL says the same)."""
 MAX_TRACES: Final = 10_000
 """Traces whose span ids are kept in memory; an older one is read back from its ledger."""
-MAX_ANNOUNCED: Final = 1024
+MAX_ANNOUNCED: Final = 256
 """Tool calls a trace's model calls announced whose arguments are kept for its tool spans."""
 MAX_ANCESTRY: Final = 256
 """Parent links followed to find a span's agent (a cycle in hostile input ends there)."""
@@ -670,7 +670,7 @@ class OtlpIngest:
         if call.response is not None:
             response, cut_response = cap_messages(call.response)
             cut = cut or cut_response
-            self._announce(trace, call.response)
+            self._announce(trace, response)
         payload = LlmCallPayload(
             model=model,
             provider=call.provider,
