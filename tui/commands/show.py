@@ -352,10 +352,13 @@ def _show_remote(args: argparse.Namespace, url: str, out: Console) -> int:
     )
 
     async def show() -> None:
-        async for frame in _remote_events(url, args.token, run_id, follow=args.follow):
-            item = item_of(frame)
-            if item is not None:
-                printer.line(Line(0, 0, item, frame.data if frame.event is None else b""))
+        async for frames in _remote_batches(url, args.token, run_id, follow=args.follow):
+            for frame in frames:
+                item = item_of(frame)
+                if item is not None:
+                    printer.line(Line(0, 0, item, frame.data if frame.event is None else b""))
+            if args.follow:
+                printer.flush()  # what has come so far; a paragraph goes on on the next line
         printer.flush()
 
     try:
@@ -374,10 +377,11 @@ def _remote_timeline(args: argparse.Namespace, url: str, run_id: str, out: Conso
     timeline = Timeline(run_id)
 
     async def fold() -> None:
-        async for frame in _remote_events(url, args.token, run_id, follow=False):
-            item = item_of(frame)
-            if item is not None:
-                timeline.add(item)
+        async for frames in _remote_batches(url, args.token, run_id, follow=False):
+            for frame in frames:
+                item = item_of(frame)
+                if item is not None:
+                    timeline.add(item)
 
     try:
         asyncio.run(fold())
@@ -388,14 +392,13 @@ def _remote_timeline(args: argparse.Namespace, url: str, run_id: str, out: Conso
     return 0
 
 
-async def _remote_events(
+async def _remote_batches(
     url: str, token: str | None, run_id: str, *, follow: bool
-) -> AsyncIterator[SseFrame]:
-    """The frames of one run's events, as the attach server sends them."""
+) -> AsyncIterator[list[SseFrame]]:
+    """The frames of one run's events, in the batches the attach server sends them."""
     from inspector.attach_client import AttachClient, find_token
 
     async with AttachClient(url, find_token(url, token)) as client:
         params = {"follow": "1"} if follow else None
         async for frames in client.frames(f"runs/{run_id}/events", params=params):
-            for frame in frames:
-                yield frame
+            yield frames
