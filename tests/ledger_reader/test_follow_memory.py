@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import subprocess
+import sys
 import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
@@ -115,3 +118,81 @@ async def test_a_watched_directory_hands_a_big_append_on_in_bounded_updates(
             stop.set()
     assert seqs == list(range(2, end + 1))
     assert largest <= 2 * FOLLOW_BYTES // len(chunk_lines(2, 1))  # 80,000 lines in all
+
+
+FOLLOWER = """
+import asyncio, sys
+from ledger_reader import LedgerDirectory
+
+async def main() -> None:
+    stop = asyncio.Event()
+    events = 0
+    print("watching", flush=True)
+    async for update in LedgerDirectory(sys.argv[1]).watch(stop):
+        for change in update.changes:
+            events += len(change.items)
+            if not change.summary.status.is_live:
+                stop.set()
+    print(events, flush=True)
+
+asyncio.run(main())
+"""
+
+
+SHOW = "from tui.cli import main; raise SystemExit(main())"
+
+
+def _peak_rss_mb(process: subprocess.Popen[bytes] | subprocess.Popen[str]) -> float:
+    """A child's peak RSS, from the kernel as it is reaped."""
+    _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    return usage.ru_maxrss / 1024
+
+
+def _started_follower(args: list[str], path: Path) -> subprocess.Popen[str]:
+    path.write_bytes(started())
+    return subprocess.Popen(
+        [sys.executable, *args],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+
+
+@pytest.mark.soak
+@pytest.mark.timeout(600)
+def test_a_directory_follower_stays_small_while_300_mb_are_appended(tmp_path: Path) -> None:
+    path = tmp_path / f"{RUN}.jsonl"
+    follower = _started_follower(["-c", FOLLOWER, str(tmp_path)], path)
+    assert follower.stdout is not None
+    assert follower.stdout.readline() == "watching\n"
+    end = append_megabytes(path, 300, 2)
+    with path.open("ab") as handle:
+        handle.write(completed(end))
+    said = follower.stdout.readline()
+    peak = _peak_rss_mb(follower)
+    follower.stdout.close()
+    assert follower.returncode == 0
+    assert int(said) == end - 1  # every line appended, and its end
+    assert peak < 120  # it peaked at 900 MB holding all it had read
+
+
+@pytest.mark.soak
+@pytest.mark.timeout(600)
+def test_show_follow_stays_small_and_ends_while_300_mb_are_appended(tmp_path: Path) -> None:
+    path = tmp_path / f"{RUN}.jsonl"
+    show = _started_follower(
+        ["-c", SHOW, "show", str(path), "--follow", "--json"],
+        path,
+    )
+    assert show.stdout is not None
+    assert show.stdout.readline().startswith("{")  # its first line: it follows now
+    end = append_megabytes(path, 300, 2)
+    with path.open("ab") as handle:
+        handle.write(completed(end))
+    printed = 1 + sum(1 for _ in show.stdout)
+    peak = _peak_rss_mb(show)
+    show.stdout.close()
+    assert show.returncode == 0
+    assert printed == end
+    assert peak < 150
