@@ -59,7 +59,10 @@ async def select_second_call(pilot: Pilot[Any], screen: RunScreen) -> EventDetai
     """From the run's end, up past its completion and the model node's exit."""
     await pilot.press("end", "up", "up")
     detail = screen.query_one(EventDetail)
-    await settle(pilot, lambda: ANSWER in detail.text, "the second call's conversation")
+    # Shown at once, then again with its model node's time once that is found.
+    await settle(
+        pilot, lambda: ANSWER in detail.text and "tok/s" in detail.text, "the call and its time"
+    )
     return detail
 
 
@@ -202,7 +205,7 @@ async def test_a_model_node_selected_in_the_stream_shows_its_call(
         screen = await open_conversation_run(pilot)
         await pilot.press(*keys)
         detail = screen.query_one(EventDetail)
-        await settle(pilot, lambda: "\nanswer\n" in detail.text, "the call's conversation")
+        await settle(pilot, lambda: facts in detail.text, "the call with its node's time")
         in_order(detail.text, "◆ gpt-4o-mini  ·  openai", facts, "\nuser\n", QUESTION, said)
 
 
