@@ -14,10 +14,6 @@ from tests.conftest import FIXTURES
 
 WALK = """
 import importlib, json, pkgutil, sys
-# httpx 0.x (LangChain's, beside the httpx2 runtop's frameworks use) loads rich for its
-# command line when imported, and PydanticAI imports it where it is installed: runtop's
-# modules import neither.
-sys.modules["httpx"] = None
 loaded = []
 for package in sys.argv[1:]:
     root = importlib.import_module(package)
