@@ -74,8 +74,8 @@ def offered(screen: Screen[Any], action: str) -> bool:
 def palette_commands(app: App[Any], screen: Screen[Any]) -> Iterable[SystemCommand]:
     """The palette's entries over ``screen``."""
     for action, key in keys_on(app, screen).items():
-        if not key.says and not key.shown:
-            continue  # a key only ? lists (the cursor's): not an action to pick
+        if (not key.says and not key.shown) or action == "command_palette":
+            continue  # a key only ? lists (the cursor's), or the palette's own: not to pick
         if not offered(screen, action):
             continue
         yield SystemCommand(

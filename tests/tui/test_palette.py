@@ -26,6 +26,17 @@ async def test_the_palette_s_filter_names_every_field_the_filter_takes(fixtures:
         assert all(f"{field}:" in said for field in FIELDS), said
 
 
+async def test_the_palette_does_not_offer_itself(fixtures: Path) -> None:
+    """Textual binds ``ctrl+p`` to the palette with words of its own: an entry to pick that
+    would only open the palette again."""
+    app = sample_app(fixtures)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot)
+        entries = await palette(pilot)
+        assert "Filter" in entries
+        assert not [title for title, said in entries.items() if "(^p)" in said], entries
+
+
 async def test_a_run_s_damaged_lines_are_in_its_header_at_80x24(fixtures: Path) -> None:
     """The header's counts ended ``0 tool calls (0 errors)  1 dam…`` at 80 columns: the
     damage, said last, was what was cut. It is said beside the events now."""
