@@ -12,9 +12,10 @@ fresh server), and each line says the target it is held to.
   with the token got (one ``GET /api/agent/runs`` every 20 ms) meanwhile.
   Target: < 0.5 s of CPU, < 100 ms waits.
 - storm: a run records events at its own pace (a tool call every 10 ms)
-  alone, then again while 600 clients follow it and keep reconnecting (each
-  reads for 0.1-0.5 s, drops the connection, and comes back, half of them
-  with ``Last-Event-ID``); the run's events per second in each case, from its
+  alone, then again while 600 clients follow it and keep reconnecting (all
+  connect at once; each reads for 1-3 s, drops the connection without a
+  word, and comes back at once, half of them with ``Last-Event-ID``: some
+  300 reconnects a second); the run's events per second in each case, from its
   ledger's times, and the server's RSS before the storm and after it.
   Target: >= 80 % of the rate alone; RSS within 20 MB of before.
 - history: a finished run of 2.5 MB; five rounds of 1,000 reads of its
@@ -46,6 +47,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 MIB = 1024 * 1024
+HOLD = (1.0, 3.0)
+"""Seconds a follower in the storm reads before it drops the connection and comes back."""
 AGENTS = '''
 import asyncio
 
@@ -273,7 +276,7 @@ async def follower(server: Served, run_id: str, stop: asyncio.Event, seed: int) 
             server.request("GET", f"/api/agent/runs/{run_id}/events?follow=1", b"", resume)
         )
         with contextlib.suppress(OSError, TimeoutError):
-            async with asyncio.timeout(chooser.uniform(0.1, 0.5)):
+            async with asyncio.timeout(chooser.uniform(*HOLD)):
                 while await reader.read(65536):
                     pass
         writer.transport.abort()  # gone without a goodbye, as a killed client goes

@@ -83,6 +83,9 @@ class FrameRing:
         in every slot of it but the last, which counts them all (a batch's slots leave the
         ring first to last, and the buffer is held until its last one has gone)."""
         self._frames: list[bytes] = [b""] * max_events
+        self._run_frames: list[bytes] = [b""] * max_events
+        """Each event's frame in its run's stream (``id: <seq>``), made when first read: every
+        follower of the run, and every one that reconnects, sends the same bytes."""
         """The global stream's frame of each event (``id: <run_id>:<seq>``), made when a
         stream first reads it: with no stream attached, none is made."""
         self.head = 0
@@ -92,6 +95,8 @@ class FrameRing:
         self._bytes = 0
         self._waiter: asyncio.Future[None] | None = None
         self.closed = False
+        self._firsts: dict[str, tuple[int, int]] = {}
+        """Each run's first event the ring took: its number and seq (see :meth:`reaches_back`)."""
 
     def add(self, event: RunEvent, line: bytes) -> None:
         """Append one event (the hub's listener); wakes every waiting stream at once."""
@@ -107,6 +112,8 @@ class FrameRing:
         count = len(events)
         if count != len(lines):
             raise ValueError("one line per event")
+        if count:
+            self._note_first(events[0].run_id, self.head + 1, events[0].seq)
         size = self.max_events
         low = (self.head + 1) % size
         high = low + count
@@ -133,6 +140,7 @@ class FrameRing:
             self._seqs[low:high] = [event.seq for event in events]
             self._types[low:high] = kinds
             self._frames[low:high] = [b""] * count  # made when a stream first reads them
+            self._run_frames[low:high] = [b""] * count
             if self._bytes > self.max_bytes:
                 self._shed(head)
         else:  # wraps past the ring's end: one by one
@@ -143,10 +151,38 @@ class FrameRing:
             if not waiter.done():
                 waiter.set_result(None)
 
+    def _note_first(self, run_id: str, number: int, seq: int) -> None:
+        """Keep where a run first entered the ring (a batch is one run's, as the hub gives it)."""
+        firsts = self._firsts
+        if run_id in firsts:
+            return
+        firsts[run_id] = (number, seq)
+        if len(firsts) > 2 * self.max_events:  # forget runs whose first event has left
+            oldest = self.oldest
+            for gone in [key for key, (first, _) in firsts.items() if first < oldest]:
+                del firsts[gone]
+
+    def reaches_back(self, run_id: str, after: int) -> int | None:
+        """A cursor from which the ring holds every event of the run after seq ``after``.
+
+        ``None`` when it does not: the run's first events here have left the ring (or
+        it never had them, as for a run that started before the server), and the
+        ledger must be read. A reconnecting follower then costs no ledger read, no
+        decoding and no thread: the stream reads the ring from the cursor on.
+        """
+        first = self._firsts.get(run_id)
+        if first is None:
+            return None
+        number, seq = first
+        if number < self.oldest or seq > after + 1:
+            return None
+        return number - 1
+
     def _add_each(self, events: Sequence[RunEvent], lines: Sequence[bytes]) -> None:
         size = self.max_events
         held, sizes = self._lines, self._sizes
         run_ids, seqs, types, frames = self._run_ids, self._seqs, self._types, self._frames
+        run_frames = self._run_frames
         number = self.head
         tags = _TAGS
         for event, line in zip(events, lines, strict=True):
@@ -160,7 +196,7 @@ class FrameRing:
             types[slot] = tags.get(type(event)) or event.type
             held[slot] = line
             sizes[slot] = len(line)
-            frames[slot] = b""
+            frames[slot] = run_frames[slot] = b""
             self.head = number
             self._bytes += len(line)
             if self._bytes > self.max_bytes:
@@ -201,7 +237,7 @@ class FrameRing:
                 continue
             self._bytes -= sizes[slot]
             sizes[slot] = 0
-            held[slot] = self._frames[slot] = b""
+            held[slot] = self._frames[slot] = self._run_frames[slot] = b""
             self.oldest += 1
 
     def number_of(self, run_id: str, seq: int) -> int | None:
@@ -242,6 +278,42 @@ class FrameRing:
         low, high = first % size, (stop - 1) % size + 1
         chosen = frames[low:high] if low < high else frames[low:] + frames[:high]
         return stop - 1, chosen
+
+    def run_frames_after(
+        self, run_id: str, cursor: int, after: int, limit: int = 4096
+    ) -> tuple[int, bytes, int, bool] | None:
+        """One run's frames among the entries after ``cursor`` (up to ``limit``) past ``after``.
+
+        Returns the last entry's number, the frames joined, the last seq sent (``after``
+        if none) and whether the run's end was among them; ``None`` if some entries were
+        already dropped (the stream must start over). No object is made per event, and
+        each frame is made once for every stream of the run.
+        """
+        span = self._slots(cursor, limit)
+        if span is None:
+            return None
+        first, stop = span
+        size = self.max_events
+        run_ids, seqs, types, cache = self._run_ids, self._seqs, self._types, self._run_frames
+        chosen: list[bytes] = []
+        last = after
+        ended = False
+        for number in range(first, stop):
+            slot = number % size
+            if run_ids[slot] != run_id:
+                continue
+            seq = seqs[slot]
+            if seq <= last:
+                continue
+            frame = cache[slot]
+            if not frame:
+                frame = cache[slot] = b"id: %d\ndata: %s\n\n" % (seq, self._line(slot))
+            chosen.append(frame)
+            last = seq
+            kind = types[slot]
+            if (kind if isinstance(kind, str) else _TAGS[kind]) == "run_completed":
+                ended = True
+        return max(cursor, stop - 1), b"".join(chosen), last, ended
 
     def after(self, cursor: int, limit: int = 4096) -> list[RingEntry] | None:
         """Up to ``limit`` entries after ``cursor``; ``None`` if some were already dropped."""

@@ -11,8 +11,9 @@ import asyncio
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Iterator
-from typing import Final
+from collections.abc import AsyncIterator, Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Final, TypeVar
 
 from ledger_reader import DamagedLine, LedgerError, LedgerFile, encode_event
 from ledger_reader.errors import LedgerGone
@@ -20,10 +21,14 @@ from ledger_reader.lines import Line, read_lines
 from run_manager.hub import Hub
 from run_manager.server.sse import LineHead, damaged_frame, head_of, sse_frame
 
+T = TypeVar("T")
+
 OPEN_LEDGERS: Final = 64
 """Ledgers kept open (and indexed) for reads by position, least recently used closed first."""
 
 
+READERS: Final = 2
+"""Threads reading ledgers for histories, for all requests together."""
 LINES_PER_READ: Final = 256
 """Lines read from a ledger at a time for a request by position."""
 
@@ -51,6 +56,13 @@ class RunHistory:
         self.hub = hub
         self._ledgers: OrderedDict[str, LedgerFile] = OrderedDict()
         self._ledgers_lock = threading.Lock()
+        # Ledger reads of every request share two threads of their own: a storm of history
+        # requests queues here instead of taking every thread of the loop's default pool, and
+        # fewer threads keep fewer malloc arenas (memory comes back after the storm).
+        self._readers = ThreadPoolExecutor(max_workers=READERS, thread_name_prefix="history")
+
+    async def _in_thread(self, function: Callable[..., T], *args: Any) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self._readers, function, *args)
 
     async def frames_after(
         self, run_id: str, path: str | None, after: int, *, torn_tail: bool = False
@@ -69,10 +81,10 @@ class RunHistory:
             return
         reader = LedgerFrames(path, torn_tail=torn_tail)
         try:
-            if not await asyncio.to_thread(reader.seek_after, after):
+            if not await self._in_thread(reader.seek_after, after):
                 return  # no event after ``after``
             while True:
-                batch = await asyncio.to_thread(reader.read)
+                batch = await self._in_thread(reader.read)
                 if batch is None:
                     return
                 yield batch
@@ -93,7 +105,7 @@ class RunHistory:
                 yield encode_event(event)[:-1], LineHead(event.seq, event.type)
             return
         for low in range(start, stop, LINES_PER_READ):  # a piece at a time, not the whole range
-            lines = await asyncio.to_thread(
+            lines = await self._in_thread(
                 self._read_lines, path, low, min(stop, low + LINES_PER_READ)
             )
             for line in lines:
@@ -129,6 +141,7 @@ class RunHistory:
 
     def close(self) -> None:
         """Release every open ledger."""
+        self._readers.shutdown(wait=False, cancel_futures=True)
         with self._ledgers_lock:
             for ledger in self._ledgers.values():
                 ledger.close()

@@ -169,3 +169,47 @@ def test_a_buffer_that_does_not_hold_its_lines_is_refused_when_read() -> None:
             lines.lines()
     assert list(LedgerLines(b"", 0)) == []
     assert LedgerLines(b"ab\n\ncd\n", 3)[1:] == [b"", b"cd"]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_runs_frames_and_where_the_ring_reaches_back_to_say_what_its_entries_say(
+    seed: int,
+) -> None:
+    # A follower (or one reconnecting) reads its run's frames straight from the ring: the
+    # same frames, past the same seq, as the ring's entries of that run say, however runs
+    # interleave, batches come and the ring wraps; and the ring reaches back to seq `after`
+    # exactly when it still holds every one of the run's events after it.
+    chooser = random.Random(seed)
+    ring = FrameRing(max_events=chooser.choice([5, 16, 64]))
+    seqs = {"run_a": 0, "run_b": 0}
+    for _ in range(chooser.randint(1, 25)):
+        run_id = chooser.choice(["run_a", "run_b"])
+        count = chooser.randint(1, 6)
+        events = [chunk(run_id, seqs[run_id] + n) for n in range(1, count + 1)]
+        seqs[run_id] += count
+        lines = [b"%s-%d" % (run_id.encode(), e.seq) for e in events]
+        if chooser.random() < 0.5:
+            ring.add_many(events, lines)
+        else:
+            for event, line in zip(events, lines, strict=True):
+                ring.add(event, line)
+    held = ring.after(ring.oldest - 1, limit=10**6) or []
+    for run_id, last in seqs.items():
+        mine = [e for e in held if e.run_id == run_id]
+        for after in range(last + 1):
+            for cursor in range(ring.oldest - 1, ring.head + 1):
+                want = [e for e in mine if e.number > cursor and e.seq > after]
+                found = ring.run_frames_after(run_id, cursor, after, limit=10**6)
+                assert found == (
+                    ring.head,
+                    b"".join(b"id: %d\ndata: %s\n\n" % (e.seq, e.line) for e in want),
+                    want[-1].seq if want else after,
+                    False,
+                )
+            reach = ring.reaches_back(run_id, after)
+            whole = bool(mine) and mine[0].seq <= after + 1 and seqs[run_id] == mine[-1].seq
+            if reach is not None:
+                assert whole
+                got = ring.run_frames_after(run_id, reach, after, limit=10**6)
+                assert got is not None
+                assert got[1].count(b"id: ") == last - after
