@@ -125,6 +125,10 @@ class LedgerFile:
         self._lock = threading.Lock()
         self._poll_lock = threading.Lock()
         """One poll at a time: readers in several threads poll before they read."""
+        self._scan_buffers: (
+            tuple[bytearray, npt.NDArray[np.uint8], npt.NDArray[np.bool_]] | None
+        ) = None
+        """The buffer a poll reads appended bytes into, and its newline matches."""
         self._closed = False
         self._indexer: threading.Thread | None = None
         self._stop_indexing = threading.Event()
@@ -551,28 +555,44 @@ class LedgerFile:
             return FileGrowth(lines, reset)
 
     def _index_appended(self) -> int:
-        """Scan the bytes past ``_tail_read`` for newlines, a chunk at a time; keep the ends."""
+        """Scan the bytes past ``_tail_read`` for newlines, a chunk at a time; keep the ends.
+
+        Each chunk is read into one buffer kept for the file's polls and compared in
+        place: a fresh 1 MiB bytes and bool array per chunk left the heap full of
+        holes between the index's blocks (the app with a run open while 1 GB was
+        appended sat at 81 MB against 46 for the same ledger opened whole).
+        """
         import numpy as np
 
+        if self._scan_buffers is None:
+            raw = bytearray(INDEX_CHUNK)
+            self._scan_buffers = (
+                raw,
+                np.frombuffer(raw, dtype=np.uint8),
+                np.empty(INDEX_CHUNK, dtype=bool),
+            )
+        raw, data, matches = self._scan_buffers
         added = 0
         while True:
             at = self._tail_read
-            data = self._pread(INDEX_CHUNK, at)
-            if not data:
+            try:
+                got = os.preadv(self._fd, [raw], at)
+            except OSError as error:
+                raise LedgerUnreadable(self.path, error) from error
+            if not got:
                 break
-            ends: npt.NDArray[np.int64] = np.flatnonzero(
-                np.frombuffer(data, dtype=np.uint8) == 10
-            ).astype(np.int64, copy=False)
+            np.equal(data[:got], 10, out=matches[:got])
+            ends: npt.NDArray[np.int64] = np.flatnonzero(matches[:got]).astype(np.int64)
             ends += at
             with self._lock:
-                if at == 0 and data.startswith(BOM):
+                if at == 0 and raw[:3] == BOM:
                     self._first_start = 3
                 self._tail_ends.append(ends)
                 if len(ends):
                     self._tail_complete = int(ends[-1]) + 1
-                self._tail_read = at + len(data)
+                self._tail_read = at + got
             added += len(ends)
-            if len(data) < INDEX_CHUNK:
+            if got < INDEX_CHUNK:
                 break  # a short read of a regular file: its end
         return added
 
