@@ -10,6 +10,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.message import Message
+from textual.reactive import reactive
 from textual.widgets import Static
 
 if TYPE_CHECKING:
@@ -47,6 +48,9 @@ from tui.widgets.source_line import SourceLine
 BOX_KEYS: Final = frozenset(FilterBox.EDITING) | FilterBox.RECALLING
 """The keys the filter box edits with as they come (``FilterBox.edits_with``)."""
 
+
+DESCENDING: Final = frozenset({"started", "duration", "events", "tokens"})
+"""The columns sorted largest (newest) first when first sorted by."""
 
 MARK_SAYS: Final = "Mark the selected run to compare, or unmark it"
 
@@ -94,6 +98,17 @@ class RunsScreen(RuntopScreen):
 
     CSS_PATH = "runs.tcss"
 
+    sort: reactive[str] = reactive("started", init=False)
+    """The column the runs are sorted by (``s``, or a click on its title)."""
+    reverse: reactive[bool] = reactive(True, init=False)
+    """The sort the other way round (``S``, or a second click)."""
+    as_tree: reactive[bool] = reactive(False, init=False, bindings=True)
+    """Each run's child runs right under it, indented (``T``: the bar says ``List`` then)."""
+    filter_text: reactive[str] = reactive("", init=False)
+    """The filter applied, as typed."""
+    invalid_filter: reactive[str] = reactive("", init=False)
+    """What the box holds when it does not parse: said beside the filter applied."""
+
     def __init__(
         self,
         store: RunStore,
@@ -109,12 +124,8 @@ class RunsScreen(RuntopScreen):
         demo: its agents are starting)."""
         self.store = store
         self.clock = clock
-        self.sort = "started"
-        self.reverse = True
         self.run_filter: RunFilter | None = None
-        self.as_tree = False
-        """Each run's child runs right under it, indented (``T``)."""
-        self.filter_text = filter_text
+        self.set_reactive(RunsScreen.filter_text, filter_text)
         self.remembered = remembered
         """The last session's filter: in the box when ``/`` opens it, not applied until Enter."""
         self._reading_preview: tuple[RunKey, int] | None = None
@@ -128,8 +139,6 @@ class RunsScreen(RuntopScreen):
         are typed into the box, in order, never run as the table's (``c`` would open a
         cancel). Until the box closes, or focus moves from it (a click)."""
         self._box_was_focused = False
-        self._invalid_filter = ""
-        """What the box holds when it does not parse: said beside the filter applied."""
         self._history = [text for text in dict.fromkeys((remembered, filter_text)) if text]
         """The filters applied this session (the last session's first), oldest first: ``up``
         in the box recalls them."""
@@ -147,7 +156,9 @@ class RunsScreen(RuntopScreen):
         """What the keys' states last read of the store (:meth:`_keys_read`)."""
 
     def compose(self) -> ComposeResult:
-        yield SourceLine(id="sources")
+        yield SourceLine(id="sources").data_bind(
+            RunsScreen.filter_text, RunsScreen.as_tree, filter_invalid=RunsScreen.invalid_filter
+        )
         # Hidden until ``/``, not mounted by it: keys typed while it was being mounted would
         # go on to the table and reach the box by way of the screen, after keys that went to
         # the box once it had focus (Enter could overtake the filter's letters).
@@ -161,7 +172,7 @@ class RunsScreen(RuntopScreen):
         with Vertical():
             yield Static(id="header")
             yield Static(id="empty")
-            yield RunTable(clock=self.clock, id="runs")
+            yield RunTable(clock=self.clock, id="runs").data_bind(sort_key=RunsScreen.sort)
         yield RunPreview(id="preview")
         yield KeyBar()
 
@@ -246,9 +257,6 @@ class RunsScreen(RuntopScreen):
             table.branches = branches
             table.refresh()
         down = snapshot.sources_down()
-        if table.sort_key != self.sort:
-            table.sort_key = self.sort
-            table.refresh()
         had_runs = bool(table.rows)
         table.set_rows(runs, down)
         if bool(runs) != had_runs:
@@ -271,9 +279,6 @@ class RunsScreen(RuntopScreen):
         line.replayed_at = replayed_at
         line.total, line.shown = len(snapshot.runs), len(runs)
         line.by_status, line.spent = table.tally.totals()
-        line.filter_text = self.filter_text
-        line.filter_invalid = self._invalid_filter
-        line.as_tree = self.as_tree
         empty = self.query_one("#empty", Static)
         if not runs:
             if snapshot.runs:
@@ -485,13 +490,13 @@ class RunsScreen(RuntopScreen):
                 said = f"not applied: {error}"
                 box.say(said)
                 box.add_class("invalid")
-                self._invalid_filter = text.strip()
+                self.invalid_filter = text.strip()
             self.run_filter, self.filter_text = self._settled
             self.refresh_runs()  # the line says the filter applied, and that this one is not
             return False
         box.say("")
         box.remove_class("invalid")
-        self._invalid_filter = ""
+        self.invalid_filter = ""
         self.filter_text = text.strip()
         if remember:
             self._settled = (self.run_filter, self.filter_text)
@@ -572,21 +577,35 @@ class RunsScreen(RuntopScreen):
                 markup=False,
             )
 
+    def watch_sort(self) -> None:
+        self._reorder()  # the header marks the column: no notification to stack up
+
+    def watch_reverse(self) -> None:
+        self._reorder()
+
+    def watch_as_tree(self) -> None:
+        if self.is_mounted:
+            self.query_one(RunTable).refresh()
+        self._reorder()
+
+    def _reorder(self) -> None:
+        if self.is_mounted:
+            self.refresh_runs()
+
+    def sort_by(self, key: str) -> None:
+        """Sort by ``key``, in the order its column reads best first (newest, longest)."""
+        self.set_reactive(RunsScreen.reverse, key in DESCENDING)  # one refill, by the sort
+        self.sort = key
+
     def action_sort(self) -> None:
         index = SORT_KEYS.index(self.sort) if self.sort in SORT_KEYS else 0
-        self.sort = SORT_KEYS[(index + 1) % len(SORT_KEYS)]
-        self.reverse = self.sort in {"started", "duration", "events", "tokens"}
-        self.refresh_runs()  # the header marks the column: no notification to stack up
+        self.sort_by(SORT_KEYS[(index + 1) % len(SORT_KEYS)])
 
     def action_tree(self) -> None:
         self.as_tree = not self.as_tree
-        self.query_one(RunTable).refresh()
-        self.refresh_runs()
-        self.app.refresh_bindings()  # the bar says what T does now
 
     def action_reverse(self) -> None:
         self.reverse = not self.reverse
-        self.refresh_runs()
 
     def on_click(self, event: events.Click) -> None:
         """A click on a column's title sorts by it; a second click reverses the order."""
@@ -603,9 +622,7 @@ class RunsScreen(RuntopScreen):
         if key == self.sort:
             self.reverse = not self.reverse
         else:
-            self.sort = key
-            self.reverse = key in {"started", "duration", "events", "tokens"}
-        self.refresh_runs()
+            self.sort_by(key)
 
 
 def _totals(runs: list[RunView], sources_down: frozenset[str]) -> tuple[str, str]:

@@ -635,6 +635,9 @@ class RunTable(ScrollView, can_focus=True):
 
     cursor: reactive[int] = reactive(0, always_update=True)
     """The selected row."""
+    sort_key: reactive[str] = reactive("started")
+    """The column the rows are sorted by: kept on screen however narrow (bound to the
+    runs screen's sort)."""
 
     class Selected(Message):
         """The selection moved to another run."""
@@ -657,8 +660,6 @@ class RunTable(ScrollView, can_focus=True):
         self.branches: dict[RunKey, str] = {}
         """In the tree view, the branch drawn before each child run's name (``├ ``, ``│ └ ``):
         :func:`tree_branches`. Runs at the top of the tree have none."""
-        self.sort_key = "started"
-        """The column the rows are sorted by: kept on screen however narrow."""
         self.marked: frozenset[RunKey] = frozenset()
         """The runs marked to compare: their lines show :data:`MARK` (set by the screen)."""
         self.sources_down: frozenset[str] = frozenset()
