@@ -319,6 +319,7 @@ async def test_notifications_are_batched_in_time() -> None:
 
         counter = asyncio.create_task(count())
         summary = RunSummary(run_id="run_burst", status=RunStatus.RUNNING)
+        began = time.monotonic()
         for seq in range(1, 10_001):
             item = LlmChunk(run_id="run_burst", seq=seq, payload=ChunkPayload(delta="x"))
             store.apply("burst", SourceUpdate(runs=[RunUpdate("run_burst", summary, [item])]))
@@ -327,9 +328,12 @@ async def test_notifications_are_batched_in_time() -> None:
         # The end of the burst, marked: a run applied right after the last chunk.
         end = RunSummary(run_id="run_end", status=RunStatus.SUCCEEDED)
         store.apply("burst", SourceUpdate(runs=[RunUpdate("run_end", end)]))
+        took = time.monotonic() - began
         await asyncio.wait_for(counter, 10)
         assert store.applied == 10_000
-        assert 1 <= woken <= 5
+        # One wake per flush interval the burst lasted (a loaded machine stretches it), and the
+        # last: never one per event.
+        assert 1 <= woken <= 3 + took / 0.05, (woken, took)
         assert len(store.recent(RunKey("burst", "run_burst"))) == 200  # a bounded window
 
 
