@@ -8,7 +8,9 @@ lines by position share a small cache of open, indexed ledgers.
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import os
+import sys
 import threading
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -23,10 +25,25 @@ from run_manager.server.sse import LineHead, damaged_frame, head_of, sse_frame
 
 T = TypeVar("T")
 
+
+def _find_malloc_trim() -> Callable[[int], int] | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        trim: Callable[[int], int] = ctypes.CDLL("libc.so.6").malloc_trim
+    except (OSError, AttributeError):  # not glibc (musl has no malloc_trim)
+        return None
+    return trim
+
+
+_malloc_trim: Final = _find_malloc_trim()
+
 OPEN_LEDGERS: Final = 64
 """Ledgers kept open (and indexed) for reads by position, least recently used closed first."""
 
 
+TRIM_AFTER: Final = 0.5
+"""Seconds without a history being sent before the heaps' free pages are handed back."""
 READERS: Final = 2
 """Threads reading ledgers for histories, for all requests together."""
 LINES_PER_READ: Final = 256
@@ -60,6 +77,8 @@ class RunHistory:
         # requests queues here instead of taking every thread of the loop's default pool, and
         # fewer threads keep fewer malloc arenas (memory comes back after the storm).
         self._readers = ThreadPoolExecutor(max_workers=READERS, thread_name_prefix="history")
+        self._reading = 0
+        self._trim_due = False
 
     async def _in_thread(self, function: Callable[..., T], *args: Any) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._readers, function, *args)
@@ -80,6 +99,7 @@ class RunHistory:
                 yield frames, chosen[-1].seq, ended
             return
         reader = LedgerFrames(path, torn_tail=torn_tail)
+        self._reading += 1
         try:
             if not await self._in_thread(reader.seek_after, after):
                 return  # no event after ``after``
@@ -90,6 +110,22 @@ class RunHistory:
                 yield batch
         finally:
             reader.close()
+            self._reading -= 1
+            if not self._reading and _malloc_trim is not None and not self._trim_due:
+                self._trim_due = True
+                asyncio.get_running_loop().call_later(TRIM_AFTER, self._give_back)
+
+    def _give_back(self) -> None:
+        """Once no history has been sent for a moment, hand the heaps' free pages back.
+
+        A storm of history reads leaves glibc's heaps at their high-water mark (the
+        buffers are freed, the pages kept): RSS stayed 43 MB up after 2,000 reads of
+        a 3 MB run, 25 MB with this. ``malloc_trim`` returns them, where glibc is the
+        allocator; the moment's wait lets the last answers leave the sockets' buffers.
+        """
+        self._trim_due = False
+        if not self._reading and _malloc_trim is not None:
+            _malloc_trim(0)
 
     async def lines(
         self, run_id: str, path: str | None, start: int, stop: int
