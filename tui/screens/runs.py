@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar, Final
 
 from rich.text import Text
-from textual import events, work
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
@@ -22,17 +22,15 @@ from inspector import (
     RunKey,
     RunStore,
     RunView,
-    SourceError,
 )
-from inspector.events import LedgerItem
 from inspector.filters import FIELDS as FILTER_FIELDS
 from tui.format import now_or, short_id
-from tui.runtop_screen import RuntopScreen
+from tui.screens.runs_preview import PreviewingScreen
 from tui.store_news import StoreChanged
 from tui.text import inert
 from tui.widgets.filter_box import FilterBox
 from tui.widgets.key_bar import KeyBar
-from tui.widgets.run_preview import PREVIEW_EVENTS, RunPreview
+from tui.widgets.run_preview import RunPreview
 from tui.widgets.run_table import (
     SORT_KEYS,
     RowTally,
@@ -59,7 +57,7 @@ OFFERED_NOT_APPLIED: Final = "the last filter, not applied: Enter applies it"
 not show yet: typing replaces it, Enter applies it."""
 
 
-class RunsScreen(RuntopScreen):
+class RunsScreen(PreviewingScreen):
     """The live table of runs."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -128,9 +126,6 @@ class RunsScreen(RuntopScreen):
         self.set_reactive(RunsScreen.filter_text, filter_text)
         self.remembered = remembered
         """The last session's filter: in the box when ``/`` opens it, not applied until Enter."""
-        self._reading_preview: tuple[RunKey, int] | None = None
-        self._read_preview: tuple[RunKey | None, int, list[LedgerItem]] = (None, 0, [])
-        """The last lines read for the preview of a run the store has no events of."""
         self._offered: str | None = filter_text or remembered
         """What the filter box held when opened: applied on Enter, not as it appears."""
         self._keys_to_box = False
@@ -300,44 +295,6 @@ class RunsScreen(RuntopScreen):
         else:
             empty.remove_class("shown")
         self._preview(table.selected)
-
-    def _preview(self, run: RunView | None) -> None:
-        preview = self.query_one(RunPreview)
-        preview.run = run
-        preview.source_down = (
-            run is not None and run.key.source in self.query_one(RunTable).sources_down
-        )
-        if run is None:
-            return
-        recent = self.store.recent(run.key)[-PREVIEW_EVENTS:]
-        if len(recent) < min(PREVIEW_EVENTS, (run.event_count or 0)):
-            # Came as a summary: its last lines are read from the source, once per count.
-            key, count, items = self._read_preview
-            if key == run.key:
-                recent = items
-            wanted = (run.key, (run.event_count or 0))
-            if (key, count) != wanted and self._reading_preview != wanted:
-                self._reading_preview = wanted  # not again while it is read: redraws are frequent
-                self._load_preview(run)
-        preview.items = tuple(recent)
-
-    @work(exclusive=True, group="preview", exit_on_error=False)
-    async def _load_preview(self, run: RunView) -> None:
-        try:
-            count = await self.store.event_count(run.key)
-            items = await self.store.events(run.key, max(0, count - PREVIEW_EVENTS), count)
-        except SourceError:
-            return
-        finally:
-            if self._reading_preview == (run.key, (run.event_count or 0)):
-                self._reading_preview = None
-        tables = self.query(RunTable)
-        if not self.is_mounted or not tables:
-            return  # the screen went away while the lines were read
-        self._read_preview = (run.key, (run.event_count or 0), items)
-        selected = tables.first().selected
-        if selected is not None and selected.key == run.key:
-            self.query_one(RunPreview).items = tuple(items)
 
     # -- events -------------------------------------------------------------------------------
 
