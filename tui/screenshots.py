@@ -71,6 +71,16 @@ async def run_with_tool_call(pilot: Pilot[Any]) -> None:
     await pilot.pause(0.5)
 
 
+async def run_model_call(pilot: Pilot[Any]) -> None:
+    """The researcher's last model call selected: its conversation in the detail pane."""
+    await run_with_tool_call(pilot)
+    app = pilot.app
+    events = app.screen.query_one(EventList)
+    calls = [n for n in range(events.count) if getattr(events.item(n), "type", "") == "llm_call"]
+    events.cursor = calls[-1] if calls else 0
+    await pilot.pause(1.0)
+
+
 async def cancel_confirmation(pilot: Pilot[Any]) -> None:
     app = pilot.app
     assert isinstance(app, RuntopApp)
@@ -183,6 +193,7 @@ async def run_timeline(pilot: Pilot[Any]) -> None:
 SCENARIOS: dict[str, Callable[[Pilot[Any]], Awaitable[None]]] = {
     "runs": runs_live,
     "run-tool-call": run_with_tool_call,
+    "run-model-call": run_model_call,
     "cancel-confirm": cancel_confirmation,
     "tool-calls": tool_calls,
     "approval-confirm": approval_confirmation,
