@@ -431,6 +431,11 @@ def weather_agent(pace: float = 1.0) -> object | None:
         )
     except ImportError:
         return None
+    import pydantic_ai
+
+    # The app owns the terminal: PydanticAI's first-run banner, written to a terminal's
+    # stderr, would be drawn over the demo's screen.
+    pydantic_ai.BANNER_ENABLED = False
 
     def asked(messages: list[ModelMessage]) -> tuple[str, str | None]:
         """The city asked about, and the forecast tool's answer once it gave one."""
