@@ -96,13 +96,17 @@ def _wire_summary(booked: IndexedRun, summary: RunSummary | None = None) -> dict
     """A run's summary as the API names it (no server paths, no warnings list).
 
     ``tokens`` and ``cost_usd`` are ``null`` where they were not counted from every
-    event (a ledger found at start-up, read by head and tail).
+    event (a ledger found at start-up, read by head and tail), or where no model call
+    said them: null, never a 0 that reads as free.
     """
-    wire = msgspec.to_builtins(summary if summary is not None else booked.summary())
+    summary = summary if summary is not None else booked.summary()
+    wire = msgspec.to_builtins(summary)
     wire.pop("path", None)
     wire.pop("warnings", None)
-    wire["tokens"] = booked.tokens if booked.counted else None
-    wire["cost_usd"] = round(booked.cost_usd, 6) if booked.counted else None
+    said_tokens = summary.prompt_tokens is not None or summary.output_tokens is not None
+    wire["tokens"] = booked.tokens if booked.counted and said_tokens else None
+    said_cost = summary.cost_usd is not None
+    wire["cost_usd"] = round(booked.cost_usd, 6) if booked.counted and said_cost else None
     return wire  # type: ignore[no-any-return]
 
 

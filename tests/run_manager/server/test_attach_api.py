@@ -189,10 +189,15 @@ async def test_summaries_carry_tokens_and_cost_counted_from_every_event(tmp_path
         assert (body["run"]["tokens"], body["run"]["cost_usd"]) == (120, 0.25)
         status, listed = await s.get("runs")
         assert [(run["tokens"], run["cost_usd"]) for run in listed["runs"]] == [(120, 0.25)] * 2
+        # A run whose model calls said no tokens or cost (here: none) says null, never 0.
+        quiet = s.manager.start(Echo(), "x")
+        await quiet.wait()
+        status, body = await s.get(f"runs/{quiet.run_id}")
+        assert (body["run"]["tokens"], body["run"]["cost_usd"]) == (None, None)
     # A new server finds these runs in the directory, read by head and tail: not counted.
     async with served(tmp_path) as s:
         status, listed = await s.get("runs")
-        assert len(listed["runs"]) == 2
+        assert len(listed["runs"]) == 3
         assert {(run["tokens"], run["cost_usd"]) for run in listed["runs"]} == {(None, None)}
 
 
