@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import subprocess
 import sys
 import tracemalloc
@@ -120,7 +119,21 @@ async def test_a_watched_directory_hands_a_big_append_on_in_bounded_updates(
     assert largest <= 2 * FOLLOW_BYTES // len(chunk_lines(2, 1))  # 80,000 lines in all
 
 
-FOLLOWER = """
+PEAK = """
+import atexit, sys
+def _peak() -> None:
+    with open("/proc/self/status") as status:
+        sys.stderr.write(next(line for line in status if line.startswith("VmHWM")))
+atexit.register(_peak)
+"""
+"""Prepended to a follower's code: it says its own peak RSS as it exits. The kernel's
+account of a child (``wait4``'s ``ru_maxrss``) also counts the pytest process it was
+forked from, before ``exec``: hundreds of MB once the whole suite is imported."""
+
+
+FOLLOWER = (
+    PEAK
+    + """
 import asyncio, sys
 from ledger_reader import LedgerDirectory
 
@@ -137,16 +150,20 @@ async def main() -> None:
 
 asyncio.run(main())
 """
+)
 
 
-SHOW = "from tui.cli import main; raise SystemExit(main())"
+SHOW = PEAK + "from tui.cli import main; raise SystemExit(main())"
 
 
-def _peak_rss_mb(process: subprocess.Popen[bytes] | subprocess.Popen[str]) -> float:
-    """A child's peak RSS, from the kernel as it is reaped."""
-    _, status, usage = os.wait4(process.pid, 0)
-    process.returncode = os.waitstatus_to_exitcode(status)
-    return usage.ru_maxrss / 1024
+def _peak_rss_mb(process: subprocess.Popen[str]) -> float:
+    """A follower's own peak RSS (``VmHWM``), as it said when it exited."""
+    assert process.stderr is not None
+    said = process.stderr.read()
+    process.stderr.close()
+    process.wait(timeout=60)
+    [line] = [line for line in said.splitlines() if line.startswith("VmHWM")]
+    return int(line.split()[1]) / 1024
 
 
 def _started_follower(args: list[str], path: Path) -> subprocess.Popen[str]:
@@ -154,6 +171,7 @@ def _started_follower(args: list[str], path: Path) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, *args],
         stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
         cwd=Path(__file__).resolve().parents[2],
     )
