@@ -769,6 +769,7 @@ async def test_the_tui_greys_cancel_on_an_otlp_run_and_says_why(tmp_path: Path) 
     from tui.app import make_app
     from tui.screens.cancel import CancelScreen
     from tui.settings import Settings
+    from tui.textual_compat import notices_shown
 
     chat, tool, _ = agent_run()
     runs = tmp_path / "runs"
@@ -779,7 +780,7 @@ async def test_the_tui_greys_cancel_on_an_otlp_run_and_says_why(tmp_path: Path) 
         assert rows.rows[0].status.is_live
         await pilot.press("c")
         assert not isinstance(app.screen, CancelScreen)
-        messages = [notification.message for notification in app._notifications]
+        messages = [notification.message for notification in notices_shown(app)]
         assert any(OTLP_REFUSAL in message for message in messages)
         assert app.check_action("cancel", ()) is None  # greyed in the footer
 
