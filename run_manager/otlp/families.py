@@ -162,6 +162,20 @@ def json_text(value: Any) -> Any:
     return value
 
 
+def message(
+    role: str, parts: list[dict[str, Any]], calls: list[tuple[Any, Any, Any]]
+) -> dict[str, Any]:
+    """One message in the ledger's shape: its parts, then the tool calls it made (id, name,
+    arguments as sent); a message that is one text alone is that text."""
+    parts = parts + [
+        {"type": "tool_call", "id": call_id, "name": name, "arguments": json_value(arguments)}
+        for call_id, name, arguments in calls
+    ]
+    if len(parts) == 1 and parts[0]["type"] == "text":
+        return {"role": role, "content": parts[0]["text"]}
+    return {"role": role, "content": parts}
+
+
 def nested(attributes: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
     """Flattened list attributes (``<prefix>.<N>.<key>``) as a list of dicts by ``N``.
 

@@ -45,6 +45,7 @@ from run_manager.otlp.families import (
     first_text,
     json_value,
     last_user_text,
+    message,
     number,
     text,
 )
@@ -216,19 +217,19 @@ def _message(fields: dict[str, Any]) -> dict[str, Any]:
             parts.append({"type": "text", "text": "[image]"})
     if isinstance(content, str) and content and not parts:
         parts.append({"type": "text", "text": content})
-    for position in sorted(calls):
-        call = calls[position]
-        parts.append(
-            {
-                "type": "tool_call",
-                "id": call.get("tool_call.id"),
-                "name": call.get("tool_call.function.name"),
-                "arguments": json_value(call.get("tool_call.function.arguments")),
-            }
-        )
-    if len(parts) == 1 and parts[0]["type"] == "text":
-        return {"role": role, "content": parts[0]["text"]}
-    return {"role": role, "content": parts}
+    made = [calls[position] for position in sorted(calls)]
+    return message(
+        role,
+        parts,
+        [
+            (
+                call.get("tool_call.id"),
+                call.get("tool_call.function.name"),
+                call.get("tool_call.function.arguments"),
+            )
+            for call in made
+        ],
+    )
 
 
 def _said(value: Any, roles: frozenset[str]) -> str | None:
@@ -239,8 +240,8 @@ def _said(value: Any, roles: frozenset[str]) -> str | None:
         decoded = decoded.get("messages")
     if not isinstance(decoded, list):
         return None
-    for message in reversed(decoded):
-        role, words = _lc_message(message)
+    for said in reversed(decoded):
+        role, words = _lc_message(said)
         if role in roles and words:
             return words
     return None

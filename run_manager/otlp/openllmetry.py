@@ -44,8 +44,8 @@ from run_manager.otlp.families import (
     first_int,
     first_text,
     json_text,
-    json_value,
     last_user_text,
+    message,
     nested,
     runtop_messages,
     text,
@@ -189,18 +189,10 @@ def _message(fields: dict[str, Any]) -> dict[str, Any]:
     parts: list[dict[str, Any]] = []
     if isinstance(content, str) and content:
         parts.append({"type": "text", "text": content})
-    for call in nested(fields, "tool_calls."):
-        parts.append(
-            {
-                "type": "tool_call",
-                "id": call.get("id"),
-                "name": call.get("name"),
-                "arguments": json_value(call.get("arguments")),
-            }
-        )
-    if len(parts) == 1 and parts[0]["type"] == "text":
-        return {"role": role, "content": parts[0]["text"]}
-    return {"role": role, "content": parts}
+    calls = nested(fields, "tool_calls.")
+    return message(
+        role, parts, [(call.get("id"), call.get("name"), call.get("arguments")) for call in calls]
+    )
 
 
 def _entity_arguments(value: Any) -> Any:
