@@ -23,6 +23,7 @@ from collections.abc import AsyncIterator
 from typing import Final
 
 from run_manager import (
+    Agent,
     AgentEvent,
     Complete,
     Content,
@@ -341,7 +342,7 @@ class Planner:
         )
 
 
-def demo_agents(pace: float = 1.0, manager: Manager | None = None) -> list[object]:
+def demo_agents(pace: float = 1.0, manager: Manager | None = None) -> list[Agent]:
     """The demo's agents, for ``runtop serve --agents tui.demo:demo_agents``."""
     return [
         Researcher(pace),
@@ -357,7 +358,7 @@ def demo_agents(pace: float = 1.0, manager: Manager | None = None) -> list[objec
 
 async def start_demo(manager: Manager, *, pace: float = 1.0, forever: bool = True) -> None:
     """Start the demo's runs, and new ones now and then while ``forever``."""
-    agents = {agent.name: agent for agent in demo_agents(pace, manager)}  # type: ignore[attr-defined]
+    agents = {agent.name: agent for agent in demo_agents(pace, manager)}
     for agent in agents.values():
         manager.register(agent)
     manager.stream(agents["researcher"], "python tui frameworks with mouse support", detached=True)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from textual.pilot import Pilot
+from textual.widgets import Input
 
 from inspector import ManagerSource
 from run_manager import Manager
@@ -91,8 +92,8 @@ async def cancel_confirmation(pilot: Pilot[Any]) -> None:
     await pilot.press("c")
     await _until(pilot, lambda: isinstance(app.screen, CancelScreen))
     await pilot.press(*"wrong input file")
-    for box in app.screen.query("Input"):
-        box.cursor_blink = False  # type: ignore[attr-defined]
+    for box in app.screen.query(Input):
+        box.cursor_blink = False
     await pilot.pause(0.3)
 
 
@@ -113,17 +114,17 @@ async def approval_confirmation(pilot: Pilot[Any]) -> None:
     await pilot.pause(0.5)
     await pilot.press("d")
     await pilot.press(*"not during the freeze")
-    for box in app.screen.query("Input"):
-        box.cursor_blink = False  # type: ignore[attr-defined]
+    for box in app.screen.query(Input):
+        box.cursor_blink = False
     await pilot.pause(0.3)
 
 
 async def run_search(pilot: Pilot[Any]) -> None:
     await run_with_tool_call(pilot)
     await pilot.press("home", "slash", *"mouse", "enter")
-    box = pilot.app.screen.query_one("#search")
+    box = pilot.app.screen.query_one("#search", Input)
     await _until(pilot, lambda: "of" in str(box.border_title))
-    box.cursor_blink = False  # type: ignore[attr-defined]
+    box.cursor_blink = False
     await pilot.pause(0.3)
 
 
