@@ -17,8 +17,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
-from ledger_reader import LedgerError
-from ledger_reader.locations import default_ledger_dir
+from inspector.ledger import LedgerError, default_ledger_dir
 from tui.commands.output import say
 from tui.commands.targets import CommandError
 from tui.crash import EXIT_CRASHED, crash_line

@@ -27,8 +27,7 @@ from rich.padding import Padding
 from rich.style import Style
 from rich.text import Text
 
-from ledger_reader import LlmCall
-from ledger_reader.messages import THINKING, TOOL_CALL, TOOL_RESULT, Message, conversation
+from inspector.ledger import THINKING, TOOL_CALL, TOOL_RESULT, LlmCall, Message, conversation
 from tui.text import cost, duration, inert, tokens
 
 PART_PREVIEW: Final = 240

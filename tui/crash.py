@@ -13,7 +13,7 @@ import traceback
 from pathlib import Path
 from typing import Final
 
-from ledger_reader.locations import make_private_dir, runtop_home
+from inspector.ledger import make_private_dir, runtop_home
 
 EXIT_CRASHED: Final = 70
 """The exit status of a crash: ``EX_SOFTWARE`` of sysexits.h, an internal error."""

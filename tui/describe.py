@@ -11,15 +11,7 @@ from typing import Any, Final
 
 import msgspec
 
-from inspector.status_words import (
-    CALL_ERROR,
-    CALL_OK,
-    STILL_GOING,
-    UnknownStatus,
-    status_named,
-    without_status_word,
-)
-from ledger_reader import (
+from inspector.ledger import (
     ApprovalRequest,
     ApprovalResponse,
     CancelRequested,
@@ -39,6 +31,14 @@ from ledger_reader import (
     ToolCall,
     ToolResult,
     UnknownEvent,
+)
+from inspector.status_words import (
+    CALL_ERROR,
+    CALL_OK,
+    STILL_GOING,
+    UnknownStatus,
+    status_named,
+    without_status_word,
 )
 from tui.text import cost, duration, inert, shorten, skill_and_agent, tokens_or_unsaid
 

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
-from ledger_reader import (
+from inspector.ledger import (
     DamagedLine,
     LedgerItem,
     LlmChunk,

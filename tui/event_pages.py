@@ -10,7 +10,7 @@ from collections import OrderedDict
 from typing import Final
 
 from inspector import RunKey, RunStore
-from ledger_reader import LedgerItem
+from inspector.ledger import LedgerItem
 
 PAGE: Final = 256
 """Events read at a time."""

@@ -13,8 +13,8 @@ from typing import Final
 from rich.text import Text
 
 from inspector import RunView
+from inspector.ledger import RunStatus
 from inspector.status_words import STILL_GOING, UNKNOWN, status_word
-from ledger_reader import RunStatus
 from tui.status_glyphs import STATUS_GLYPHS
 from tui.text import cost, duration, inert, shorten, tokens, under_a_tenth
 

@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 from typing import Final, NamedTuple
 
 from inspector import RunKey, RunStore
-from ledger_reader import LedgerItem, LlmCall, NodeEnter, NodeExit
+from inspector.ledger import LedgerItem, LlmCall, NodeEnter, NodeExit
 from tui.conversation_text import CallTiming
 
 MODEL_PREFIX: Final = "llm:"

@@ -21,8 +21,14 @@ from typing import Final
 import msgspec
 
 from inspector import RunKey, RunStore
-from ledger_reader import DamagedLine, LedgerItem, LlmCall, LlmChunk, ReasoningChunk
-from ledger_reader.messages import conversation
+from inspector.ledger import (
+    DamagedLine,
+    LedgerItem,
+    LlmCall,
+    LlmChunk,
+    ReasoningChunk,
+    conversation,
+)
 from tui.entries import joins
 
 SEARCH_PAGE: Final = 2048

@@ -18,7 +18,7 @@ from typing import Any
 
 import msgspec
 
-from ledger_reader.locations import default_ledger_dir, make_private_dir, runtop_home
+from inspector.ledger import default_ledger_dir, make_private_dir, runtop_home
 
 _TRUE = {"1", "true", "yes", "on"}
 

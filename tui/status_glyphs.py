@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from ledger_reader.summary import RunStatus
+from inspector.ledger import RunStatus
 
 STATUS_GLYPHS: Final = {
     RunStatus.RUNNING: "●",

@@ -18,8 +18,14 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from ledger_reader import MAX_LINE_BYTES, RunSummary, SummaryCache, scan_summaries
-from ledger_reader.errors import LedgerGone, NoLedgers
+from inspector.ledger import (
+    MAX_LINE_BYTES,
+    LedgerGone,
+    NoLedgers,
+    RunSummary,
+    SummaryCache,
+    scan_summaries,
+)
 from tui.commands.output import say, write_json
 from tui.commands.targets import split_targets
 

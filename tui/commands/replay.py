@@ -11,8 +11,7 @@ from pathlib import Path
 from rich.console import Console
 
 from inspector import SPEEDS, ReplaySource
-from ledger_reader import LedgerError, LedgerUnreadable, NotALedgerFile, find_ledgers
-from ledger_reader.errors import file_kind
+from inspector.ledger import LedgerError, LedgerUnreadable, NotALedgerFile, file_kind, find_ledgers
 from tui.app import make_app, run_until_exit
 from tui.commands.targets import CommandError
 from tui.settings import settings_from

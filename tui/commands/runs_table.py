@@ -12,8 +12,8 @@ from typing import Final
 from rich.cells import cell_len
 from rich.text import Text
 
+from inspector.ledger import RunStatus, RunSummary, parse_time
 from inspector.status_words import without_status_word
-from ledger_reader import RunStatus, RunSummary, parse_time
 from tui.status_glyphs import STATUS_GLYPHS
 from tui.text import cost, damaged_count, duration, inert, shorten, skill_and_agent, tokens
 

@@ -22,26 +22,32 @@ import msgspec
 from rich.console import Console
 from rich.text import Text
 
-from inspector.timeline import Timeline, outcome_of_status
-from ledger_reader import (
+from inspector.ledger import (
+    THINKING,
+    TOOL_CALL,
+    TOOL_RESULT,
     DamagedLine,
     LedgerError,
     LedgerGone,
     LedgerTail,
+    Line,
     LlmCall,
     LlmChunk,
+    Message,
     ReasoningChunk,
     RunCompleted,
     RunEvent,
     RunStatus,
     RunSummary,
+    conversation,
     encode_event,
+    offset_in_run,
     parse_time,
+    read_ledger_lines,
+    summarize_ledger,
+    writer_gone,
 )
-from ledger_reader.head_tail import summarize_ledger, writer_gone
-from ledger_reader.lines import Line, read_ledger_lines
-from ledger_reader.messages import THINKING, TOOL_CALL, TOOL_RESULT, Message, conversation
-from ledger_reader.timespan import offset_in_run
+from inspector.timeline import Timeline, outcome_of_status
 from tui.commands.output import say, write_json
 from tui.commands.targets import (
     CommandError,

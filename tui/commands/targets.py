@@ -10,8 +10,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from ledger_reader import find_ledgers, is_valid_run_id
-from ledger_reader.locations import default_ledger_dir
+from inspector.ledger import default_ledger_dir, find_ledgers, is_valid_run_id
 
 
 class CommandError(Exception):

@@ -1,0 +1,122 @@
+"""The ledger as the TUI and the command line read it, through the inspector.
+
+The TUI never imports the ledger reader itself (an import-linter contract):
+what it needs of the ledger (the record types it draws, run summaries, the
+errors a user can cause, the files and directories it finds, a model call's
+conversation) is named here once. This module imports only the ledger
+reader, so ``runtop ls`` and ``runtop --version`` load nothing more than
+they did; the store and the sources stay behind :mod:`inspector`'s lazy
+names.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ledger_reader import (
+    MAX_LINE_BYTES,
+    ApprovalRequest,
+    ApprovalResponse,
+    CancelRequested,
+    DamagedLine,
+    ErrorEvent,
+    LedgerError,
+    LedgerGone,
+    LedgerItem,
+    LedgerUnreadable,
+    Line,
+    LlmCall,
+    LlmChunk,
+    NodeEnter,
+    NodeExit,
+    NoLedgers,
+    NotALedgerFile,
+    ReasoningChunk,
+    RunCompleted,
+    RunEvent,
+    RunPlaced,
+    RunStarted,
+    RunStatus,
+    RunSummary,
+    StructuredOutput,
+    SummaryCache,
+    ToolCall,
+    ToolResult,
+    UnknownEvent,
+    encode_event,
+    find_ledgers,
+    is_valid_run_id,
+    parse_time,
+    read_ledger_lines,
+    scan_summaries,
+    summarize_ledger,
+)
+from ledger_reader.errors import file_kind
+from ledger_reader.head_tail import writer_gone
+from ledger_reader.locations import default_ledger_dir, make_private_dir, runtop_home
+from ledger_reader.messages import THINKING, TOOL_CALL, TOOL_RESULT, Message, conversation
+from ledger_reader.timespan import offset_in_run
+
+if TYPE_CHECKING:
+    from ledger_reader import LedgerTail
+else:
+
+    def __getattr__(name: str) -> Any:
+        """Following a file needs threads and asyncio: loaded only when a command follows one."""
+        if name == "LedgerTail":
+            import ledger_reader
+
+            return ledger_reader.LedgerTail
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = [
+    "MAX_LINE_BYTES",
+    "THINKING",
+    "TOOL_CALL",
+    "TOOL_RESULT",
+    "ApprovalRequest",
+    "ApprovalResponse",
+    "CancelRequested",
+    "DamagedLine",
+    "ErrorEvent",
+    "LedgerError",
+    "LedgerGone",
+    "LedgerItem",
+    "LedgerTail",
+    "LedgerUnreadable",
+    "Line",
+    "LlmCall",
+    "LlmChunk",
+    "Message",
+    "NoLedgers",
+    "NodeEnter",
+    "NodeExit",
+    "NotALedgerFile",
+    "ReasoningChunk",
+    "RunCompleted",
+    "RunEvent",
+    "RunPlaced",
+    "RunStarted",
+    "RunStatus",
+    "RunSummary",
+    "StructuredOutput",
+    "SummaryCache",
+    "ToolCall",
+    "ToolResult",
+    "UnknownEvent",
+    "conversation",
+    "default_ledger_dir",
+    "encode_event",
+    "file_kind",
+    "find_ledgers",
+    "is_valid_run_id",
+    "make_private_dir",
+    "offset_in_run",
+    "parse_time",
+    "read_ledger_lines",
+    "runtop_home",
+    "scan_summaries",
+    "summarize_ledger",
+    "writer_gone",
+]
