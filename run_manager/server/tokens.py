@@ -41,9 +41,24 @@ def write_token(host: str, port: int, token: str, home: Path | None = None) -> P
     return path
 
 
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
+"""The names of this machine's loopback: a server bound to one is asked for by any."""
+
+
 def read_token(host: str, port: int, home: Path | None = None) -> str | None:
-    """The token a server on ``host:port`` wrote here, or ``None``."""
-    try:
-        return token_path(host, port, home).read_text().strip() or None
-    except OSError:
-        return None
+    """The token a server on ``host:port`` wrote here, or ``None``.
+
+    A loopback server is found under any of its names: ``runtop serve`` writes the
+    token under the name it was told to bind (``127.0.0.1`` by default), and a
+    user types ``localhost`` as often.
+    """
+    bare = host.strip("[]")
+    names = [bare, *(n for n in LOOPBACK_NAMES if n != bare)] if bare in LOOPBACK_NAMES else [bare]
+    for name in names:
+        try:
+            token = token_path(name, port, home).read_text().strip()
+        except OSError:
+            continue
+        if token:
+            return token
+    return None

@@ -151,6 +151,13 @@ def test_the_token_file_is_private_and_found(tmp_path: Path) -> None:
     assert read_token("127.0.0.1", 8766, tmp_path) is None
 
 
+def test_a_loopback_server_s_token_is_found_under_any_loopback_name(tmp_path: Path) -> None:
+    write_token("127.0.0.1", 8765, "abc", tmp_path)
+    assert read_token("localhost", 8765, tmp_path) == "abc"
+    assert read_token("[::1]", 8765, tmp_path) == "abc"
+    assert read_token("example.org", 8765, tmp_path) is None
+
+
 def test_sse_frames_split_anywhere_parse_the_same() -> None:
     stream = (
         b'event: ready\r\ndata: {}\r\n\r\n: keepalive\n\nid: run_a:1\ndata: {"seq":1}\n\n'

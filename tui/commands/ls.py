@@ -92,10 +92,14 @@ def _gather(args: argparse.Namespace) -> tuple[list[RunSummary], bool]:
         from inspector.source import SourceError
 
         try:
-            summaries.extend(asyncio.run(_remote_summaries(url, args.token)))
+            listed = asyncio.run(_remote_summaries(url, args.token))
         except SourceError as error:
             say(sys.stderr, str(error))
             failed = True
+        else:
+            if not listed:
+                say(sys.stderr, f"no runs yet on {url}")
+            summaries.extend(listed)
     if urls:
         summaries.sort(key=lambda summary: (summary.started, summary.run_id), reverse=True)
     return summaries, failed

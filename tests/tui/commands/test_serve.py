@@ -101,6 +101,9 @@ def test_serve_then_ls_show_and_cancel_by_url(
     token_file = tmp_path / "home" / "tokens" / f"127.0.0.1_{port}"
     assert token_file.stat().st_mode & 0o777 == 0o600
     token = token_file.read_text().strip()
+    empty = runtop("ls", url.replace("127.0.0.1", "localhost"), env=env)  # found by either name
+    assert empty.returncode == 0, empty.stderr
+    assert f"no runs yet on {url.replace('127.0.0.1', 'localhost')}" in empty.stderr
     quick = str(post(url, "runs", {"skill_name": "slow", "input": "0.01"}, token)["run_id"])
     slow = str(post(url, "runs", {"skill_name": "slow", "input": "30"}, token)["run_id"])
 
