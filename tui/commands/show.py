@@ -12,8 +12,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import itertools
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
@@ -64,6 +65,9 @@ from tui.timeline_text import render_lines
 if TYPE_CHECKING:
     from inspector.attach_client import SseFrame
 
+PRINT_BATCH: Final = 4096
+"""Lines of a ledger read at start that are printed together (one write as JSON)."""
+
 
 MESSAGE_INDENT: Final = " " * 14
 """Where a model call's messages start under its line (past the offset and the mark)."""
@@ -99,6 +103,36 @@ class EventPrinter:
                 self._event(item.recovered, b"")
         else:
             self._event(item, line.raw)
+
+    def lines(self, lines: Sequence[Line]) -> None:
+        """Print a batch of lines: as JSON, the events' own bytes in one write.
+
+        A follower prints hundreds of MB this way. Each event's line is written
+        as the ledger holds it (it decoded, so it is one JSON value) and the
+        batch goes through :func:`write_json` once, which escapes what a
+        terminal would act on: one check, one write and one flush a batch,
+        not a line.
+        """
+        if not self.as_json:
+            for line in lines:
+                self.line(line)
+            return
+        block: list[bytes] = []
+        for line in lines:
+            item = line.item
+            if item is None:
+                continue
+            if isinstance(item, DamagedLine) or not line.raw:
+                if block:
+                    write_json(b"\n".join(block))
+                    block.clear()
+                self.line(line)
+                continue
+            if isinstance(item, RunCompleted):
+                self.finished = True
+            block.append(line.raw)
+        if block:
+            write_json(b"\n".join(block))
 
     def flush(self) -> None:
         """Print the entry held so far (a paragraph may go on: the rest is a new line)."""
@@ -216,9 +250,10 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     summary = summarize_ledger(path)
     gone = writer_gone(summary)
     end = 0
-    for line in read_ledger_lines(path, keep_raw=True, torn_tail=gone):
-        printer.line(line)
-        end = line.end + 1
+    lines = read_ledger_lines(path, keep_raw=True, torn_tail=gone)
+    while batch := list(itertools.islice(lines, PRINT_BATCH)):
+        printer.lines(batch)
+        end = batch[-1].end + 1
     printer.flush()
     if args.follow and not printer.finished:
         asyncio.run(_follow(path, end, printer, err))
@@ -336,8 +371,7 @@ async def _follow(path: Path, start: int, printer: EventPrinter, err: Console) -
                     again = "reading it again from the start"
                     say(err.file, f"{path}: the ledger was {batch.reset}; {again}")
                     printer.started = None
-                for line in batch.lines:
-                    printer.line(line)
+                printer.lines(batch.lines)
                 printer.flush()  # what streamed so far; the paragraph goes on on the next line
                 if printer.finished:
                     return
