@@ -12,8 +12,8 @@ from typing import Any, ClassVar
 
 from textual import work
 from textual.actions import SkipAction
-from textual.app import SystemCommand
 from textual.binding import Binding, BindingType
+from textual.command import Provider
 from textual.events import Event, Key
 from textual.notifications import Notify
 from textual.screen import ModalScreen, Screen
@@ -21,7 +21,7 @@ from textual.screen import ModalScreen, Screen
 from inspector import RunSource, RunStore, RunView
 from inspector.replay import ReplayControls
 from tui.notices import Notices
-from tui.palette import palette_commands
+from tui.palette import RuntopCommands
 from tui.run_keys import REFUSED_AS, RUN_KEY_BINDINGS, RunKeys
 from tui.runtop_screen import RuntopScreen
 from tui.screens.runs import RunsScreen
@@ -52,6 +52,9 @@ class RuntopApp(CompatApp[None]):
     too): read with the app's, the first screen's push does not parse every style again
     (Textual re-parses all sources when a screen brings a new one). Other screens' styles
     are beside them, read when first shown."""
+
+    COMMANDS: ClassVar[set[type[Provider] | Callable[[], type[Provider]]]] = {RuntopCommands}
+    """The palette: the keys of the screen it is opened over (:mod:`tui.palette`)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "Quit", tooltip="Leave runtop"),
@@ -265,10 +268,6 @@ class RuntopApp(CompatApp[None]):
             self.pop_screen()
         else:
             self.push_screen(ToolsScreen(self.store, clock=self.settings.clock))
-
-    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
-        """The command palette over ``screen`` (:mod:`tui.palette`)."""
-        return palette_commands(self, screen)
 
 
 def _import_run_screen() -> None:

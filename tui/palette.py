@@ -6,15 +6,18 @@ key is bound) and the key that does it. Built from the screen's keys, not Textua
 list (whose Keys, Quit, Maximize and Screenshot named no key and spoke Textual's words):
 an action is offered where its key is bound and not greyed, so a key that does not apply
 on a screen is not offered there. Theme and Screenshot, which have no key, follow.
+
+:class:`RuntopCommands` is the palette's one provider (the app's ``COMMANDS``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import partial
 from typing import Any, NamedTuple
 
-from textual.app import App, SystemCommand
+from textual.app import App
+from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.dom import DOMNode
 from textual.screen import Screen
 
@@ -71,23 +74,48 @@ def offered(screen: Screen[Any], action: str) -> bool:
     return True
 
 
-def palette_commands(app: App[Any], screen: Screen[Any]) -> Iterable[SystemCommand]:
+class PaletteEntry(NamedTuple):
+    """One thing the palette offers."""
+
+    title: str
+    """The key bar's word for it."""
+    help: str
+    """What it does, and the key that does it."""
+    callback: Callable[[], Any]
+    """Does it."""
+
+
+def palette_commands(app: App[Any], screen: Screen[Any]) -> Iterable[PaletteEntry]:
     """The palette's entries over ``screen``."""
     for action, key in keys_on(app, screen).items():
         if (not key.says and not key.shown) or action == "command_palette":
             continue  # a key only ? lists (the cursor's), or the palette's own: not to pick
         if not offered(screen, action):
             continue
-        yield SystemCommand(
+        yield PaletteEntry(
             key.word,
             f"{key.says} ({key.key})" if key.says else f"({key.key})",
             partial(app.run_action, action, key.namespace),
         )
-    yield SystemCommand(
+    yield PaletteEntry(
         "Theme", "The colours; runtop --theme picks them at launch", app.action_change_theme
     )
-    yield SystemCommand(
+    yield PaletteEntry(
         "Screenshot",
         "Save this screen as an SVG file in the current directory",
         lambda: app.set_timer(0.1, app.deliver_screenshot),
     )
+
+
+class RuntopCommands(Provider):
+    """The palette's entries over the screen it was opened on, listed and searched by title."""
+
+    async def discover(self) -> Hits:
+        for entry in sorted(palette_commands(self.app, self.screen), key=lambda e: e.title):
+            yield DiscoveryHit(entry.title, entry.callback, help=entry.help)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for entry in palette_commands(self.app, self.screen):
+            if (score := matcher.match(entry.title)) > 0:
+                yield Hit(score, matcher.highlight(entry.title), entry.callback, help=entry.help)

@@ -12,6 +12,7 @@ from inspector import ManagerSource, ReplaySource
 from run_manager import Manager
 from tests.tui_support import awaiting_approval, loaded, notices, sample_app, settle
 from tui.app import make_app
+from tui.palette import palette_commands
 from tui.screens.approval import ApprovalScreen
 from tui.screens.run import RunScreen
 from tui.screens.runs import RunsScreen
@@ -197,5 +198,5 @@ async def test_the_palette_reaches_o_w_and_search_on_a_run(fixtures: Path) -> No
         await loaded(pilot)
         await pilot.press("enter")
         assert isinstance(app.screen, RunScreen)
-        titles = [command.title for command in app.get_system_commands(app.screen)]
+        titles = [command.title for command in palette_commands(app, app.screen)]
         assert {"All output", "Raw line", "Search", "Follow"} <= set(titles)

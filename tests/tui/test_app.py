@@ -28,6 +28,7 @@ from tests.tui_support import (
     write_waiting_run,
 )
 from tui.app import make_app
+from tui.palette import palette_commands
 from tui.screens.cancel import CancelScreen
 from tui.screens.run import RunScreen
 from tui.screens.runs import RunsScreen
@@ -363,7 +364,7 @@ async def test_command_palette_reaches_the_actions(fixtures: Path) -> None:
     app = sample_app(fixtures)
     async with app.run_test(size=(160, 48)) as pilot:
         await loaded(pilot)
-        titles = [command.title for command in app.get_system_commands(app.screen)]
+        titles = [command.title for command in palette_commands(app, app.screen)]
         for wanted in ("Tool calls", "Filter", "Copy"):
             assert wanted in titles
         # The run selected ended: what it cannot take is not offered (test_tui_interaction).

@@ -31,6 +31,7 @@ from tests.tui_support import (
 from tui import textual_compat as compat
 from tui.app import RuntopApp, make_app
 from tui.demo import STARTING
+from tui.palette import palette_commands
 from tui.settings import Settings
 from tui.widgets.key_bar import KeyBar
 from tui.widgets.keys_help import KeyList
@@ -110,7 +111,7 @@ async def test_on_a_run_notices_leave_its_status_line_and_stay_there(fixtures: P
 
 def palette(app: RuntopApp) -> dict[str, str]:
     """Our commands in the palette now (after Textual's own): title -> help."""
-    own = list(app.get_system_commands(app.screen))
+    own = list(palette_commands(app, app.screen))
     textual_own = {command.title for command in App.get_system_commands(app, app.screen)}
     return {command.title: command.help for command in own if command.title not in textual_own}
 

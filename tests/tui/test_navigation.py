@@ -24,6 +24,7 @@ from tests.tui_support import (
     settle,
 )
 from tui.app import make_app
+from tui.palette import palette_commands
 from tui.screens.run import RunScreen
 from tui.screens.runs import RunsScreen
 from tui.settings import Settings
@@ -78,7 +79,7 @@ async def test_the_palette_sorts_either_way_and_shows_the_tree(fixtures: Path) -
     app = sample_app(fixtures)
     async with app.run_test(size=(160, 48)) as pilot:
         rows = await loaded(pilot)
-        titles = [command.title for command in app.get_system_commands(app.screen)]
+        titles = [command.title for command in palette_commands(app, app.screen)]
         assert {"Tree", "Reverse", "Sort"} <= set(titles)
         before = [run.run_id for run in rows.rows]
         await pilot.press("ctrl+p", *"reverse")
