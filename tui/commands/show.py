@@ -239,7 +239,13 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     if urls:
         return _show_remote(args, urls[0], out)
     search = [Path(path) for path in args.dir] if args.dir else [default_ledger_dir()]
-    path = resolve_ledger(args.target, search)
+    try:
+        path = resolve_ledger(args.target, search)
+    except CommandError as error:
+        if args.dir:
+            raise
+        # Looked only where runs are written by default: say how to look elsewhere.
+        raise CommandError(f"{error} (the default; --from DIR_OR_URL looks elsewhere)") from None
     if getattr(args, "timeline", False):
         return _show_timeline(path, out, as_json=args.json)
     printer = EventPrinter(

@@ -401,6 +401,20 @@ def test_ls_on_a_fresh_home_says_how_to_start(
     assert (code, json.loads(out)) == (0, [])
 
 
+def test_show_of_a_run_not_in_the_default_directory_says_where_else_to_look(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RUNTOP_HOME", str(tmp_path / "fresh"))
+    monkeypatch.delenv("RUNTOP_LEDGER_DIR", raising=False)
+    run_id = "run_20261128T143000012_4f1a9c2e7b3d8a60"
+    code, out, err = run(capsys, "show", run_id)
+    assert (code, out) == (1, "")
+    assert "--from DIR_OR_URL looks elsewhere" in err
+    code, _, err = run(capsys, "show", run_id, "--from", str(tmp_path))
+    assert code == 1
+    assert "--from" not in err  # asked where to look: told only what was not there
+
+
 @pytest.mark.parametrize(
     "options", [[], ["--json"], ["--timeline"]], ids=["readable", "json", "timeline"]
 )
