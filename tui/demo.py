@@ -220,8 +220,12 @@ class Summarizer:
                 errors += found
                 said = f"{found} error{'' if found == 1 else 's'}" if found else "no errors"
                 model.chunk(f"Part {number + 1}: {said}. ")
+                # What was spent so far, so that a run cancelled as a runaway says what it cost.
+                written = 4_000 * (number + 1) // self.CHUNKS
+                model.usage(
+                    prompt_tokens=52_000, output_tokens=written, cost_usd=0.0416 + written * 4e-6
+                )
                 await asyncio.sleep(0.25 * self.pace)
-            model.usage(prompt_tokens=52_000, output_tokens=4_000, cost_usd=0.061)
         return f"{input}: {errors} errors in {self.CHUNKS} parts"
 
 
