@@ -188,13 +188,14 @@ class EventPrinter:
             said = role if number == 0 else ""
             if part.kind == TOOL_CALL:
                 name = inert(part.name or "tool", single_line=True)
-                words = f"→ {name} {compact_json(part.arguments, 400)}"
+                words = f"⚙ {name} {compact_json(part.arguments, 400)}"
             elif part.kind == TOOL_RESULT:
                 name = inert(part.name or part.call_id or "tool", single_line=True)
-                failed = " ✘ error" if part.is_error else ""
-                words = f"← {name}{failed}: {inert(part.text)}"
+                mark = "✘" if part.is_error else "↩"
+                failed = " error" if part.is_error else ""
+                words = f"{mark} {name}{failed}: {inert(part.text)}"
             elif part.kind == THINKING:
-                words = f"(thinking) {inert(part.text)}"
+                words = f"thinking: {inert(part.text)}"
             else:
                 words = inert(part.text)
             lines = words.split("\n") or [""]

@@ -94,9 +94,9 @@ async def test_messages_print_each_model_call_s_conversation_inert(
         "system     Answer briefly.",
         "user       Fetch page one",
         "second line",
-        'assistant  → fetch {"u":1}',
+        'assistant  ⚙ fetch {"u":1}',  # as the app's conversation marks them
     ]
-    assert conversation[4].startswith("tool       ← fetch: ")
+    assert conversation[4].startswith("tool       ↩ fetch: ")
     assert conversation[5:7] == ["answered:", "assistant  Done."]
     assert "\x1b" not in text
     assert "\x07" not in text
