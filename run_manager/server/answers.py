@@ -1,0 +1,77 @@
+"""What every route of the attach API answers with: JSON bodies, errors and a run's summary.
+
+Shared by the routes that act on runs (:mod:`run_manager.server.attach`) and
+the ones that stream their events (:mod:`run_manager.server.streams`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import msgspec
+from aiohttp import web
+
+from ledger_reader import RunSummary
+from run_manager.server.summary_index import IndexedRun, SummaryIndex
+
+_encoder: Final = msgspec.json.Encoder()
+
+
+class ApiError(Exception):
+    """A client's request refused: answered ``{"error": message}`` with ``status``."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def error_response(status: int, message: str) -> web.Response:
+    return web.Response(
+        status=status,
+        body=_encoder.encode({"error": message}),
+        content_type="application/json",
+    )
+
+
+def json_response(data: Any, status: int = 200) -> web.Response:
+    return web.Response(status=status, body=_encoder.encode(data), content_type="application/json")
+
+
+def encode(data: Any) -> bytes:
+    return _encoder.encode(data)
+
+
+def wire_summary(booked: IndexedRun, summary: RunSummary | None = None) -> dict[str, Any]:
+    """A run's summary as the API names it (no server paths, no warnings list).
+
+    ``tokens`` and ``cost_usd`` are ``null`` where they were not counted from every
+    event (a ledger found at start-up, read by head and tail), or where no model call
+    said them: null, never a 0 that reads as free.
+    """
+    summary = summary if summary is not None else booked.summary()
+    wire = msgspec.to_builtins(summary)
+    wire.pop("path", None)
+    wire.pop("warnings", None)
+    said_tokens = summary.prompt_tokens is not None or summary.output_tokens is not None
+    wire["tokens"] = booked.tokens if booked.counted and said_tokens else None
+    said_cost = summary.cost_usd is not None
+    wire["cost_usd"] = round(booked.cost_usd, 6) if booked.counted and said_cost else None
+    return wire  # type: ignore[no-any-return]
+
+
+def booked_run(book: SummaryIndex, run_id: str) -> IndexedRun:
+    """The run the server knows by ``run_id``, or a 404."""
+    booked = book.get(run_id)
+    if booked is None:
+        raise ApiError(404, f"no run {run_id}")
+    return booked
+
+
+def whole_number(value: str | None, default: int, name: str) -> int:
+    if value is None or value == "":
+        return default
+    try:
+        return int(value)
+    except ValueError:
+        raise ApiError(400, f"{name} must be a whole number") from None
