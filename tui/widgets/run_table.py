@@ -689,9 +689,32 @@ class RunTable(ScrollView, can_focus=True):
     # -- data -----------------------------------------------------------------------
 
     def tick(self) -> None:
-        """A second passed: redraw every line at the new time (not some lines at each)."""
+        """A second passed: the frame's instant moves on, and the lines on screen whose
+        times read differently at it are drawn again (all at that one instant); a line that
+        reads the same at both is left as drawn (runs finished hours ago draw nothing)."""
+        before, self.now = self.now, now_or(self.clock)
+        top = self.scroll_offset.y
+        for row in range(top, min(len(self.rows), top + max(1, self.size.height))):
+            run = self.rows[row]
+            if self._times(run, before) != self._times(run, self.now):
+                self.refresh_line(row)
+
+    def _move_on(self) -> None:
+        """Every line drawn again, at this instant."""
         self.now = now_or(self.clock)
         self.refresh()
+
+    def _times(self, run: RunView, now: float) -> tuple[str, str]:
+        """What a run's STARTED and TIME cells read at ``now``: the text that moves with the
+        clock (as :meth:`_cells` writes it)."""
+        replayed = self.replayed_at.get(run.source)
+        since = (
+            self.down_since.get(run.source)
+            if run.live and run.source in self.sources_down
+            else None
+        )
+        started = relative(run.started_at, replayed if replayed is not None else now)
+        return started, run_time(run, now, since, replayed)
 
     def set_rows(self, rows: list[RunView], sources_down: frozenset[str] = frozenset()) -> None:
         """Show ``rows`` (already filtered and sorted), keeping the selected run selected.
@@ -713,7 +736,7 @@ class RunTable(ScrollView, can_focus=True):
             self.sources_down = sources_down
             # Drawn at this instant (not the last tick's, before the source went down): a
             # stopped clock reads the same from its first frame on.
-            self.tick()
+            self._move_on()
         self.tally.update(rows, sources_down)
         fill = self.tally.fill()
         if fill != self.fill:
@@ -737,11 +760,11 @@ class RunTable(ScrollView, can_focus=True):
             # inserted above the selection read "now" beside a TIME of 0.2s.
             low, high = max(0, min(top, self.cursor - height)), max(top, self.cursor) + height
             if any((run.last_event_at or 0.0) > self.now for run in rows[low:high]):
-                self.tick()
+                self._move_on()
             return
         after = rows[top : top + height]
         if len(after) != len(before):
-            self.tick()
+            self._move_on()
             return
         changed = [
             offset
@@ -751,7 +774,7 @@ class RunTable(ScrollView, can_focus=True):
         if any((after[offset].last_event_at or 0.0) > self.now for offset in changed):
             # A run wrote after the instant the frame is drawn at: drawn at that instant, it
             # would have run longer (TIME) than it has existed (STARTED). All lines move on.
-            self.tick()
+            self._move_on()
             return
         for offset in changed:
             self.refresh_line(top + offset)
