@@ -33,6 +33,7 @@ import msgspec
 from ledger_reader.decode import decode_line, over_long_line
 from ledger_reader.errors import LedgerGone, LedgerUnreadable
 from ledger_reader.events import MAX_LINE_BYTES, DamagedLine, LedgerItem, RunEvent, event_of
+from ledger_reader.line_index import ChunkScanner, LineEnds
 from ledger_reader.lines import BOM, TORN_REASON, Line, complete_end, open_ledger_fd
 from ledger_reader.tail import Reset
 
@@ -45,9 +46,6 @@ INDEX_POLL: Final = 0.05
 INDEX_CHUNK: Final = 1024 * 1024
 """Bytes scanned per step of the index: big enough for numpy, small enough to stay in cache."""
 
-ENDS_BLOCK: Final = 1 << 16
-"""Line ends per block of a growing index (512 KiB)."""
-
 INDEX_WORKERS: Final = min(2, os.cpu_count() or 1)
 """Threads scanning chunks at once (bench/ledger_file.py: 1 MiB chunks, 2 threads, ~5 GB/s)."""
 
@@ -59,48 +57,6 @@ class FileGrowth(msgspec.Struct, frozen=True):
     """Complete lines added to the index (read them with :meth:`LedgerFile.lines`)."""
     reset: Reset | None = None
     """Set when the file was truncated or replaced: its lines were indexed from the start."""
-
-
-class LineEnds:
-    """The newline positions of appended lines, in blocks of :data:`ENDS_BLOCK` int64s.
-
-    Blocks are filled in place and never merged or copied once full, so the
-    index of a file that grew by 1 GB costs its 8 bytes a line and no more:
-    no array twice its size for a moment, nothing the allocator keeps after.
-    The first block starts small and doubles until full size (a ledger of a
-    few lines costs a few hundred bytes).
-    """
-
-    __slots__ = ("_blocks", "_count")
-
-    def __init__(self) -> None:
-        self._blocks: list[npt.NDArray[np.int64]] = []
-        self._count = 0
-
-    def __len__(self) -> int:
-        return self._count
-
-    def append(self, ends: npt.NDArray[np.int64]) -> None:
-        import numpy as np
-
-        position, total = 0, len(ends)
-        while position < total:
-            fill = self._count % ENDS_BLOCK
-            if fill == 0:
-                self._blocks.append(np.empty(min(ENDS_BLOCK, max(256, total)), np.int64))
-            block = self._blocks[-1]
-            if fill + (total - position) > len(block) and len(block) < ENDS_BLOCK:
-                size = min(ENDS_BLOCK, max(2 * len(block), fill + total - position))
-                grown = np.empty(size, np.int64)
-                grown[:fill] = block[:fill]
-                block = self._blocks[-1] = grown
-            take = min(len(block) - fill, total - position)
-            block[fill : fill + take] = ends[position : position + take]
-            position += take
-            self._count += take
-
-    def __getitem__(self, number: int) -> int:
-        return int(self._blocks[number // ENDS_BLOCK][number % ENDS_BLOCK])
 
 
 class LedgerFile:
@@ -374,7 +330,7 @@ class LedgerFile:
         start = self._head_scanned
         generation = self.generation
         spans = [(at, min(INDEX_CHUNK, limit - at)) for at in range(start, limit, INDEX_CHUNK)]
-        scanner = _ChunkScanner(self._fd, self._stop_indexing)
+        scanner = ChunkScanner(self._fd, self._stop_indexing, INDEX_CHUNK)
         with ThreadPoolExecutor(max_workers=INDEX_WORKERS, thread_name_prefix="index") as pool:
             for (at, length), ends in zip(spans, pool.map(scanner.scan, spans), strict=True):
                 if ends is None:
@@ -616,37 +572,3 @@ class LedgerFile:
             self._index_done.set()
             self._tail_ends = LineEnds()
             self._tail_read = self._tail_complete = 0
-
-
-class _ChunkScanner:
-    """Finds the newlines of one chunk; one reusable buffer per worker thread."""
-
-    def __init__(self, fd: int, stop: threading.Event) -> None:
-        self._fd = fd
-        self._stop = stop
-        self._local = threading.local()
-
-    def scan(self, span: tuple[int, int]) -> npt.NDArray[np.int64] | None:
-        """Newline positions in ``span`` (offset, length); ``None`` if stopped or cut short."""
-        import numpy as np
-
-        if self._stop.is_set():
-            return None
-        at, length = span
-        buffers = getattr(self._local, "buffers", None)
-        if buffers is None or len(buffers[0]) < length:
-            raw = bytearray(max(length, INDEX_CHUNK))
-            buffers = (raw, np.frombuffer(raw, dtype=np.uint8), np.empty(len(raw), dtype=bool))
-            self._local.buffers = buffers
-        raw, data, matches = buffers
-        try:
-            got = os.preadv(self._fd, [memoryview(raw)[:length]], at)
-        except OSError:
-            return None
-        if got < length:
-            return None
-        found = matches[:length]
-        np.equal(data[:length], 10, out=found)
-        ends: npt.NDArray[np.int64] = np.flatnonzero(found).astype(np.int64, copy=False)
-        ends += at
-        return ends
