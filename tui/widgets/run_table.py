@@ -8,515 +8,51 @@ row, as rows update and move.
 
 from __future__ import annotations
 
-import functools
-from collections import Counter
 from collections.abc import Sequence
-from itertools import compress
-from operator import and_, attrgetter, is_not, not_
-from typing import ClassVar, Final, NamedTuple
+from typing import ClassVar
 
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual import events
 from textual.binding import Binding, BindingType
-from textual.content import Content
-from textual.css.styles import RulesMap
 from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
-from textual.style import Style as VisualStyle
-from textual.visual import RenderOptions, Visual
 
 from inspector import RunKey, RunView, SourcesDown
-from inspector.events import RunStatus
 from inspector.model import UNANSWERED
-from inspector.status_words import UNKNOWN, WORDS, ended_reason
 from tui.format import cell, now_or, relative, run_time, short_id, status_mark, tokens_and_cost
-from tui.text import cost as cost_said
 from tui.text import damaged_count, inert, skill_and_agent
-from tui.text import tokens as tokens_said
 from tui.widgets.lines import CURSOR_BINDINGS, highlighted, scroll_row_into_view
-
-COLUMNS: Final = (
-    ("mark", "", 1),
-    ("status", "STATUS", 19),
-    ("run", "RUN", 14),
-    ("agent", "SKILL / AGENT", 24),
-    ("started", "STARTED", 9),
-    ("duration", "TIME", 8),
-    ("events", "EVENTS", 8),
-    ("damaged", "DAMAGED", 7),
-    ("doing", "DOING NOW", 0),
-    ("tokens", "TOKENS / COST", 15),
-    ("source", "SOURCE", 10),
+from tui.widgets.run_columns import (
+    AGENT_WIDE,
+    COLUMNS,
+    DOING_MAX,
+    DROP_FIRST,
+    FIXED_CELLS,
+    MARK,
+    MIN_DOING,
+    MIN_DOING_SQUEEZED,
+    NARROW,
+    NARROW_AGENT,
+    NUMERIC,
+    SORT_KEYS,
+    SOURCE_MAX,
+    SQUEEZED,
+    UNKNOWN_FILL,
+    Fill,
+    LinesWidth,
+    Titles,
+    _layout,
+    column_at,
+    column_widths,
+    header_text,
+    visible_columns,
 )
-"""Key, title and width of each column (0: takes the room left). STATUS and SOURCE are as
-wide as what the runs shown put in them (:class:`Fill`): these widths are for runs not
-known. A sortable column has room for its title and the sort arrow."""
-
-MARK: Final = "◆"
-"""The glyph of a run marked to compare (space, or ``m``, on the runs table)."""
-
-NUMERIC: Final = frozenset({"events", "damaged", "duration", "tokens"})
-"""Columns of numbers: right-aligned, titles and all, so their digits line up."""
-
-SORT_KEYS: Final = ("started", "status", "agent", "duration", "events", "tokens", "source")
-
-
-DROP_FIRST: Final = ("source", "tokens", "damaged", "started", "events", "duration")
-"""Columns left out, in this order, when the terminal is too narrow for all (never the one
-the table is sorted by: it takes the place of the next one instead). A column empty for
-every run shown goes before any with something in it; SOURCE, when the runs shown come
-from several sources, after TOKENS and DAMAGED (with one, the source line names it).
-Without its column, a run's damaged lines are said in DOING NOW."""
-
-SQUEEZED: Final = (("run", 7), ("status", 11), ("agent", 8), ("status", 8))
-"""Narrower still (the keys help open beside the table), once DOING NOW is gone: columns
-that give up cells, in this order, down to these widths (a run id's last six characters;
-a status's glyph and a word of up to nine letters, ``◐ awaiting…``, before the skill gives
-any: at 80 columns with ``?`` open, STATUS kept 19 cells for one ``awaiting_approval`` and
-SKILL read ``classifi…``; then a status's glyph and the start of its word); then SKILL /
-AGENT goes. Cells left over once DOING NOW is gone widen SKILL / AGENT."""
-
-MIN_DOING: Final = 16
-"""The cells DOING NOW keeps while other columns give way; below ``MIN_DOING_SQUEEZED``
-it goes, before the columns left give up cells."""
-MIN_DOING_SQUEEZED: Final = 8
-NARROW: Final = 120
-"""Below this width the agent column gives up room it rarely fills."""
-NARROW_AGENT: Final = 12
-AGENT_WIDE: Final = 24
-"""The most SKILL / AGENT takes of the cells DOING NOW, gone, leaves."""
-SOURCE_MAX: Final = 22
-"""The widest SOURCE gets for a long name (``127.0.0.1:8765`` is 14): cut at the start."""
-FIXED_CELLS: Final = 20_000
-"""The most cells that never change kept made (:meth:`RunTable._fixed`): a screenful each
-of the widths the table was drawn at, many times over."""
-DOING_MAX: Final = 120
-"""The most room DOING NOW asks of the empty columns (a question, an error, cut after)."""
-
-
-class Fill(NamedTuple):
-    """What the runs shown put in the columns: STATUS and SOURCE are as wide as their
-    widest, and a column with nothing in it for every run gives way first."""
-
-    status: int = 19
-    source: int = 10
-    empty: frozenset[str] = frozenset()
-    sources: int = 1
-    """How many sources the runs come from."""
-    doing: int = 0
-    """The cells of the longest DOING NOW of the runs (up to :data:`DOING_MAX`): while it
-    has less room than that, the empty columns give theirs."""
-
-
-UNKNOWN_FILL: Final = Fill()
-"""The fill of runs not known (the titles drawn without a table)."""
-
-_SUMMARY_OF: Final = attrgetter("summary")
-_STATUS_OF: Final = attrgetter("status")
-_DAMAGED_OF: Final = attrgetter("damaged_lines")
-_KEY_OF: Final = attrgetter("key")
-_SOURCE_OF: Final = attrgetter("source")
-_PROMPT_OF: Final = attrgetter("prompt_tokens")
-_OUTPUT_OF: Final = attrgetter("output_tokens")
-_COST_OF: Final = attrgetter("cost_recorded")
-_DETAILED_OF: Final = attrgetter("detailed")
-_PENDING_OF: Final = attrgetter("pending_approval")
-
-
-def fill_of(rows: Sequence[RunView], sources_down: frozenset[str] = frozenset()) -> Fill:
-    """The :class:`Fill` of ``rows``, every run looked at (:class:`RowTally` keeps it as
-    the rows change, looking at the runs that changed)."""
-    return RowTally(rows, sources_down).fill()
-
-
-_COST_USD_OF: Final = attrgetter("cost_usd")
-_NANO: Final = 1e9
-"""Costs are added in billionths of a dollar, as integers: taken away again as runs change,
-a float sum drifts (and would read ``-$0`` with every run gone); a billionth is well below
-the four decimals a cost is written with."""
-
-
-class RowTally:
-    """What the rows shown add up to, kept as they change: the :class:`Fill` the table is
-    laid out for, and the runs by status, tokens and cost the source line says.
-
-    With 10,000 runs shown and a hundred live, the store has news twenty
-    times a second and each time a hundred views are new: counted afresh,
-    the table's fill and the source line's totals took ~25 ms of every
-    refresh, over half a core. :meth:`update` finds the views that changed
-    (by identity: the store makes a new view only for a run that changed)
-    and takes each old one out of the counts and puts the new one in; only
-    when most rows changed, or the sources down did (a live run's mark
-    depends on them), is everything counted again, in passes in C.
-    """
-
-    __slots__ = (
-        "costs",
-        "damaged",
-        "doing",
-        "down",
-        "looked_at",
-        "marks",
-        "recorded",
-        "rows",
-        "sources",
-        "statuses",
-        "tokens",
-        "tokens_said",
-    )
-
-    def __init__(
-        self, rows: Sequence[RunView] = (), sources_down: frozenset[str] = frozenset()
-    ) -> None:
-        self.rows: Sequence[RunView] = ()
-        self.down: frozenset[str] = frozenset()
-        self.statuses: Counter[RunStatus] = Counter()
-        self.sources: Counter[str] = Counter()
-        self.marks: Counter[tuple[str, str]] = Counter()
-        """The runs by the glyph and word of their status as shown."""
-        self.doing: Counter[int] = Counter()
-        """The runs that say something in DOING NOW, by its length (up to DOING_MAX)."""
-        self.tokens_said = 0
-        """Runs whose TOKENS / COST cell says something (``…`` while counted included)."""
-        self.damaged = 0
-        """Runs with damaged lines."""
-        self.tokens = 0
-        self.costs = 0
-        """Their costs added up, in billionths of a dollar."""
-        self.recorded = 0
-        """Runs some model call of which said its cost."""
-        self.looked_at = 0
-        """The runs the last update looked at (each view that went, each that came)."""
-        self.recount(rows, sources_down)
-
-    # -- keeping up ------------------------------------------------------------------
-
-    def update(self, rows: Sequence[RunView], sources_down: frozenset[str]) -> None:
-        """Count ``rows`` now shown in place of the last ones."""
-        if sources_down != self.down:
-            self.recount(rows, sources_down)
-            return
-        old = self.rows
-        limit = 64 + len(rows) // 16
-        gone: list[RunView]
-        came: list[RunView]
-        if len(old) == len(rows):
-            # Same runs in the same places (the store patches new views in by position):
-            # the places whose view is another object, found in C.
-            places = [*compress(range(len(rows)), map(is_not, old, rows))]
-            gone = [old[place] for place in places]
-            came = [rows[place] for place in places]
-        else:
-            gone, came = [], []
-        if len(old) != len(rows) or len(gone) > limit:
-            before = dict(zip(map(id, old), old, strict=True))
-            after = dict(zip(map(id, rows), rows, strict=True))
-            if len(before.keys() ^ after.keys()) > 2 * limit:
-                self.recount(rows, sources_down)
-                return
-            gone = [before[ident] for ident in before.keys() - after.keys()]
-            came = [after[ident] for ident in after.keys() - before.keys()]
-        self.looked_at = len(gone) + len(came)
-        for run in gone:
-            self._count(run, -1)
-        for run in came:
-            self._count(run, 1)
-        self.rows = rows
-        for counter in (self.statuses, self.sources, self.marks, self.doing):
-            if any(count <= 0 for count in counter.values()):
-                for key in [key for key, count in counter.items() if count <= 0]:
-                    del counter[key]
-
-    def _count(self, run: RunView, sign: int) -> None:
-        summary = run.summary
-        status = summary.status
-        self.statuses[status] += sign
-        self.sources[run.key.source] += sign
-        down = status.is_live and run.key.source in self.down
-        glyph, word, _ = status_mark(run, source_down=down)
-        self.marks[(glyph, word)] += sign
-        if status.is_live or status in _SAYS_WHY or summary.pending_approval is not None:
-            length = min(DOING_MAX, len(doing_now(run, down=down)))
-            if length:
-                self.doing[length] += sign
-        if run.prompt_tokens or run.output_tokens or run.cost_recorded or not run.detailed:
-            self.tokens_said += sign
-        if summary.damaged_lines:
-            self.damaged += sign
-        self.tokens += sign * (run.prompt_tokens + run.output_tokens)
-        self.costs += sign * round(run.cost_usd * _NANO)
-        self.recorded += sign * run.cost_recorded
-
-    def recount(self, rows: Sequence[RunView], sources_down: frozenset[str]) -> None:
-        """Count every run of ``rows``, in passes in C but for the few live runs and those
-        that say why they ended (10,000 runs: ~10 ms)."""
-        self.rows, self.down = rows, sources_down
-        self.looked_at = len(rows)
-        summaries = list(map(_SUMMARY_OF, rows))
-        statuses = list(map(_STATUS_OF, summaries))
-        self.statuses = Counter(statuses)
-        self.sources = Counter(map(_SOURCE_OF, map(_KEY_OF, rows)))
-        live = frozenset(status for status in self.statuses if status.is_live)
-        self.marks = Counter()
-        for status, count in self.statuses.items():
-            if status not in live:  # an ended run's mark is its status's
-                example = next(compress(rows, map(status.__eq__, statuses)))
-                glyph, word, _ = status_mark(example)
-                self.marks[(glyph, word)] += count
-        # The runs DOING NOW says something of: live, ended saying why, or asked an approval.
-        says = list(map((live | _SAYS_WHY).__contains__, statuses))
-        asked = map(bool, map(_PENDING_OF, summaries))
-        few = [*compress(rows, says), *compress(rows, map(and_, asked, map(not_, says)))]
-        self.doing = Counter()
-        for run in few:
-            down = run.live and run.source in sources_down
-            if run.live:
-                glyph, word, _ = status_mark(run, source_down=down)
-                self.marks[(glyph, word)] += 1
-            length = min(DOING_MAX, len(doing_now(run, down=down)))
-            if length:
-                self.doing[length] += 1
-        self.tokens_said = sum(
-            map(
-                any,
-                zip(
-                    map(_PROMPT_OF, rows),
-                    map(_OUTPUT_OF, rows),
-                    map(_COST_OF, rows),
-                    map(not_, map(_DETAILED_OF, rows)),
-                    strict=True,
-                ),
-            )
-        )
-        self.damaged = sum(map(bool, map(_DAMAGED_OF, summaries)))
-        self.tokens = sum(map(_PROMPT_OF, rows)) + sum(map(_OUTPUT_OF, rows))
-        self.costs = sum(map(round, map(_NANO.__mul__, map(_COST_USD_OF, rows))))
-        self.recorded = sum(map(_COST_OF, rows))
-
-    # -- what they add up to --------------------------------------------------------
-
-    def fill(self) -> Fill:
-        """What the rows put in the columns."""
-        if not self.statuses:
-            return UNKNOWN_FILL
-        words = [status.value for status in self.statuses]
-        if any(status.is_live for status in self.statuses):
-            words.append("cancelling")  # a live run being canceled says so
-            if self.down:
-                words.append(UNKNOWN)
-        empty = set()
-        if not self.tokens_said:
-            empty.add("tokens")
-        if not self.damaged:
-            empty.add("damaged")
-        return Fill(
-            status=2 + max(map(len, words)),  # the glyph, a space, the word
-            source=min(SOURCE_MAX, max(map(len, self.sources))),
-            empty=frozenset(empty),
-            sources=len(self.sources),
-            # Only said while a column is empty: DOING NOW asks their room for it.
-            doing=max(self.doing, default=0) if empty else 0,
-        )
-
-    def totals(self) -> tuple[str, str]:
-        """The runs by status (glyph and count, ``●2 ✔7 ✘1``); and their tokens and cost
-        (``14.5k tok $0.0560``): nothing when no run said any, as the table says nothing."""
-        if not self.rows:
-            return "", ""
-        counts = " ".join(
-            f"{glyph}{count}" for (glyph, _), count in sorted(self.marks.items(), key=_by_word)
-        )
-        spent = f"{tokens_said(self.tokens)} tok" if self.tokens or self.recorded else ""
-        if self.recorded:  # no run recorded a cost: say nothing, as the table does, never $0
-            spent += f" {cost_said(self.costs / _NANO)}"
-        return counts, spent
-
-
-def _by_word(item: tuple[tuple[str, str], int]) -> tuple[int, str, str]:
-    """Status words in the help's order; ``cancelling`` (of a run and of one awaiting an
-    approval) after them, by glyph: the order never depends on which run was counted first."""
-    (glyph, word), _ = item
-    return (WORDS.index(word) if word in WORDS else len(WORDS), word, glyph)
-
-
-_SAYS_WHY: Final = frozenset({RunStatus.FAILED, RunStatus.CANCELED})
-"""Ended runs whose DOING NOW says why they ended."""
-
-
-class LinesWidth(int):
-    """The cells a line of the table has, with what its columns are laid out by: the runs'
-    :class:`Fill` and the scroll bar's column beside the lines (``gutter``)."""
-
-    fill: Fill
-    gutter: int
-
-    def __new__(cls, cells: int, fill: Fill, gutter: int) -> LinesWidth:
-        made = super().__new__(cls, cells)
-        made.fill, made.gutter = fill, gutter
-        return made
-
-
-def _natural(key: str, title: str, width: int, total: int, keep: str, fill: Fill) -> int:
-    if key == "status":
-        width = max(fill.status, len(title))
-    elif key == "source":
-        width = max(fill.source, len(title))
-    elif key == "agent" and total < NARROW:
-        width = NARROW_AGENT
-    if key == keep:  # its title whole (or its first half), and the arrow
-        width = max(width, len(title.split(" / ")[0]) + 2)
-    return width
-
-
-@functools.cache
-def visible_columns(
-    total: int, keep: str = "", fill: Fill = UNKNOWN_FILL
-) -> tuple[tuple[str, str, int], ...]:
-    """The columns that fit ``total`` cells, with their widths (one space between them).
-
-    Columns give way by priority (:data:`DROP_FIRST`), empty ones first, until DOING NOW
-    has :data:`MIN_DOING` cells; narrower still, DOING NOW goes and the columns left give
-    up cells (:data:`SQUEEZED`). The one sorted by (``keep``) stays, whole.
-    """
-    total = int(total)
-    titles = {key: title for key, title, _ in COLUMNS}
-    widths = {key: _natural(key, title, width, total, keep, fill) for key, title, width in COLUMNS}
-
-    def fixed() -> int:  # the cells of every column but DOING NOW, and the spaces between
-        return sum(widths.values()) + len(widths) - 1
-
-    order = DROP_FIRST
-    if fill.sources > 1:  # the source tells runs apart: it stays longer
-        order = ("tokens", "damaged", "source", "started", "events", "duration")
-    dropping = [key for key in order if key in fill.empty]
-    dropping += [key for key in order if key not in dropping]
-    for key in dropping:
-        if total - fixed() >= MIN_DOING:
-            break
-        if key != keep:
-            del widths[key]
-    for key in dropping:
-        # Wide enough for all, an empty column still gives DOING NOW its room, so as not to
-        # cut what a run does beside a column with nothing in it (a walk at 160 columns).
-        if key not in fill.empty or total - fixed() >= fill.doing:
-            break
-        if key != keep and key in widths:
-            del widths[key]
-    room = total - fixed()
-    if room < MIN_DOING_SQUEEZED and keep != "doing":
-        del widths["doing"]
-        over = fixed() - total
-        for key, least in SQUEEZED:
-            if key in widths and key != keep and over > 0:
-                take = max(0, min(over, widths[key] - least))
-                widths[key] -= take
-                over -= take
-        if over > 0 and keep != "agent":
-            widths.pop("agent", None)
-        if over < 0 and "agent" in widths:  # no DOING NOW to take them: the names do
-            widths["agent"] = max(widths["agent"], min(widths["agent"] - over, AGENT_WIDE))
-    else:
-        widths["doing"] = room
-    return tuple((key, titles[key], width) for key, width in widths.items())
-
-
-@functools.cache
-def _layout(
-    total: int, keep: str = "", fill: Fill = UNKNOWN_FILL
-) -> tuple[tuple[str, int, bool], ...]:
-    """Each column's key and width at ``total`` cells, and whether it is right-aligned."""
-    return tuple(
-        (key, width, key in NUMERIC) for key, _, width in visible_columns(total, keep, fill)
-    )
-
-
-def _fill_of(total: int) -> Fill:
-    """The fill a width given by :meth:`RunTable.lines_width` carries (runs not known: none)."""
-    return total.fill if isinstance(total, LinesWidth) else UNKNOWN_FILL
-
-
-def column_widths(total: int) -> list[int]:
-    return [width for _, _, width in visible_columns(total, "", _fill_of(total))]
-
-
-def column_at(total: int, x: int, keep: str = "") -> str | None:
-    """The key of the column drawn at cell ``x`` of a line ``total`` cells wide (as
-    :meth:`RunTable.lines_width` gives it: laid out for the runs shown)."""
-    start = 0
-    for key, _, width in visible_columns(total, keep, _fill_of(total)):
-        if start <= x < start + width + 1:
-            return key
-        start += width + 1
-    return None
-
-
-def _titles(total: int, sort: str, reverse: bool, tree: bool, fill: Fill) -> Text:
-    text = Text(no_wrap=True)
-    for key, title, width in visible_columns(total, sort, fill):
-        if key == "agent" and tree:
-            title = f"└ {title}"
-        if len(title) > width - 2 * (key == sort):
-            title = title.split(" / ")[0]  # SKILL, not SKILL / AGE, in a narrow column
-        if key == sort:
-            arrow = "▼" if reverse else "▲"
-            title = f"{title[: max(1, width - 2)]} {arrow}"
-            cut = title[:width]
-            text.append(cut.rjust(width) if key in NUMERIC else cut.ljust(width), "underline")
-            text.append(" ")
-        else:
-            cut = title[:width]
-            text.append((cut.rjust(width) if key in NUMERIC else cut.ljust(width)) + " ")
-    return text
-
-
-class Titles(Visual):
-    """The column titles, laid out for the width they are drawn at, as the table's lines
-    are: the keys help, opened beside the table, narrows both (the titles stayed laid out
-    for the screen, and the sorted column's title was beyond the table's last column)."""
-
-    def __init__(self, total: int, sort: str, reverse: bool, tree: bool) -> None:
-        self.fill = _fill_of(total)
-        self.gutter = total.gutter if isinstance(total, LinesWidth) else 0
-        self.sort, self.reverse, self.tree = sort, reverse, tree
-        self.cells = int(total)
-        """The cells of a line: as given, then as last drawn."""
-        self.markup = f"{sort} {reverse} {tree} {self.fill}"
-        """What the titles depend on but the width: unchanged, they need not be set again."""
-
-    def text(self) -> Text:
-        return _titles(self.cells, self.sort, self.reverse, self.tree, self.fill)
-
-    @property
-    def plain(self) -> str:
-        return self.text().plain
-
-    def __str__(self) -> str:
-        return self.plain
-
-    def render_strips(
-        self, width: int, height: int | None, style: VisualStyle, options: RenderOptions
-    ) -> list[Strip]:
-        self.cells = max(1, width - self.gutter)
-        return Content.from_rich_text(self.text()).render_strips(width, height, style, options)
-
-    def get_optimal_width(self, rules: RulesMap, container_width: int) -> int:
-        return container_width
-
-    def get_height(self, rules: RulesMap, width: int) -> int:
-        return 1
-
-
-def header_text(total: int, sort: str, reverse: bool, *, tree: bool = False) -> Titles:
-    """The header line, with the sort column marked (its whole title, then the arrow), and
-    the runs' column marked ``└`` while child runs are shown under their parents; laid out
-    as the lines are where it is drawn (``total``, from :meth:`RunTable.lines_width`, says
-    for which runs)."""
-    return Titles(total, sort, reverse, tree)
+from tui.widgets.run_tally import LAST_KNOWN, QUESTION_ROOM, RowTally, doing_now, fill_of
 
 
 def sort_runs(runs: Sequence[RunView], key: str, reverse: bool, now: float) -> list[RunView]:
@@ -589,31 +125,6 @@ def tree_branches(ordered: Sequence[RunView], depths: dict[RunKey, int]) -> dict
         open_levels[depth] = True
         del open_levels[depth + 1 :]
     return branches
-
-
-QUESTION_ROOM: Final = 16
-"""Cells of an unanswered question DOING NOW keeps, the word ``approval`` dropped for them
-(at 80 columns the cell read ``approval unanswer…``, the question gone)."""
-
-LAST_KNOWN: Final = "last known: "
-"""Before what a run of a source down was last known to do: nobody knows what it does now."""
-
-
-def doing_now(run: RunView, *, damage: bool = False, down: bool = False) -> str:
-    """The DOING NOW cell: what a live run does, why an ended one failed or was canceled;
-    with ``damage`` (no DAMAGED column on screen), a finished run's damaged lines. A live
-    run of a source ``down`` (its status ``unknown``) did that when last heard of: said so
-    (a walk read ``llm default`` beside ``unknown``, as if it were under way)."""
-    doing = run.doing
-    if down and doing:
-        return LAST_KNOWN + doing
-    if run.live or run.pending_approval is not None:  # what it waits on, or waited on
-        return doing
-    if run.status in _SAYS_WHY:
-        return ended_reason(run)
-    if damage and run.damaged_lines:
-        return f"{run.damaged_lines} damaged line{'s' if run.damaged_lines != 1 else ''}"
-    return ""
 
 
 def _cut_start(text: str, width: int) -> str:
@@ -1013,3 +524,38 @@ class RunTable(ScrollView, can_focus=True):
         return "\n".join(
             "".join(segment.text for segment in self._cells(run, 200, Style())) for run in self.rows
         )
+
+
+__all__ = [
+    "AGENT_WIDE",
+    "COLUMNS",
+    "DOING_MAX",
+    "DROP_FIRST",
+    "FIXED_CELLS",
+    "LAST_KNOWN",
+    "MARK",
+    "MIN_DOING",
+    "MIN_DOING_SQUEEZED",
+    "NARROW",
+    "NARROW_AGENT",
+    "NUMERIC",
+    "QUESTION_ROOM",
+    "SORT_KEYS",
+    "SOURCE_MAX",
+    "SQUEEZED",
+    "UNKNOWN_FILL",
+    "Fill",
+    "LinesWidth",
+    "RowTally",
+    "RunTable",
+    "Titles",
+    "column_at",
+    "column_widths",
+    "doing_now",
+    "fill_of",
+    "header_text",
+    "sort_runs",
+    "tree_branches",
+    "tree_order",
+    "visible_columns",
+]
