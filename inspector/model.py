@@ -78,8 +78,9 @@ class RunView(msgspec.Struct, frozen=True, gc=False):
     big directory opens. So a view holds the run's summary as its source
     gave it (never changed after) and what the store counted beside it, and
     works the rest out when asked; only the start time, which every sort
-    reads, is worked out up front. Copying the summary's fields into a view
-    of 27 cost ~3 us a run, a tenth of a 0.5 s launch.
+    reads, is worked out up front: copying the summary's 27 fields into each
+    view would be a noticeable share of the launch (``bench/tui.py --only
+    launch``).
     """
 
     key: RunKey

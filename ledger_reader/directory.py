@@ -249,8 +249,8 @@ class LedgerDirectory:
 
     def _named_now(self, errors: list[LedgerError]) -> set[str]:
         """The files named (``runtop FILE``) that are ledgers here now, as a walk of the
-        tree would name them, without the walk: a file among 10,000 ledgers cost a walk
-        of all of them on every scan."""
+        tree would name them, without the walk: a file among 10,000 ledgers would
+        otherwise cost a walk of all of them on every scan."""
         root = os.fspath(self.root)
         absolute_root = os.path.abspath(root)
         names: set[str] = set()
@@ -401,7 +401,7 @@ class LedgerDirectory:
                 self.root,
                 stop_event=stop,
                 # Files named in a directory of 10,000 ledgers: one directory watched, not
-                # the tree (setting that up held the loop ~80 ms before the first screen).
+                # the tree (setting that up holds the loop before the first screen).
                 recursive=self._watches_subdirectories(),
                 debounce=1,
                 step=1,

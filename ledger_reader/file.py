@@ -47,7 +47,7 @@ INDEX_CHUNK: Final = 1024 * 1024
 """Bytes scanned per step of the index: big enough for numpy, small enough to stay in cache."""
 
 INDEX_WORKERS: Final = min(2, os.cpu_count() or 1)
-"""Threads scanning chunks at once (bench/ledger_file.py: 1 MiB chunks, 2 threads, ~5 GB/s)."""
+"""Threads scanning chunks at once (``bench/ledger_file.py`` measures the index's speed)."""
 
 
 class FileGrowth(msgspec.Struct, frozen=True):
@@ -514,9 +514,9 @@ class LedgerFile:
         """Scan the bytes past ``_tail_read`` for newlines, a chunk at a time; keep the ends.
 
         Each chunk is read into one buffer kept for the file's polls and compared in
-        place: a fresh 1 MiB bytes and bool array per chunk left the heap full of
-        holes between the index's blocks (the app with a run open while 1 GB was
-        appended sat at 81 MB against 46 for the same ledger opened whole).
+        place: a fresh bytes and bool array per chunk would leave the heap full of
+        holes between the index's blocks, and a follower of a growing ledger would
+        hold far more than the same ledger opened whole (``bench/follow_memory.py``).
         """
         import numpy as np
 

@@ -70,8 +70,8 @@ def relative(moment: float | None, now: float) -> str:
     """``now``, ``2.6s ago``, ``15s ago``, ``3m ago``, ``2h ago``, ``4d ago``.
 
     The one way a moment is written relative to now. Under a minute, the span is
-    written by :func:`duration`, as precise as a run's TIME: a run started ``2s ago``
-    beside a TIME of ``2.6s`` read as younger than it ran. ``now`` is what
+    written by :func:`duration`, as precise as a run's TIME, so a run never reads as
+    younger than it ran (``2s ago`` beside a TIME of ``2.6s``). ``now`` is what
     :func:`duration` would write in milliseconds (under a tenth of a second).
     """
     if moment is None:
@@ -92,11 +92,11 @@ def run_time(
 
     While its source is down (since ``down_since``, a moment the store took) nobody
     knows what a live run does: its clock stops at that moment, not at its last event
-    (a remote run's last event may be long before: 9.1s fell back to 0.3s). A replayed
-    run still playing has run until the moment its replay has played up to,
-    ``replayed_at``, as its STARTED says (``11s ago`` beside ``0.1s``, its last event, was a
-    walk's); one that has only started so far shows nothing: how long it ran is not known
-    yet, and ``0s`` would say it was.
+    (a remote run's last event may be long before, and its TIME would fall back). A
+    replayed run still playing has run until the moment its replay has played up to,
+    ``replayed_at``, as its STARTED says (its last event would read ``0.1s`` beside a
+    STARTED of ``11s ago``); one that has only started so far shows nothing: how long it
+    ran is not known yet, and ``0s`` would say it was.
     """
     until = now
     if down_since is not None and run.live:
@@ -143,8 +143,8 @@ def tokens_said(run: RunView, *, source_down: bool = False) -> str:
     calls never said is not a run that used none), ``tokens …`` while they are counted.
 
     A model call under way has said nothing yet, and may: ``model call running``, as the
-    comparison's ``call running`` (a walk read ``no tokens recorded`` beside a summary
-    streaming for a minute)."""
+    comparison's ``call running`` (``no tokens recorded`` would be wrong beside a model
+    call still streaming)."""
     if not _tokens_known(run):
         if not run.detailed:
             return "tokens …"

@@ -14,14 +14,16 @@ names one. Ray is an optional extra (``runtop[ray]``): nothing else in
 How a run crosses the process boundary:
 
 - A few long-lived async actors (:class:`RunHost`, ``hosts`` of them, each
-  taking up to ``max_concurrency`` runs at once) execute the agents. A new
-  actor costs about 250 ms, so there is never one per run.
+  taking up to ``max_concurrency`` runs at once) execute the agents. Starting
+  an actor costs far more than a run does (``bench/ray.py`` times the hosts'
+  start-up), so there is never one per run.
 - In the worker, the agent runs with a stand-in for the manager's run on
   its context, so :func:`~run_manager.tool_call`, :func:`~run_manager.model_call`
   and :func:`~run_manager.approval` record as they do in process. What they
   record travels back as *calls* (start this tool call, add this chunk),
   batched by count and by a few milliseconds (each item a Ray streaming
-  generator yields costs ~0.44 ms), and the manager makes the same calls
+  generator yields has a cost of its own, far above a recorded call's;
+  ``bench/ray.py`` measures events per second), and the manager makes the same calls
   on its own record of the run, which numbers, writes and publishes the
   events. Times and durations are the manager's: they lag the worker by
   at most one batch interval.
@@ -163,8 +165,8 @@ class RayExecutor:
 
         A local cluster that ``ray.init`` starts is fate-shared on Linux with the
         *thread* that started it (``PR_SET_PDEATHSIG``): started from a thread that
-        then ended (a run connecting off the event loop), its GCS and raylet were
-        killed at once, and 60 s later Ray ended the whole process.
+        then ends (a run connecting off the event loop), its GCS and raylet are
+        killed at once, and Ray then ends the whole process.
         """
         started = threading.Event()
         failed: list[BaseException] = []

@@ -107,7 +107,7 @@ def place(trace: OtlpTrace, span: Span, run: OtlpRun, endings: list[tuple[OtlpRu
 
 
 # The two spans nearly every trace is made of write their calls' events straight into the
-# run's list (a call per event cost a fifth of their time), as ``emit`` would, in the same
+# run's list (a call per event would be a large share of their time), as ``emit`` would, in the same
 # order; their nodes open and close through ``enter`` and ``exit``, shared by all.
 
 

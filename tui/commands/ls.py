@@ -60,8 +60,8 @@ def _gather(args: argparse.Namespace) -> tuple[list[RunSummary], bool]:
     """Every run ``args`` name, newest first, and whether anything failed (said on stderr)."""
     paths, urls = split_targets(args.paths)
     # A listing keeps every summary it makes until it exits, and frees nothing on the way:
-    # the collector would only walk that growing heap again and again (58 collections,
-    # 55 ms of 1.29 s CPU for 10,000 ledgers, measured with gc.callbacks). Nothing a scan
+    # the collector would only walk that growing heap again and again (``bench/directory.py``
+    # lists 10,000 ledgers). Nothing a scan
     # builds holds a reference cycle (decoded JSON cannot), and the process exits soon after.
     collecting = gc.isenabled()
     gc.disable()

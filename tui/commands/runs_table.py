@@ -77,8 +77,8 @@ COLUMNS: Final = (
 def runs_table(summaries: Sequence[RunSummary]) -> Text:
     """The runs as aligned lines, a header first, newest first as given.
 
-    Laid out here rather than by a Rich Table, which measured every cell of
-    every row again to lay it out: 13 s for 10,000 runs. Each line is a few
+    Laid out here rather than by a Rich Table, which measures every cell of
+    every row again to lay it out: seconds for 10,000 runs. Each line is a few
     appends (the status and a damaged count in colour, the rest plain).
     """
     rows: list[list[str]] = []

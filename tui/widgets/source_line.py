@@ -26,9 +26,9 @@ class SourceLine(Widget):
     (``reconnecting in 8 s``) before anything else of it, and a path or a
     URL is cut in its middle, its end kept. Only then do the runs by status
     and the tree (its column's title says it too) give way, whole: the runs
-    by status tell what is going on, and a walk at 80 columns read
-    ``127.0.0.1:8792: reconnecting in 2 s  4 runs``, the ``⊘3 ◌1`` gone while
-    the source's words stayed. Then the sources are cut between words, then
+    by status tell what is going on (at 80 columns,
+    ``127.0.0.1:8792: reconnecting in 2 s  4 runs`` without its ``⊘3 ◌1`` would
+    hide what the runs are doing). Then the sources are cut between words, then
     the filter. The runs counted stay whole: a count is read with the filter
     it is of. A source that fails is in $error.
     """
