@@ -44,7 +44,8 @@ if TYPE_CHECKING:
 
 PREPARE_TIMELINE_AFTER: Final = 1.0
 """Seconds after the run's screen opens that its timeline's pane is built, hidden: after
-the run's first screen (a run of 1,000,000 events takes ~0.5 s), before most T presses."""
+the run's first screen (a huge run's takes a while: ``bench/tui.py``), before most T
+presses."""
 
 
 class RunScreen(RuntopScreen):

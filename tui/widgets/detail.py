@@ -82,7 +82,7 @@ class _JsonBlock:
         self.plain = "\n".join(part for part in (before, text, cut) if part)
         body: RenderableType = _marked(Text(text), found, mark)
         if is_json:
-            # Rich's Syntax brings Pygments (12 ms of CPU): imported here, on the main
+            # Rich's Syntax brings Pygments (a heavy import): imported here, on the main
             # thread, the first time JSON is shown, not at launch for every session.
             from rich.syntax import Syntax
 

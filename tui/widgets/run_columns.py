@@ -145,7 +145,7 @@ def visible_columns(
             del widths[key]
     for key in dropping:
         # Wide enough for all, an empty column still gives DOING NOW its room, so as not to
-        # cut what a run does beside a column with nothing in it (a walk at 160 columns).
+        # cut what a run does beside a column with nothing in it (at 160 columns, say).
         if key not in fill.empty or total - fixed() >= fill.doing:
             break
         if key != keep and key in widths:

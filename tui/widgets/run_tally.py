@@ -35,7 +35,7 @@ def doing_now(run: RunView, *, damage: bool = False, down: bool = False) -> str:
     """The DOING NOW cell: what a live run does, why an ended one failed or was canceled;
     with ``damage`` (no DAMAGED column on screen), a finished run's damaged lines. A live
     run of a source ``down`` (its status ``unknown``) did that when last heard of: said so
-    (a walk read ``llm default`` beside ``unknown``, as if it were under way)."""
+    (``llm default`` alone beside ``unknown`` would read as under way)."""
     doing = run.doing
     if down and doing:
         return LAST_KNOWN + doing
@@ -79,12 +79,13 @@ class RowTally:
 
     With 10,000 runs shown and a hundred live, the store has news twenty
     times a second and each time a hundred views are new: counted afresh,
-    the table's fill and the source line's totals took ~25 ms of every
-    refresh, over half a core. :meth:`update` finds the views that changed
-    (by identity: the store makes a new view only for a run that changed)
-    and takes each old one out of the counts and puts the new one in; only
-    when most rows changed, or the sources down did (a live run's mark
-    depends on them), is everything counted again, in passes in C.
+    the table's fill and the source line's totals would take over half a
+    core (``bench/tui.py --only keys`` runs that load). :meth:`update` finds
+    the views that changed (by identity: the store makes a new view only for
+    a run that changed) and takes each old one out of the counts and puts
+    the new one in; only when most rows changed, or the sources down did (a
+    live run's mark depends on them), is everything counted again, in
+    passes in C.
     """
 
     __slots__ = (
@@ -186,7 +187,7 @@ class RowTally:
 
     def recount(self, rows: Sequence[RunView], sources_down: frozenset[str]) -> None:
         """Count every run of ``rows``, in passes in C but for the few live runs and those
-        that say why they ended (10,000 runs: ~10 ms)."""
+        that say why they ended (10,000 runs stay within a refresh)."""
         self.rows, self.down = rows, sources_down
         self.looked_at = len(rows)
         summaries = list(map(_SUMMARY_OF, rows))
