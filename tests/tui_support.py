@@ -81,13 +81,18 @@ def sample_app(fixtures: Path, *extra: RunSource, **settings: Any) -> RuntopApp:
     return make_app(Settings(**options), sources)
 
 
+SETTLE_SECONDS = 10.0
+"""How long :func:`settle` waits, at most: an app on a loaded machine (the suite spreads
+over every core) can take seconds to draw what a quiet one draws in milliseconds."""
+
+
 async def settle(pilot: Pilot[Any], check: Callable[[], object], what: str) -> None:
-    """Let the app run until ``check()`` is truthy (5 s at most)."""
-    for _ in range(250):
-        if check():
-            return
+    """Let the app run until ``check()`` is truthy (:data:`SETTLE_SECONDS` at most)."""
+    deadline = time.monotonic() + SETTLE_SECONDS
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the app never showed {what}")
         await pilot.pause(0.02)
-    raise AssertionError(f"the app never showed {what}")
 
 
 def table(app: RuntopApp) -> RunTable:
