@@ -2,8 +2,9 @@
 
 One watchfiles watcher covers the whole tree (the kernel allows only 128
 inotify instances per user, so one per directory would not scale), with
-its debounce and step at 1 ms: with the defaults an append is seen ~90 ms
-late, with these in ~2 ms (MEASURED.md). Files are opened only to read
+its debounce and step at 1 ms: with the defaults an append is seen most of
+a tick late (``bench/tail_latency.py`` measures how late, MEASURED.md keeps
+the figures). Files are opened only to read
 them, so thousands of ledgers cost no descriptors between changes.
 """
 

@@ -119,8 +119,8 @@ class RunHistory:
         """Once no history has been sent for a moment, hand the heaps' free pages back.
 
         A storm of history reads leaves glibc's heaps at their high-water mark (the
-        buffers are freed, the pages kept): RSS stayed 43 MB up after 2,000 reads of
-        a 3 MB run, 25 MB with this. ``malloc_trim`` returns them, where glibc is the
+        buffers are freed, the pages kept), many times a run's size above where the
+        server started. ``malloc_trim`` returns them, where glibc is the
         allocator; the moment's wait lets the last answers leave the sockets' buffers.
         """
         self._trim_due = False
