@@ -121,8 +121,8 @@ class RemoteSource(RunSource):
             self.reconnects += 1
 
     async def _count_down(self, delay: float, problem: SourceError) -> AsyncIterator[SourceUpdate]:
-        """``reconnecting in 8 s: …``, then 7, 6, … a second apart until the next try (it
-        said "in 8 s" for the whole 8 s); returns early once the source is closed."""
+        """``reconnecting in 8 s: …``, then 7, 6, … a second apart until the next try (not
+        "in 8 s" for the whole wait); returns early once the source is closed."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + delay
         while (left := deadline - loop.time()) > 0:

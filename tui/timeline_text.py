@@ -195,8 +195,8 @@ def _tick_label(offset: float, step: float) -> str:
     exactly (``0s``, ``0.5s``, ``1s``, ``0.02s``; minutes as durations are, ``1m40s``).
 
     The start is ``0s`` on every axis, never ``0.0s`` on one and ``0s`` on the next
-    (the digits went by the step: a run of 0.3 s read ``0.00s 0.02s``, one of 30 s
-    ``0s 5s``).
+    (digits that went by the step would write a run of 0.3 s ``0.00s 0.02s`` and one
+    of 30 s ``0s 5s``).
     """
     if step >= 60:
         return duration(offset)

@@ -33,9 +33,9 @@ class ToolTable(DataTable[object], inherit_bindings=False):
     move as the arrows do; ``?`` lists them.
 
     It has no Enter of its own (the stock one would hide the screen's from the bar): Enter
-    is the screen's, an ordinary binding taken in turn after the keys typed before it. As
-    a priority binding the app took it as it read it, before the table's keys typed before
-    it had moved the cursor: Home then Enter in one burst opened the row left.
+    is the screen's, an ordinary binding taken in turn after the keys typed before it. A
+    priority binding on the app would take it as it is read, before the table's keys typed
+    before it have moved the cursor: Home then Enter in one burst would open the row left.
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [

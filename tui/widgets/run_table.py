@@ -267,8 +267,8 @@ class RunTable(ScrollView, can_focus=True):
             self.cursor = min(self.cursor, max(0, len(rows) - 1))
         if self.cursor != cursor_before or self.scroll_offset.y != top:
             # watch_cursor or the scroll redraws; if a run in view (where it was, or where the
-            # selection went) wrote after the frame's instant, every line moves on first: a run
-            # inserted above the selection read "now" beside a TIME of 0.2s.
+            # selection went) wrote after the frame's instant, every line moves on first, or a
+            # run inserted above the selection would read "now" beside a TIME of 0.2s.
             low, high = max(0, min(top, self.cursor - height)), max(top, self.cursor) + height
             if any((run.last_event_at or 0.0) > self.now for run in rows[low:high]):
                 self._move_on()
