@@ -8,34 +8,32 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import PurePath
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from textual import work
-from textual.actions import SkipAction
 from textual.binding import Binding, BindingType
 from textual.command import Provider
 from textual.events import Event, Key
 from textual.notifications import Notify
-from textual.screen import ModalScreen, Screen
 
-from inspector import RunSource, RunStore, RunView
+from inspector import RunSource, RunStore
 from inspector.replay import ReplayControls
 from tui.notices import Notices
 from tui.palette import RuntopCommands
-from tui.run_keys import REFUSED_AS, RUN_KEY_BINDINGS, RunKeys
+from tui.run_actions import RunKeys
+from tui.run_keys import RunKeysApp
 from tui.runtop_screen import RuntopScreen
 from tui.screens.runs import RunsScreen
 from tui.settings import Settings, load_state, save_state
 from tui.start_up import freeze_start_up
 from tui.store_news import StoreNews
-from tui.textual_compat import CompatApp
 from tui.typed_ahead import KeysOnTheirWay
 
 IMPORT_RUN_SCREEN_AFTER = 0.3
 """Seconds after the first frame that the run screen is imported, on the main thread."""
 
 
-class RuntopApp(CompatApp[None]):
+class RuntopApp(RunKeysApp):
     """Watch agent runs, open one, and cancel, resume or approve with one key."""
 
     TITLE = "runtop"
@@ -58,9 +56,6 @@ class RuntopApp(CompatApp[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "Quit", tooltip="Leave runtop"),
-        *RUN_KEY_BINDINGS,
-        Binding("y", "copy", "Copy", tooltip="Copy the selected run's id"),
-        Binding("t", "tools", "Tool calls", tooltip="Per-tool counts, errors and latencies"),
         Binding(
             "question_mark", "help", "Keys", tooltip="Every key of this screen and what it does"
         ),
@@ -95,7 +90,9 @@ class RuntopApp(CompatApp[None]):
         self.theme = settings.theme
         self.notices = Notices(self)
         self.keys = KeysOnTheirWay(self, self.refusal)
-        self.run_keys = RunKeys(self, store)
+        self.run_keys = RunKeys(
+            self, store, read_only=settings.read_only, acts_now=self.keys.run_key_now
+        )
 
     def on_runs_screen_filter_applied(self, message: RunsScreen.FilterApplied) -> None:
         """The filter just applied: offered again by ``/``, in this session and the next."""
@@ -138,45 +135,21 @@ class RuntopApp(CompatApp[None]):
 
     # -- which run the keys act on, and whether they apply --------------------------------
 
-    def keys_screen(self) -> Screen[Any]:
-        """The screen the app's keys are asked about: the one on top, or under a modal one
-        (the palette, a confirmation) the screen it was opened over, whose bar keeps its
-        keys (Textual asks a modal screen for its own keys only)."""
-        stack: list[Screen[Any]] = self.screen_stack
-        return next((on for on in reversed(stack) if not isinstance(on, ModalScreen)), self.screen)
-
-    def refusal(self, kind: str, screen: Screen[Any] | None = None) -> str | None:
-        """Why ``kind`` (cancel, resume, approve) cannot be done to the run of ``screen``
-        (the one on top if not given)."""
-        if self.settings.read_only:
-            return "runtop was started with --read-only"
-        screen = self.screen if screen is None else screen
+    def refusal(self, kind: str) -> str | None:
+        """Why ``kind`` (cancel, resume, approve) cannot be done to the run of the screen on
+        top (its run keys' refusal)."""
+        screen = self.screen
         run = screen.current_run() if isinstance(screen, RuntopScreen) else None
-        if run is None:
-            return "no run is selected"
-        return self.store.refusal(run.key, kind)  # type: ignore[arg-type]
+        return self.run_keys.refusal(kind, run)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if not self.screen_stack:
             return False  # the app exiting, its screens gone: no key applies
         if action == "close_help":  # otherwise Escape is the screen's (and its bar says so)
             return bool(self.screen.query("HelpPanel"))
-        screen = self.keys_screen()
-        runtop = screen if isinstance(screen, RuntopScreen) else None
-        if action == "tools":  # not on the tool calls' own screens, where t would stack them
-            return runtop is None or not runtop.LISTS_TOOL_CALLS
         if action.startswith("replay_"):
             return bool(self.replay)
-        if action == "copy":  # not where there is nothing to copy (the tools' stats)
-            return runtop is not None and (
-                runtop.COPIES_ITS_TEXT or runtop.current_run() is not None
-            )
-        if action not in REFUSED_AS:
-            return True
-        run = runtop.current_run() if runtop is not None else None
-        if run is None and not isinstance(screen, RunsScreen):
-            return False  # a screen of no run (the tool calls): the keys do not apply there
-        return None if self.refusal(REFUSED_AS[action], screen) else True
+        return True
 
     # -- keys typed in a burst (tui.typed_ahead) -----------------------------------------
 
@@ -209,40 +182,7 @@ class RuntopApp(CompatApp[None]):
     def on_runtop_screen_replay_step(self, message: RuntopScreen.ReplayStep) -> None:
         self.replay.step()
 
-    # -- the run keys (tui.run_keys) -----------------------------------------------------
-
-    def _run_for(self, action: str) -> RunView | None:
-        """The run ``action``'s key acts on now, if it does (skipped: see ``run_key_now``)."""
-        if not self.keys.run_key_now():
-            raise SkipAction()
-        screen = self.screen
-        run = screen.current_run() if isinstance(screen, RuntopScreen) else None
-        return None if run is None or self.refusal(action) else run
-
-    def action_cancel(self) -> None:
-        if run := self._run_for("cancel"):
-            self.run_keys.cancel(run)
-
-    def action_resume(self) -> None:
-        if run := self._run_for("resume"):
-            self.run_keys.resume(run)
-
-    def action_approve(self) -> None:
-        if run := self._run_for("approve"):
-            self.run_keys.answer(run, approve=True)
-
-    def action_deny(self) -> None:
-        if run := self._run_for("approve"):
-            self.run_keys.answer(run, approve=False)
-
     # -- the other app-wide keys -----------------------------------------------------------
-
-    def action_copy(self) -> None:
-        screen = self.screen
-        text = screen.copy_text() if isinstance(screen, RuntopScreen) else ""
-        if text:
-            self.copy_to_clipboard(text)
-            self.notify("copied to the clipboard", timeout=1.5)
 
     def action_help(self) -> None:
         if self.screen.query("HelpPanel"):
@@ -260,14 +200,6 @@ class RuntopApp(CompatApp[None]):
     def action_close_help(self) -> None:
         """Escape closes the ``?`` panel first; with none open, the screen has Escape."""
         self.action_hide_help_panel()
-
-    def action_tools(self) -> None:
-        from tui.screens.tools import ToolsScreen  # its DataTable: not needed at launch
-
-        if isinstance(self.screen, ToolsScreen):
-            self.pop_screen()
-        else:
-            self.push_screen(ToolsScreen(self.store, clock=self.settings.clock))
 
 
 def _import_run_screen() -> None:

@@ -1,20 +1,19 @@
-"""What ``c``, ``r``, ``a`` and ``d`` do: a confirmation over the run the keys act on, then,
-confirmed, the store asked and the outcome said.
+"""The keys of a screen with a run: ``c``, ``r``, ``a`` and ``d`` (the run keys), their
+bindings, and what a screen asks of the app when one is pressed (:class:`ScreenKeys`,
+done by :class:`tui.run_actions.RunKeys`).
 
-The confirmation is pushed at once, in the turn of the key that asked for it: keys typed
-in the same burst (a reason, Enter) then reach it, not the screen under it.
+Below the screens: the screens bind these keys, the app does what they ask.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
-from typing import Any, Final
+from abc import ABC, abstractmethod
+from typing import Final
 
-from textual.app import App
 from textual.binding import Binding
 
-from inspector import ActionRefused, RunStore, RunView
-from tui.format import short_id
+from inspector import RunStore, RunView
+from tui.textual_compat import CompatApp
 
 RUN_KEYS: Final = {
     "c": ("cancel", "Cancel run", "Cancel the selected run, with a reason"),
@@ -35,78 +34,36 @@ REFUSED_AS: Final = {
 answers an approval too): why the key is greyed or refused, if it is."""
 
 RUN_KEY_BINDINGS: Final = [
-    # Priority bindings: run as the app takes the key from the terminal, before it hands on
-    # the keys that came after it (a reason and Enter, typed in one burst), so those reach
-    # the confirmation, not the table under it. An Input focused takes them as letters first
-    # (Textual leaves a priority binding out where the focused Input would take its key).
-    # See tui.typed_ahead for when they wait their turn instead.
+    # Priority bindings of the screen with the run (RuntopScreen.RUN_SCREEN_BINDINGS): run
+    # as the app takes the key from the terminal (Textual checks the screen's priority
+    # bindings then, as the app's), before it hands on the keys that came after it (a
+    # reason and Enter, typed in one burst), so those reach the confirmation, not the table
+    # under it. An Input focused takes them as letters first (Textual leaves a priority
+    # binding out where the focused Input would take its key); over a confirmation the
+    # screen under it is not asked. See tui.typed_ahead for when they wait their turn.
     Binding(key, action, word, priority=True, tooltip=says)
     for key, (action, word, says) in RUN_KEYS.items()
 ]
 
 
-class RunKeys:
-    """The run keys' confirmations and requests, for ``app`` over ``store``."""
+class ScreenKeys(ABC):
+    """What a screen's run keys and ``t`` ask of the app: done at once, in the key's turn
+    (a confirmation pushed then takes the keys typed after it in the same burst)."""
 
-    def __init__(self, app: App[Any], store: RunStore) -> None:
-        self.app = app
-        self.store = store
+    @abstractmethod
+    def refusal(self, kind: str, run: RunView | None) -> str | None:
+        """Why ``kind`` (cancel, resume, approve) cannot be done to ``run``, or ``None``."""
 
-    def cancel(self, run: RunView) -> None:
-        """Cancel ``run``, with the reason the confirmation takes."""
-        from tui.screens.cancel import CANCELED_WITHOUT_REASON, CancelScreen  # when first asked
+    @abstractmethod
+    def act(self, action: str, run: RunView | None) -> None:
+        """A run key's ``action`` on ``run``: its confirmation, unless refused."""
 
-        def confirmed(reason: str | None) -> None:
-            if reason is not None:
-                self._act(
-                    self.store.cancel(run.key, reason or CANCELED_WITHOUT_REASON),
-                    f"cancel requested for {run.run_id}",
-                )
+    @abstractmethod
+    def show_tools(self, store: RunStore, clock: float | None) -> None:
+        """The tool calls' statistics over ``store``."""
 
-        self.app.push_screen(CancelScreen(run), confirmed)
 
-    def resume(self, run: RunView) -> None:
-        """Resume ``run`` (a new run with its input), once confirmed."""
-        from tui.screens.resume import ResumeScreen
+class RunKeysApp(CompatApp[None]):
+    """An app whose screens' run keys act through its :attr:`run_keys`."""
 
-        async def resumed() -> None:
-            try:
-                new_id = await self.store.resume(run.key)
-            except ActionRefused as error:
-                self.app.notify(str(error), severity="error", markup=False)
-                return
-            said = f"resumed as {new_id}" if new_id else "resume requested"
-            self.app.notify(said, markup=False)
-
-        def confirmed(resume: bool | None) -> None:
-            if resume:
-                self.app.run_worker(resumed(), group="actions")
-
-        self.app.push_screen(ResumeScreen(run), confirmed)
-
-    def answer(self, run: RunView, *, approve: bool) -> None:
-        """Approve or deny ``run``'s pending approval, after a confirmation that shows the
-        question and takes a reason."""
-        from tui.screens.approval import ApprovalScreen
-
-        verdict = "approved" if approve else "denied"
-
-        def confirmed(reason: str | None) -> None:
-            if reason is not None:
-                self._act(
-                    self.store.approve(run.key, approve, reason or f"{verdict} in runtop"),
-                    f"{verdict}: {short_id(run.run_id)}",  # short: the preview stays in view
-                )
-
-        self.app.push_screen(ApprovalScreen(run, approve=approve), confirmed)
-
-    def _act(self, action: Awaitable[None], done: str) -> None:
-        async def run_it() -> None:
-            try:
-                await action
-            except ActionRefused as error:
-                self.app.notify(str(error), severity="error", markup=False)
-                return
-            self.app.notify(done, markup=False)
-
-        self.app.run_worker(run_it(), group="actions")
+    run_keys: ScreenKeys

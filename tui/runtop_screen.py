@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, TypeVar
 
+from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
 
 from inspector import RunStore, RunView
+from tui.run_keys import REFUSED_AS, RUN_KEY_BINDINGS, RunKeysApp, ScreenKeys
 
 ResultType = TypeVar("ResultType")
 
@@ -19,6 +21,15 @@ ResultType = TypeVar("ResultType")
 class RuntopScreen(Screen[None]):
     """A screen of runtop's over its store: the run its keys act on, what ``y`` copies, and
     what its keys are called and do now."""
+
+    RUN_SCREEN_BINDINGS: ClassVar[list[BindingType]] = [
+        *RUN_KEY_BINDINGS,
+        Binding("y", "copy", "Copy", tooltip="Copy the selected run's id"),
+        Binding("t", "tools", "Tool calls", tooltip="Per-tool counts, errors and latencies"),
+    ]
+    """The keys of a screen with a run to act on: the run keys, copy, the tool calls. Such
+    a screen lists them last in its ``BINDINGS``, after its own: Textual puts a class's
+    bindings before its subclass's, and the bar and ``?`` keep that order."""
 
     MOST_NOTICES: ClassVar[int] = 5
     """Notices on show at once over this screen, at most: a newer one takes the oldest's
@@ -30,7 +41,12 @@ class RuntopScreen(Screen[None]):
     COPIES_ITS_TEXT: ClassVar[bool] = False
     """``y`` copies what the screen shows (:meth:`copy_text`), not a run's id."""
 
+    RUN_KEYS_WITHOUT_A_RUN: ClassVar[bool] = False
+    """The run keys stay in the bar, greyed, while no run is selected (the runs table);
+    elsewhere a screen of no run (the tool calls) does not show them."""
+
     store: RunStore
+    clock: float | None
 
     class ReplayStep(Message):
         """One more event of the replay, please (``n`` on a run with nothing searched)."""
@@ -51,6 +67,54 @@ class RuntopScreen(Screen[None]):
     def key_tooltip(self, action: str, tooltip: str) -> str:
         """What the palette says ``action`` does here now."""
         return tooltip
+
+    @property
+    def run_keys(self) -> ScreenKeys | None:
+        """What the run keys do, the app's (``None`` under an app of no run keys)."""
+        app = self.app
+        return app.run_keys if isinstance(app, RunKeysApp) else None
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if not self.is_attached:
+            return False
+        if action == "tools":  # not on the tool calls' own screens, where t would stack them
+            return not self.LISTS_TOOL_CALLS
+        if action == "copy":  # not where there is nothing to copy (the tools' stats)
+            return self.COPIES_ITS_TEXT or self.current_run() is not None
+        if action not in REFUSED_AS:
+            return True
+        run = self.current_run()
+        if run is None and not self.RUN_KEYS_WITHOUT_A_RUN:
+            return False  # a screen of no run (the tool calls): the keys do not apply there
+        keys = self.run_keys
+        if keys is None:
+            return False
+        return None if keys.refusal(REFUSED_AS[action], run) else True
+
+    def action_cancel(self) -> None:
+        self._run_key("cancel")
+
+    def action_resume(self) -> None:
+        self._run_key("resume")
+
+    def action_approve(self) -> None:
+        self._run_key("approve")
+
+    def action_deny(self) -> None:
+        self._run_key("deny")
+
+    def _run_key(self, action: str) -> None:
+        if (keys := self.run_keys) is not None:
+            keys.act(action, self.current_run())
+
+    def action_copy(self) -> None:
+        if text := self.copy_text():
+            self.app.copy_to_clipboard(text)
+            self.app.notify("copied to the clipboard", timeout=1.5)
+
+    def action_tools(self) -> None:
+        if (keys := self.run_keys) is not None:
+            keys.show_tools(self.store, self.clock)
 
     def replaying(self) -> bool:
         """Whether a replay is open (space, ``n``, ``x`` and ``R`` are its keys then)."""

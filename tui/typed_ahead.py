@@ -92,15 +92,13 @@ class KeysOnTheirWay:
     def run_key_now(self) -> bool:
         """Whether the run key being taken acts now.
 
-        Over a confirmation or the palette the key is not the app's: typed in the burst
-        that opened a confirmation, it goes on to it, typed into its reason box. Taken
-        while keys typed before it are still on their way (``/`` then ``error`` on a run:
-        its ``r``), acting now would overtake them (``r`` would resume the run the search
-        was typed on): it waits its turn, handed on as they were, and acts as it comes
-        round (:meth:`came_round`), if they left it the app's.
+        Taken while keys typed before it are still on their way (``/`` then ``error`` on a
+        run: its ``r``), acting now would overtake them (``r`` would resume the run the
+        search was typed on): it waits its turn, handed on as they were, and acts as it
+        comes round (:meth:`came_round`), if they left it the screen's. (Over a
+        confirmation or the palette the run keys are not bound: they are the screen's
+        under it, out of Textual's binding chain, and go on to the box as letters.)
         """
-        if isinstance(self.app.screen, ModalScreen):
-            return False
         return not (self.taking_a_key and self._keys_ahead())
 
     async def came_round(self, event: Key) -> None:
@@ -137,7 +135,7 @@ class KeysOnTheirWay:
         focused = self.app.focused
         if focused is not None and focused.check_consume_key(event.key, event.character):
             return None  # a box took the focus meanwhile: the key is its letter
-        await self.app.run_action(action)
+        await self.app.run_action(action, self.app.screen)
         return None
 
     def _holds_behind(self, key: Key) -> bool:

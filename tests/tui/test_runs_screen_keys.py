@@ -345,3 +345,23 @@ async def test_a_source_name_longer_than_the_line_is_cut_in_its_path(fixtures: P
         assert name.startswith(start), line
         assert name.endswith(end), line
         assert start.startswith("ledgers in /srv/"), line  # whole words, then the path
+
+
+async def test_the_run_keys_are_the_screens_and_the_app_keeps_the_app_wide_ones(
+    fixtures: Path,
+) -> None:
+    """``c``, ``r``, ``a``, ``d``, ``y`` and ``t`` are bound where they act, on the screen
+    with a run, greyed there by its ``check_action``; the app binds quit, ``?``, the
+    palette and the replay's keys."""
+    app = sample_app(fixtures)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot)
+        active = app.screen.active_bindings
+        for key in ("c", "r", "a", "d", "y", "t"):
+            assert active[key].node is app.screen, key
+        assert active["c"].enabled is False  # the run selected ended: greyed, said why
+        assert active["t"].enabled is True
+        app_keys = {
+            key for key, bound in active.items() if bound.node is app and bound.binding.show
+        }
+        assert app_keys <= {"q", "question_mark", "space", "n", "x", "R"}, sorted(app_keys)

@@ -40,6 +40,7 @@ class CompareScreen(RuntopScreen):
         Binding("escape", "back", "Back", tooltip="The screen before this one"),
         Binding("x", "swap", "Swap A and B", tooltip="The compared runs the other way round"),
         Binding("tab", "other_timeline", "Other timeline", show=False),
+        *RuntopScreen.RUN_SCREEN_BINDINGS,
     ]
 
     COPIES_ITS_TEXT: ClassVar[bool] = True

@@ -78,6 +78,7 @@ class RunScreen(RuntopScreen):
         # Shown with a search (check_action).
         Binding("N", "previous_match", "Previous match", tooltip="The match before"),
         Binding("T", "timeline", "Timeline", tooltip="Where the run's time went, node by node"),
+        *RuntopScreen.RUN_SCREEN_BINDINGS,
     ]
 
     MOST_NOTICES: ClassVar[int] = 1
@@ -243,7 +244,7 @@ class RunScreen(RuntopScreen):
             return bool(self.search_text) or self.replaying()
         if action == "previous_match":  # N: only through a search's matches (a replay has no
             return bool(self.search_text)  # step back), so ? lists it only then
-        return True
+        return super().check_action(action, parameters)
 
     def key_description(self, action: str, description: str) -> str:
         """What the key bar calls a key here: ``n`` steps a replay until something is searched."""

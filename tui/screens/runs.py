@@ -85,6 +85,7 @@ class RunsScreen(PreviewingScreen):
         Binding("space", "mark", "Mark", tooltip=MARK_SAYS),
         Binding("m", "toggle_mark", "Mark", tooltip=MARK_SAYS),
         Binding("C", "compare", "Compare", tooltip="The two marked runs side by side"),
+        *PreviewingScreen.RUN_SCREEN_BINDINGS,
     ]
 
     class FilterApplied(Message):
@@ -95,6 +96,7 @@ class RunsScreen(PreviewingScreen):
             super().__init__()
 
     CSS_PATH = "runs.tcss"
+    RUN_KEYS_WITHOUT_A_RUN = True
 
     sort: reactive[str] = reactive("started", init=False)
     """The column the runs are sorted by (``s``, or a click on its title)."""
@@ -386,7 +388,7 @@ class RunsScreen(PreviewingScreen):
             return True if self._shows_runs() else None
         if action == "compare":  # greyed, and not offered, until two runs are marked
             return True if len(self._marked_here()) >= 2 else None
-        return True
+        return super().check_action(action, parameters)
 
     def _marked_here(self) -> list[RunKey]:
         """The runs marked that the store still has."""

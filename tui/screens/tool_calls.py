@@ -44,6 +44,7 @@ class ToolCallsScreen(RuntopScreen):
         # First in the bar, Back after it.
         Binding("enter", "open", "Open", tooltip="The selected call's run, at that call"),
         Binding("escape", "back", "Back", tooltip="The screen before this one"),
+        *RuntopScreen.RUN_SCREEN_BINDINGS,
     ]
 
     CSS_PATH = "tool_calls.tcss"

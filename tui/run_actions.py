@@ -1,0 +1,129 @@
+"""What ``c``, ``r``, ``a``, ``d`` and ``t`` do: a confirmation over the run the keys act
+on, then, confirmed, the store asked and the outcome said; the tool calls' screen.
+
+The confirmation is pushed at once, in the turn of the key that asked for it: keys typed
+in the same burst (a reason, Enter) then reach it, not the screen under it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from textual.actions import SkipAction
+from textual.app import App
+
+from inspector import ActionRefused, RunStore, RunView
+from tui.format import short_id
+from tui.run_keys import REFUSED_AS, ScreenKeys
+
+
+class RunKeys(ScreenKeys):
+    """The run keys' confirmations and requests, for ``app`` over ``store``.
+
+    Args:
+        app: the app the confirmations are pushed on.
+        store: the runs the keys act on.
+        read_only: runtop was started with ``--read-only``: every run key is refused.
+        acts_now: whether a run key being taken acts now (:mod:`tui.typed_ahead`: one typed
+            behind keys still on their way waits its turn).
+    """
+
+    def __init__(
+        self,
+        app: App[Any],
+        store: RunStore,
+        *,
+        read_only: bool = False,
+        acts_now: Callable[[], bool] = lambda: True,
+    ) -> None:
+        self.app = app
+        self.store = store
+        self.read_only = read_only
+        self.acts_now = acts_now
+
+    def refusal(self, kind: str, run: RunView | None) -> str | None:
+        """Why ``kind`` (cancel, resume, approve) cannot be done to ``run``, or ``None``."""
+        if self.read_only:
+            return "runtop was started with --read-only"
+        if run is None:
+            return "no run is selected"
+        return self.store.refusal(run.key, kind)  # type: ignore[arg-type]
+
+    def act(self, action: str, run: RunView | None) -> None:
+        """``action`` (a run key's) on ``run``, unless refused; skipped (the key handed on,
+        to act as it comes round) while keys typed before it are on their way."""
+        if not self.acts_now():
+            raise SkipAction()
+        if run is None or self.refusal(REFUSED_AS[action], run):
+            return
+        if action == "cancel":
+            self.cancel(run)
+        elif action == "resume":
+            self.resume(run)
+        else:
+            self.answer(run, approve=action == "approve")
+
+    def show_tools(self, store: RunStore, clock: float | None) -> None:
+        from tui.screens.tools import ToolsScreen  # its DataTable: not needed at launch
+
+        self.app.push_screen(ToolsScreen(store, clock=clock))
+
+    def cancel(self, run: RunView) -> None:
+        """Cancel ``run``, with the reason the confirmation takes."""
+        from tui.screens.cancel import CANCELED_WITHOUT_REASON, CancelScreen  # when first asked
+
+        def confirmed(reason: str | None) -> None:
+            if reason is not None:
+                self._act(
+                    self.store.cancel(run.key, reason or CANCELED_WITHOUT_REASON),
+                    f"cancel requested for {run.run_id}",
+                )
+
+        self.app.push_screen(CancelScreen(run), confirmed)
+
+    def resume(self, run: RunView) -> None:
+        """Resume ``run`` (a new run with its input), once confirmed."""
+        from tui.screens.resume import ResumeScreen
+
+        async def resumed() -> None:
+            try:
+                new_id = await self.store.resume(run.key)
+            except ActionRefused as error:
+                self.app.notify(str(error), severity="error", markup=False)
+                return
+            said = f"resumed as {new_id}" if new_id else "resume requested"
+            self.app.notify(said, markup=False)
+
+        def confirmed(resume: bool | None) -> None:
+            if resume:
+                self.app.run_worker(resumed(), group="actions")
+
+        self.app.push_screen(ResumeScreen(run), confirmed)
+
+    def answer(self, run: RunView, *, approve: bool) -> None:
+        """Approve or deny ``run``'s pending approval, after a confirmation that shows the
+        question and takes a reason."""
+        from tui.screens.approval import ApprovalScreen
+
+        verdict = "approved" if approve else "denied"
+
+        def confirmed(reason: str | None) -> None:
+            if reason is not None:
+                self._act(
+                    self.store.approve(run.key, approve, reason or f"{verdict} in runtop"),
+                    f"{verdict}: {short_id(run.run_id)}",  # short: the preview stays in view
+                )
+
+        self.app.push_screen(ApprovalScreen(run, approve=approve), confirmed)
+
+    def _act(self, action: Awaitable[None], done: str) -> None:
+        async def run_it() -> None:
+            try:
+                await action
+            except ActionRefused as error:
+                self.app.notify(str(error), severity="error", markup=False)
+                return
+            self.app.notify(done, markup=False)
+
+        self.app.run_worker(run_it(), group="actions")
