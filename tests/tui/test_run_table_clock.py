@@ -10,7 +10,7 @@ from __future__ import annotations
 from textual.app import App, ComposeResult
 from textual.strip import Strip
 
-from inspector import RunKey
+from inspector import RunKey, RunView
 from inspector.model import make_view
 from ledger_reader import RunStatus, RunSummary
 from tui.widgets.run_table import RunTable
@@ -35,7 +35,7 @@ class _OneTable(App[None]):
         yield _CountingTable()
 
 
-def _run(number: int, status: RunStatus, started: str, ended: str | None) -> object:
+def _run(number: int, status: RunStatus, started: str, ended: str | None) -> RunView:
     run_id = f"run_{number:04d}"
     summary = RunSummary(
         run_id=run_id,
@@ -58,7 +58,7 @@ async def test_a_tick_draws_only_the_lines_whose_times_moved() -> None:
     app = _OneTable()
     async with app.run_test(size=(160, 20)) as pilot:
         table = app.query_one(_CountingTable)
-        table.set_rows([live, *hours_ago])  # type: ignore[list-item]
+        table.set_rows([live, *hours_ago])
         await pilot.pause()
         await pilot.pause()
         assert table.drawn  # the first frame drew the lines on screen

@@ -144,8 +144,8 @@ class RunTable(ScrollView, can_focus=True):
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {"runtable--cursor", "runtable--mark"}
 
-    cursor: reactive[int] = reactive(0, always_update=True)
-    """The selected row."""
+    cursor: reactive[int] = reactive(0, always_update=True, repaint=False)
+    """The selected row (``watch_cursor`` draws again the lines it left and came to)."""
     sort_key: reactive[str] = reactive("started")
     """The column the rows are sorted by: kept on screen however narrow (bound to the
     runs screen's sort)."""
@@ -266,12 +266,14 @@ class RunTable(ScrollView, can_focus=True):
         else:
             self.cursor = min(self.cursor, max(0, len(rows) - 1))
         if self.cursor != cursor_before or self.scroll_offset.y != top:
-            # watch_cursor or the scroll redraws; if a run in view (where it was, or where the
+            # The selection followed its run: if a run in view (where it was, or where the
             # selection went) wrote after the frame's instant, every line moves on first, or a
             # run inserted above the selection would read "now" beside a TIME of 0.2s.
             low, high = max(0, min(top, self.cursor - height)), max(top, self.cursor) + height
             if any((run.last_event_at or 0.0) > self.now for run in rows[low:high]):
                 self._move_on()
+            else:
+                self.refresh()  # the rows moved under the selection: every line
             return
         after = rows[top : top + height]
         if len(after) != len(before):

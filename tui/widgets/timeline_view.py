@@ -97,8 +97,8 @@ class TimelineView(ScrollView, can_focus=True):
         "timeline--running",
     }
 
-    cursor: reactive[int] = reactive(0, always_update=True)
-    """The selected row."""
+    cursor: reactive[int] = reactive(0, always_update=True, repaint=False)
+    """The selected row (``watch_cursor`` draws again the lines it left and came to)."""
 
     class NodeMessage(Message):
         """Something happened to ``node`` in ``view``."""
@@ -240,7 +240,7 @@ class TimelineView(ScrollView, can_focus=True):
     def _height(self) -> int:
         return max(1, self.scrollable_content_region.height - 1)
 
-    def watch_cursor(self, row: int) -> None:
+    def watch_cursor(self, old: int, row: int) -> None:
         top = self.scroll_offset.y
         height = self._height()
         if row < top:
@@ -248,7 +248,12 @@ class TimelineView(ScrollView, can_focus=True):
         elif row >= top + height:
             self.scroll_to(y=row - height + 1, animate=False, immediate=True)
         self._announce()
-        self.refresh()
+        if self.scroll_offset.y != top:
+            self.refresh()
+        else:
+            # The lines the cursor left and came to, not every bar (the ruler is line 0).
+            self.refresh_line(old + 1)
+            self.refresh_line(row + 1)
 
     def _announce(self) -> None:
         node = self.node_at(self.cursor)
