@@ -251,6 +251,12 @@ KEYS = textwrap.dedent(
     from tui.app import make_app
     from tui.settings import Settings
     from tui.widgets.run_table import RunTable
+    try:
+        # Imported here, not by the app after its first frame: 435a2cd imports it in a
+        # thread, and its key checks, reading the module half made, crashed its app.
+        import tui.screens.run
+    except ImportError:
+        pass
 
     class Memory(RunSource):
         async def updates(self):
@@ -289,6 +295,7 @@ KEYS = textwrap.dedent(
                 if tables and len(tables.first().rows) >= expect:
                     break
             target = app.screen.query_one(RunTable)
+            target.cursor = 0  # from the top in every checkout, whichever source came first
             store = app.store
             what = "the runs table"
             if mode == "idle":
@@ -320,6 +327,7 @@ KEYS = textwrap.dedent(
             await pilot.pause(2.0)  # the live runs are streaming by now
             cpu, wall, folded = time.process_time(), time.perf_counter(), store.applied
             latencies = []
+            unmoved = 0
             first = "down" if target.cursor == 0 else "up"
             other = "up" if first == "down" else "down"
             for number in range(presses):
@@ -332,13 +340,18 @@ KEYS = textwrap.dedent(
                     await asyncio.wait_for(shown.wait(), 10)
                 except asyncio.TimeoutError:
                     wanted.clear()  # counted as 10 s: the key was not seen to move it
+                    unmoved += 1
+                else:
+                    unmoved = 0
                 latencies.append(time.perf_counter() - pressed)
+                if unmoved == 3:
+                    break  # the cursor does not follow the keys: said, not waited out
                 await asyncio.sleep(0.1)
             used = time.process_time() - cpu
             share = used / (time.perf_counter() - wall)
             folded = store.applied - folded
             print(json.dumps({"latencies": latencies, "share": share, "cpu": used,
-                              "folded": folded, "what": what}))
+                              "folded": folded, "what": what, "stuck": unmoved == 3}))
 
     asyncio.run(main())
     """
@@ -462,7 +475,10 @@ def keys(runs: int, against: list[Path], mode: str = "table") -> None:
             if found is not None:
                 seen[checkout].append(found)
     for checkout in checkouts:
-        results = seen[checkout]
+        stuck = [r for r in seen[checkout] if r.get("stuck")]
+        if stuck:
+            print(f"  ({checkout}: in {len(stuck)} run(s) 3 keys in a row did not move the cursor)")
+        results = [r for r in seen[checkout] if not r.get("stuck")]
         if not results:
             continue
         p50 = [statistics.median(r["latencies"]) * 1000 for r in results]
