@@ -109,8 +109,8 @@ class CompatApp(App[ReturnType]):
 
     def _display(self, screen: Screen[Any], renderable: RenderableType | None) -> None:
         # Textual's hook that writes a frame. While it starts, it holds frames back (a batch
-        # update): the first screen's first frame was never written, and the next held only
-        # what had changed since (rows, without the source line and titles over them).
+        # update): the first screen's first frame would never be written, and the next would
+        # hold only what changed since (rows, without the source line and titles over them).
         if renderable is not None and self._batch_count:
             self.held_back_a_frame = True
         elif renderable is not None and self.held_back_a_frame and screen is self.screen:

@@ -75,8 +75,8 @@ def run_header(
     took = run_time(run, now_or(clock), sources_down.since.get(run.source), moment)
     count = "?" if run.event_count is None else run.event_count
     # Said first: it stays in view at 80x24. Only of a live run whose source is up:
-    # beside "? stale", "◌ unknown" or a finished run's status, "following" read as if
-    # more events were on their way.
+    # beside "? stale", "◌ unknown" or a finished run's status, "following" would say
+    # more events are on their way.
     if following and run.live and not down:
         parts.append(("following  ", "bold"))
     took = f"{took}  " if took else ""  # nothing known yet (a replay's first event)

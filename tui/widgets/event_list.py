@@ -272,7 +272,7 @@ class EventList(ScrollView, can_focus=True):
         item = self.item(entry.start)
         if item is None:
             # Not read yet; or not to be read while the run's source cannot be reached (it
-            # is read once the source is back): "reading…" there read as if it were coming.
+            # is read once the source is back): "reading…" there would say it is coming.
             down = self.key.source in self.store.snapshot().sources_down()
             waiting = "not read: its source cannot be reached" if down else "reading…"
             strip = Strip([Segment(f"{'':>10}  · {waiting}", base)])

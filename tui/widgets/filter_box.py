@@ -75,8 +75,8 @@ class FilterBox(Input):
     def __init__(self, value: str, *, history: list[str], placeholder: str, id: str) -> None:
         super().__init__(value, placeholder, select_on_focus=False, id=id)
         # Not on focus: the box takes focus after keys typed in a burst with ``/`` went in,
-        # and selecting them then had the next key replace them ("/status:failed" left
-        # "led"). The runs screen selects the last filter when it opens the box.
+        # and selecting them then would have the next key replace them ("/status:failed"
+        # would leave "led"). The runs screen selects the last filter when it opens the box.
         self.history = history
         """The filters applied this session, oldest first (shared with the runs screen)."""
         self._recalled: int | None = None

@@ -133,7 +133,7 @@ class SourceLine(Widget):
             parts = [part for part in parts if part[2] != 4]
         # Still too long: the sources' words give way before the runs by status. A source
         # that fails says how it stands (reconnecting in 8 s) before anything else of the
-        # sources (its words were cut off, with the keys help open beside the line); the
+        # sources (so it stays in view with the keys help open beside the line); the
         # long words of the sources (a path, a URL) are cut in their middle, their ends kept.
         steps = [(1, 0), (2, 0)] if failing else []
         steps += [(2 if failing else 0, words) for words in WORDS_CUT]

@@ -65,7 +65,7 @@ class TimelinePane(Vertical):
         # Still reading the run's events the first time. Set without its watcher: the
         # watcher of a widget not yet mounted covers it later (call_later), after a quick
         # first read (a replay's, in memory) has already uncovered it, and the loading
-        # dots then stayed over a timeline that was read. on_mount covers it at once.
+        # dots would then stay over a timeline that was read. on_mount covers it at once.
         self.set_reactive(TimelinePane.loading, True)
         self.shared_axis: tuple[float, float] | None = None
         """An axis set from outside (:meth:`set_axis`), kept instead of the run's own."""
