@@ -28,6 +28,7 @@ from tui.format import now_or, short_id
 from tui.screens.runs_preview import PreviewingScreen
 from tui.store_news import StoreChanged
 from tui.text import inert
+from tui.typed_ahead import type_into
 from tui.widgets.filter_box import FilterBox
 from tui.widgets.key_bar import KeyBar
 from tui.widgets.run_preview import RunPreview
@@ -371,10 +372,7 @@ class RunsScreen(PreviewingScreen):
         elif box.edits_with(key):
             box.edit(key)
         elif character:
-            if box.selection.is_empty:
-                box.insert_text_at_cursor(character)
-            else:
-                box.replace(character, *box.selection)
+            type_into(box, character)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "filter":
