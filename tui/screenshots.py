@@ -21,6 +21,7 @@ from textual.pilot import Pilot
 from textual.widgets import Input
 
 from inspector import ManagerSource
+from inspector.events import LlmCall, ToolCall
 from run_manager import Manager
 from tui.app import RuntopApp, make_app
 from tui.demo import start_demo
@@ -66,7 +67,7 @@ async def run_with_tool_call(pilot: Pilot[Any]) -> None:
     await pilot.press("enter")
     events = app.screen.query_one(EventList)
     await _until(pilot, lambda: events.count > 20 and events.item(events.count - 1) is not None)
-    calls = [n for n in range(events.count) if getattr(events.item(n), "type", "") == "tool_call"]
+    calls = [n for n in range(events.count) if isinstance(events.item(n), ToolCall)]
     events.follow = False
     events.cursor = calls[0] if calls else 0
     await pilot.pause(0.5)
@@ -77,7 +78,7 @@ async def run_model_call(pilot: Pilot[Any]) -> None:
     await run_with_tool_call(pilot)
     app = pilot.app
     events = app.screen.query_one(EventList)
-    calls = [n for n in range(events.count) if getattr(events.item(n), "type", "") == "llm_call"]
+    calls = [n for n in range(events.count) if isinstance(events.item(n), LlmCall)]
     events.cursor = calls[-1] if calls else 0
     await pilot.pause(1.0)
 
