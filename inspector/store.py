@@ -1,20 +1,18 @@
 """The store: every open source's runs in one model, kept current, handed out as snapshots.
 
-Sources push batches; the store folds them into per-run state and, at
-once after a quiet spell and then at most every ``flush_interval`` (50 ms
-by default), rebuilds the views of the runs that changed and tells its
-subscribers once, with the set of what changed. So a UI is woken at most
-twenty times a second however many events arrive, and a snapshot is a
+Sources push batches; the store folds them into per-run state and, at once after a quiet
+spell and then at most every ``flush_interval`` (50 ms by default), rebuilds the views of
+the runs that changed and tells its subscribers once, with the set of what changed. So a UI
+is woken at most twenty times a second however many events arrive, and a snapshot is a
 tuple of immutable views that costs nothing to take.
 
-Beside it: what changed and how subscribers hear of it
-(:mod:`inspector.changes`), per-tool statistics (:mod:`inspector.tool_stats`),
-and what the background detail pass reads (:mod:`inspector.history`).
+Beside it: what it holds of each run and source (:mod:`inspector.store_state`), what
+changed and how subscribers hear of it (:mod:`inspector.changes`), per-tool statistics
+(:mod:`inspector.tool_stats`), what the background detail pass reads (:mod:`inspector.history`).
 
-Memory stays bounded however long a run grows: the store keeps a short
-window of each run's recent events and the paired tool calls of the
-runs being followed; anything else is read by range from the source (a
-ledger's index, for ledger sources).
+Memory stays bounded however long a run grows: the store keeps a short window of each
+run's recent events and the paired tool calls of the runs being followed; anything else is
+read by range from the source (a ledger's index, for ledger sources).
 """
 
 from __future__ import annotations
@@ -24,15 +22,14 @@ import contextlib
 import logging
 import time
 from collections import Counter, deque
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator
 from typing import Final, Literal
 
 import msgspec
 
 from inspector.changes import ChangeSubscriber, StoreChange
-from inspector.filters import RunFilter
 from inspector.history import history_from_source, read_history
-from inspector.model import RunExtras, RunKey, RunView, ToolCallView, make_view
+from inspector.model import RunKey, RunView, ToolCallView, make_view
 from inspector.source import (
     ActionRefused,
     RunSource,
@@ -41,163 +38,27 @@ from inspector.source import (
     SourceUpdate,
     not_running,
 )
-from inspector.tool_stats import RunShare, ToolStats, ToolTally, tool_stats
+from inspector.store_state import (
+    RunState,
+    Snapshot,
+    SourcesDown,
+    SourceState,
+    forget_tool_calls,
+    pair_tool_event,
+)
+from inspector.tool_stats import ToolStats, ToolTally, tool_stats
 from ledger_reader import (
     LedgerError,
     LedgerItem,
-    RunSummary,
     ToolCall,
     ToolResult,
     event_of,
-    parse_time,
 )
 
 log = logging.getLogger(__name__)
 
 FLUSH_INTERVAL: Final = 0.05
-RECENT_EVENTS: Final = 200
-RECENT_TOOL_CALLS: Final = 500
-DETAIL_LIMIT: Final = 32 * 1024 * 1024
-DETAIL_EVENTS: Final = 100_000
-"""Events of a run without a local ledger fetched for its detail pass, at most."""
-"""Ledgers up to this size are read whole in the background for tokens, cost and tools.
-
-A bigger one would hold the interpreter for seconds (a 1 GB ledger is ~4 M
-events to decode) and starve the screen; its view says it is not detailed.
-"""
-
 Action = Literal["cancel", "resume", "approve"]
-
-
-class SourceState(msgspec.Struct, frozen=True):
-    """A source as the UI shows it: what it can do and whether it is healthy."""
-
-    name: str
-    description: str
-    live: bool
-    can_cancel: bool
-    can_resume: bool
-    can_approve: bool
-    available: bool = True
-    can_replay: bool = False
-    """A replay: its keys (pause, step, speed, restart) apply."""
-    error: str | None = None
-    run_count: int = 0
-    status: str | None = None
-    """The source's own word on how it stands ("connected"), shown when it has no error."""
-    opening: bool = False
-    """Nothing has come from it yet: its runs are not known (not the same as none)."""
-    down_since: float | None = None
-    """When it became unavailable (epoch seconds), while it is: its live runs' clocks stop
-    there, not at their last event (which may be long before)."""
-
-
-class SourcesDown(frozenset[str]):
-    """The names of the sources that cannot be read now, and since when each (``since``)."""
-
-    since: Mapping[str, float]
-
-    def __new__(cls, states: Iterable[SourceState] = ()) -> SourcesDown:
-        down = [state for state in states if not state.available]
-        made = super().__new__(cls, (state.name for state in down))
-        made.since = {
-            state.name: state.down_since for state in down if state.down_since is not None
-        }
-        return made
-
-
-class _RunState:
-    """One run as the store folds it.
-
-    The store makes 10,000 of these when a big directory opens, most of
-    them never to see an event: their containers are made on first use.
-    """
-
-    __slots__ = (
-        "_calls",
-        "_early_results",
-        "_extras",
-        "_recent",
-        "_shares",
-        "detailed",
-        "history_count",
-        "history_end",
-        "key",
-        "summary",
-    )
-
-    def __init__(self, key: RunKey, summary: RunSummary) -> None:
-        self.key = key
-        self.summary = summary
-        self.detailed = True
-        self.history_end: int | None = None
-        self.history_count: int | None = None
-        self._extras: RunExtras | None = None
-        self._recent: deque[LedgerItem] | None = None
-        self._calls: dict[str, ToolCallView] | None = None
-        self._early_results: dict[str, ToolResult] | None = None
-        self._shares: dict[str, RunShare] | None = None
-
-    @property
-    def extras(self) -> RunExtras:
-        if self._extras is None:
-            self._extras = RunExtras()
-        return self._extras
-
-    @property
-    def recent(self) -> deque[LedgerItem]:
-        if self._recent is None:
-            self._recent = deque(maxlen=RECENT_EVENTS)
-        return self._recent
-
-    @property
-    def calls(self) -> dict[str, ToolCallView]:
-        if self._calls is None:
-            self._calls = {}
-        return self._calls
-
-    @property
-    def early_results(self) -> dict[str, ToolResult]:
-        if self._early_results is None:
-            self._early_results = {}
-        return self._early_results
-
-    def share(self, tool: str) -> RunShare:
-        """What this run added to ``tool``'s statistics."""
-        if self._shares is None:
-            self._shares = {}
-        share = self._shares.get(tool)
-        if share is None:
-            share = self._shares[tool] = RunShare()
-        return share
-
-    @property
-    def worth_detailing(self) -> bool:
-        """Whether the history a detail pass would read is small enough to read."""
-        return (self.history_end or 0) <= DETAIL_LIMIT and (
-            self.history_count or 0
-        ) <= DETAIL_EVENTS
-
-
-class Snapshot(msgspec.Struct, frozen=True):
-    """The runs at one moment, newest first, with the sources' states."""
-
-    runs: tuple[RunView, ...]
-    sources: tuple[SourceState, ...]
-    version: int
-    replayed_at: dict[str, float] = msgspec.field(default_factory=dict)
-    """The moment each replay has played up to: the last event of its runs so far (only
-    sources that play a recording are here)."""
-
-    def filtered(self, run_filter: RunFilter | None) -> list[RunView]:
-        if run_filter is None:
-            return list(self.runs)
-        down = self.sources_down()
-        return [run for run in self.runs if run_filter.matches(run, source_down=run.source in down)]
-
-    def sources_down(self) -> SourcesDown:
-        """The sources that cannot be read now: their live runs show as unknown."""
-        return SourcesDown(self.sources)
 
 
 class RunStore:
@@ -215,7 +76,7 @@ class RunStore:
         self._sources: dict[str, RunSource] = {}
         self._source_states: dict[str, SourceState] = {}
         self._pumps: dict[str, asyncio.Task[None]] = {}
-        self._runs: dict[RunKey, _RunState] = {}
+        self._runs: dict[RunKey, RunState] = {}
         self._views: dict[RunKey, RunView] = {}
         self._ordered: tuple[RunView, ...] | None = ()
         self._positions: dict[RunKey, int] = {}
@@ -398,8 +259,8 @@ class RunStore:
         state = self._runs.get(key)
         if state is None or run.reset:
             if state is not None:
-                self._forget_calls(state)
-            state = _RunState(key, run.summary)
+                forget_tool_calls(self._tools, state)
+            state = RunState(key, run.summary)
             self._runs[key] = state
             if run.history_end or run.history_count:
                 state.detailed = False
@@ -417,75 +278,7 @@ class RunStore:
                 continue
             state.extras.add(event)
             if isinstance(event, ToolCall | ToolResult):
-                self._pair(state, event)
-
-    def _pair(self, state: _RunState, event: ToolCall | ToolResult) -> None:
-        """Pair calls with results, for the run's list and the per-tool statistics."""
-        key = state.key
-        moment = parse_time(event.time)
-        when = moment.timestamp() if moment is not None else None
-        if isinstance(event, ToolCall):
-            payload = event.payload
-            call_id = payload.call_id or f"seq-{event.seq}"
-            seen = state.calls.get(call_id)
-            if seen is not None and seen.seq == event.seq:
-                return  # this very call again (its events delivered anew): counted once
-            name = payload.name or "tool"
-            state.calls[call_id] = ToolCallView(
-                run=key,
-                call_id=call_id,
-                name=name,
-                node_id=payload.node_id,
-                arguments=payload.arguments,
-                arguments_truncated=bool(payload.truncated),
-                started_at=when,
-                seq=event.seq,
-            )
-            while len(state.calls) > RECENT_TOOL_CALLS:
-                state.calls.pop(next(iter(state.calls)))
-            tally = self._tools.setdefault(name, ToolTally())
-            tally.count += 1
-            state.share(name).calls += 1
-            tally.in_flight.add((key, call_id))
-            early = state.early_results.pop(call_id, None)
-            if early is not None:
-                self._pair(state, early)
-            return
-        result = event.payload
-        call_id = result.call_id or ""
-        call = state.calls.get(call_id)
-        if call is None:
-            if call_id:
-                # The call is in history not folded yet (a detail pass runs behind live events).
-                state.early_results[call_id] = event
-                while len(state.early_results) > RECENT_TOOL_CALLS:
-                    state.early_results.pop(next(iter(state.early_results)))
-            return
-        if call.done and call.result_seq == event.seq:
-            return  # this very result again: counted once
-        finished = ToolCallView(
-            run=call.run,
-            call_id=call.call_id,
-            name=call.name,
-            node_id=call.node_id,
-            arguments=call.arguments,
-            arguments_truncated=call.arguments_truncated,
-            started_at=call.started_at,
-            seq=call.seq,
-            output=result.output,
-            output_truncated=bool(result.truncated),
-            is_error=bool(result.is_error),
-            ended_at=when,
-            result_seq=event.seq,
-        )
-        state.calls[call_id] = finished
-        tally = self._tools.setdefault(call.name, ToolTally())
-        tally.in_flight.discard((key, call_id))
-        if finished.is_error:
-            tally.errors += 1
-            state.share(call.name).errors += 1
-        if finished.duration is not None:
-            tally.latencies.append((key, finished.duration))
+                pair_tool_event(self._tools, state, event)
 
     def _replayed_to(self, view: RunView, old: RunView | None) -> None:
         """A replayed run's view is new: its replay has played up to its last event, if later
@@ -502,21 +295,10 @@ class RunStore:
         if at is not None and at > moments.get(view.key.source, 0.0):
             moments[view.key.source] = at
 
-    def _forget_calls(self, state: _RunState) -> None:
-        """Take back what the run added to the per-tool statistics (it is reset or removed):
-        a replay played again counted every call once more each time."""
-        for name, share in (state._shares or {}).items():
-            tally = self._tools.get(name)
-            if tally is None:
-                continue
-            tally.forget(state.key, share)
-            if tally.empty:
-                del self._tools[name]
-
     def _drop(self, key: RunKey) -> None:
         state = self._runs.pop(key, None)
         if state is not None:
-            self._forget_calls(state)
+            forget_tool_calls(self._tools, state)
         view = self._views.pop(key, None)
         if view is not None:
             self._ordered = None
@@ -767,7 +549,7 @@ class RunStore:
             for event in history:
                 state.extras.add(event)
                 if isinstance(event, ToolCall | ToolResult):
-                    self._pair(state, event)
+                    pair_tool_event(self._tools, state, event)
             state.detailed = True
             self._dirty[key] = None
             self._wake.set()
