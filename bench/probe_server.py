@@ -100,14 +100,16 @@ class Served:
             "RUNTOP_HOME": str(home / "home"),
             "PYTHONPATH": f"{home}{os.pathsep}{REPO}",
         }
-        command = [sys.executable, "-m", "tui.cli", "serve", "--port", "0"]
+        profile = os.environ.get("PROBE_PROFILE")  # a file: the server runs under cProfile
+        command = [sys.executable, *(["-m", "cProfile", "-o", profile] if profile else [])]
+        command += ["-m", "tui.cli", "serve", "--port", "0"]
         command += ["--agents", "agents_for_probe:agents", "--ledger-dir", str(home / "runs")]
         self.ledger_dir = home / "runs"
         # The server's log goes to a file: a pipe nobody reads would stop the server once full.
         self.log = home / "serve.log"
         with self.log.open("w") as log:
             self.process = subprocess.Popen(
-                command, stderr=log, stdout=subprocess.DEVNULL, text=True, env=env
+                command, stderr=log, stdout=subprocess.DEVNULL, text=True, env=env, cwd=REPO
             )
         deadline = time.monotonic() + 30
         first = ""
@@ -261,10 +263,14 @@ def run_rate(ledger: Path) -> float:
     return len(events) / (last - first).total_seconds()
 
 
-async def follower(server: Served, run_id: str, stop: asyncio.Event, seed: int) -> int:
-    """Follows the run, drops the connection after a while, and comes back, until ``stop``."""
+async def follower(server: Served, run_id: str, stop: asyncio.Event, seed: int) -> tuple[int, int]:
+    """Follows the run, drops the connection after a while, and comes back, until ``stop``.
+
+    Returns its reconnects and how many of them were turned away (``503``): such a
+    client waits out its read as it would a stream, an impatient client's pace.
+    """
     chooser = random.Random(seed)
-    reconnects = 0
+    reconnects = turned_away = 0
     while not stop.is_set():
         resume = f"Last-Event-ID: {chooser.randint(1, 50)}\r\n" if chooser.random() < 0.5 else ""
         try:
@@ -277,14 +283,21 @@ async def follower(server: Served, run_id: str, stop: asyncio.Event, seed: int) 
         )
         with contextlib.suppress(OSError, TimeoutError):
             async with asyncio.timeout(chooser.uniform(*HOLD)):
+                if (await reader.read(65536)).startswith(b"HTTP/1.1 503"):
+                    turned_away += 1
                 while await reader.read(65536):
                     pass
         writer.transport.abort()  # gone without a goodbye, as a killed client goes
         reconnects += 1
-    return reconnects
+    return reconnects, turned_away
 
 
-async def ticker_rate(server: Served, ticks: int, clients: int) -> tuple[float, int]:
+async def ticker_rate(
+    server: Served, ticks: int, clients: int
+) -> tuple[float, int, int, float, float]:
+    """The run's events per second, the reconnects (and of them turned away), and the
+    server's and the clients' CPU seconds: both share the machine's cores."""
+    server_cpu, clients_cpu = server.cpu(), time.process_time()
     status, started = await server.call(
         "POST", "/api/agent/runs", {"skill_name": "ticker", "input": str(ticks)}
     )
@@ -296,18 +309,37 @@ async def ticker_rate(server: Served, ticks: int, clients: int) -> tuple[float, 
     ]
     await server.ended(run_id)
     stop.set()
-    reconnects = sum(await asyncio.gather(*followers))
-    return run_rate(server.ledger_dir / f"{run_id}.jsonl"), reconnects
+    counts = await asyncio.gather(*followers)
+    return (
+        run_rate(server.ledger_dir / f"{run_id}.jsonl"),
+        sum(reconnects for reconnects, _ in counts),
+        sum(turned_away for _, turned_away in counts),
+        server.cpu() - server_cpu,
+        time.process_time() - clients_cpu,
+    )
 
 
-async def storm_once(clients: int) -> tuple[float, float, float, float, int, int]:
+async def storm_once(clients: int) -> tuple[float, ...]:
     with served() as server:
         await ticker_rate(server, 100, 0)  # warm up
-        alone, _ = await ticker_rate(server, 400, 0)
+        alone, _, _, _, _ = await ticker_rate(server, 400, 0)
         before = server.rss_mb()
-        stormed, reconnects = await ticker_rate(server, 400, clients)
+        stormed, reconnects, away, server_cpu, clients_cpu = await ticker_rate(server, 400, clients)
         await asyncio.sleep(1.0)
-        return alone, stormed, before, server.rss_mb(), reconnects, server.tracebacks()
+        after = server.rss_mb()
+        tracebacks = server.tracebacks()
+        return (
+            alone,
+            stormed,
+            before,
+            after,
+            reconnects,
+            away,
+            tracebacks,
+            server_cpu / reconnects * 1000,
+            clients_cpu / reconnects * 1000,
+            os.getloadavg()[0],
+        )
 
 
 # -- history reads ------------------------------------------------------------------------
@@ -387,11 +419,12 @@ def main() -> None:
         report(
             f"a run followed by {options.clients} reconnecting clients",
             runs,
-            lambda alone, stormed, before, after, reconnects, tracebacks: (
+            lambda alone, stormed, before, after, reconnects, away, traced, cpu, clients, load: (
                 f"{stormed:.0f} events/s vs {alone:.0f} alone = {stormed / alone:.0%} "
-                f"(target >= 80%); {reconnects:.0f} reconnects, {tracebacks:.0f} tracebacks "
-                f"logged; server RSS {before:.0f} MB before, {after:.0f} MB after "
-                "(target within 20 MB)"
+                f"(target >= 80%); {reconnects:.0f} reconnects ({away:.0f} turned away), "
+                f"{traced:.0f} tracebacks logged; server RSS {before:.0f} MB before, "
+                f"{after:.0f} MB after (target within 20 MB); CPU a reconnect: server "
+                f"{cpu:.2f} ms, clients {clients:.2f} ms; load {load:.1f}"
             ),
         )
     if "history" in chosen:

@@ -293,6 +293,10 @@ class FrameRing:
         if span is None:
             return None
         first, stop = span
+        if first < stop:
+            whole = self._one_run_frames(run_id, first, stop, after)
+            if whole is not None:
+                return whole
         size = self.max_events
         run_ids, seqs, types, cache = self._run_ids, self._seqs, self._types, self._run_frames
         chosen: list[bytes] = []
@@ -314,6 +318,40 @@ class FrameRing:
             if (kind if isinstance(kind, str) else _TAGS[kind]) == "run_completed":
                 ended = True
         return max(cursor, stop - 1), b"".join(chosen), last, ended
+
+    def _one_run_frames(
+        self, run_id: str, first: int, stop: int, after: int
+    ) -> tuple[int, bytes, int, bool] | None:
+        """:meth:`run_frames_after` over entries that are all the run's, in seq order.
+
+        The common case (one busy run; a follower reconnecting, sent the run's events
+        the ring holds): found with list operations, not a step per entry. ``None``
+        when the entries are not all the run's consecutive events, or wrap around the
+        ring's end: the caller looks at them one by one.
+        """
+        size = self.max_events
+        low, high = first % size, (stop - 1) % size + 1
+        if high <= low:
+            return None
+        run_ids, seqs = self._run_ids, self._seqs
+        count = high - low
+        if run_ids[high - 1] != run_id or run_ids[low:high].count(run_id) != count:
+            return None
+        lowest = seqs[low]
+        if seqs[low:high] != list(range(lowest, lowest + count)):
+            return None
+        start = low + max(0, min(count, after + 1 - lowest))
+        last_seq = seqs[high - 1]
+        if start == high:
+            return stop - 1, b"", after, False
+        cache = self._run_frames
+        if b"" in cache[start:high]:
+            for slot in range(start, high):
+                if not cache[slot]:
+                    cache[slot] = b"id: %d\ndata: %s\n\n" % (seqs[slot], self._line(slot))
+        kind = self._types[high - 1]
+        ended = (kind if isinstance(kind, str) else _TAGS[kind]) == "run_completed"
+        return stop - 1, b"".join(cache[start:high]), last_seq, ended
 
     def after(self, cursor: int, limit: int = 4096) -> list[RingEntry] | None:
         """Up to ``limit`` entries after ``cursor``; ``None`` if some were already dropped."""

@@ -111,9 +111,18 @@ class RunHistory:
         finally:
             reader.close()
             self._reading -= 1
-            if not self._reading and _malloc_trim is not None and not self._trim_due:
-                self._trim_due = True
-                asyncio.get_running_loop().call_later(TRIM_AFTER, self._give_back)
+            if not self._reading:
+                self.give_back_soon()
+
+    def give_back_soon(self) -> None:
+        """Hand the heaps' free pages back in a moment, unless a history is being read then.
+
+        Called when the last history read ends, and by the streams when the last one
+        closes: a storm of streams served from the feed leaves the heaps as high.
+        """
+        if _malloc_trim is not None and not self._trim_due:
+            self._trim_due = True
+            asyncio.get_running_loop().call_later(TRIM_AFTER, self._give_back)
 
     def _give_back(self) -> None:
         """Once no history has been sent for a moment, hand the heaps' free pages back.

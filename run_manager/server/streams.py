@@ -21,9 +21,17 @@ from ledger_reader.head_tail import writer_gone
 from run_manager.errors import RunNotFound
 from run_manager.manager import Manager
 from run_manager.run import Status
-from run_manager.server.answers import ApiError, booked_run, encode, whole_number, wire_summary
+from run_manager.server.answers import (
+    ApiError,
+    booked_run,
+    encode,
+    error_response,
+    whole_number,
+    wire_summary,
+)
 from run_manager.server.frame_ring import FrameRing
 from run_manager.server.history import LedgerUnreadable, RunHistory
+from run_manager.server.loop_lag import LoopLag
 from run_manager.server.sse import SSE_HEADERS, damaged_frame, sse_frame
 from run_manager.server.summary_index import IndexedRun, SummaryIndex
 
@@ -34,6 +42,11 @@ PACE_PER_STREAM: Final = 0.0002
 MAX_PACE: Final = 0.25
 KEEPALIVE: Final = 15.0
 """Seconds of quiet after which a stream sends a comment, so dead peers are noticed."""
+ADMIT_FREELY: Final = 64
+"""Streams open below which a new one is always admitted; past it, only while the event
+loop keeps time (:class:`~run_manager.server.loop_lag.LoopLag`)."""
+RETRY_AFTER: Final = 1
+"""Seconds a stream turned away is told to wait before it comes back."""
 
 
 class RunStreams:
@@ -62,11 +75,28 @@ class RunStreams:
         self.history = history
         self.keepalive = keepalive
         self._streams: set[asyncio.Task[Any]] = set()
+        self.lag = LoopLag()
+        self.turned_away = 0
+        """Streams answered ``503`` because the loop was behind."""
 
     async def close(self) -> None:
         """Wait (a while) for the streams to end: the feed, closed first, ends them."""
         if self._streams:
             await asyncio.wait(list(self._streams), timeout=5)
+        self.lag.stop()
+
+    def _turned_away(self) -> web.Response | None:
+        """A ``503`` for a new stream while many are open and the loop is behind, else None.
+
+        Admitting it would cost the loop a history and a place in every turn, taken
+        from the runs; told to come back in a second, the client costs nothing meanwhile.
+        """
+        if len(self._streams) < ADMIT_FREELY or not self.lag.lagging:
+            return None
+        self.turned_away += 1
+        response = error_response(503, "the server is busy: come back in a second")
+        response.headers["Retry-After"] = str(RETRY_AFTER)
+        return response
 
     async def get_run(self, request: web.Request) -> web.StreamResponse:
         """The run and its first events, written as they are read: never whole in memory."""
@@ -113,9 +143,11 @@ class RunStreams:
 
         Extensions: ``start``/``stop`` serve lines by position (0-based) and close.
         """
+        query = request.query
+        if "start" not in query and "stop" not in query and (busy := self._turned_away()):
+            return busy
         run_id = request.match_info["run_id"]
         booked = booked_run(self.book, run_id)
-        query = request.query
         follow = query.get("follow", "") in {"1", "true", "yes"}
         after = whole_number(request.headers.get("Last-Event-ID"), 0, "Last-Event-ID")
         await self._check_ledger(booked)
@@ -136,13 +168,19 @@ class RunStreams:
         """A stream :meth:`close` waits for; ended cleanly, or quietly if the peer left."""
         task = asyncio.current_task()
         assert task is not None
-        self._streams.add(task)
+        streams = self._streams
+        streams.add(task)
+        if len(streams) >= ADMIT_FREELY // 2:
+            self.lag.watch()  # before the door may need closing
         try:
             yield
         except ConnectionResetError:
             return
         finally:
-            self._streams.discard(task)
+            streams.discard(task)
+            if not streams:
+                self.lag.stop()
+                self.history.give_back_soon()
         with contextlib.suppress(ConnectionResetError):
             await response.write_eof()
 
@@ -228,6 +266,8 @@ class RunStreams:
 
     async def stream_all(self, request: web.Request) -> web.StreamResponse:
         """Every run's events as they are recorded; ``Last-Event-ID: run_id:seq`` picks up."""
+        if busy := self._turned_away():
+            return busy
         feed = self.feed
         response = web.StreamResponse(headers=SSE_HEADERS)
         await response.prepare(request)
