@@ -7,27 +7,7 @@ their own, are added by :meth:`Timeline.set_child_run`. Nothing here draws:
 the TUI's timeline view, the comparison screen and ``runtop show
 --timeline`` all read the same model.
 
-What becomes a node (LEDGER.md's event types):
-
-- ``node_enter`` opens a node and ``node_exit`` closes it. The kind comes
-  from the node id's prefix (``llm:`` a model call, ``tool:`` a tool call,
-  ``approval:`` an approval; anything else is a *step*: a graph node, a
-  handoff). A ``tool_call``, ``llm_call`` or ``approval_request`` inside
-  it adds its call id, tokens or question to it.
-- A ``tool_call`` with no ``node_enter`` (gridctl writes some that way)
-  is a node of its own, from the call to its ``tool_result``; likewise an
-  ``approval_request`` to its ``approval_response``. An ``llm_call`` with
-  no model node open is a model call whose start is not known: it is a
-  node of no length at the time of the ``llm_call``, with a note saying so.
-- An ``otel_span`` event (a span OTLP ingest kept as it was) is a step
-  from its time for its ``duration_micros``.
-- A child run is a node from its start to its end (:meth:`set_child_run`).
-
-Nesting: a node's parent is the innermost *step* open when it entered
-(the ledger names no parent node; steps are the only nodes that hold
-others, so two tool calls running at once are siblings, never one inside
-the other). Child runs sit under the run itself: a child's ledger names
-its parent run, never the node that started it.
+What becomes a node, and how nodes nest: :mod:`inspector.timeline_nodes`.
 
 Damage is shown, never hidden: a ``node_exit`` with no ``node_enter``
 becomes a node that started ``duration_micros`` before it (or a point, if
@@ -53,14 +33,21 @@ hold about 30 MB.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from datetime import UTC, datetime
-from enum import StrEnum
 from typing import Any, Final
 
-import msgspec
-
-from inspector.model import RunKey
-from inspector.store import RunStore
+from inspector.timeline_fill import TIMELINE_PAGE, add_child_runs, fill_timeline
+from inspector.timeline_nodes import (
+    KIND_OF_PREFIX,
+    NodeKind,
+    Outcome,
+    TimelineNode,
+    TimelineSummary,
+    epoch_of,
+    in_row_order,
+    nodes_json,
+    outcome_of_status,
+    summarise,
+)
 from ledger_reader import (
     ApprovalRequest,
     ApprovalResponse,
@@ -79,193 +66,11 @@ from ledger_reader import (
     ToolCall,
     ToolResult,
     UnknownEvent,
-    parse_time,
 )
-from ledger_reader.timespan import elapsed, offset_in_run
+from ledger_reader.timespan import elapsed
 
 _UNTIMED_TYPES: Final = frozenset({LlmChunk, ReasoningChunk})
 """Events that add nothing to a timeline, skipped before their time is even read."""
-
-
-class NodeKind(StrEnum):
-    """What a node is."""
-
-    MODEL = "model"
-    TOOL = "tool"
-    APPROVAL = "approval"
-    STEP = "step"
-    """A graph node, a handoff, an OpenTelemetry span of no known kind: a node that holds others."""
-    CHILD_RUN = "child_run"
-
-
-class Outcome(StrEnum):
-    """How a node ended (or that it has not)."""
-
-    RUNNING = "running"
-    """In flight: no end yet."""
-    OK = "ok"
-    ERROR = "error"
-    DENIED = "denied"
-    """An approval answered no (or that timed out)."""
-    CANCELLED = "cancelled"
-    UNFINISHED = "unfinished"
-    """Never exited: the run ended (or its writer died) with the node open."""
-
-
-_KIND_OF_PREFIX: Final = {
-    "llm": NodeKind.MODEL,
-    "tool": NodeKind.TOOL,
-    "approval": NodeKind.APPROVAL,
-}
-
-
-class TimelineNode:
-    """One bar of the timeline. The timeline changes it as events arrive; readers only read.
-
-    Times are Unix seconds (floats). ``position`` is where the node's first
-    event sits among the run's ledger items (the index the event stream and
-    ``RunStore.events`` use), ``detail_position`` the event that says most
-    about it (the ``tool_call``, the ``llm_call``, the ``approval_request``).
-    """
-
-    __slots__ = (
-        "approval_id",
-        "call_id",
-        "children",
-        "cost_usd",
-        "depth",
-        "detail_position",
-        "end",
-        "id",
-        "kind",
-        "ledger_id",
-        "model",
-        "name",
-        "notes",
-        "outcome",
-        "output_tokens",
-        "parent",
-        "position",
-        "prompt_tokens",
-        "row",
-        "run_id",
-        "start",
-    )
-
-    def __init__(
-        self,
-        node_id: str,
-        kind: NodeKind,
-        name: str,
-        start: float,
-        *,
-        parent: TimelineNode | None = None,
-        position: int | None = None,
-    ) -> None:
-        self.id = node_id
-        """Unique in its timeline: the ledger's node id (``tool:search#2``), ``call:<id>`` for
-        a tool call with no node, ``run:<id>`` for a child run; ``~2`` added to a repeat."""
-        self.ledger_id = node_id
-        """The node id as the ledger wrote it (``id`` may add ``~2`` to a repeat)."""
-        self.kind = kind
-        self.name = name
-        """Untrusted text from the ledger: show it inert."""
-        self.start = start
-        self.end: float | None = None
-        """``None`` while in flight."""
-        self.outcome = Outcome.RUNNING
-        self.parent = parent
-        """The step it is nested in; ``None`` for a node directly under the run."""
-        self.depth: int = 0 if parent is None else parent.depth + 1
-        self.children: Sequence[TimelineNode] = ()
-        """The nodes nested in it, by start (only a step holds any). Nodes and empty
-        tuples: few objects for the cyclic collector to walk, 100,000 nodes loaded."""
-        self.position = position
-        self.detail_position = position
-        self.call_id: str | None = None
-        self.approval_id: str | None = None
-        self.run_id: str | None = None
-        """The child run's id, for a child run."""
-        self.model: str | None = None
-        self.prompt_tokens: int | None = None
-        self.output_tokens: int | None = None
-        self.cost_usd: float | None = None
-        self.notes: tuple[str, ...] = ()
-        """What was odd about it in the ledger (an exit with no enter, ...), for display."""
-        self.row = -1
-        """Its index in :meth:`Timeline.rows` (kept by the timeline)."""
-
-    @property
-    def parent_id(self) -> str | None:
-        return None if self.parent is None else self.parent.id
-
-    @property
-    def in_flight(self) -> bool:
-        return self.end is None
-
-    @property
-    def duration(self) -> float | None:
-        """Seconds from start to end; ``None`` while in flight."""
-        return None if self.end is None else max(0.0, self.end - self.start)
-
-    def end_or(self, now: float) -> float:
-        """Its end, or ``now`` for a node in flight (an open-ended bar drawn to now)."""
-        return self.end if self.end is not None else max(now, self.start)
-
-    @property
-    def tokens(self) -> int | None:
-        """Prompt and output tokens together, for a model call that reported any."""
-        if self.prompt_tokens is None and self.output_tokens is None:
-            return None
-        return (self.prompt_tokens or 0) + (self.output_tokens or 0)
-
-    def __repr__(self) -> str:
-        return f"TimelineNode({self.id!r}, {self.kind}, {self.outcome}, {self.start}, {self.end})"
-
-
-class TimelineSummary(msgspec.Struct, frozen=True, kw_only=True):
-    """Where the wall time went, each instant counted once.
-
-    Nodes overlap (parallel tool calls, a tool running while the model
-    streams), so time is not added up node by node. Each instant of the
-    run, from its start to its end (``now`` while live), is given to one
-    category: ``approvals`` if any approval is open then, else ``tools`` if
-    any tool call is, else ``model`` if any model call is, else
-    ``child_runs`` if a child run is, else ``steps`` if only a step (a
-    graph node) is, else ``idle``. The six add up to ``wall``, and three
-    tool calls in parallel for 2 s count 2 s, not 6. ``tool_time`` and
-    ``model_time`` are the plain sums of the nodes' durations beside it
-    (6 s in that example), so ``tool_time / tools`` says how parallel they were.
-    """
-
-    wall: float
-    model: float
-    tools: float
-    approvals: float
-    child_runs: float
-    steps: float
-    idle: float
-    tool_time: float
-    model_time: float
-    nodes: int
-    model_calls: int
-    tool_calls: int
-    tool_errors: int
-    approval_count: int
-    child_run_count: int
-    in_flight: int
-    prompt_tokens: int
-    output_tokens: int
-    cost_usd: float
-
-
-_PRIORITY: Final = (
-    NodeKind.APPROVAL,
-    NodeKind.TOOL,
-    NodeKind.MODEL,
-    NodeKind.CHILD_RUN,
-    NodeKind.STEP,
-)
 
 
 class Timeline:
@@ -371,67 +176,7 @@ class Timeline:
         passes ``nodes``, a copy of :meth:`nodes` taken on the loop.
         """
         start, end = self.span(now)
-        edges: list[tuple[float, int, int]] = []
-        rank = {kind: index for index, kind in enumerate(_PRIORITY)}
-        tool_time = model_time = 0.0
-        prompt = output = 0
-        cost = 0.0
-        counts = dict.fromkeys(NodeKind, 0)
-        tool_errors = in_flight = 0
-        chosen = list(self._nodes.values()) if nodes is None else list(nodes)
-        for node in chosen:
-            counts[node.kind] += 1
-            node_end = node.end_or(end)
-            if node.end is None:
-                in_flight += 1
-            if node.kind is NodeKind.TOOL:
-                tool_time += max(0.0, node_end - node.start)
-                if node.outcome is Outcome.ERROR:
-                    tool_errors += 1
-            elif node.kind is NodeKind.MODEL:
-                model_time += max(0.0, node_end - node.start)
-                prompt += node.prompt_tokens or 0
-                output += node.output_tokens or 0
-                cost += node.cost_usd or 0.0
-            low, high = max(node.start, start), min(node_end, end)
-            if high > low:
-                index = rank[node.kind]
-                edges.append((low, 1, index))
-                edges.append((high, -1, index))
-        edges.sort()
-        busy = [0.0] * len(_PRIORITY)
-        open_counts = [0] * len(_PRIORITY)
-        previous = start
-        for moment, step, index in edges:
-            if moment > previous:
-                for category, count in enumerate(open_counts):
-                    if count:
-                        busy[category] += moment - previous
-                        break
-                previous = moment
-            open_counts[index] += step
-        wall = max(0.0, end - start)
-        return TimelineSummary(
-            wall=wall,
-            approvals=busy[0],
-            tools=busy[1],
-            model=busy[2],
-            child_runs=busy[3],
-            steps=busy[4],
-            idle=max(0.0, wall - sum(busy)),
-            tool_time=tool_time,
-            model_time=model_time,
-            nodes=len(chosen),
-            model_calls=counts[NodeKind.MODEL],
-            tool_calls=counts[NodeKind.TOOL],
-            tool_errors=tool_errors,
-            approval_count=counts[NodeKind.APPROVAL],
-            child_run_count=counts[NodeKind.CHILD_RUN],
-            in_flight=in_flight,
-            prompt_tokens=prompt,
-            output_tokens=output,
-            cost_usd=cost,
-        )
+        return summarise(list(self._nodes.values()) if nodes is None else list(nodes), start, end)
 
     def to_json(self, now: float | None = None) -> list[dict[str, Any]]:
         """The nodes in row order as plain JSON objects (``runtop show --timeline --json``).
@@ -439,34 +184,7 @@ class Timeline:
         Times are RFC 3339 in UTC, with ``offset`` and ``end_offset`` in seconds from the
         start of the axis; ``end`` is ``null`` while in flight.
         """
-        origin, _ = self.span(now)
-        return [
-            {
-                "id": node.id,
-                "kind": str(node.kind),
-                "name": node.name,
-                "parent": node.parent_id,
-                "depth": node.depth,
-                "start": _rfc3339(node.start),
-                "end": None if node.end is None else _rfc3339(node.end),
-                "offset": round(offset_in_run(node.start, origin), 6),
-                "end_offset": None
-                if node.end is None
-                else round(offset_in_run(node.end, origin), 6),
-                "duration": None if node.duration is None else round(node.duration, 6),
-                "outcome": str(node.outcome),
-                "position": node.position,
-                "call_id": node.call_id,
-                "approval_id": node.approval_id,
-                "run_id": node.run_id,
-                "model": node.model,
-                "prompt_tokens": node.prompt_tokens,
-                "output_tokens": node.output_tokens,
-                "cost_usd": node.cost_usd,
-                "notes": list(node.notes),
-            }
-            for node in self.rows()
-        ]
+        return nodes_json(self.rows(), self.span(now)[0])
 
     # -- folding ---------------------------------------------------------------
 
@@ -490,7 +208,7 @@ class Timeline:
             if type(event) in _UNTIMED_TYPES:
                 self.version += 1
                 return  # streamed text: inside a model node, nothing to place on the axis
-        moment = _epoch(event.time)
+        moment = epoch_of(event.time)
         self.version += 1
         if moment is None:
             self.untimed += 1
@@ -591,7 +309,7 @@ class Timeline:
         key = ledger_id or self._anonymous_id()
         prefix, _, rest = key.partition(":")
         if kind is None:
-            kind = _KIND_OF_PREFIX.get(prefix, NodeKind.STEP) if rest else NodeKind.STEP
+            kind = KIND_OF_PREFIX.get(prefix, NodeKind.STEP) if rest else NodeKind.STEP
         label = name or (rest.rpartition("#")[0] or rest if rest else key)
         parent = next(reversed(self._open_steps)) if self._open_steps else None
         node = TimelineNode(
@@ -848,19 +566,7 @@ class Timeline:
         self._rows.append(node)
 
     def _rebuild_rows(self) -> None:
-        rows: list[TimelineNode] = []
-        stack: list[TimelineNode] = []
-        self._roots.sort(key=_start_key)
-        stack.extend(reversed(self._roots))
-        while stack:
-            node = stack.pop()
-            node.row = len(rows)
-            rows.append(node)
-            children = node.children
-            if isinstance(children, list) and children:
-                children.sort(key=_start_key)
-                stack.extend(reversed(children))
-        self._rows = rows
+        self._rows = in_row_order(self._roots)
         self._rows_stale = False
 
 
@@ -879,97 +585,6 @@ _FOLDS: Final[dict[type[Any], Callable[[Timeline, Any, float, int], None]]] = {
 }
 """What each event type does to a timeline (a dictionary: a match over a dozen classes
 cost more than the rest of the fold)."""
-
-_SECONDS: dict[str, float] = {}
-"""Unix time of each ``YYYY-MM-DDTHH:MM:SS`` seen: a run's events share their seconds."""
-
-
-def _epoch(text: str) -> float | None:
-    """An RFC 3339 time as Unix seconds, or ``None`` when it cannot be read.
-
-    The usual form (``2026-11-29T06:45:00.4512Z``: UTC, a fraction) is read
-    from a cache of whole seconds plus its fraction; anything else goes
-    through :func:`ledger_reader.parse_time`.
-    """
-    if len(text) > 20 and text[-1] == "Z" and text[19] == "." and text[20:-1].isdigit():
-        whole = _SECONDS.get(text[:19])
-        if whole is None:
-            parsed = parse_time(text[:19] + "Z")
-            if parsed is None:
-                return None
-            if len(_SECONDS) > 100_000:
-                _SECONDS.clear()
-            whole = _SECONDS[text[:19]] = parsed.timestamp()
-        return whole + float("0" + text[19:-1])
-    parsed = parse_time(text) if text else None
-    return None if parsed is None else parsed.timestamp()
-
-
-TIMELINE_PAGE: Final = 5_000
-"""Items asked of the store at a time when filling a timeline."""
-
-
-async def fill_timeline(
-    store: RunStore, key: RunKey, timeline: Timeline, *, page: int = TIMELINE_PAGE
-) -> int:
-    """Fold a run's items after those already folded, then its child runs; the items folded.
-
-    Reads the store a page at a time, so a view awaiting this draws between
-    pages; call it again when the run has grown (it goes on from
-    :attr:`Timeline.items_read`). A source that no longer holds a run's
-    early items (a bounded window) gives fewer: the timeline then starts
-    where the window does.
-
-    Raises:
-        SourceError: the run's source could not be read.
-    """
-    folded = 0
-    while True:
-        start = timeline.items_read
-        items = await store.events(key, start, start + page)
-        timeline.extend(items)
-        folded += len(items)
-        if len(items) < page:
-            break
-    add_child_runs(store, key, timeline)
-    return folded
-
-
-def add_child_runs(store: RunStore, key: RunKey, timeline: Timeline) -> None:
-    """Add (or bring up to date) the run's child runs the store knows, each as one node."""
-    for child in store.children(key):
-        if child.started_at is None:
-            continue
-        end = child.ended_at
-        if end is None and not child.live:
-            end = child.last_event_at  # stale or abandoned: it stopped writing there
-        timeline.set_child_run(
-            child.run_id,
-            child.agent or child.skill,
-            child.started_at,
-            end,
-            outcome_of_status(child.status),
-        )
-
-
-def _start_key(node: TimelineNode) -> tuple[float, int]:
-    return (node.start, node.position if node.position is not None else -1)
-
-
-def _rfc3339(moment: float) -> str:
-    return datetime.fromtimestamp(moment, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def outcome_of_status(status: str) -> Outcome:
-    """A child run's outcome from its status word (``RunStatus``'s values)."""
-    return {
-        "running": Outcome.RUNNING,
-        "awaiting_approval": Outcome.RUNNING,
-        "succeeded": Outcome.OK,
-        "failed": Outcome.ERROR,
-        "canceled": Outcome.CANCELLED,
-    }.get(status, Outcome.UNFINISHED)
-
 
 __all__ = [
     "TIMELINE_PAGE",
