@@ -192,7 +192,7 @@ async def test_every_key_the_help_lists_on_a_run_does_something(fixtures: Path) 
                 await pilot.pause()
             await open_run(pilot, RESEARCH)
             events = await events_read(pilot, 3)
-            events.cursor = 2  # in the middle: up, down, first and last all move
+            events.select(2)  # in the middle, not following: up, down, first and last all move
             await pilot.press("question_mark")
             await settle(pilot, lambda: app.screen.query(KeyList), "the keys")
             await pilot.pause(0.2)
