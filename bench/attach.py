@@ -205,15 +205,20 @@ async def light_follower(
     latencies: list[float],
     restarts: list[int],
 ) -> int:
-    """One of many clients: reads every byte, times each chunk's first and last event."""
+    """One of many clients: reads every byte, times each chunk's first and last event.
+
+    Turned away (``503``, the server's loop running late), it comes back when told to.
+    """
     import aiohttp
 
     headers = {"Authorization": f"Bearer {TOKEN}"}
     received = 0
-    async with (
-        aiohttp.ClientSession(headers=headers) as session,
-        session.get(server.url + "runs/events/stream") as response,
-    ):
+    async with aiohttp.ClientSession(headers=headers) as session:
+        response = await session.get(server.url + "runs/events/stream")
+        while response.status == 503:
+            response.release()
+            await asyncio.sleep(float(response.headers.get("Retry-After", "1")))
+            response = await session.get(server.url + "runs/events/stream")
         ready.set()
         async for chunk in response.content.iter_any():
             received += len(chunk)
@@ -227,6 +232,7 @@ async def light_follower(
                     latencies.append(late)
             if stop.is_set():
                 break
+        response.release()
     return received
 
 

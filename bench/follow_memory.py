@@ -32,9 +32,14 @@ Measured 2026-12-03 on the shared 2-core machine (load 6-9), peak RSS in MB,
     app, run open            5812            67     (101 with the 1 GB at start)
 
 and 300 MB appended at once (``--rate 0 --size-mb 300``): show --follow 1242
-before, 45 after. ``show --follow`` still ends ~46 s after the writer: it is
-bound by printing (~2.4 s of CPU per 100 MB with ``--json``, a flush a line),
-not by reading.
+before, 45 after.
+
+Measured 2026-12-04 (load 4-12), ``--only show --runs 1`` in turns, three each:
+``show --follow --json`` ends 20.6 s after the writer (17.2, 20.6, 30.8) with
+each batch written as the ledger's own lines at once, against 37.6 s (28.4,
+40.8, 37.6) at b0a542b, a write and a flush a line. Its CPU per 100 MB went
+from 1.6 s to 1.2 s; what is left is splitting and decoding the lines (about
+1 s per 100 MB), so on a loaded machine it still trails the writer.
 """
 
 from __future__ import annotations
