@@ -178,8 +178,9 @@ class RunStreams:
             return
         finally:
             streams.discard(task)
+            if len(streams) < ADMIT_FREELY // 2:
+                self.lag.stop()  # a timer a few streams would pay for, needed by none
             if not streams:
-                self.lag.stop()
                 self.history.give_back_soon()
         with contextlib.suppress(ConnectionResetError):
             await response.write_eof()
