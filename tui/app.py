@@ -90,9 +90,7 @@ class RuntopApp(RunKeysApp):
         self.theme = settings.theme
         self.notices = Notices(self)
         self.keys = KeysOnTheirWay(self, self.refusal)
-        self.run_keys = RunKeys(
-            self, store, read_only=settings.read_only, acts_now=self.keys.run_key_now
-        )
+        self.run_keys = RunKeys(self, store, read_only=settings.read_only)
 
     def on_runs_screen_filter_applied(self, message: RunsScreen.FilterApplied) -> None:
         """The filter just applied: offered again by ``/``, in this session and the next."""
@@ -160,8 +158,8 @@ class RuntopApp(RunKeysApp):
             await super().on_event(event)
 
     async def on_key(self, event: Key) -> None:
-        """A greyed run key says why instead of doing nothing; one that waited its turn
-        does its action now."""
+        """A greyed run key says why instead of doing nothing; the keys held behind one
+        go on (before its binding, which Textual runs next, opens its confirmation)."""
         await self.keys.came_round(event)
 
     # -- replays ---------------------------------------------------------------------------

@@ -7,10 +7,9 @@ in the same burst (a reason, Enter) then reach it, not the screen under it.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from typing import Any
 
-from textual.actions import SkipAction
 from textual.app import App
 
 from inspector import ActionRefused, RunStore, RunView
@@ -25,8 +24,6 @@ class RunKeys(ScreenKeys):
         app: the app the confirmations are pushed on.
         store: the runs the keys act on.
         read_only: runtop was started with ``--read-only``: every run key is refused.
-        acts_now: whether a run key being taken acts now (:mod:`tui.typed_ahead`: one typed
-            behind keys still on their way waits its turn).
     """
 
     def __init__(
@@ -35,12 +32,10 @@ class RunKeys(ScreenKeys):
         store: RunStore,
         *,
         read_only: bool = False,
-        acts_now: Callable[[], bool] = lambda: True,
     ) -> None:
         self.app = app
         self.store = store
         self.read_only = read_only
-        self.acts_now = acts_now
 
     def refusal(self, kind: str, run: RunView | None) -> str | None:
         """Why ``kind`` (cancel, resume, approve) cannot be done to ``run``, or ``None``."""
@@ -51,10 +46,7 @@ class RunKeys(ScreenKeys):
         return self.store.refusal(run.key, kind)  # type: ignore[arg-type]
 
     def act(self, action: str, run: RunView | None) -> None:
-        """``action`` (a run key's) on ``run``, unless refused; skipped (the key handed on,
-        to act as it comes round) while keys typed before it are on their way."""
-        if not self.acts_now():
-            raise SkipAction()
+        """``action`` (a run key's) on ``run``, unless refused."""
         if run is None or self.refusal(REFUSED_AS[action], run):
             return
         if action == "cancel":

@@ -34,14 +34,12 @@ REFUSED_AS: Final = {
 answers an approval too): why the key is greyed or refused, if it is."""
 
 RUN_KEY_BINDINGS: Final = [
-    # Priority bindings of the screen with the run (RuntopScreen.RUN_SCREEN_BINDINGS): run
-    # as the app takes the key from the terminal (Textual checks the screen's priority
-    # bindings then, as the app's), before it hands on the keys that came after it (a
-    # reason and Enter, typed in one burst), so those reach the confirmation, not the table
-    # under it. An Input focused takes them as letters first (Textual leaves a priority
-    # binding out where the focused Input would take its key); over a confirmation the
-    # screen under it is not asked. See tui.typed_ahead for when they wait their turn.
-    Binding(key, action, word, priority=True, tooltip=says)
+    # The screen's ordinary bindings, done as the key comes round, after the keys typed
+    # before it: a move onto a run, then c, cancels that run. The keys typed after it (a
+    # reason and Enter, in one burst) are held until then (tui.typed_ahead), so they reach
+    # the confirmation it opens, not the table under it. An Input focused takes them as
+    # letters; over a confirmation the screen under it is not asked.
+    Binding(key, action, word, tooltip=says)
     for key, (action, word, says) in RUN_KEYS.items()
 ]
 

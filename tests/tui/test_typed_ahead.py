@@ -218,8 +218,17 @@ async def test_c_a_reason_and_escape_in_one_burst_leave_the_run_as_it_was(
             handle = manager.start(stubborn_worker, "0.05")
             rows = await loaded(pilot, 7)
             rows.select_key(next(run.key for run in rows.rows if run.run_id == handle.run_id))
+            shown: list[object] = []
+            app.screen_change_signal.subscribe(app, shown.append)
             typed_at_once(app, *f"c{REASON}", "escape")
-            await settle(pilot, lambda: isinstance(app.screen, RunsScreen), "the runs again")
+            await settle(
+                pilot,
+                lambda: (
+                    any(isinstance(on, CancelScreen) for on in shown)
+                    and isinstance(app.screen, RunsScreen)
+                ),
+                "the confirmation opened, then closed by escape",
+            )
             await pilot.pause(0.3)
             only_the_runs(app)
             assert not handle.info().cancel_requested
