@@ -18,6 +18,7 @@ from textual.notifications import Notify
 
 from inspector import RunSource, RunStore
 from inspector.replay import ReplayControls
+from inspector.store import Action
 from tui.notices import Notices
 from tui.palette import RuntopCommands
 from tui.run_actions import RunKeys
@@ -133,7 +134,7 @@ class RuntopApp(RunKeysApp):
 
     # -- which run the keys act on, and whether they apply --------------------------------
 
-    def refusal(self, kind: str) -> str | None:
+    def refusal(self, kind: Action) -> str | None:
         """Why ``kind`` (cancel, resume, approve) cannot be done to the run of the screen on
         top (its run keys' refusal)."""
         screen = self.screen

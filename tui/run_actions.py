@@ -13,6 +13,7 @@ from typing import Any
 from textual.app import App
 
 from inspector import ActionRefused, RunStore, RunView
+from inspector.store import Action
 from tui.format import short_id
 from tui.run_keys import REFUSED_AS, ScreenKeys
 
@@ -37,13 +38,13 @@ class RunKeys(ScreenKeys):
         self.store = store
         self.read_only = read_only
 
-    def refusal(self, kind: str, run: RunView | None) -> str | None:
+    def refusal(self, kind: Action, run: RunView | None) -> str | None:
         """Why ``kind`` (cancel, resume, approve) cannot be done to ``run``, or ``None``."""
         if self.read_only:
             return "runtop was started with --read-only"
         if run is None:
             return "no run is selected"
-        return self.store.refusal(run.key, kind)  # type: ignore[arg-type]
+        return self.store.refusal(run.key, kind)
 
     def act(self, action: str, run: RunView | None) -> None:
         """``action`` (a run key's) on ``run``, unless refused."""

@@ -13,6 +13,7 @@ from typing import Final
 from textual.binding import Binding
 
 from inspector import RunStore, RunView
+from inspector.store import Action
 from tui.textual_compat import CompatApp
 
 RUN_KEYS: Final = {
@@ -24,7 +25,7 @@ RUN_KEYS: Final = {
 """Each key that opens a confirmation over the run selected: its action, the key bar's word
 for it, and what it does (the palette's)."""
 
-REFUSED_AS: Final = {
+REFUSED_AS: Final[dict[str, Action]] = {
     "cancel": "cancel",
     "resume": "resume",
     "approve": "approve",
@@ -49,7 +50,7 @@ class ScreenKeys(ABC):
     (a confirmation pushed then takes the keys typed after it in the same burst)."""
 
     @abstractmethod
-    def refusal(self, kind: str, run: RunView | None) -> str | None:
+    def refusal(self, kind: Action, run: RunView | None) -> str | None:
         """Why ``kind`` (cancel, resume, approve) cannot be done to ``run``, or ``None``."""
 
     @abstractmethod

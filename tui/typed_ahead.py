@@ -27,6 +27,7 @@ from textual.screen import ModalScreen
 from textual.timer import Timer
 from textual.widgets import Input
 
+from inspector.store import Action
 from tui.run_keys import REFUSED_AS, RUN_KEYS
 
 HELD_AT_MOST: Final = 10.0
@@ -52,7 +53,7 @@ class KeysOnTheirWay:
         refusal: why an action cannot be done to the run the keys act on now, or ``None``.
     """
 
-    def __init__(self, app: App[Any], refusal: Callable[[str], str | None]) -> None:
+    def __init__(self, app: App[Any], refusal: Callable[[Action], str | None]) -> None:
         self.app = app
         self.refusal = refusal
         self.held: list[Key] | None = None

@@ -303,7 +303,7 @@ async def test_the_filter_box_types_c_a_d_typed_fast_or_slowly(fixtures: Path) -
 
 async def test_the_bar_and_the_keys_panel_still_name_the_run_keys(fixtures: Path) -> None:
     """On a run awaiting approval: c, a and d in the bar and in ``?``, r greyed in ``?``
-    (the run is live), as before the keys had priority."""
+    (the run is live): they are the screen's keys, and its bar and ``?`` say them."""
     async with Manager() as manager:
         app = sample_app(fixtures, ManagerSource(manager, name="local"))
         async with app.run_test(size=(160, 48)) as pilot:
