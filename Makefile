@@ -44,10 +44,13 @@ lint: $(TEST_STAMP)
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
-# Everything but the soaks (pyproject.toml deselects the tests marked soak), on every
-# core; the Ray tests stay together in one worker, which starts one local cluster.
+# Everything but the soaks (pyproject.toml deselects the tests marked soak), two workers
+# a core: most tests wait on a frame, a timer or a process, and with one worker a core
+# the cores sat idle half the time. The Ray tests stay together in one worker, which
+# starts one local cluster.
+WORKERS ?= $(shell echo $$(( $$(nproc) * 2 )))
 test: lint
-	$(BIN)/pytest -n auto --dist loadgroup
+	$(BIN)/pytest -n $(WORKERS) --dist loadgroup
 
 # The long soaks: hundreds of launches and runs with random faults, counting failures.
 soak: $(TEST_STAMP)
