@@ -58,7 +58,7 @@ def needed() -> dict[str, str]:
 def test_every_distribution_tested_is_pinned_at_its_version() -> None:
     installed = needed()
     pinned = pins()
-    assert len(installed) > 50, installed  # the walk reached the extras' dependencies
+    assert len(installed) > 50, installed  # the extras' dependencies were followed too
     wrong = {
         name: (pinned.get(name), version)
         for name, version in installed.items()
