@@ -54,7 +54,7 @@ USED: Final[dict[type[Any], tuple[str, ...]]] = {
     Key: ("_set_forwarded",),
 }
 """The private names used, by the class that has them (an instance's are set in its
-``__init__``: looked for in its source)."""
+``__init__``: looked for in the names its code uses)."""
 
 FrameWatcher = Callable[[Screen[Any], RenderableType | None], None]
 
@@ -65,12 +65,18 @@ class TextualChanged(ImportError):
     """The Textual installed lacks a private name this module needs."""
 
 
-def _check() -> None:
-    import inspect
+def _set_in_init(owner: type[Any], name: str) -> bool:
+    """Whether ``owner.__init__`` sets or reads ``name``: the names its code uses, read from
+    the compiled function (reading the class's source parses Textual's modules at every
+    launch)."""
+    code = getattr(owner.__init__, "__code__", None)
+    return code is not None and name in code.co_names
 
+
+def _check() -> None:
     for owner, names in USED.items():
-        source = inspect.getsource(owner)
-        missing = [name for name in names if not hasattr(owner, name) and name not in source]
+        missing = [name for name in names if not hasattr(owner, name)]
+        missing = [name for name in missing if not _set_in_init(owner, name)]
         if missing:
             raise TextualChanged(
                 f"runtop was written for Textual {WRITTEN_FOR}; Textual {version('textual')} "

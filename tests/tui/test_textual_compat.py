@@ -108,3 +108,19 @@ def test_the_fence_is_written_for_the_textual_installed() -> None:
     assert version("textual") == textual_compat.WRITTEN_FOR
     pinned = (REPO / "constraints.txt").read_text().split()
     assert f"textual=={textual_compat.WRITTEN_FOR}" in pinned
+
+
+def test_the_check_finds_a_private_name_textual_no_longer_has(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Names set in ``__init__`` (``App._batch_count``) count as there; one Textual has
+    neither as an attribute nor in its ``__init__`` fails the import, saying which."""
+
+    def parse(owner: object) -> str:
+        raise AssertionError(f"{owner}'s source read: it parses a module at every launch")
+
+    monkeypatch.setattr(inspect, "getsource", parse)
+    textual_compat._check()  # every declared name is there, instance ones included
+    monkeypatch.setitem(textual_compat.USED, App, ("_batch_count", "_gone_in_a_new_textual"))
+    with pytest.raises(textual_compat.TextualChanged, match=r"has no App\._gone_in_a_new_textual"):
+        textual_compat._check()
