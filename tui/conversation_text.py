@@ -30,6 +30,15 @@ from rich.text import Text
 from inspector.ledger import THINKING, TOOL_CALL, TOOL_RESULT, LlmCall, Message, conversation
 from tui.text import cost, duration, inert, tokens
 
+CALLED: Final = "⚙"
+"""The mark of a tool call in a model's conversation (here and in ``show --messages``)."""
+ANSWERED: Final = "↩"
+"""The mark of a tool's result handed back to the model."""
+FAILED: Final = "✘"
+"""The mark of a tool's result that is an error."""
+THOUGHT: Final = "thinking: "
+"""What a model's thinking is headed with."""
+
 PART_PREVIEW: Final = 240
 """Characters of a long message part shown before "o shows all": a few rows of a wide
 pane, ten of the 27 columns an 80-column screen leaves it (400 took 16 of its 19 rows,
@@ -296,15 +305,15 @@ def _message(
     for part in message.parts:
         if part.kind == TOOL_CALL:
             name = inert(part.name or "tool", single_line=True)
-            _folded(shown, f"⚙ {name} ", _arguments(part.arguments), "bold", limit, found)
+            _folded(shown, f"{CALLED} {name} ", _arguments(part.arguments), "bold", limit, found)
         elif part.kind == TOOL_RESULT:
             name = inert(part.name or part.call_id or "tool", single_line=True)
             if part.is_error:
-                _folded(shown, f"✘ {name} error: ", part.text, styles.error, limit, found)
+                _folded(shown, f"{FAILED} {name} error: ", part.text, styles.error, limit, found)
             else:
-                _folded(shown, f"↩ {name}: ", part.text, "", limit, found)
+                _folded(shown, f"{ANSWERED} {name}: ", part.text, "", limit, found)
         elif part.kind == THINKING:
-            _folded(shown, "thinking: ", part.text, "italic dim", limit, found)
+            _folded(shown, THOUGHT, part.text, "italic dim", limit, found)
         else:
             _folded(shown, "", part.text, "", limit, found)
 

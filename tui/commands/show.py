@@ -57,6 +57,7 @@ from tui.commands.targets import (
     require_run_id,
     resolve_ledger,
 )
+from tui.conversation_text import ANSWERED, CALLED, FAILED, THOUGHT
 from tui.describe import compact_json, describe, describe_entry, glyph
 from tui.entries import joins
 from tui.text import inert, offset
@@ -188,14 +189,14 @@ class EventPrinter:
             said = role if number == 0 else ""
             if part.kind == TOOL_CALL:
                 name = inert(part.name or "tool", single_line=True)
-                words = f"⚙ {name} {compact_json(part.arguments, 400)}"
+                words = f"{CALLED} {name} {compact_json(part.arguments, 400)}"
             elif part.kind == TOOL_RESULT:
                 name = inert(part.name or part.call_id or "tool", single_line=True)
-                mark = "✘" if part.is_error else "↩"
+                mark = FAILED if part.is_error else ANSWERED
                 failed = " error" if part.is_error else ""
                 words = f"{mark} {name}{failed}: {inert(part.text)}"
             elif part.kind == THINKING:
-                words = f"thinking: {inert(part.text)}"
+                words = f"{THOUGHT}{inert(part.text)}"
             else:
                 words = inert(part.text)
             lines = words.split("\n") or [""]
