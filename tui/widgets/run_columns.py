@@ -169,7 +169,7 @@ def visible_columns(
 
 
 @functools.cache
-def _layout(
+def column_layout(
     total: int, keep: str = "", fill: Fill = UNKNOWN_FILL
 ) -> tuple[tuple[str, int, bool], ...]:
     """Each column's key and width at ``total`` cells, and whether it is right-aligned."""

@@ -46,8 +46,8 @@ from tui.widgets.run_columns import (
     Fill,
     LinesWidth,
     Titles,
-    _layout,
     column_at,
+    column_layout,
     column_widths,
     header_text,
     visible_columns,
@@ -428,7 +428,7 @@ class RunTable(ScrollView, can_focus=True):
         if down:
             base = base + Style(dim=True)
         segments: list[Segment] = []
-        columns = _layout(width, self.sort_key, self.fill)
+        columns = column_layout(width, self.sort_key, self.fill)
         damage_unseen = all(key != "damaged" for key, _, _ in columns)
         for key, size, right in columns:
             style = base
