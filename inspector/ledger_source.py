@@ -40,6 +40,10 @@ from ledger_reader.summary import run_id_from_path
 _OPEN_FILES: Final = 8
 SEQ_SEARCH_LIMIT: Final = 10_000
 QUICK_COUNT_BYTES: Final = 16 * 1024 * 1024
+GATHER: Final = 0.05
+"""While ledgers keep growing, they are read at most this often: the store shows
+changes at most every 50 ms (its flush interval), so reading more often only
+splits the same lines into more, smaller updates."""
 """Ledgers past this size are counted by their last seq until their index is built."""
 """Ranges up to this many events are found by seq before the index is built."""
 """Ledger files kept open (with their index) for range reads: the runs being looked at."""
@@ -139,11 +143,16 @@ class LedgerDirectorySource(RunSource):
         stale_after: float = 300.0,
         liveness_interval: float = 1.0,
         only: list[str | os.PathLike[str]] | None = None,
+        gather: float = GATHER,
     ) -> None:
         self.root = Path(root)
         super().__init__(name or self.root.name or str(self.root))
         self._directory = LedgerDirectory(
-            self.root, stale_after=stale_after, liveness_interval=liveness_interval, only=only
+            self.root,
+            stale_after=stale_after,
+            liveness_interval=liveness_interval,
+            only=only,
+            gather=gather,
         )
         self._paths: dict[str, str] = {}
         self._gone: set[str] = set()

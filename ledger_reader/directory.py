@@ -121,6 +121,10 @@ class LedgerDirectory:
             unfinished run is shown ``stale``.
         liveness_interval: how often unfinished runs have their writer's lock
             probed; a dying writer changes no file, so only a probe sees it.
+        gather: while writes keep coming, read at most this often (seconds). The
+            first write after a quiet tick is read at once; after that, one read of
+            a ledger takes every line written since its last, where reading at each
+            write would cost a read, a summary and an update per line.
     """
 
     def __init__(
@@ -131,8 +135,10 @@ class LedgerDirectory:
         liveness_interval: float = 1.0,
         max_line_bytes: int = MAX_LINE_BYTES,
         only: Iterable[str | os.PathLike[str]] | None = None,
+        gather: float = 0.0,
     ) -> None:
         self.root = Path(root)
+        self.gather = gather
         self.only = {os.path.abspath(path) for path in only} if only is not None else None
         """Follow just these files of the directory (``runtop FILE``), not all of it."""
         self.stale_after = stale_after
@@ -411,9 +417,19 @@ class LedgerDirectory:
                 ignore_permission_denied=True,
                 watch_filter=_worth_a_look,
             )
-            last_probe = time.monotonic()
-            caught_up = False
+            last_probe = last_read = time.monotonic()
+            caught_up = streaming = False
             async for changes in watcher:
+                if changes and streaming and self.gather:
+                    wait = last_read + self.gather - time.monotonic()
+                    if wait > 0:
+                        # The watcher keeps collecting meanwhile: the ledgers it names
+                        # next are read once for all they were written in the wait.
+                        with contextlib.suppress(TimeoutError):
+                            await asyncio.wait_for(stop.wait(), wait)
+                # A tick without changes ends a stream: the next write is read at once.
+                streaming = bool(changes)
+                last_read = time.monotonic()
                 update = await self._handle(changes)
                 if not caught_up:
                     # The watcher runs now (it has yielded): read every unfinished ledger once

@@ -24,6 +24,7 @@ from inspector import RunKey, RunStore, SourceError
 from inspector.timeline import TIMELINE_PAGE, Timeline, TimelineSummary, add_child_runs
 from tui.text import inert
 from tui.timeline_text import damage_text, summary_text
+from tui.widgets.said import say
 from tui.widgets.timeline_view import TimelineView
 
 SUMMARY_EVERY: Final = 1.0
@@ -77,7 +78,7 @@ class TimelinePane(Vertical):
     def on_mount(self) -> None:
         """Read the run's events now if shown; a pane built hidden reads them when shown
         (its owner calls :meth:`reload`)."""
-        self._summary.update(Text("reading the run's events…", style="dim"))
+        say(self._summary, Text("reading the run's events…", style="dim"))
         if self.loading:
             self.set_loading(True)
         self._follow_run()
@@ -155,7 +156,7 @@ class TimelinePane(Vertical):
                     if self.loading:
                         self._show_progress()
         except SourceError as error:
-            self._summary.update(Text(inert(str(error), single_line=True), style="bold"))
+            say(self._summary, Text(inert(str(error), single_line=True), style="bold"))
             return
         add_child_runs(self.store, self.key, timeline)
         self._stop_if_stopped(timeline)
@@ -178,12 +179,13 @@ class TimelinePane(Vertical):
         run = self.store.get(self.key)
         total = run.event_count if run is not None else None
         of = f" of {total:,}" if total else ""
-        self._summary.update(
+        say(
+            self._summary,
             Text(
                 f"reading the run's events… {self.timeline.items_read:,}{of} read, "
                 f"{len(self.timeline):,} nodes so far",
                 style="dim",
-            )
+            ),
         )
 
     async def _summarise(self, *, force: bool = False) -> None:
@@ -210,7 +212,7 @@ class TimelinePane(Vertical):
         damage = damage_text(timeline)
         if damage:
             text.append("  ·  " + damage, style="bold")
-        self._summary.update(text)
+        say(self._summary, text)
 
     def set_axis(self, axis: tuple[float, float] | None) -> None:
         """Draw on ``axis`` (two runs on one axis), or on the run's own again (``None``)."""

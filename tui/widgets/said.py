@@ -1,0 +1,46 @@
+"""Text widgets said again as the runs they describe change."""
+
+from __future__ import annotations
+
+from rich.cells import cell_len
+from rich.text import Text
+from textual.content import Content
+from textual.widgets import Static
+
+Said = Text | Content
+
+
+def say(widget: Static, text: Said) -> None:
+    """Show ``text`` in ``widget``, working out the screen's layout again only if its
+    height may change.
+
+    A live run's header and timeline summary are said again at every change of the
+    run, many times a second: the same text is not drawn again, and a layout pass
+    of the whole screen for a line whose height stays the same cost more than
+    drawing the screen.
+    """
+    shown = widget.content
+    if not isinstance(shown, Text | Content):
+        widget.update(text)
+        return
+    if _same(shown, text):
+        return
+    width = widget.content_region.width
+    height = _height(text, width)
+    widget.update(text, layout=height is None or height != _height(shown, width))
+
+
+def _same(shown: Said, text: Said) -> bool:
+    """The same words in the same styles (a Content equals another of the same words)."""
+    if isinstance(shown, Content) and isinstance(text, Content):
+        return shown.markup == text.markup
+    return isinstance(shown, Text) and isinstance(text, Text) and shown == text
+
+
+def _height(text: Said, width: int) -> int | None:
+    """The lines ``text`` takes at ``width``; ``None`` if a line wraps (the wrapped
+    height depends on where the words break)."""
+    lines = text.plain.split("\n")
+    if width <= 0 or any(cell_len(line) > width for line in lines):
+        return None
+    return len(lines)
