@@ -44,6 +44,9 @@ GATHER: Final = 0.05
 """While ledgers keep growing, they are read at most this often: the store shows
 changes at most every 50 ms (its flush interval), so reading more often only
 splits the same lines into more, smaller updates."""
+NOTICE: Final = 0.01
+"""How soon a write to a quiet ledger is noticed: well within a frame, and the watcher
+looks ten times less often while nothing is written than at the library's default."""
 """Ledgers past this size are counted by their last seq until their index is built."""
 """Ranges up to this many events are found by seq before the index is built."""
 """Ledger files kept open (with their index) for range reads: the runs being looked at."""
@@ -153,6 +156,7 @@ class LedgerDirectorySource(RunSource):
             liveness_interval=liveness_interval,
             only=only,
             gather=gather,
+            notice=NOTICE,
         )
         self._paths: dict[str, str] = {}
         self._gone: set[str] = set()

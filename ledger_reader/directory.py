@@ -2,9 +2,10 @@
 
 One watchfiles watcher covers the whole tree (the kernel allows only 128
 inotify instances per user, so one per directory would not scale), with
-its debounce and step at 1 ms: with the defaults an append is seen most of
-a tick late (``bench/tail_latency.py`` measures how late, MEASURED.md keeps
-the figures). Files are opened only to read
+its debounce at 1 ms and its step at ``notice`` (1 ms unless asked): with
+watchfiles' defaults an append is seen most of a tick late
+(``bench/tail_latency.py`` measures how late, MEASURED.md keeps the
+figures). Files are opened only to read
 them, so thousands of ledgers cost no descriptors between changes.
 """
 
@@ -125,6 +126,9 @@ class LedgerDirectory:
             first write after a quiet tick is read at once; after that, one read of
             a ledger takes every line written since its last, where reading at each
             write would cost a read, a summary and an update per line.
+        notice: how soon a write is noticed (seconds): the watcher looks at what it
+            collected this often, waking a thread that takes the GIL each time, so a
+            follower that can wait longer costs less while nothing is written.
     """
 
     def __init__(
@@ -136,9 +140,11 @@ class LedgerDirectory:
         max_line_bytes: int = MAX_LINE_BYTES,
         only: Iterable[str | os.PathLike[str]] | None = None,
         gather: float = 0.0,
+        notice: float = 0.001,
     ) -> None:
         self.root = Path(root)
         self.gather = gather
+        self.notice = notice
         self.only = {os.path.abspath(path) for path in only} if only is not None else None
         """Follow just these files of the directory (``runtop FILE``), not all of it."""
         self.stale_after = stale_after
@@ -411,7 +417,7 @@ class LedgerDirectory:
                 # the tree (setting that up holds the loop before the first screen).
                 recursive=self._watches_subdirectories(),
                 debounce=1,
-                step=1,
+                step=max(1, round(self.notice * 1000)),
                 rust_timeout=tick_ms,
                 yield_on_timeout=True,
                 ignore_permission_denied=True,

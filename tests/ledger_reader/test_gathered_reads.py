@@ -90,3 +90,39 @@ async def test_a_write_after_a_quiet_spell_is_read_at_once(tmp_path: Path) -> No
             # which comes 0.3 s after the first was read.
             assert time.monotonic() - written < 2.5
             assert [e.seq for e in iter_events(update.changes[0].items)] == [seq]
+
+
+class CountedStop(asyncio.Event):
+    """A stop event that counts how often it is looked at: the watcher's thread looks
+    once a step, taking the GIL each time."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.looks = 0
+
+    def is_set(self) -> bool:
+        self.looks += 1
+        return super().is_set()
+
+
+async def test_a_quiet_directory_is_looked_at_as_often_as_notice_asks(tmp_path: Path) -> None:
+    looks: dict[float, int] = {}
+    for notice in (0.001, 0.05):
+        root = tmp_path / f"runs-{notice}"
+        root.mkdir()
+        stop = CountedStop()
+        updates = LedgerDirectory(root, notice=notice).watch(stop)
+        assert (await anext(updates)).initial
+        waiting = asyncio.ensure_future(anext(updates))
+        await asyncio.sleep(0.3)
+        before = stop.looks
+        await asyncio.sleep(1.0)
+        looks[notice] = stop.looks - before
+        (root / "run_1.jsonl").write_bytes(line(1, "run_started", run_id="run_1"))
+        async with asyncio.timeout(10):
+            while not (await waiting).changes:  # still noticed
+                waiting = asyncio.ensure_future(anext(updates))
+        stop.set()
+        await updates.aclose()
+    assert looks[0.05] <= 1.0 / 0.05 + 5, looks
+    assert looks[0.001] > 3 * looks[0.05], looks
