@@ -40,12 +40,10 @@ from run_manager.otlp.families import (
     Family,
     ModelCall,
     ToolUse,
-    answer_text,
     first_int,
     first_text,
     json_value,
     last_user_text,
-    message,
     number,
     text,
 )
@@ -77,7 +75,7 @@ def model_call(span: Span) -> ModelCall:
     attributes = span.attributes
     get = attributes.get
     model = first_text(get, "llm.response.model_name", "llm.model_name", "llm.request.model_name")
-    messages, response = _conversation(attributes)
+    messages, response, words = _conversation(attributes)
     cost = get("llm.cost.total")
     return ModelCall(
         model=model,
@@ -89,7 +87,7 @@ def model_call(span: Span) -> ModelCall:
         cost_usd=None if cost is None else number(cost),
         messages=messages,
         response=response,
-        text=answer_text(response),
+        text=words,
     )
 
 
@@ -154,82 +152,138 @@ OPENINFERENCE: Final = Family(
 
 _INPUT: Final = "llm.input_messages."
 _OUTPUT: Final = "llm.output_messages."
+_FIELDS: Final = frozenset({"role", "content", "tool_call_id", "name"})
+"""A message's own fields (``llm.input_messages.<N>.message.<field>``); its tool calls and
+content parts are lists of their own (``message.tool_calls.<M>.<field>``...)."""
+_LISTS: Final = frozenset({"tool_calls", "contents"})
+_KEYS_KEPT: Final = 4096
+_KEY_KEPT_CHARS: Final = 160
+_keys: dict[str, tuple[bool, int, str, str | None, int] | None] = {}
+"""What each attribute name seen says of the conversation (``None``: nothing): a model
+span's attributes are read by name, and the names are the same from span to span. At most
+:data:`_KEYS_KEPT` names, none longer than :data:`_KEY_KEPT_CHARS` (names are the
+sender's: the rest are read again each time)."""
 
 
-def _conversation(attributes: dict[str, Any]) -> tuple[list[Any] | None, list[Any] | None]:
+def _key(key: str) -> tuple[bool, int, str, str | None, int] | None:
+    """Where an attribute goes in the conversation: sent or answered, the message's
+    index, the field, and the list (``tool_calls``, ``contents``) and position it is in."""
+    if key.startswith(_INPUT):
+        sent, rest = True, key[len(_INPUT) :]
+    elif key.startswith(_OUTPUT):
+        sent, rest = False, key[len(_OUTPUT) :]
+    else:
+        return None
+    index, dot, field = rest.partition(".")
+    if not dot or not index.isdigit():
+        return None
+    if field.startswith("message."):
+        field = field[len("message.") :]
+        if field in _FIELDS:
+            return sent, int(index), field, None, 0
+        group, dot, rest = field.partition(".")
+        position, dot, field = rest.partition(".")
+        if group in _LISTS and dot and position.isdigit():
+            return sent, int(index), field, group, int(position)
+    # A field of no meaning here: its message is there all the same, saying nothing.
+    return sent, int(index), "", None, 0
+
+
+def _conversation(
+    attributes: dict[str, Any],
+) -> tuple[list[Any] | None, list[Any] | None, str | None]:
     """``llm.input_messages.<N>.message.*`` and ``llm.output_messages.<N>...`` as messages in
-    runtop's shape, read in one pass over the span's attributes (a model span has dozens)."""
+    runtop's shape, and the answer's words, read in one pass over the span's attributes (a
+    model span has dozens, and a model call is most of what a trace is)."""
     sent: dict[int, dict[str, Any]] = {}
     answered: dict[int, dict[str, Any]] = {}
-    for key, value in attributes.items():
-        if key.startswith(_INPUT):
-            table, rest = sent, key[len(_INPUT) :]
-        elif key.startswith(_OUTPUT):
-            table, rest = answered, key[len(_OUTPUT) :]
-        else:
+    keys = _keys
+    for name, value in attributes.items():
+        where = keys.get(name, False)
+        if where is None:
             continue
-        index, dot, field = rest.partition(".")
-        if dot and index.isdigit():
-            fields = table.get(int(index))
-            if fields is None:
-                fields = table[int(index)] = {}
+        if where is False:
+            where = _key(name)
+            if len(keys) < _KEYS_KEPT and len(name) <= _KEY_KEPT_CHARS:
+                keys[name] = where
+            if where is None:
+                continue
+        into, index, field, group, position = where
+        table = sent if into else answered
+        fields = table.get(index)
+        if fields is None:
+            fields = table[index] = {}
+        if group is None:
             fields[field] = value
-    return (
-        [_message(sent[index]) for index in sorted(sent)] if sent else None,
-        [_message(answered[index]) for index in sorted(answered)] if answered else None,
-    )
-
-
-_CALLS: Final = "message.tool_calls."
-_CONTENTS: Final = "message.contents."
-
-
-def _message(fields: dict[str, Any]) -> dict[str, Any]:
-    role = fields.get("message.role")
-    role = role if isinstance(role, str) and role else "?"
-    content = fields.get("message.content")
-    calls: dict[int, dict[str, Any]] = {}
-    contents: dict[int, dict[str, Any]] = {}
-    for key, value in fields.items():
-        if key.startswith(_CALLS):
-            table, rest = calls, key[len(_CALLS) :]
-        elif key.startswith(_CONTENTS):
-            table, rest = contents, key[len(_CONTENTS) :]
-        else:
             continue
-        index, dot, field = rest.partition(".")
-        if dot and index.isdigit():
-            table.setdefault(int(index), {})[field] = value
-    call_id = fields.get("message.tool_call_id")
+        items = fields.get(group)
+        if items is None:
+            fields[group] = {position: {field: value}}
+            continue
+        item = items.get(position)
+        if item is None:
+            items[position] = {field: value}
+        else:
+            item[field] = value
+    messages = [_message(sent[index])[0] for index in sorted(sent)] if sent else None
+    if not answered:
+        return messages, None, None
+    response: list[Any] = []
+    words = ""
+    for index in sorted(answered):
+        said, text = _message(answered[index])
+        response.append(said)
+        words += text
+    return messages, response, words or None
+
+
+def _message(fields: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """One message in the ledger's shape from its fields, and its words (text parts)."""
+    role = fields.get("role")
+    role = role if isinstance(role, str) and role else "?"
+    content = fields.get("content")
+    call_id = fields.get("tool_call_id")
     if role == "tool" and isinstance(call_id, str):
-        name = fields.get("message.name")
+        name = fields.get("name")
         result = {"type": "tool_result", "id": call_id, "output": content}
         if isinstance(name, str):
             result["name"] = name
-        return {"role": role, "content": [result]}
+        return {"role": role, "content": [result]}, ""
+    calls = fields.get("tool_calls")
+    contents = fields.get("contents")
+    if calls is None and contents is None:  # words alone, as most messages are
+        if isinstance(content, str) and content:
+            return {"role": role, "content": content}, content
+        return {"role": role, "content": []}, ""
     parts: list[dict[str, Any]] = []
-    for position in sorted(contents):
-        item = contents[position]
-        words = item.get("message_content.text")
-        if isinstance(words, str):
-            parts.append({"type": "text", "text": words})
-        elif item.get("message_content.type") == "image":
-            parts.append({"type": "text", "text": "[image]"})
+    words = ""
+    if contents is not None:
+        for position in sorted(contents):
+            item = contents[position]
+            text = item.get("message_content.text")
+            if isinstance(text, str):
+                parts.append({"type": "text", "text": text})
+                words += text
+            elif item.get("message_content.type") == "image":
+                parts.append({"type": "text", "text": "[image]"})
+                words += "[image]"
     if isinstance(content, str) and content and not parts:
         parts.append({"type": "text", "text": content})
-    made = [calls[position] for position in sorted(calls)]
-    return message(
-        role,
-        parts,
-        [
-            (
-                call.get("tool_call.id"),
-                call.get("tool_call.function.name"),
-                call.get("tool_call.function.arguments"),
+        words = content
+    if calls is not None:
+        for position in sorted(calls):
+            call = calls[position]
+            parts.append(
+                {
+                    "type": "tool_call",
+                    "id": call.get("tool_call.id"),
+                    "name": call.get("tool_call.function.name"),
+                    "arguments": json_value(call.get("tool_call.function.arguments")),
+                }
             )
-            for call in made
-        ],
-    )
+    if len(parts) == 1 and parts[0]["type"] == "text":
+        return {"role": role, "content": parts[0]["text"]}, words
+    return {"role": role, "content": parts}, words
 
 
 def _said(value: Any, roles: frozenset[str]) -> str | None:
