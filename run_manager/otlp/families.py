@@ -58,6 +58,9 @@ class ModelCall(msgspec.Struct, gc=False):
     """What it answered, in the same shape."""
     text: str | None = None
     """The answer's text (written as the call's ``llm_chunk``)."""
+    within_cap: bool = False
+    """``messages`` and ``response`` together are certainly under the payload cap as JSON
+    (their reader bounded their size), so they need not be measured to be kept whole."""
 
 
 class ToolUse(msgspec.Struct, gc=False):

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final
 
+from ledger_reader.events import PAYLOAD_CAP_BYTES
 from run_manager.otlp.families import (
     AGENT,
     MODEL,
@@ -75,7 +76,7 @@ def model_call(span: Span) -> ModelCall:
     attributes = span.attributes
     get = attributes.get
     model = first_text(get, "llm.response.model_name", "llm.model_name", "llm.request.model_name")
-    messages, response, words = _conversation(attributes)
+    messages, response, words, size = _conversation(attributes)
     cost = get("llm.cost.total")
     return ModelCall(
         model=model,
@@ -88,6 +89,7 @@ def model_call(span: Span) -> ModelCall:
         messages=messages,
         response=response,
         text=words,
+        within_cap=size <= _WITHIN_CAP,
     )
 
 
@@ -158,14 +160,16 @@ content parts are lists of their own (``message.tool_calls.<M>.<field>``...)."""
 _LISTS: Final = frozenset({"tool_calls", "contents"})
 _KEYS_KEPT: Final = 4096
 _KEY_KEPT_CHARS: Final = 160
-_keys: dict[str, tuple[bool, int, str, str | None, int] | None] = {}
+_Place = tuple[bool, int, str, str | None, int]
+_UNSEEN: Final[_Place] = (False, -1, "", None, -1)
+_keys: dict[str, _Place | None] = {}
 """What each attribute name seen says of the conversation (``None``: nothing): a model
 span's attributes are read by name, and the names are the same from span to span. At most
 :data:`_KEYS_KEPT` names, none longer than :data:`_KEY_KEPT_CHARS` (names are the
 sender's: the rest are read again each time)."""
 
 
-def _key(key: str) -> tuple[bool, int, str, str | None, int] | None:
+def _key(key: str) -> _Place | None:
     """Where an attribute goes in the conversation: sent or answered, the message's
     index, the field, and the list (``tool_calls``, ``contents``) and position it is in."""
     if key.startswith(_INPUT):
@@ -189,25 +193,42 @@ def _key(key: str) -> tuple[bool, int, str, str | None, int] | None:
     return sent, int(index), "", None, 0
 
 
+_FIELD_BYTES: Final = 43
+"""What a message attribute adds to the conversation's JSON beyond its value's text, at
+most, divided by :data:`_BYTES_A_CHARACTER`: the message or part it makes and their keys
+(``{"type":"tool_call","id":null,"name":null,"arguments":null}``, a comma) are under 256
+bytes."""
+_BYTES_A_CHARACTER: Final = 6
+"""Bytes a character of a value takes in the conversation's JSON, at most: ``\\u001f``
+for a control character in text, 4.5 for a number in tool arguments' JSON read and written
+again (``1e15`` is ``1000000000000000.0``)."""
+_WITHIN_CAP: Final = PAYLOAD_CAP_BYTES // _BYTES_A_CHARACTER
+"""The sum of :func:`_conversation`'s sizes under which the conversation is under the cap."""
+
+
 def _conversation(
     attributes: dict[str, Any],
-) -> tuple[list[Any] | None, list[Any] | None, str | None]:
+) -> tuple[list[Any] | None, list[Any] | None, str | None, int]:
     """``llm.input_messages.<N>.message.*`` and ``llm.output_messages.<N>...`` as messages in
-    runtop's shape, and the answer's words, read in one pass over the span's attributes (a
-    model span has dozens, and a model call is most of what a trace is)."""
+    runtop's shape, the answer's words, and a bound on their size (the characters of the
+    values, and :data:`_FIELD_BYTES` each; a value not text counts as over the cap), read
+    in one pass over the span's attributes (a model span has dozens, and a model call is
+    most of what a trace is)."""
     sent: dict[int, dict[str, Any]] = {}
     answered: dict[int, dict[str, Any]] = {}
     keys = _keys
+    size = 0
     for name, value in attributes.items():
-        where = keys.get(name, False)
+        where = keys.get(name, _UNSEEN)
         if where is None:
             continue
-        if where is False:
+        if where is _UNSEEN:
             where = _key(name)
             if len(keys) < _KEYS_KEPT and len(name) <= _KEY_KEPT_CHARS:
                 keys[name] = where
             if where is None:
                 continue
+        size += len(value) + _FIELD_BYTES if value.__class__ is str else _WITHIN_CAP + 1
         into, index, field, group, position = where
         table = sent if into else answered
         fields = table.get(index)
@@ -227,14 +248,14 @@ def _conversation(
             item[field] = value
     messages = [_message(sent[index])[0] for index in sorted(sent)] if sent else None
     if not answered:
-        return messages, None, None
+        return messages, None, None, size
     response: list[Any] = []
     words = ""
     for index in sorted(answered):
         said, text = _message(answered[index])
         response.append(said)
         words += text
-    return messages, response, words or None
+    return messages, response, words or None, size
 
 
 def _message(fields: dict[str, Any]) -> tuple[dict[str, Any], str]:

@@ -125,13 +125,15 @@ def _model_call(trace: OtlpTrace, run: OtlpRun, span: Span, call: ModelCall) -> 
         seq += 1
         lines.append(LedgerLine(run_id, seq, end, "llm_chunk", chunk))
         run.last_answer = said
-    messages = response = None
+    messages, response = call.messages, call.response
     cut = False
-    if call.messages is not None:
-        messages, cut = cap_messages(call.messages)
-    if call.response is not None:
-        response, cut_response = cap_messages(call.response)
-        cut = cut or cut_response
+    if not call.within_cap:
+        if messages is not None:
+            messages, cut = cap_messages(messages)
+        if response is not None:
+            response, cut_response = cap_messages(response)
+            cut = cut or cut_response
+    if response is not None:
         _announce(trace, response)
     payload = LlmCallPayload(
         model=model,

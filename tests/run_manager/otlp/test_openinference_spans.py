@@ -220,3 +220,70 @@ def test_a_root_that_comes_late_ends_the_run_the_first_call_said_its_input(tmp_p
     assert events[0]["payload"]["input"] == ASKED
     assert events[-1]["payload"]["output"] == ANSWER
     assert types(events).count("run_completed") == 1
+
+
+def _model_span(messages: dict[str, str]) -> dict[str, Any]:
+    attributes = {key.replace(".", "__"): value for key, value in messages.items()}
+    return span(LLM_1, "ChatFake", 0.0, 0.1, openinference__span__kind="LLM", **attributes)
+
+
+def test_a_conversation_over_the_cap_keeps_its_newest_messages(tmp_path: Path) -> None:
+    """A conversation whose size cannot be told small from its attributes is measured: over
+    the cap its oldest messages go; under it, though its bound is over, it is kept whole."""
+    from ledger_reader.events import PAYLOAD_CAP_BYTES
+
+    def said(count: int, words: str) -> dict[str, str]:
+        messages = {}
+        for index in range(count):
+            messages[f"llm.input_messages.{index}.message.role"] = "user"
+            messages[f"llm.input_messages.{index}.message.content"] = f"{index} {words}"
+        return messages
+
+    long = OtlpIngest(tmp_path / "long")
+    long.ingest(decode_json(request(_model_span(said(40, "x" * 3000)))))
+    [events] = ledgers(tmp_path / "long").values()
+    [call] = [event["payload"] for event in events if event["type"] == "llm_call"]
+    assert call["truncated"] is True
+    assert call["messages"][-1]["content"].startswith("39 ")
+    assert 1 < len(call["messages"]) < 40
+    assert len(json.dumps(call["messages"], separators=(",", ":"))) <= PAYLOAD_CAP_BYTES
+    # 12,000 control characters: as JSON six bytes each is over the cap, but they are not.
+    close = OtlpIngest(tmp_path / "close")
+    close.ingest(decode_json(request(_model_span(said(4, "\x01" * 20 + "y" * 3000)))))
+    [events] = ledgers(tmp_path / "close").values()
+    [call] = [event["payload"] for event in events if event["type"] == "llm_call"]
+    assert "truncated" not in call
+    assert [message["content"][:2] for message in call["messages"]] == ["0 ", "1 ", "2 ", "3 "]
+
+
+def test_a_conversation_its_attributes_bound_under_the_cap_is_not_measured() -> None:
+    from run_manager.otlp import openinference
+    from run_manager.otlp.spans import decode_json as decode
+
+    def call(words: str) -> Any:
+        body = {
+            "llm.input_messages.0.message.role": "user",
+            "llm.input_messages.0.message.content": words,
+            "llm.output_messages.0.message.role": "assistant",
+            "llm.output_messages.0.message.content": "ok",
+        }
+        [read] = decode(request(_model_span(body))).spans
+        return openinference.model_call(read)
+
+    assert call("a question").within_cap
+    assert not call("q" * 11_000).within_cap  # 66,000 bytes, were it all escaped
+
+
+def test_message_attribute_names_are_remembered_up_to_a_bound() -> None:
+    """The place of each name in the conversation is looked up once; names past the bound
+    (a sender's own) are read all the same, each time, and not kept."""
+    from run_manager.otlp import openinference
+
+    count = openinference._KEYS_KEPT + 500
+    attributes = {f"llm.input_messages.{index}.message.content": "hi" for index in range(count)}
+    for _ in range(2):
+        messages, _, _, _ = openinference._conversation(attributes)
+        assert messages is not None
+        assert len(messages) == count
+        assert messages[-1] == {"role": "?", "content": "hi"}
+        assert len(openinference._keys) <= openinference._KEYS_KEPT
