@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import errno
 import os
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
 from types import TracebackType
 from typing import Any, Final
 from urllib.parse import urlsplit
@@ -25,6 +27,9 @@ from run_manager.server.tokens import read_token
 API_PATH: Final = "/api/agent/"
 PAGE: Final = 500
 CONNECT_TIMEOUT: Final = 5.0
+MAX_RETRY_AFTER: Final = 300.0
+"""Seconds of a server's ``Retry-After`` honoured at most: a wrong clock or a typo does not
+park the client for a day."""
 
 
 class ServerUnreachable(SourceError):
@@ -36,11 +41,35 @@ class TokenRefused(SourceError):
 
 
 class ServerError(SourceError):
-    """The server answered with an error; ``status`` is the HTTP status."""
+    """The server answered with an error; ``status`` is the HTTP status.
 
-    def __init__(self, status: int, message: str) -> None:
+    ``retry_after`` is the seconds its ``Retry-After`` asked the client to wait before it
+    comes back (a busy server's ``503``), or ``None``.
+    """
+
+    def __init__(self, status: int, message: str, retry_after: float | None = None) -> None:
         super().__init__(message)
         self.status = status
+        self.retry_after = retry_after
+
+
+def retry_after(value: str | None, now: float | None = None) -> float | None:
+    """The seconds a ``Retry-After`` header asks for (delay-seconds or an HTTP date), or
+    ``None`` when there is none or it cannot be read; at most ``MAX_RETRY_AFTER``."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        seconds = float(value)
+    else:
+        try:
+            when = parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when.tzinfo is None:
+            return None
+        seconds = max(0.0, when.timestamp() - (time.time() if now is None else now))
+    return min(seconds, MAX_RETRY_AFTER)
 
 
 class ServerReadOnly(ActionRefused):
@@ -236,7 +265,7 @@ class AttachClient:
             ) as response:
                 body = await response.read()
                 if response.status >= 400:
-                    raise self._failure(response.status, body)
+                    raise self._failure(response.status, body, response.headers)
         except (aiohttp.ClientError, TimeoutError, OSError) as error:
             raise ServerUnreachable(f"{self.url} cannot be reached: {_reason(error)}") from None
         try:
@@ -246,7 +275,9 @@ class AttachClient:
                 response.status, f"{self.url} answered with something not JSON"
             ) from None
 
-    def _failure(self, status: int, body: bytes) -> SourceError:
+    def _failure(
+        self, status: int, body: bytes, headers: Mapping[str, str] | None = None
+    ) -> SourceError:
         try:
             message = str(msgspec.json.decode(body).get("error", ""))
         except (msgspec.DecodeError, AttributeError):
@@ -258,7 +289,8 @@ class AttachClient:
                     f"refused: {self.url} wants a token (give --token or RUNTOP_TOKEN)"
                 )
             return TokenRefused(f"refused: bad token for {self.url}")
-        return ServerError(status, message)
+        wait = retry_after(headers.get("Retry-After")) if headers is not None else None
+        return ServerError(status, message, wait)
 
     async def frames(
         self, path: str, *, params: dict[str, str] | None = None, last_event_id: str | None = None
@@ -276,7 +308,8 @@ class AttachClient:
                 ),
             ) as response:
                 if response.status >= 400:
-                    raise self._failure(response.status, await response.read())
+                    body = await response.read()
+                    raise self._failure(response.status, body, response.headers)
                 async for chunk in response.content.iter_any():
                     frames = parser.feed(chunk)
                     if frames:

@@ -8,7 +8,9 @@ after the last ``seq`` seen, so nothing is lost and nothing is shown
 twice. When the server goes away the source says so and reconnects with
 backoff, listing the runs again before it says it is back (a run the server
 ended meanwhile is never shown live again); a refused token is said in
-words, not retried in a tight loop.
+words, not retried in a tight loop; a busy server's ``Retry-After`` (its
+``503`` to a stream opened while it was behind) is waited out before the
+next try.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any, ClassVar, Final, TypeVar
 
 from inspector.attach_client import (
     AttachClient,
+    ServerError,
     ServerReadOnly,
     SseFrame,
     TokenRefused,
@@ -113,7 +116,12 @@ class RemoteSource(RunSource):
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._closed.wait(), delay)
             else:
-                async for update in self._count_down(delay, problem):
+                # A busy server says when to come back: sooner, every client it turned
+                # away would be back at once, into the same crowd.
+                wait = delay
+                if isinstance(problem, ServerError) and problem.retry_after is not None:
+                    wait = max(delay, problem.retry_after)
+                async for update in self._count_down(wait, problem):
                     yield update
             if self._closed.is_set():
                 return

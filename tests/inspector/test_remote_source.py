@@ -9,7 +9,7 @@ import pytest
 from aiohttp import web
 
 from inspector import ActionRefused, RemoteSource, RunKey, RunStore
-from inspector.attach_client import SseParser
+from inspector.attach_client import MAX_RETRY_AFTER, SseParser, retry_after
 from ledger_reader import DamagedLine, RunStatus
 from run_manager import Manager
 from run_manager.server.attach import API_PREFIX, AttachServer
@@ -280,3 +280,44 @@ async def test_the_reconnect_countdown_counts_down(tmp_path: Path) -> None:
     finally:
         await updates.aclose()
         await source.close()
+
+
+async def test_a_busy_server_s_retry_after_is_waited_out(tmp_path: Path) -> None:
+    """A server that turns the stream away (503, ``Retry-After: 2``) is tried again in 2 s,
+    not at the first backoff's 0.05 s: every client it turned away would be back at once."""
+    asked: list[str] = []
+
+    async def busy(request: web.Request) -> web.Response:
+        asked.append(request.path)
+        return web.json_response(
+            {"error": "the server is busy"}, status=503, headers={"Retry-After": "2"}
+        )
+
+    app = web.Application()
+    app.router.add_get(API_PREFIX + "runs/events/stream", busy)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    port = free_port()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
+    source = RemoteSource(f"http://127.0.0.1:{port}", TOKEN, name="remote", backoff_first=0.05)
+    updates = source.updates()
+    try:
+        update = await anext(updates)
+        assert str(update.error) == "reconnecting in 2 s: the server is busy"
+        assert not update.available
+        update = await anext(updates)
+        assert str(update.error).startswith("reconnecting in 1 s:")
+        assert asked == [API_PREFIX + "runs/events/stream"]  # nothing asked meanwhile
+    finally:
+        await updates.aclose()
+        await source.close()
+        await runner.cleanup()
+
+
+def test_retry_after_is_read_as_seconds_or_a_date() -> None:
+    assert retry_after("3") == 3
+    assert retry_after(None) is None
+    assert retry_after("soon") is None
+    assert retry_after("Wed, 21 Oct 2015 07:28:10 GMT", now=1445412480.0) == 10
+    assert retry_after("Wed, 21 Oct 2015 07:28:10 GMT", now=1445412500.0) == 0
+    assert retry_after("86400") == MAX_RETRY_AFTER
