@@ -13,13 +13,13 @@ import os
 import sys
 import threading
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Final, TypeVar
 
 from ledger_reader import DamagedLine, LedgerError, LedgerFile, encode_event
 from ledger_reader.errors import LedgerGone
-from ledger_reader.lines import Line, read_lines
+from ledger_reader.lines import Line, LineAssembler
 from run_manager.hub import Hub
 from run_manager.server.sse import LineHead, damaged_frame, head_of, sse_frame
 
@@ -194,8 +194,15 @@ class RunHistory:
 
 
 class LedgerFrames:
-    """A ledger read forward (by ``ledger_reader``'s one line reader) as SSE frames;
-    for a thread."""
+    """A ledger read forward (split and decoded by ``ledger_reader``'s one line assembler)
+    as SSE frames; for a thread.
+
+    Each :meth:`read` reads a block and turns every line it completes into frames:
+    between two reads a client holds the block's frames and a torn line's bytes, never
+    lines decoded ahead. Held by a hundred clients waiting for their turn to send,
+    decoded lines were thousands of small objects each, scattered over the heap's
+    arenas, where any one left alive keeps its arena after the storm.
+    """
 
     BLOCK: Final = 64 * 1024
     """Bytes of lines read and sent per batch: what one client's history holds at a time
@@ -205,7 +212,7 @@ class LedgerFrames:
         self.path = path
         self.torn_tail = torn_tail
         self._fd: int | None = None
-        self._lines: Iterator[Line] | None = None
+        self._assembler: LineAssembler | None = None
         self._offset = 0
 
     def seek_after(self, seq: int) -> bool:
@@ -227,19 +234,29 @@ class LedgerFrames:
             if found is None:
                 return False
             self._offset = found
-        self._lines = read_lines(
-            self._fd, self._offset, keep_raw=True, torn_tail=self.torn_tail, chunk=self.BLOCK
-        )
+        self._assembler = LineAssembler(self._offset, keep_raw=True)
         return True
 
     def read(self) -> tuple[bytes, int, bool] | None:
         """The next batch of complete lines as frames, the last seq, and whether the run ended."""
-        assert self._lines is not None
+        assembler = self._assembler
+        if assembler is None or self._fd is None:
+            return None
         frames: list[bytes] = []
-        size = 0
         last_seq = 0
         ended = False
-        for line in self._lines:
+        lines: list[Line] = []
+        while not lines:  # a block may end inside a line longer than itself
+            data = os.pread(self._fd, self.BLOCK, assembler.read_to)
+            if not data:
+                torn = assembler.torn() if self.torn_tail else None
+                self._assembler = None
+                if torn is None:
+                    break
+                lines.append(torn)
+            else:
+                lines = assembler.feed(data)
+        for line in lines:
             item = line.item
             if isinstance(item, DamagedLine):
                 frames.append(damaged_frame(line.start, item.reason, line.raw, item.length))
@@ -247,15 +264,12 @@ class LedgerFrames:
                 frames.append(sse_frame(item.seq, line.raw))
                 last_seq = item.seq
                 ended = item.type == "run_completed"
-            size += line.end - line.start + 1
-            if size >= self.BLOCK:
-                break
-        if not size:
+        if not lines:
             return None
         return b"".join(frames), last_seq, ended
 
     def close(self) -> None:
-        self._lines = None
+        self._assembler = None
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
