@@ -30,9 +30,9 @@ process. Every figure is the median of ``--repeats``.
   there, and a file created in ``/tmp`` took 1.7-1.9 ms against 0.08-0.13
   ms beside the repository in the same minute.
 - with ``--peer CHECKOUT``, each repeat also runs that checkout's ``runtop
-  serve`` on the same requests, in turns (each goes first every other
-  repeat), so two versions are compared in the same minutes (each pair's
-  ratio printed).
+  serve`` on the same requests, GenAI and OpenInference, in turns (each goes
+  first every other repeat), so two versions are compared in the same minutes
+  (each pair's ratio printed).
 - beside each rate, the server process's CPU time per span while it
   ingested (from ``/proc``), user and system apart: steadier than the wall
   clock on a shared machine, where the server gets only part of a core.
@@ -476,6 +476,7 @@ def measure(repeats: int, scratch: Path, peer: Path | None) -> None:
     mine: list[Ingested] = []
     openinference: list[Ingested] = []
     peers: list[Ingested] = []
+    peer_inference: list[Ingested] = []
     floors: list[float] = []
     creates: list[float] = []
     for repeat in range(repeats):
@@ -487,7 +488,11 @@ def measure(repeats: int, scratch: Path, peer: Path | None) -> None:
             peers.append(ingest_once(scratch, bodies, lines, peer))
         spans = len(bodies) * (SPANS_PER_REQUEST // 9 * 9)
         inference_bodies, inference_lines = openinference_requests(REQUESTS)
+        if peer is not None and repeat % 2:
+            peer_inference.append(ingest_once(scratch, inference_bodies, inference_lines, peer))
         openinference.append(ingest_once(scratch, inference_bodies, inference_lines))
+        if peer is not None and not repeat % 2:
+            peer_inference.append(ingest_once(scratch, inference_bodies, inference_lines, peer))
         floors.append(decode_floor(bodies))
         creates.append(spans / create_floor(scratch, mine[-1].sizes))
     rates = [run.rate for run in mine]
@@ -513,6 +518,15 @@ def measure(repeats: int, scratch: Path, peer: Path | None) -> None:
             f"CPU per span {_cpu(peers)}; "
             f"this checkout's rate / the peer's, pair by pair: "
             f"{', '.join(f'{a / b:.2f}' for a, b in zip(rates, peer_rates, strict=True))}"
+        )
+        peer_inference_rates = [run.rate for run in peer_inference]
+        pairs = zip(inference_rates, peer_inference_rates, strict=True)
+        print(
+            f"  peer {peer}, the same OpenInference requests in turns: "
+            f"{statistics.median(peer_inference_rates):,.0f} spans/s "
+            f"(runs {_runs(peer_inference_rates)}); CPU per span {_cpu(peer_inference)}; "
+            f"this checkout's rate / the peer's, pair by pair: "
+            f"{', '.join(f'{a / b:.2f}' for a, b in pairs)}"
         )
     print(f"  floor, decoding the same requests only: {statistics.median(floors):,.0f} spans/s")
     print(
