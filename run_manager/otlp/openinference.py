@@ -41,8 +41,6 @@ from run_manager.otlp.families import (
     Family,
     ModelCall,
     ToolUse,
-    first_int,
-    first_text,
     json_value,
     last_user_text,
     number,
@@ -75,16 +73,22 @@ def kind(span: Span) -> str:
 def model_call(span: Span) -> ModelCall:
     attributes = span.attributes
     get = attributes.get
-    model = first_text(get, "llm.response.model_name", "llm.model_name", "llm.request.model_name")
     messages, response, words, size = _conversation(attributes)
     cost = get("llm.cost.total")
+    # Read inline, not through first_text and first_int: a model span is most of a trace.
+    prompt = get("llm.token_count.prompt")
+    output = get("llm.token_count.completion")
+    cache_read = get("llm.token_count.prompt_details.cache_read")
+    cache_write = get("llm.token_count.prompt_details.cache_write")
     return ModelCall(
-        model=model,
-        provider=first_text(get, "llm.provider", "llm.system"),
-        prompt_tokens=first_int(get, "llm.token_count.prompt"),
-        output_tokens=first_int(get, "llm.token_count.completion"),
-        cache_read_tokens=first_int(get, "llm.token_count.prompt_details.cache_read"),
-        cache_write_tokens=first_int(get, "llm.token_count.prompt_details.cache_write"),
+        model=text(get("llm.response.model_name"))
+        or text(get("llm.model_name"))
+        or text(get("llm.request.model_name")),
+        provider=text(get("llm.provider")) or text(get("llm.system")),
+        prompt_tokens=prompt if prompt.__class__ is int else None,
+        output_tokens=output if output.__class__ is int else None,
+        cache_read_tokens=cache_read if cache_read.__class__ is int else None,
+        cache_write_tokens=cache_write if cache_write.__class__ is int else None,
         cost_usd=None if cost is None else number(cost),
         messages=messages,
         response=response,
