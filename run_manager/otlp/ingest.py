@@ -49,6 +49,7 @@ the runs being written and writes them to their ledgers.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import logging
 import operator
@@ -140,6 +141,19 @@ class OtlpIngest:
 
     def ingest(self, decoded: Decoded) -> IngestResult:
         """Place every span of one request in its run; write and publish what they make."""
+        # A request makes thousands of short-lived containers (messages, payloads, events)
+        # and no cycle: the cyclic collector runs once after it, not every 700 of them,
+        # each run of the older generations walking the server's runs and traces.
+        collecting = gc.isenabled()
+        if collecting:
+            gc.disable()
+        try:
+            return self._ingest(decoded)
+        finally:
+            if collecting:
+                gc.enable()
+
+    def _ingest(self, decoded: Decoded) -> IngestResult:
         result = IngestResult(rejected=decoded.rejected, reason=decoded.reason)
         by_trace: dict[str, list[Span]] = {}
         for span in decoded.spans:

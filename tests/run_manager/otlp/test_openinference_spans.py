@@ -287,3 +287,32 @@ def test_message_attribute_names_are_remembered_up_to_a_bound() -> None:
         assert len(messages) == count
         assert messages[-1] == {"role": "?", "content": "hi"}
         assert len(openinference._keys) <= openinference._KEYS_KEPT
+
+
+def test_the_cyclic_collector_waits_for_a_request_to_be_written(tmp_path: Path) -> None:
+    """A request's containers are many and short-lived, with no cycle among them: the
+    collector is held off while its spans are placed and written, and runs after it."""
+    import gc
+
+    spans = []
+    for number in range(60):
+        for each in langgraph_trace():
+            spans.append({**each, "traceId": f"{number + 1:032x}"})
+    collections: list[str] = []
+
+    def collecting(phase: str, info: dict[str, int]) -> None:
+        collections.append(phase)
+
+    for enabled in (True, False):
+        ingest = OtlpIngest(tmp_path / str(enabled))
+        decoded = decode_json(request(*spans))
+        (gc.enable if enabled else gc.disable)()
+        gc.callbacks.append(collecting)
+        try:
+            ingest.ingest(decoded)
+            assert gc.isenabled() is enabled
+        finally:
+            gc.callbacks.remove(collecting)
+            gc.enable()
+        assert collections == []
+        assert len(ledgers(tmp_path / str(enabled))) == 60
