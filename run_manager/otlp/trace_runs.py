@@ -150,7 +150,8 @@ class OtlpRun:
         after another (a step's exit before the model call inside it is entered), and
         readers fold a run in file order. Their seqs follow that order."""
         lines = self.pending
-        if any(lines[i].time > lines[i + 1].time for i in range(len(lines) - 1)):
+        times = [line.time for line in lines]
+        if times != sorted(times):
             first = lines[0].seq
             lines.sort(key=_line_time)
             for offset, line in enumerate(lines):
