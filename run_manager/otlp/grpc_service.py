@@ -22,7 +22,7 @@ from typing import Any, Final
 import grpc
 from grpc import aio
 
-from run_manager.otlp.ingest import LedgerWriteFailed, OtlpIngest
+from run_manager.otlp.ingest import LedgerWriteFailed, OtlpIngest, collector_held
 from run_manager.otlp.route import MAX_OTLP_BODY
 from run_manager.otlp.spans import UndecodableRequest, decode_protobuf, response_body
 
@@ -65,11 +65,11 @@ class _TraceService:
 
     async def export(self, body: bytes, context: aio.ServicerContext) -> bytes:
         try:
-            decoded = decode_protobuf(body)
+            with collector_held():
+                decoded = decode_protobuf(body)
+                result = self.ingest.ingest(decoded)
         except UndecodableRequest as error:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
-        try:
-            result = self.ingest.ingest(decoded)
         except LedgerWriteFailed as error:
             # UNAVAILABLE: OTLP exporters retry it, and nothing was kept.
             await context.abort(grpc.StatusCode.UNAVAILABLE, str(error))

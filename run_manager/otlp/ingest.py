@@ -49,12 +49,14 @@ the runs being written and writes them to their ledgers.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import hashlib
 import logging
 import operator
 import os
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
@@ -107,6 +109,23 @@ def _end_of_ending(ending: tuple[OtlpRun, Span]) -> int:
     return ending[1].end_ns
 
 
+@contextlib.contextmanager
+def collector_held() -> Iterator[None]:
+    """The cyclic collector held off for one request's decoding and ingest, to run once
+    after it: a request makes thousands of short-lived containers (attributes, messages,
+    payloads, events) and no cycle, and every 700 of them the collector would run, each run
+    of its older generations walking the server's runs and traces. Held already (a caller
+    holds it around decoding too), it is left as it is."""
+    collecting = gc.isenabled()
+    if collecting:
+        gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
+
+
 class LedgerWriteFailed(Exception):
     """A request's spans could not be written; none of them count as recorded."""
 
@@ -141,17 +160,8 @@ class OtlpIngest:
 
     def ingest(self, decoded: Decoded) -> IngestResult:
         """Place every span of one request in its run; write and publish what they make."""
-        # A request makes thousands of short-lived containers (messages, payloads, events)
-        # and no cycle: the cyclic collector runs once after it, not every 700 of them,
-        # each run of the older generations walking the server's runs and traces.
-        collecting = gc.isenabled()
-        if collecting:
-            gc.disable()
-        try:
+        with collector_held():
             return self._ingest(decoded)
-        finally:
-            if collecting:
-                gc.enable()
 
     def _ingest(self, decoded: Decoded) -> IngestResult:
         result = IngestResult(rejected=decoded.rejected, reason=decoded.reason)
@@ -436,4 +446,5 @@ __all__ = [
     "IngestResult",
     "LedgerWriteFailed",
     "OtlpIngest",
+    "collector_held",
 ]

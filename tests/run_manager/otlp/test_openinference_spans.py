@@ -316,3 +316,22 @@ def test_the_cyclic_collector_waits_for_a_request_to_be_written(tmp_path: Path) 
             gc.enable()
         assert collections == []
         assert len(ledgers(tmp_path / str(enabled))) == 60
+
+
+def test_the_collector_held_around_a_request_is_let_go_once_by_whoever_held_it() -> None:
+    """The routes hold it around decoding and ingest, and ingest holds it again inside."""
+    import gc
+
+    from run_manager.otlp.ingest import collector_held
+
+    assert gc.isenabled()
+    try:
+        with collector_held():
+            assert not gc.isenabled()
+            with collector_held():
+                assert not gc.isenabled()
+            assert not gc.isenabled()
+            raise ValueError("a request that fails")
+    except ValueError:
+        pass
+    assert gc.isenabled()
