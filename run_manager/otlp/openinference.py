@@ -164,8 +164,10 @@ content parts are lists of their own (``message.tool_calls.<M>.<field>``...)."""
 _LISTS: Final = frozenset({"tool_calls", "contents"})
 _KEYS_KEPT: Final = 4096
 _KEY_KEPT_CHARS: Final = 160
-_Place = tuple[bool, int, str, str | None, int]
-_UNSEEN: Final[_Place] = (False, -1, "", None, -1)
+_Place = tuple[int, str, str | None, int]
+"""A message attribute's message (its index twice, plus one for the answer's: sent and
+answered in one table, in order), field, and list and position in it."""
+_UNSEEN: Final[_Place] = (-1, "", None, -1)
 _keys: dict[str, _Place | None] = {}
 """What each attribute name seen says of the conversation (``None``: nothing): a model
 span's attributes are read by name, and the names are the same from span to span. At most
@@ -174,8 +176,8 @@ sender's: the rest are read again each time)."""
 
 
 def _key(key: str) -> _Place | None:
-    """Where an attribute goes in the conversation: sent or answered, the message's
-    index, the field, and the list (``tool_calls``, ``contents``) and position it is in."""
+    """Where an attribute goes in the conversation (:data:`_Place`): its message, sent or
+    answered, the field, and the list (``tool_calls``, ``contents``) and position in it."""
     if key.startswith(_INPUT):
         sent, rest = True, key[len(_INPUT) :]
     elif key.startswith(_OUTPUT):
@@ -185,16 +187,17 @@ def _key(key: str) -> _Place | None:
     index, dot, field = rest.partition(".")
     if not dot or not index.isdigit():
         return None
+    slot = int(index) * 2 + (0 if sent else 1)
     if field.startswith("message."):
         field = field[len("message.") :]
         if field in _FIELDS:
-            return sent, int(index), field, None, 0
+            return slot, field, None, 0
         group, dot, rest = field.partition(".")
         position, dot, field = rest.partition(".")
         if group in _LISTS and dot and position.isdigit():
-            return sent, int(index), field, group, int(position)
+            return slot, field, group, int(position)
     # A field of no meaning here: its message is there all the same, saying nothing.
-    return sent, int(index), "", None, 0
+    return slot, "", None, 0
 
 
 _FIELD_BYTES: Final = 43
@@ -218,8 +221,7 @@ def _conversation(
     values, and :data:`_FIELD_BYTES` each; a value not text counts as over the cap), read
     in one pass over the span's attributes (a model span has dozens, and a model call is
     most of what a trace is)."""
-    sent: dict[int, dict[str, Any]] = {}
-    answered: dict[int, dict[str, Any]] = {}
+    found: dict[int, dict[str, Any]] = {}
     keys = _keys
     size = 0
     for name, value in attributes.items():
@@ -233,11 +235,10 @@ def _conversation(
             if where is None:
                 continue
         size += len(value) + _FIELD_BYTES if value.__class__ is str else _WITHIN_CAP + 1
-        into, index, field, group, position = where
-        table = sent if into else answered
-        fields = table.get(index)
+        slot, field, group, position = where
+        fields = found.get(slot)
         if fields is None:
-            fields = table[index] = {}
+            fields = found[slot] = {}
         if group is None:
             fields[field] = value
             continue
@@ -250,15 +251,20 @@ def _conversation(
             items[position] = {field: value}
         else:
             item[field] = value
-    messages = [_message(sent[index])[0] for index in sorted(sent)] if sent else None
-    if not answered:
-        return messages, None, None, size
-    response: list[Any] = []
+    messages: list[Any] | None = None
+    response: list[Any] | None = None
     words = ""
-    for index in sorted(answered):
-        said, text = _message(answered[index])
-        response.append(said)
-        words += text
+    for slot in sorted(found):
+        said, text = _message(found[slot])
+        if slot & 1:
+            if response is None:
+                response = []
+            response.append(said)
+            words += text
+        elif messages is None:
+            messages = [said]
+        else:
+            messages.append(said)
     return messages, response, words or None, size
 
 
