@@ -178,11 +178,16 @@ def _tool_call(trace: OtlpTrace, run: OtlpRun, span: Span, use: ToolUse) -> None
     node_id = run.enter(f"tool:{name or 'tool'}", name, span, start)
     raw = use.arguments
     call_id = use.call_id
+    kept = False
     if trace.announced:
-        call_id, raw = _answered(trace.announced, use, name)
+        call_id, raw, kept = _answered(trace.announced, use, name)
     call_id = call_id or f"call_{span.span_id}"
     run_id, lines, seq = run.run_id, run.pending, run.seq
-    if isinstance(raw, str) and len(raw) <= _SHORT_ARGUMENTS:
+    if kept and not isinstance(raw, str):
+        # A model call's tool call's, read from JSON and kept in its response under the
+        # cap: written as they are there, not measured again.
+        arguments, cut = raw, False
+    elif isinstance(raw, str) and len(raw) <= _SHORT_ARGUMENTS:
         arguments, cut = _json_or_text(raw), False
     else:
         arguments, cut = cap_payload_value(_json_or_text(raw))
@@ -346,19 +351,20 @@ def input_of(trace: OtlpTrace, spans: list[Span], agent: str | None, own: Span |
 
 def _answered(
     announced: dict[str, tuple[Any, Any]], use: ToolUse, name: str | None
-) -> tuple[str | None, Any]:
+) -> tuple[str | None, Any, bool]:
     """The call id and arguments of a tool span, with what the model's tool call said: its
     arguments where the span's are not whole, its id where the span names none (the one
-    call of that tool with the same arguments). A call answered is forgotten."""
+    call of that tool with the same arguments), and whether the arguments are the model's.
+    A call answered is forgotten."""
     call_id, arguments = use.call_id, use.arguments
     if call_id is not None:
         said = announced.pop(call_id, None)
         if said is not None and not use.arguments_whole:
-            arguments = said[1]
-        return call_id, arguments
+            return call_id, said[1], True
+        return call_id, arguments, False
     wanted = _json_or_text(arguments)
     for known, (called, given) in announced.items():
         if called == name and _json_or_text(given) == wanted:
             del announced[known]
-            return known, arguments
-    return None, arguments
+            return known, arguments, False
+    return None, arguments, False
