@@ -174,6 +174,40 @@ class LineAssembler:
         return Line(start, start + length, item)
 
 
+class LineBlocks:
+    """A ledger read forward a block at a time, nothing decoded ahead: each :meth:`next`
+    reads until a line is complete and gives the lines that block completed.
+
+    For a reader that holds a ledger open while it waits its turn (the attach server's
+    histories): between two calls it holds a torn line's bytes, never decoded lines.
+
+    Args:
+        fd: the ledger, open for reading (the caller closes it).
+        start: the file position of a line's start.
+        block: bytes read at a time.
+        torn_tail: at the end, give a torn last line as damage (its writer is gone).
+    """
+
+    def __init__(self, fd: int, start: int, *, block: int, torn_tail: bool = False) -> None:
+        self._fd = fd
+        self._block = block
+        self._torn_tail = torn_tail
+        self._assembler: LineAssembler | None = LineAssembler(start, keep_raw=True)
+
+    def next(self) -> list[Line]:
+        """The next lines, with their bytes as written; ``[]`` once the ledger ends."""
+        assembler = self._assembler
+        if assembler is None:
+            return []
+        while data := os.pread(self._fd, self._block, assembler.read_to):
+            lines = assembler.feed(data)
+            if lines:  # else the block ended inside a line longer than itself
+                return lines
+        self._assembler = None
+        torn = assembler.torn() if self._torn_tail else None
+        return [torn] if torn is not None else []
+
+
 def read_lines(
     fd: int,
     start: int = 0,

@@ -19,7 +19,7 @@ from typing import Any, Final, TypeVar
 
 from ledger_reader import DamagedLine, LedgerError, LedgerFile, encode_event
 from ledger_reader.errors import LedgerGone
-from ledger_reader.lines import Line, LineAssembler
+from ledger_reader.lines import LineBlocks
 from run_manager.hub import Hub
 from run_manager.server.sse import LineHead, damaged_frame, head_of, sse_frame
 
@@ -212,7 +212,7 @@ class LedgerFrames:
         self.path = path
         self.torn_tail = torn_tail
         self._fd: int | None = None
-        self._assembler: LineAssembler | None = None
+        self._lines: LineBlocks | None = None
         self._offset = 0
 
     def seek_after(self, seq: int) -> bool:
@@ -234,28 +234,18 @@ class LedgerFrames:
             if found is None:
                 return False
             self._offset = found
-        self._assembler = LineAssembler(self._offset, keep_raw=True)
+        self._lines = LineBlocks(self._fd, self._offset, block=self.BLOCK, torn_tail=self.torn_tail)
         return True
 
     def read(self) -> tuple[bytes, int, bool] | None:
         """The next batch of complete lines as frames, the last seq, and whether the run ended."""
-        assembler = self._assembler
-        if assembler is None or self._fd is None:
+        reader = self._lines
+        if reader is None:
             return None
         frames: list[bytes] = []
         last_seq = 0
         ended = False
-        lines: list[Line] = []
-        while not lines:  # a block may end inside a line longer than itself
-            data = os.pread(self._fd, self.BLOCK, assembler.read_to)
-            if not data:
-                torn = assembler.torn() if self.torn_tail else None
-                self._assembler = None
-                if torn is None:
-                    break
-                lines.append(torn)
-            else:
-                lines = assembler.feed(data)
+        lines = reader.next()
         for line in lines:
             item = line.item
             if isinstance(item, DamagedLine):
@@ -269,7 +259,7 @@ class LedgerFrames:
         return b"".join(frames), last_seq, ended
 
     def close(self) -> None:
-        self._assembler = None
+        self._lines = None
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
