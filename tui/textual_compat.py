@@ -17,6 +17,8 @@ What is here, and why no public way does it:
   and taking one away before its time (Textual offers only "clear all").
 - :func:`refresh_scrollbars`: a scroll view whose virtual size it set itself
   (as Textual's TextArea does) shows the scroll bar that size asks for.
+- :func:`grow_scroll_range`: a live view's scroll range grows without laying
+  the screen out (Textual's ``virtual_size`` does at every change).
 - :func:`screen_lines`, :func:`screen_text` and :func:`forwarded_key`: what
   a screen shows, as text, and a key as the app hands it to a widget; for the
   tests, which check what a user sees.
@@ -31,6 +33,7 @@ from typing import Any, Final, TypeVar
 from rich.console import RenderableType
 from textual.app import App
 from textual.events import Key
+from textual.geometry import Size
 from textual.notifications import Notification
 from textual.screen import Screen
 from textual.scroll_view import ScrollView
@@ -50,7 +53,7 @@ USED: Final[dict[type[Any], tuple[str, ...]]] = {
         "_unnotify",
     ),
     Screen: ("_compositor",),
-    Widget: ("_refresh_scrollbars",),
+    Widget: ("_refresh_scrollbars", "_scroll_update"),
     Key: ("_set_forwarded",),
 }
 """The private names used, by the class that has them (an instance's are set in its
@@ -150,6 +153,23 @@ def withdraw_notice(app: App[Any], notice: Notification) -> None:
 def refresh_scrollbars(view: ScrollView) -> None:
     """Show the scroll bars ``view``'s virtual size asks for now, not as last laid out."""
     view._refresh_scrollbars()
+
+
+def grow_scroll_range(view: ScrollView, size: Size) -> None:
+    """Set ``view``'s virtual size; when it only grows taller, without a layout.
+
+    A line view of a live run grows at every change of the run, many times a second,
+    and a layout of the whole screen for each cost more than drawing it. Growing taller
+    changes nothing laid out but the scroll bar, which is updated here (a bar that comes
+    or goes still lays the screen out: Textual's own reactive does that).
+    """
+    old = view.virtual_size
+    if size.width != old.width or size.height < old.height or not view.is_mounted:
+        view.virtual_size = size
+        return
+    if size.height != old.height:
+        view.set_reactive(Widget.virtual_size, size)
+        view._scroll_update(size)
 
 
 def screen_strips(screen: Screen[Any]) -> list[Strip]:

@@ -39,7 +39,7 @@ from tui.describe import describe, describe_entry, glyph
 from tui.entries import Entry, EntryIndex
 from tui.event_pages import PAGE, EventPages
 from tui.text import inert, offset
-from tui.textual_compat import refresh_scrollbars
+from tui.textual_compat import grow_scroll_range, refresh_scrollbars
 from tui.widgets.lines import CURSOR_BINDINGS, highlighted
 
 RECOUNT_AFTER: Final = 1.5
@@ -103,6 +103,8 @@ class EventList(ScrollView, can_focus=True):
         """The run's events as read so far: entries on screen are found again when its
         version changes."""
         self._recounted = False
+        self._behind = False
+        """The run changed while the list was hidden: read again once shown."""
         self._index = EntryIndex(self.item)
         """Where entries start and end, long paragraphs remembered once walked."""
         self._window: list[Entry] = []
@@ -118,8 +120,20 @@ class EventList(ScrollView, can_focus=True):
         self.reload()
 
     def reload(self) -> None:
-        """The run changed: count its events again and redraw what is on screen."""
+        """The run changed: count its events again and redraw what is on screen.
+
+        Hidden (the timeline in its place), the list reads nothing until shown again: a
+        live run changes many times a second, and each count laid the screen out anew.
+        """
+        if not self.display:
+            self._behind = True
+            return
         self._count_events()
+
+    def on_show(self) -> None:
+        if self._behind:
+            self._behind = False
+            self.reload()
 
     @work(exclusive=True, group="event-count", exit_on_error=False)
     async def _count_events(self) -> None:
@@ -461,7 +475,7 @@ class EventList(ScrollView, can_focus=True):
             lines = self._height()
             if self.scroll_offset.y:
                 self.scroll_to(y=0, animate=False, immediate=True)
-        self.virtual_size = Size(self.scrollable_content_region.width, lines)
+        grow_scroll_range(self, Size(self.scrollable_content_region.width, lines))
         # A new virtual size alone may leave the scroll bar as the last layout found it
         # (shown for 22 lines, kept for 20); Textual's TextArea asks for this the same way.
         refresh_scrollbars(self)

@@ -30,6 +30,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from inspector.timeline import NodeKind, Outcome, Timeline, TimelineNode
+from tui.textual_compat import grow_scroll_range
 from tui.timeline_text import bar_cells, bar_text, columns, label, numbers, ruler
 from tui.widgets.lines import CURSOR_BINDINGS, highlighted
 
@@ -171,7 +172,7 @@ class TimelineView(ScrollView, can_focus=True):
     def model_changed(self) -> None:
         """The timeline grew or changed: size the scroll range and redraw."""
         count = len(self.timeline.rows())
-        self.virtual_size = Size(self.scrollable_content_region.width, count + 1)
+        grow_scroll_range(self, Size(self.scrollable_content_region.width, count + 1))
         if count and self.cursor >= count:
             self.cursor = count - 1
         self._announce()
