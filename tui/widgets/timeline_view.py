@@ -17,13 +17,13 @@ follow).
 from __future__ import annotations
 
 import time
-from typing import ClassVar, Final
+from typing import ClassVar, Final, NamedTuple
 
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
 from textual.binding import Binding, BindingType
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
@@ -31,7 +31,7 @@ from textual.strip import Strip
 
 from inspector.timeline import NodeKind, Outcome, Timeline, TimelineNode
 from tui.textual_compat import grow_scroll_range
-from tui.timeline_text import bar_cells, bar_text, columns, label, numbers, ruler
+from tui.timeline_text import Columns, bar_cells, bar_text, columns, label, numbers, ruler
 from tui.widgets.lines import CURSOR_BINDINGS, highlighted
 
 MIN_WINDOW: Final = 0.001
@@ -53,6 +53,16 @@ _OUTCOME_CLASS: Final = {
     Outcome.UNFINISHED: "timeline--cancelled",
     Outcome.RUNNING: "timeline--running",
 }
+
+
+class _Frame(NamedTuple):
+    """What every line of one frame is drawn with."""
+
+    base: Style
+    cols: Columns
+    now: float
+    """Where in-flight bars end."""
+    window: tuple[float, float]
 
 
 class TimelineView(ScrollView, can_focus=True):
@@ -149,6 +159,7 @@ class TimelineView(ScrollView, can_focus=True):
         times while its events are still being read); else the timeline's own span."""
         self.window: tuple[float, float] | None = None
         """The part of the axis shown; ``None`` for all of it."""
+        self._frame: _Frame | None = None
         self._announced: TimelineNode | None = None
 
     # -- what is drawn ------------------------------------------------------------------
@@ -187,12 +198,32 @@ class TimelineView(ScrollView, can_focus=True):
         rows = self.timeline.rows()
         return rows[row] if 0 <= row < len(rows) else None
 
+    def render_lines(self, crop: Region) -> list[Strip]:
+        # What every line of a frame is drawn with, worked out once for the frame: the
+        # style walks the widget's ancestors, and all bars end at one instant.
+        now = self.now()
+        self._frame = _Frame(
+            base=self.rich_style,
+            cols=columns(self.size.width),
+            now=now or self.full_axis()[1],
+            window=self.shown(),
+        )
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._frame = None
+
     def render_line(self, y: int) -> Strip:
         width = self.size.width
-        base = self.rich_style
-        cols = columns(width)
+        frame = self._frame or _Frame(
+            base=self.rich_style,
+            cols=columns(width),
+            now=self.now() or self.full_axis()[1],
+            window=self.shown(),
+        )
+        base, cols = frame.base, frame.cols
         if y == 0:
-            scale = ruler(self.shown(), self.full_axis()[0], cols.bars)
+            scale = ruler(frame.window, self.full_axis()[0], cols.bars)
             style = base + self.get_component_rich_style("timeline--ruler", partial=True)
             head = "zoomed: - out, 0 all" if self.window is not None else ""
             lead = Segment(head[: cols.bars_at - 1].ljust(cols.bars_at), style)
@@ -201,16 +232,15 @@ class TimelineView(ScrollView, can_focus=True):
         node = self.node_at(row)
         if node is None:
             return Strip.blank(width, base)
-        strip = Strip(self._segments(node, base, cols.label, cols.numbers, cols.bars))
+        strip = Strip(self._segments(node, frame))
         strip = strip.crop_extend(0, width, base)
         if row == self.cursor:
             cursor = self.get_component_rich_style("timeline--cursor", partial=True)
             strip = highlighted(strip, cursor)  # its background: the bars keep their colours
         return strip
 
-    def _segments(
-        self, node: TimelineNode, base: Style, label_width: int, numbers_width: int, bars: int
-    ) -> list[Segment]:
+    def _segments(self, node: TimelineNode, frame: _Frame) -> list[Segment]:
+        base, cols, now = frame.base, frame.cols, frame.now
         kind = self.get_component_rich_style(_KIND_CLASS[node.kind], partial=True)
         outcome_class = _OUTCOME_CLASS.get(node.outcome)
         bar_style = base + kind
@@ -221,16 +251,14 @@ class TimelineView(ScrollView, can_focus=True):
             if node.outcome is not Outcome.RUNNING:
                 name_style += outcome
         muted = base + self.get_component_rich_style("timeline--numbers", partial=True)
-        now = self.now() or self.full_axis()[1]
         segments = [
-            Segment(label(node, label_width), name_style),
+            Segment(label(node, cols.label), name_style),
             Segment(" "),
-            Segment(numbers(node, numbers_width, now if self.live else None), muted),
+            Segment(numbers(node, cols.numbers, now if self.live else None), muted),
             Segment(" "),
         ]
-        window = self.shown()
         end = node.end_or(now)
-        cells = bar_cells(node.start, end, window, bars)
+        cells = bar_cells(node.start, end, frame.window, cols.bars)
         if cells is not None:
             segments.append(Segment(" " * cells.begin, base))
             segments.append(Segment(bar_text(cells, in_flight=node.in_flight), bar_style))
