@@ -275,9 +275,7 @@ class AttachClient:
                 response.status, f"{self.url} answered with something not JSON"
             ) from None
 
-    def _failure(
-        self, status: int, body: bytes, headers: Mapping[str, str] | None = None
-    ) -> SourceError:
+    def _failure(self, status: int, body: bytes, headers: Mapping[str, str]) -> SourceError:
         try:
             message = str(msgspec.json.decode(body).get("error", ""))
         except (msgspec.DecodeError, AttributeError):
@@ -289,8 +287,7 @@ class AttachClient:
                     f"refused: {self.url} wants a token (give --token or RUNTOP_TOKEN)"
                 )
             return TokenRefused(f"refused: bad token for {self.url}")
-        wait = retry_after(headers.get("Retry-After")) if headers is not None else None
-        return ServerError(status, message, wait)
+        return ServerError(status, message, retry_after(headers.get("Retry-After")))
 
     async def frames(
         self, path: str, *, params: dict[str, str] | None = None, last_event_id: str | None = None

@@ -38,8 +38,11 @@ from ledger_reader.liveness import judge_liveness, ledger_lock_held
 from ledger_reader.summary import run_id_from_path
 
 _OPEN_FILES: Final = 8
+"""Ledger files kept open (with their index) for range reads: the runs being looked at."""
 SEQ_SEARCH_LIMIT: Final = 10_000
+"""Ranges up to this many events are found by seq before the index is built."""
 QUICK_COUNT_BYTES: Final = 16 * 1024 * 1024
+"""Ledgers past this size are counted by their last seq until their index is built."""
 GATHER: Final = 0.05
 """While ledgers keep growing, they are read at most this often: the store shows
 changes at most every 50 ms (its flush interval), so reading more often only
@@ -47,9 +50,6 @@ splits the same lines into more, smaller updates."""
 NOTICE: Final = 0.01
 """How soon a write to a quiet ledger is noticed: well within a frame, and the watcher
 looks ten times less often while nothing is written than at the library's default."""
-"""Ledgers past this size are counted by their last seq until their index is built."""
-"""Ranges up to this many events are found by seq before the index is built."""
-"""Ledger files kept open (with their index) for range reads: the runs being looked at."""
 
 
 class LedgerFiles:

@@ -26,7 +26,7 @@ from tui.run_keys import RunKeysApp
 from tui.runtop_screen import RuntopScreen
 from tui.screens.runs import RunsScreen
 from tui.settings import Settings, load_state, save_state
-from tui.start_up import freeze_start_up
+from tui.start_up import settle_the_process
 from tui.store_news import StoreNews
 from tui.typed_ahead import KeysOnTheirWay
 
@@ -225,6 +225,6 @@ def make_app(
     starting: str = "",
 ) -> RuntopApp:
     """The app over ``sources``, as the command line and the tests build it."""
-    freeze_start_up()
+    settle_the_process()
     store = RunStore(flush_interval=settings.flush_interval)
     return RuntopApp(store, settings, sources=sources, on_exit=on_exit, starting=starting)

@@ -6,7 +6,7 @@ import gc
 import sys
 from typing import Final
 
-_start_up_frozen = False
+_settled = False
 
 YOUNG_COLLECTIONS_PER_MIDDLE: Final = 100
 """Collections of the youngest generation before one of the middle generation (Python's
@@ -25,18 +25,19 @@ a run's timeline open on a live run, 1 ms took the slowest key presses from ~50 
 ~41 ms and the app's CPU from ~36% to ~29% of a core (bench/tui.py --only run)."""
 
 
-def freeze_start_up() -> None:
-    """Move what start-up made out of the garbage collector's way (``gc.freeze``), once in
-    a process: the imports' objects live as long as it, and a full collection in the first
-    load of many runs would walk them all (``bench/tui.py`` times the launch). Later calls
-    (tests make many apps) freeze nothing, or an earlier app's runs would never be freed.
+def settle_the_process() -> None:
+    """Set the process up for the app, once in a process (tests make many apps).
 
-    The middle generation is collected less often (:data:`YOUNG_COLLECTIONS_PER_MIDDLE`),
-    and threads hand the GIL back sooner (:data:`SWITCH_INTERVAL`).
+    What start-up made is moved out of the garbage collector's way (``gc.freeze``): the
+    imports' objects live as long as the process, and a full collection in the first load
+    of many runs would walk them all (``bench/tui.py`` times the launch); later calls
+    freeze nothing, or an earlier app's runs would never be freed. The middle generation
+    is collected less often (:data:`YOUNG_COLLECTIONS_PER_MIDDLE`), and threads hand the
+    GIL back sooner (:data:`SWITCH_INTERVAL`).
     """
-    global _start_up_frozen
-    if not _start_up_frozen:
-        _start_up_frozen = True
+    global _settled
+    if not _settled:
+        _settled = True
         gc.freeze()
         young, _, old = gc.get_threshold()
         gc.set_threshold(young, YOUNG_COLLECTIONS_PER_MIDDLE, old)

@@ -111,7 +111,7 @@ def _end_of_ending(ending: tuple[OtlpRun, Span]) -> int:
 
 @contextlib.contextmanager
 def collector_held() -> Iterator[None]:
-    """The cyclic collector held off for one request's decoding and ingest, to run once
+    """The cyclic collector held off for one request's decoding and ingest, and on again
     after it: a request makes thousands of short-lived containers (attributes, messages,
     payloads, events) and no cycle, and every 700 of them the collector would run, each run
     of its older generations walking the server's runs and traces. Held already (a caller

@@ -199,9 +199,9 @@ class LedgerFrames:
 
     Each :meth:`read` reads a block and turns every line it completes into frames:
     between two reads a client holds the block's frames and a torn line's bytes, never
-    lines decoded ahead. Held by a hundred clients waiting for their turn to send,
-    decoded lines were thousands of small objects each, scattered over the heap's
-    arenas, where any one left alive keeps its arena after the storm.
+    lines decoded ahead. Held by a hundred clients waiting their turn to send, decoded
+    lines would be thousands of small objects each, scattered over the heap's arenas,
+    where any one left alive keeps its arena after a storm.
     """
 
     BLOCK: Final = 64 * 1024

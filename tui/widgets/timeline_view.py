@@ -198,16 +198,18 @@ class TimelineView(ScrollView, can_focus=True):
         rows = self.timeline.rows()
         return rows[row] if 0 <= row < len(rows) else None
 
+    def _frame_now(self) -> _Frame:
+        return _Frame(
+            base=self.rich_style,
+            cols=columns(self.size.width),
+            now=self.now() or self.full_axis()[1],
+            window=self.shown(),
+        )
+
     def render_lines(self, crop: Region) -> list[Strip]:
         # What every line of a frame is drawn with, worked out once for the frame: the
         # style walks the widget's ancestors, and all bars end at one instant.
-        now = self.now()
-        self._frame = _Frame(
-            base=self.rich_style,
-            cols=columns(self.size.width),
-            now=now or self.full_axis()[1],
-            window=self.shown(),
-        )
+        self._frame = self._frame_now()
         try:
             return super().render_lines(crop)
         finally:
@@ -215,12 +217,7 @@ class TimelineView(ScrollView, can_focus=True):
 
     def render_line(self, y: int) -> Strip:
         width = self.size.width
-        frame = self._frame or _Frame(
-            base=self.rich_style,
-            cols=columns(width),
-            now=self.now() or self.full_axis()[1],
-            window=self.shown(),
-        )
+        frame = self._frame or self._frame_now()
         base, cols = frame.base, frame.cols
         if y == 0:
             scale = ruler(frame.window, self.full_axis()[0], cols.bars)
