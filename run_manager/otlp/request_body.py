@@ -5,8 +5,11 @@ here, under the attach server, so that both may import it). A body is read
 only once the request's token has been checked (the routes call this from
 their handlers, behind the bearer middleware), and inflated here, not by
 aiohttp, a slice at a time: no more than ``max_bytes`` come out, each slice is
-at most :data:`SLICE` bytes so other requests run between slices, and the
-whole read (waiting and inflating) stops at ``time_limit``. The moment the answer
+at most :data:`SLICE` bytes so other requests run between slices. Time is
+counted two ways: no more than :data:`READ_GAP` seconds between two reads (a
+client that stops sending), and in total ``time_limit`` seconds plus one
+second for each :data:`PACE` bytes received (a client that trickles: a byte a
+second is refused at ``time_limit``, a large export at a modest pace is not). The moment the answer
 is decided (too big, too slow, not gzip) reading stops; the server closes the
 connection rather than read the rest (:func:`close_after_answer`).
 
@@ -28,6 +31,10 @@ from aiohttp import web
 SLICE: Final = 1024 * 1024
 """Bytes inflated between two chances for other requests to run."""
 READ_CHUNK: Final = 64 * 1024
+READ_GAP: Final = 5.0
+"""Seconds a body may go without a byte arriving (then 408)."""
+PACE: Final = 1024 * 1024
+"""Bytes a second a body earns beyond its ``time_limit``: a 64 MiB export has 64 s more."""
 
 _GZIP: Final = frozenset({"gzip", "x-gzip"})
 _DEFLATE: Final = frozenset({"deflate"})
@@ -60,12 +67,22 @@ def content_encoding(request: web.Request) -> str:
     )
 
 
-async def read_body(request: web.Request, *, max_bytes: int, time_limit: float) -> bytes:
-    """The request's body, inflated if gzip or deflate, within ``max_bytes`` and ``time_limit``.
+async def read_body(
+    request: web.Request,
+    *,
+    max_bytes: int,
+    time_limit: float,
+    read_gap: float = READ_GAP,
+) -> bytes:
+    """The request's body, inflated if gzip or deflate, within ``max_bytes`` and in time.
+
+    In time: at most ``read_gap`` seconds between two reads, and ``time_limit``
+    seconds in all plus one for each :data:`PACE` bytes received.
 
     Raises:
         BodyRefused: 415 (encoding not taken), 413 (over ``max_bytes``, sent or
-            inflated), 408 (not whole within ``time_limit`` seconds), 400 (does not inflate).
+            inflated), 408 (a gap over ``read_gap``, or not whole in time), 400 (does
+            not inflate).
     """
     encoding = content_encoding(request)
     too_big = BodyRefused(413, f"the request body is over {max_bytes} bytes")
@@ -76,12 +93,21 @@ async def read_body(request: web.Request, *, max_bytes: int, time_limit: float) 
         inflater = _Inflater(gzip=encoding in _GZIP)
     body = bytearray()
     received = 0
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    gap_ends = started + read_gap
+
+    def deadline() -> float:
+        return min(gap_ends, started + time_limit + received / PACE)
+
     try:
-        async with asyncio.timeout(time_limit):
-            async for chunk in request.content.iter_chunked(READ_CHUNK):
+        async with asyncio.timeout_at(deadline()) as timer:
+            while chunk := await request.content.read(READ_CHUNK):
                 received += len(chunk)
                 if received > max_bytes:
                     raise too_big
+                gap_ends = loop.time() + read_gap
+                timer.reschedule(deadline())
                 if inflater is None:
                     body += chunk
                     continue
@@ -91,6 +117,10 @@ async def read_body(request: web.Request, *, max_bytes: int, time_limit: float) 
                         raise too_big
                     await asyncio.sleep(0)  # the next slice after others have had a turn
     except TimeoutError:
+        if loop.time() >= gap_ends:
+            raise BodyRefused(
+                408, f"no byte of the request body arrived for {read_gap:g} s"
+            ) from None
         raise BodyRefused(408, f"the request body did not arrive within {time_limit:g} s") from None
     except web.HTTPException as error:  # aiohttp's own inflater found it broken
         raise BodyRefused(400, f"the request body cannot be read: {error.reason}") from None

@@ -5,8 +5,8 @@ token, read-only, errors as ``{"error": ...}``): nothing of a body is read
 before its token is checked. A body must be ``application/x-protobuf`` or
 ``application/json`` and optionally ``Content-Encoding: gzip`` or ``deflate``
 (415 otherwise, before a byte is read); it is read and inflated up to
-:data:`MAX_OTLP_BODY` (413 past it) within :data:`BODY_TIMEOUT` (408), a
-slice at a time (:mod:`run_manager.otlp.request_body`), and is answered with
+:data:`MAX_OTLP_BODY` (413 past it) in time (408: :data:`BODY_TIMEOUT` and the
+pauses of :mod:`run_manager.otlp.request_body`), a slice at a time, and is answered with
 an ``ExportTraceServiceResponse`` in its own encoding (400 when it cannot be
 decoded). Spans without usable ids are reported in ``partial_success``.
 """
@@ -20,7 +20,7 @@ import msgspec
 from aiohttp import web
 
 from run_manager.otlp.ingest import LedgerWriteFailed, OtlpIngest, collector_held
-from run_manager.otlp.request_body import BodyRefused, read_body
+from run_manager.otlp.request_body import READ_GAP, BodyRefused, read_body
 from run_manager.otlp.spans import (
     RequestTooLarge,
     UndecodableRequest,
@@ -34,9 +34,9 @@ OTLP_PREFIX: Final = "/v1/"
 MAX_OTLP_BODY: Final = 64 * 1024 * 1024
 """Bytes an export request may hold, inflated: the OpenTelemetry SDK's exporter sends up to
 64 MiB (a batch of 512 spans with their messages)."""
-BODY_TIMEOUT: Final = 30.0
-"""Seconds a body may take to arrive whole (and be inflated): twice the attach API's, as an
-export may be 64 MiB where a start request is a few bytes."""
+BODY_TIMEOUT: Final = 15.0
+"""Seconds a body may take to arrive whole (and be inflated), as on the attach API: an export
+of 64 MiB earns a second more for each MiB received (``request_body.PACE``)."""
 
 _PROTOBUF: Final = "application/x-protobuf"
 _JSON: Final = "application/json"
@@ -62,10 +62,12 @@ class OtlpRoute:
         *,
         max_body: int = MAX_OTLP_BODY,
         body_timeout: float = BODY_TIMEOUT,
+        read_gap: float = READ_GAP,
     ) -> None:
         self.ingest = ingest
         self.max_body = max_body
         self.body_timeout = body_timeout
+        self.read_gap = read_gap
 
     def app(self, middlewares: Sequence[Any] = ()) -> web.Application:
         """A sub-application to mount at ``/v1/``."""
@@ -91,7 +93,12 @@ class OtlpRoute:
         if protobuf and not _protobuf_available():
             raise _refuse(415, "protobuf bodies need runtop[otlp] on the server; send JSON")
         try:
-            body = await read_body(request, max_bytes=self.max_body, time_limit=self.body_timeout)
+            body = await read_body(
+                request,
+                max_bytes=self.max_body,
+                time_limit=self.body_timeout,
+                read_gap=self.read_gap,
+            )
         except BodyRefused as refused:
             raise _refuse(refused.status, refused.message) from None
         with collector_held():

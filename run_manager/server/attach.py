@@ -32,6 +32,7 @@ from run_manager.manager import Manager
 from run_manager.otlp.ingest import READ_ONLY_REASON as OTLP_REFUSAL
 from run_manager.otlp.ingest import WRITER as OTLP_WRITER
 from run_manager.otlp.request_body import (
+    READ_GAP,
     BodyRefused,
     close_after_answer,
     end_connection,
@@ -81,6 +82,7 @@ class AttachServer:
         feed: how far a live stream may fall behind (a default one is made).
         max_body: bytes a request body may hold.
         body_timeout: seconds a request body may take to arrive (then 408).
+        read_gap: seconds a request body may go without a byte arriving (then 408).
         max_finished_runs: finished runs kept listable; older ones are forgotten
             here (their ledgers stay where they are).
     """
@@ -95,6 +97,7 @@ class AttachServer:
         max_body: int = MAX_BODY,
         keepalive: float = KEEPALIVE,
         body_timeout: float = BODY_TIMEOUT,
+        read_gap: float = READ_GAP,
         max_finished_runs: int = MAX_FINISHED,
     ) -> None:
         if not token:
@@ -104,6 +107,7 @@ class AttachServer:
         self.max_body = max_body
         self.keepalive = keepalive
         self.body_timeout = body_timeout
+        self.read_gap = read_gap
         self._token = token.encode()
         self.feed = feed or FrameRing()
         self.book = SummaryIndex(manager, max_finished=max_finished_runs)
@@ -253,7 +257,9 @@ class AttachServer:
     # -- acting -------------------------------------------------------------------
 
     async def _body(self, request: web.Request) -> dict[str, Any]:
-        raw = await read_body(request, max_bytes=self.max_body, time_limit=self.body_timeout)
+        raw = await read_body(
+            request, max_bytes=self.max_body, time_limit=self.body_timeout, read_gap=self.read_gap
+        )
         if not raw.strip():
             return {}
         try:

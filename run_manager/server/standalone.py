@@ -12,6 +12,7 @@ from aiohttp import web
 
 from run_manager.manager import Manager
 from run_manager.otlp.ingest import OtlpIngest
+from run_manager.otlp.request_body import READ_GAP
 from run_manager.otlp.route import BODY_TIMEOUT as OTLP_BODY_TIMEOUT
 from run_manager.otlp.route import OTLP_PREFIX, OtlpRoute
 from run_manager.server.attach import API_PREFIX, BODY_TIMEOUT, MAX_BODY, AttachServer
@@ -35,6 +36,7 @@ async def serve(
     grace: float = 10.0,
     idle_timeout: float = IDLE_TIMEOUT,
     body_timeout: float | None = None,
+    read_gap: float = READ_GAP,
     otlp_grpc_port: int | None = None,
     otlp_grpc_ready: Callable[[str], None] | None = None,
 ) -> None:
@@ -44,14 +46,19 @@ async def serve(
     says, and ``ready(url, token_file)`` is called once the port is bound.
     On the way out, streams end first; then live runs are cancelled, or with
     ``finish_runs`` given ``grace`` seconds to finish. ``body_timeout`` replaces
-    both routes' own (the attach API's 15 s, OTLP's 30 s). With ``otlp_grpc_port``,
+    both routes' own (15 s, and an export a second more a MiB), ``read_gap`` the
+    seconds a body may go without a byte (5 s). With ``otlp_grpc_port``,
     OTLP/gRPC is received there too (:mod:`run_manager.otlp.grpc_service`), into the
     same ingest, and ``otlp_grpc_ready(address)`` is called once it is bound, before
     ``ready``.
     """
     token = token or make_token()
     server = AttachServer(
-        manager, token=token, read_only=read_only, body_timeout=body_timeout or BODY_TIMEOUT
+        manager,
+        token=token,
+        read_only=read_only,
+        body_timeout=body_timeout or BODY_TIMEOUT,
+        read_gap=read_gap,
     )
     root = web.Application(client_max_size=MAX_BODY, middlewares=[server.json_errors])
     root.add_subapp(API_PREFIX, server.app)
@@ -59,7 +66,7 @@ async def serve(
     if manager.ledger_dir is not None:  # OTLP/HTTP: POST /v1/traces, behind the same token
         ingest = OtlpIngest(manager.ledger_dir, manager.hub)
         middlewares = [server.json_errors, server._authorize]
-        otlp = OtlpRoute(ingest, body_timeout=body_timeout or OTLP_BODY_TIMEOUT)
+        otlp = OtlpRoute(ingest, body_timeout=body_timeout or OTLP_BODY_TIMEOUT, read_gap=read_gap)
         root.add_subapp(OTLP_PREFIX, otlp.app(middlewares))
     # aiohttp's keep-alive timer starts when a connection opens and again after each
     # response, and closes a connection still waiting for a request's whole headers:

@@ -198,6 +198,57 @@ async def test_a_body_sent_a_byte_at_a_time_gets_408(tmp_path: Path, path: str) 
     assert b'"error":"the request body did not arrive within 0.5 s"' in answer
 
 
+@pytest.mark.parametrize("path", ["/v1/traces", "/api/agent/runs"])
+async def test_a_body_that_stops_arriving_gets_408_after_the_read_gap(
+    tmp_path: Path, path: str
+) -> None:
+    async with standalone(tmp_path, body_timeout=30, read_gap=0.3) as (host, port):
+        reader, writer = await asyncio.open_connection(host, port)
+        writer.write(
+            f"POST {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {TOKEN}\r\n"
+            "Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{".encode()
+        )
+        started = time.monotonic()
+        try:
+            answer = await asyncio.wait_for(reader.read(4096), 10)
+        finally:
+            writer.close()
+        waited = time.monotonic() - started
+    assert answer.startswith(b"HTTP/1.1 408 ")
+    assert b'"error":"no byte of the request body arrived for 0.3 s"' in answer
+    assert waited < 5, f"answered after {waited:.1f} s: the total limit, not the gap"
+
+
+async def test_an_export_trickled_a_byte_a_tick_is_refused_at_the_attach_apis_limit(
+    tmp_path: Path,
+) -> None:
+    """OTLP's limit is the attach API's (plus a second a MiB received): a trickle earns none."""
+    async with standalone(tmp_path, body_timeout=1.0, read_gap=0.5) as (host, port):
+        reader, writer = await asyncio.open_connection(host, port)
+        writer.write(
+            f"POST /v1/traces HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {TOKEN}\r\n"
+            "Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n".encode()
+        )
+
+        async def trickle() -> None:
+            while True:
+                writer.write(b" ")
+                await writer.drain()
+                await asyncio.sleep(0.1)
+
+        sending = asyncio.create_task(trickle())
+        started = time.monotonic()
+        try:
+            answer = await asyncio.wait_for(reader.read(4096), 10)
+        finally:
+            sending.cancel()
+            writer.close()
+        waited = time.monotonic() - started
+    assert answer.startswith(b"HTTP/1.1 408 ")
+    assert b"did not arrive within 1 s" in answer
+    assert waited < 3
+
+
 @pytest.mark.parametrize("encoding", ["br", "zstd"])
 @pytest.mark.parametrize("path", ["/v1/traces", "/api/agent/runs"])
 async def test_an_encoding_not_inflated_here_is_a_json_415(
