@@ -37,10 +37,10 @@ from inspector import LedgerDirectorySource, RunKey, RunStore
 from ledger_reader import LlmCall
 from run_manager.ledger import cap_messages
 from tui.app import make_app
-from tui.conversation_text import conversation_text
 from tui.model_call import model_call_near
 from tui.run_search import SEARCH_PAGE, matches
 from tui.settings import Settings
+from tui.text.conversation import conversation_text
 from tui.widgets.detail import EventDetail
 from tui.widgets.event_list import EventList
 from tui.widgets.run_table import RunTable

@@ -16,7 +16,7 @@ from typing import Final, NamedTuple
 
 from inspector import RunKey, RunStore
 from inspector.ledger import LedgerItem, LlmCall, NodeEnter, NodeExit
-from tui.conversation_text import CallTiming
+from tui.text.conversation import CallTiming
 
 MODEL_PREFIX: Final = "llm:"
 """How a model node's id begins (as the timeline reads it)."""

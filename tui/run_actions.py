@@ -14,8 +14,8 @@ from textual.app import App
 
 from inspector import ActionRefused, RunStore, RunView
 from inspector.store import Action
-from tui.format import short_id
 from tui.run_keys import REFUSED_AS, ScreenKeys
+from tui.text.runs import short_id
 
 
 class RunKeys(ScreenKeys):

@@ -8,7 +8,7 @@ other event is searched in its payload as JSON (arguments, outputs, errors,
 prompts). Matching is case-insensitive. What ``n`` and ``N`` step
 through, and the counter counts, are *entries* (the lines of the event
 list: a paragraph of many chunks is one), so the search groups the events
-that match into the entries holding them as :mod:`tui.entries` does.
+that match into the entries holding them as :mod:`tui.text.entries` does.
 The run is read page by page from its source, so a run of a million
 events is searched without holding it.
 """
@@ -29,7 +29,7 @@ from inspector.ledger import (
     ReasoningChunk,
     conversation,
 )
-from tui.entries import joins
+from tui.text.entries import joins
 
 SEARCH_PAGE: Final = 2048
 """Events read from the source at a time."""

@@ -12,7 +12,7 @@ import pytest
 
 from inspector import RunSource, RunStore, RunUpdate, SourceUpdate
 from ledger_reader import LedgerItem, RunStatus, RunSummary
-from tui.format import replay_moments
+from tui.text.runs import replay_moments
 
 pytestmark = pytest.mark.timeout(30)
 

@@ -539,7 +539,7 @@ def test_the_summary_says_one_node_and_canceled_in_the_projects_spelling() -> No
     every other screen uses (the ledger's "cancelled" is only read, never shown)."""
     import msgspec
 
-    from tui.timeline_text import OUTCOME_WORDS, summary_text
+    from tui.text.timeline import OUTCOME_WORDS, summary_text
 
     timeline = Timeline()
     timeline.extend(parallel_run().items())

@@ -13,7 +13,8 @@ import pytest
 from inspector import LedgerDirectorySource, RunKey, RunStore
 from ledger_reader import LlmCall
 from tests.conversation_run import ANSWER, RUN_ID, write_conversation_run
-from tui.conversation_text import (
+from tui.model_call import LOOK_LIMIT, model_call_near
+from tui.text.conversation import (
     PART_PREVIEW,
     CallTiming,
     call_facts,
@@ -21,7 +22,6 @@ from tui.conversation_text import (
     fitted,
     tokens_per_second,
 )
-from tui.model_call import LOOK_LIMIT, model_call_near
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -16,9 +16,9 @@ from run_manager import AgentEvent, Content, Manager, ToolCallEvent
 from tests.conftest import RUN_ID, line, started
 from tests.tui_support import loaded, sample_app, settle
 from tui.app import make_app
-from tui.entries import EntryIndex
 from tui.screens.run import RunScreen
 from tui.settings import Settings
+from tui.text.entries import EntryIndex
 from tui.widgets.detail import EventDetail
 from tui.widgets.event_list import EventList
 from tui.widgets.run_preview import RunPreview

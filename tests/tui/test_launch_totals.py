@@ -11,8 +11,8 @@ import pytest
 
 from inspector.model import RunExtras, RunKey, RunView, make_view
 from ledger_reader import LlmCall, RunStatus, RunSummary
-from tui.format import status_mark
 from tui.screens.runs import _totals
+from tui.text.runs import status_mark
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -215,8 +215,8 @@ async def test_the_tui_and_ls_say_the_same_status_and_time(tmp_path: Path) -> No
     times) was ticking in the TUI (``59h21m``, live) while ``ls`` said ``0.1s``."""
     from tests.tui_support import loaded
     from tui.app import make_app
-    from tui.format import duration, status_mark
     from tui.settings import Settings
+    from tui.text.runs import duration, status_mark
 
     directory = tmp_path / "runs"
     paths = write_fixture_ledgers(directory)

@@ -16,8 +16,8 @@ from inspector import ReplaySource
 from tests.tui.test_interaction import screen_lines
 from tests.tui_support import FROZEN, loaded, open_run, settle
 from tui.app import make_app
-from tui.format import short_id
 from tui.settings import Settings
+from tui.text.runs import short_id
 from tui.widgets.run_table import RunTable
 from tui.widgets.source_line import SourceLine
 

@@ -34,8 +34,8 @@ from tests.tui_support import (
     settle,
 )
 from tui.app import make_app
-from tui.format import short_id
 from tui.settings import Settings
+from tui.text.runs import short_id
 from tui.widgets.run_table import RunTable
 from tui.widgets.source_line import SourceLine
 

@@ -27,12 +27,12 @@ from tests.inspector.test_sources_contract import until
 from tests.tui_support import drawn_cells, events_read, loaded, open_run, sample_app, settle
 from tui import textual_compat as compat
 from tui.app import make_app
-from tui.format import relative, tokens_and_cost
 from tui.screens.compare import CompareScreen
 from tui.screens.run import RunScreen
 from tui.screens.tool_calls import ToolCallsScreen
 from tui.settings import Settings
 from tui.text import cost, duration, offset, tokens
+from tui.text.runs import relative, tokens_and_cost
 from tui.widgets.comparison_table import ComparisonTable, amount
 from tui.widgets.detail import EventDetail
 from tui.widgets.event_list import EventList

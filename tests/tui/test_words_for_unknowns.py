@@ -20,8 +20,8 @@ from inspector.model import RunKey
 from ledger_reader import LlmCall
 from ledger_reader.events import LlmCallPayload
 from tests.conftest import RUN_ID
-from tui.describe import describe
-from tui.timeline_text import OPEN_END, BarCells, bar_text
+from tui.text.events import describe
+from tui.text.timeline import OPEN_END, BarCells, bar_text
 from tui.widgets.comparison_table import ComparisonTable
 
 pytestmark = pytest.mark.timeout(30)
@@ -108,7 +108,7 @@ def test_a_running_nodes_facts_say_running_once() -> None:
     from inspector.timeline import Timeline
     from ledger_reader import decode_line
     from tests.conftest import line
-    from tui.timeline_text import node_facts
+    from tui.text.timeline import node_facts
 
     timeline = Timeline("run_x")
     raw = [

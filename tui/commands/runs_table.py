@@ -14,8 +14,8 @@ from rich.text import Text
 
 from inspector.ledger import RunStatus, RunSummary, parse_time
 from inspector.status_words import without_status_word
-from tui.status_glyphs import STATUS_GLYPHS
 from tui.text import cost, damaged_count, duration, inert, shorten, skill_and_agent, tokens
+from tui.text.status_glyphs import STATUS_GLYPHS
 
 STATUS_COLOURS: Final = {
     RunStatus.RUNNING: "cyan",
@@ -28,7 +28,7 @@ STATUS_COLOURS: Final = {
     RunStatus.STALE: "bright_black",
     RunStatus.UNKNOWN: "bright_black",
 }
-"""The terminal colour of each status (its glyph is :data:`tui.status_glyphs.STATUS_GLYPHS`)."""
+"""The terminal colour of each status (its glyph: :data:`tui.text.status_glyphs.STATUS_GLYPHS`)."""
 
 
 def _duration(summary: RunSummary) -> str:

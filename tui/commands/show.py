@@ -1,7 +1,7 @@
 """``runtop show``: one run's events, readable or as JSON Lines, from a ledger or a server.
 
 Readable, events that belong together are one line, as in the app's event
-stream (:mod:`tui.entries`): a paragraph of streamed text or thinking, a
+stream (:mod:`tui.text.entries`): a paragraph of streamed text or thinking, a
 tool call with its result; ``--raw`` prints every event on its own line.
 ``--messages`` prints under each model call what it was sent and answered.
 Never loads Textual. ``--follow`` keeps printing until the run ends.
@@ -57,11 +57,11 @@ from tui.commands.targets import (
     require_run_id,
     resolve_ledger,
 )
-from tui.conversation_text import ANSWERED, CALLED, FAILED, THOUGHT
-from tui.describe import compact_json, describe, describe_entry, glyph
-from tui.entries import joins
 from tui.text import inert, offset
-from tui.timeline_text import render_lines
+from tui.text.conversation import ANSWERED, CALLED, FAILED, THOUGHT
+from tui.text.entries import joins
+from tui.text.events import compact_json, describe, describe_entry, glyph
+from tui.text.timeline import render_lines
 
 if TYPE_CHECKING:
     from inspector.attach_client import SseFrame
@@ -77,7 +77,7 @@ MESSAGE_INDENT: Final = " " * 14
 class EventPrinter:
     """Prints one run's lines, readable or as JSON Lines.
 
-    Readable, an event that continues the entry before it (:func:`tui.entries.joins`)
+    Readable, an event that continues the entry before it (:func:`tui.text.entries.joins`)
     is held until the entry ends (:meth:`flush`), then the entry is printed as one
     line; ``raw`` prints each event as it comes.
     """

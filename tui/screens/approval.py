@@ -11,7 +11,6 @@ from textual.events import Key
 from textual.widgets import Button, Input, Label
 
 from inspector import RunView
-from tui.format import cell, short_id
 from tui.runtop_screen import RuntopModal
 from tui.screens.cancel import (
     LEAVE_IT,
@@ -20,6 +19,7 @@ from tui.screens.cancel import (
     said_by_enter,
     typed_before_the_box,
 )
+from tui.text.runs import cell, short_id
 from tui.widgets.key_bar import KeyBar
 
 

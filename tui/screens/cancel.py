@@ -13,8 +13,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label
 
 from inspector import RunView
-from tui.format import cell
 from tui.runtop_screen import RuntopModal
+from tui.text.runs import cell
 from tui.typed_ahead import type_into
 from tui.widgets.key_bar import KeyBar
 

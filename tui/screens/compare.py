@@ -20,10 +20,10 @@ from textual.widgets import Static
 
 from inspector import RunKey, RunStore, RunView, SourceError
 from inspector.comparison import RunFacts, RunTally, compare, facts_of, tally_run
-from tui.format import now_or, short_id, status_mark
 from tui.runtop_screen import RuntopScreen
 from tui.store_news import StoreChanged
 from tui.text import inert, shorten, skill_and_agent
+from tui.text.runs import now_or, short_id, status_mark
 from tui.widgets.comparison_table import ComparisonTable
 from tui.widgets.key_bar import KeyBar
 from tui.widgets.timeline_pane import TimelinePane

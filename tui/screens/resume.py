@@ -10,10 +10,10 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Label
 
 from inspector import RunView
-from tui.describe import compact_json
-from tui.format import cell
 from tui.runtop_screen import RuntopModal
 from tui.screens.cancel import LEAVE_IT, press_focused, said_by_enter
+from tui.text.events import compact_json
+from tui.text.runs import cell
 from tui.widgets.key_bar import KeyBar
 
 

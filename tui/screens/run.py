@@ -24,14 +24,14 @@ from inspector.events import (
     raw_line,
 )
 from inspector.timeline import TimelineNode
-from tui.conversation_text import CallTiming
 from tui.model_call import model_call_near, shows_model_call
 from tui.run_search import matches
 from tui.runtop_screen import RuntopScreen
 from tui.screens.run_header import run_header
 from tui.store_news import StoreChanged
 from tui.text import inert
-from tui.timeline_text import node_facts
+from tui.text.conversation import CallTiming
+from tui.text.timeline import node_facts
 from tui.typed_ahead import type_into
 from tui.widgets.detail import EventDetail
 from tui.widgets.event_list import EventList

@@ -24,10 +24,10 @@ from inspector import (
     RunView,
 )
 from inspector.filters import FIELDS as FILTER_FIELDS
-from tui.format import now_or, short_id
 from tui.screens.runs_preview import PreviewingScreen
 from tui.store_news import StoreChanged
 from tui.text import inert
+from tui.text.runs import now_or, short_id
 from tui.typed_ahead import type_into
 from tui.widgets.filter_box import FilterBox
 from tui.widgets.key_bar import KeyBar

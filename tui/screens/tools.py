@@ -11,9 +11,9 @@ from textual.widgets import DataTable, Static
 
 from inspector import RunStore
 from inspector.status_words import STILL_GOING
-from tui.format import cell, duration
 from tui.runtop_screen import RuntopScreen
 from tui.store_news import StoreChanged
+from tui.text.runs import cell, duration
 from tui.widgets.key_bar import KeyBar
 
 NUMBERS: Final = (

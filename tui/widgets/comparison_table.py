@@ -19,8 +19,8 @@ from inspector.comparison import Comparison, Difference, RunFacts, ToolUse, Verd
 from inspector.events import RunStatus
 from inspector.status_words import CALL_ERROR, STILL_GOING
 from inspector.timeline import Outcome
-from tui.format import STATUS, UNKNOWN_MARK
 from tui.text import cost, duration, inert, shorten, tokens
+from tui.text.runs import STATUS, UNKNOWN_MARK
 
 GLYPH: Final = {
     Verdict.BETTER: "✓",

@@ -18,14 +18,14 @@ from textual.widgets import Static
 from inspector import ToolCallView
 from inspector.events import DamagedLine, LedgerItem, LlmCall, LlmChunk, ReasoningChunk
 from inspector.status_words import call_outcome
-from tui.conversation_text import (
+from tui.text import duration, inert
+from tui.text.conversation import (
     ROLES,
     CallTiming,
     ConversationLine,
     ConversationStyles,
     conversation_text,
 )
-from tui.text import duration, inert
 
 OUTPUT_PREVIEW: Final = 4000
 """Characters of a long output shown before "press o for all"."""

@@ -2,7 +2,7 @@
 
 An entry is one line: an event, or events that belong together (a
 paragraph of streamed text or reasoning, a tool call with its result; see
-:mod:`tui.entries`). The list asks the store for the events on screen (and
+:mod:`tui.text.entries`). The list asks the store for the events on screen (and
 a page around them) and nothing else, so a run of a million events scrolls
 like one of ten. Scrolling is by entry; the scroll bar measures events
 (and shows only when the entries do not all fit).
@@ -35,10 +35,10 @@ from inspector.events import (
     ToolResult,
     event_of,
 )
-from tui.describe import describe, describe_entry, glyph
-from tui.entries import Entry, EntryIndex
 from tui.event_pages import PAGE, EventPages
 from tui.text import inert, offset
+from tui.text.entries import Entry, EntryIndex
+from tui.text.events import describe, describe_entry, glyph
 from tui.textual_compat import grow_scroll_range, refresh_scrollbars
 from tui.widgets.lines import CURSOR_BINDINGS, highlighted
 

@@ -11,9 +11,9 @@ from textual.widget import Widget
 from inspector import RunView
 from inspector.events import LedgerItem
 from inspector.status_words import ended_reason, status_word
-from tui.describe import describe_entry
-from tui.entries import EntryIndex
 from tui.text import inert
+from tui.text.entries import EntryIndex
+from tui.text.events import describe_entry
 
 PREVIEW_LINES: Final = 7
 PREVIEW_EVENTS: Final = 64

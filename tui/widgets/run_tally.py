@@ -14,9 +14,9 @@ from typing import Final
 from inspector import RunView
 from inspector.events import RunStatus
 from inspector.status_words import UNKNOWN, WORDS, ended_reason
-from tui.format import status_mark
 from tui.text import cost as cost_said
 from tui.text import tokens as tokens_said
+from tui.text.runs import status_mark
 from tui.widgets.run_columns import DOING_MAX, SOURCE_MAX, UNKNOWN_FILL, Fill
 
 _SAYS_WHY: Final = frozenset({RunStatus.FAILED, RunStatus.CANCELED})

@@ -23,7 +23,7 @@ from textual.widgets import Static
 from inspector import RunKey, RunStore, SourceError
 from inspector.timeline import TIMELINE_PAGE, Timeline, TimelineSummary, add_child_runs
 from tui.text import inert
-from tui.timeline_text import damage_text, summary_text
+from tui.text.timeline import damage_text, summary_text
 from tui.widgets.said import say
 from tui.widgets.timeline_view import TimelineView
 

@@ -30,8 +30,8 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from inspector.timeline import NodeKind, Outcome, Timeline, TimelineNode
+from tui.text.timeline import Columns, bar_cells, bar_text, columns, label, numbers, ruler
 from tui.textual_compat import grow_scroll_range
-from tui.timeline_text import Columns, bar_cells, bar_text, columns, label, numbers, ruler
 from tui.widgets.lines import CURSOR_BINDINGS, highlighted
 
 MIN_WINDOW: Final = 0.001

@@ -1,6 +1,6 @@
 """The one glyph of each run status, wherever a status is shown with its mark.
 
-The runs table and a run's header (:mod:`tui.format`, in theme colours) and
+The runs table and a run's header (:mod:`tui.text.runs`, in theme colours) and
 ``runtop ls`` (:mod:`tui.commands.runs_table`, in terminal colours) take the
 glyphs from here and keep only their colours. Plain strings: importing this
 loads neither Textual nor Rich.

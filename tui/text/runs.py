@@ -15,8 +15,8 @@ from rich.text import Text
 from inspector import RunView
 from inspector.ledger import RunStatus
 from inspector.status_words import STILL_GOING, UNKNOWN, status_word
-from tui.status_glyphs import STATUS_GLYPHS
 from tui.text import cost, duration, inert, shorten, tokens, under_a_tenth
+from tui.text.status_glyphs import STATUS_GLYPHS
 
 __all__ = [
     "STATUS",
@@ -47,7 +47,7 @@ _STATUS_COLOURS: Final = {
 }
 
 STATUS: Final = {status: (STATUS_GLYPHS[status], _STATUS_COLOURS[status]) for status in RunStatus}
-"""Glyph (:mod:`tui.status_glyphs`, as ``runtop ls`` marks it) and theme colour of each status
+"""Glyph (:mod:`tui.text.status_glyphs`, as ``runtop ls`` marks it) and theme colour of each status
 (colours are resolved by the widget); the word is the status's own
 (:mod:`inspector.status_words`), as ``runtop ls`` and the API say it."""
 

@@ -173,7 +173,7 @@ def _ended_as(status: str | None) -> str:
 
 
 def describe_entry(items: list[LedgerItem]) -> tuple[str, str]:
-    """The mark and words of an entry (:mod:`tui.entries`): a paragraph as its text, a tool
+    """The mark and words of an entry (:mod:`tui.text.entries`): a paragraph as its text, a tool
     call with its outcome, anything else as its one event."""
     first = items[0]
     if isinstance(first, LlmChunk | ReasoningChunk):

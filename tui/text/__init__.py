@@ -1,4 +1,14 @@
-"""Untrusted text made safe to show.
+"""The text of runs and events, for the app and ``runtop show`` alike; Textual draws none of it.
+
+- :mod:`tui.text.runs`: a run's status, times, tokens and cost in the runs table and header;
+- :mod:`tui.text.status_glyphs`: the one glyph of each run status;
+- :mod:`tui.text.events`: one readable line per event;
+- :mod:`tui.text.entries`: which events join into one entry of the event stream;
+- :mod:`tui.text.conversation`: a model call's messages;
+- :mod:`tui.text.timeline`: a timeline's rows, bars, ruler and summary.
+
+This module holds what they all use: untrusted text made safe to show, and
+the words for durations, tokens and cost.
 
 Ledgers carry prompts, tool arguments and outputs: anything at all,
 escape sequences included. Every string shown passes through here first,
@@ -100,7 +110,7 @@ def duration(seconds: float | None) -> str:
 
 def under_a_tenth(seconds: float) -> bool:
     """Whether :func:`duration` writes ``seconds`` in milliseconds (``0.012s``) or as
-    nothing: a moment that long ago is *now* (:func:`tui.format.relative`)."""
+    nothing: a moment that long ago is *now* (:func:`tui.text.runs.relative`)."""
     return round(seconds * 1000) < 100
 
 
