@@ -10,6 +10,7 @@ Terms are separated by spaces and must all match::
     since:1h                    started within the last hour (s, m, h, d), or since a time
     error:"timed out"           the run's error mentions "timed out"
     "two words"                 a quoted phrase ("a:b" is text, not a field)
+    has:"connection refused"    the run's events hold the words (its files are searched)
 
 A status may be written as the table writes it (``awaiting_approval``), as
 the ledger does (``ok``, ``error``, ``cancelled``) or by an unambiguous
@@ -17,6 +18,10 @@ start (``await``); see :mod:`inspector.status_words`. Matching is
 case-insensitive. A filter that does not parse (an unknown field or status,
 a bad regular expression) raises :class:`FilterError` naming what is wrong,
 for the UI to show as it is.
+
+``has:`` is answered from the run's files, not its summary: :meth:`RunFilter.matches`
+checks every other term, and :mod:`inspector.content_search` the filter's
+:attr:`~RunFilter.phrases` (case: :mod:`ledger_reader.text_search`).
 """
 
 from __future__ import annotations
@@ -31,10 +36,12 @@ import msgspec
 from inspector.model import RunView
 from inspector.status_words import UnknownStatus, status_word, statuses_named
 from ledger_reader import timespan
+from ledger_reader.text_search import Phrase
 
-FIELDS: Final = ("status", "skill", "agent", "source", "run", "parent", "error", "since")
+FIELDS: Final = ("status", "skill", "agent", "source", "run", "parent", "error", "since", "has")
 
 _WORD: Final = re.compile(r"""(?:[^\s"']+|"[^"]*"|'[^']*')+""")
+_PART: Final = re.compile(r"""[^"']+|"([^"]*)"|'([^']*)'""")
 _FIELD: Final = re.compile(r"^[A-Za-z_]+$")
 
 
@@ -83,14 +90,19 @@ def _status_test(value: str) -> Callable[[str], bool]:
 
 def _words(text: str) -> list[tuple[str, bool]]:
     """The filter's words, unquoted, and whether each began with a quote."""
-    if (text.count('"') % 2) or (text.count("'") % 2):
+    if _WORD.sub("", text).strip():  # a quote left over: one no other closes
         raise FilterError("cannot read the filter: a quote is not closed")
     words: list[tuple[str, bool]] = []
     for match in _WORD.finditer(text):
         word = match.group()
         sign = word[:1] if word[:1] in {"-", "!"} and len(word) > 1 else ""
         quoted = word[len(sign) : len(sign) + 1] in {'"', "'"}
-        words.append((sign + re.sub(r"""["']""", "", word[len(sign) :]), quoted))
+        # Each quoted part without its quotes: 'say "hi"' is say "hi".
+        unquoted = "".join(
+            next((group for group in part.groups() if group is not None), part.group())
+            for part in _PART.finditer(word[len(sign) :])
+        )
+        words.append((sign + unquoted, quoted))
     return words
 
 
@@ -111,12 +123,15 @@ class RunFilter(msgspec.Struct, frozen=True):
     terms: tuple[Term, ...]
     since: float | None = None
     since_negated: bool = False
+    phrases: tuple[tuple[Phrase, bool], ...] = ()
+    """The ``has:`` terms: each phrase, and whether it is negated (``-has:``)."""
 
     @classmethod
     def parse(cls, text: str, *, now: float | None = None) -> RunFilter:
         terms: list[Term] = []
         since: float | None = None
         since_negated = False
+        phrases: list[tuple[Phrase, bool]] = []
         for word, quoted in _words(text):
             negated = word[:1] in {"-", "!"} and len(word) > 1
             body = word[1:] if negated else word
@@ -136,6 +151,9 @@ class RunFilter(msgspec.Struct, frozen=True):
                 since = since_seconds(value, now if now is not None else time.time())
                 since_negated = negated
                 continue
+            if field == "has":
+                phrases.append((Phrase(value), negated))
+                continue
             if field == "status":
                 test = _status_test(value)
             elif field == "source":
@@ -143,10 +161,17 @@ class RunFilter(msgspec.Struct, frozen=True):
             else:
                 test = _text_test(value)
             terms.append(Term(field, test, negated, word))
-        return cls(text=text, terms=tuple(terms), since=since, since_negated=since_negated)
+        return cls(
+            text=text,
+            terms=tuple(terms),
+            since=since,
+            since_negated=since_negated,
+            phrases=tuple(phrases),
+        )
 
     def matches(self, run: RunView, *, source_down: bool = False) -> bool:
-        """Whether ``run`` passes (``source_down``: its source is away, so it shows unknown)."""
+        """Whether ``run`` passes every term but ``has:`` (``source_down``: its source is
+        away, so it shows unknown); :attr:`phrases` are for a search of its files."""
         if self.since is not None:
             inside = run.started_at is not None and run.started_at >= self.since
             if inside == self.since_negated:

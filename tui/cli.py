@@ -104,6 +104,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ls.add_argument("--json", action="store_true", help="print a JSON array of run summaries")
     ls.add_argument(
+        "--filter",
+        metavar="FILTER",
+        help="only the runs this filter passes, as the app's / takes it: "
+        'status:failed, skill:deploy, since:1h, has:"connection refused" (docs/filters.md)',
+    )
+    ls.add_argument(
         "--no-cache",
         action="store_true",
         help="read every ledger, neither using nor writing the summary cache in "

@@ -6,6 +6,8 @@ reading, and every import is paid on each call (bench/directory.py). What
 each ledger's bytes said is kept in the summary cache
 (:mod:`ledger_reader.summary_cache`), so a second listing reads only the
 ledgers that changed; ``--no-cache`` or ``RUNTOP_NO_CACHE=1`` read them all.
+``--filter`` keeps the runs a filter passes, in the language of the app's ``/``
+(:mod:`inspector.filters`), ``has:`` included.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import argparse
 import gc
 import os
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -27,17 +30,19 @@ from inspector.ledger import (
     scan_summaries,
 )
 from tui.commands.output import say, write_json
-from tui.commands.targets import split_targets
+from tui.commands.targets import CommandError, split_targets
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from inspector.filters import RunFilter
 
 
 def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     """The table (or, with ``--json``, the JSON array) of the runs ``args`` name."""
     if args.json:
         return run_json(args)
-    summaries, failed = _gather(args)
+    summaries, failed = _filtered(args)
     if summaries:
         from tui.commands.runs_table import runs_table
 
@@ -51,9 +56,50 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 def run_json(args: argparse.Namespace) -> int:
     """``runtop ls --json``, without the consoles (and Rich) the table needs."""
-    summaries, failed = _gather(args)
+    summaries, failed = _filtered(args)
     write_json(msgspec.json.encode(summaries))
     return 1 if failed else 0
+
+
+def _filtered(args: argparse.Namespace) -> tuple[list[RunSummary], bool]:
+    """The runs ``args`` name that ``--filter`` passes (all, without one)."""
+    text = getattr(args, "filter", None) or ""
+    if not text.strip():
+        return _gather(args)
+    from inspector.filters import FilterError, RunFilter
+
+    try:
+        run_filter = RunFilter.parse(text)
+    except FilterError as error:
+        raise CommandError(f"--filter {text!r}: {error}") from None
+    summaries, failed = _gather(args)
+    roots, _ = split_targets(args.paths)
+    return [
+        summary for summary in summaries if passes(run_filter, summary, _source(summary, roots))
+    ], failed
+
+
+def _source(summary: RunSummary, roots: list[Path]) -> str:
+    """The name the app gives the source of ``summary``'s run: the directory (or file) it
+    was found under, else the attach server's URL."""
+    if summary.path is None:
+        return summary.host or ""
+    for root in roots:
+        if summary.path == str(root) or summary.path.startswith(str(root).rstrip("/") + "/"):
+            return root.resolve().name or str(root)
+    return Path(summary.path).parent.name
+
+
+def passes(run_filter: RunFilter, summary: RunSummary, source: str) -> bool:
+    """Whether ``summary``'s run passes ``run_filter``, as the app's table would show it;
+    its files are searched for ``has:`` only if every other term passes."""
+    from inspector.content_search import ContentSearch
+    from inspector.model import RunKey, make_view
+
+    view = make_view(RunKey(source, summary.run_id), summary, None, detailed=not summary.partial)
+    if not run_filter.matches(view):
+        return False
+    return not run_filter.phrases or ContentSearch(run_filter.phrases).passes(summary)
 
 
 def _gather(args: argparse.Namespace) -> tuple[list[RunSummary], bool]:

@@ -440,6 +440,8 @@ class RunsScreen(PreviewingScreen):
         box = self.query_one(FilterBox)
         try:
             self.run_filter = RunFilter.parse(text, now=self.clock) if text.strip() else None
+            if self.run_filter is not None and self.run_filter.phrases:
+                raise FilterError("has: is for runtop ls --filter; the table cannot search yet")
         except FilterError as error:
             if not box.has_class("open"):  # given at launch (--filter): the box is not open
                 self.notify(str(error), title="Filter", severity="error", markup=False)
