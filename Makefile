@@ -9,7 +9,7 @@ RUN_STAMP := $(VENV)/.installed-run-$(HASH)
 TEST_STAMP := $(VENV)/.installed-test-$(HASH)
 LEDGERS ?= ../shared/fixtures/ledgers
 
-.PHONY: setup run ls test soak lint clean screenshots snapshots
+.PHONY: setup run ls test soak lint clean screenshots snapshots docs
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -57,7 +57,12 @@ soak: $(TEST_STAMP)
 	$(BIN)/pytest -m soak
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache build
+
+# The API reference, from the docstrings (pdoc), in build/api/index.html. A warning or a
+# public name without a docstring fails it; make test builds it too (test_api_reference).
+docs: $(TEST_STAMP)
+	$(BIN)/python docs/api_reference.py build/api
 
 # The README's screenshots: scripted scenarios, saved as SVG by the app itself.
 screenshots: $(RUN_STAMP)

@@ -71,11 +71,13 @@ class LedgerFiles:
         return ledger
 
     def forget(self, path: str) -> None:
+        """Close the ledger at ``path``, if it is open (its file is gone or replaced)."""
         ledger = self._open.pop(path, None)
         if ledger is not None:
             ledger.close()
 
     def close(self) -> None:
+        """Close every open ledger."""
         for ledger in self._open.values():
             ledger.close()
         self._open.clear()
@@ -205,6 +207,11 @@ class LedgerDirectorySource(RunSource):
             yield update
 
     def path_of(self, run_id: str) -> str:
+        """The ledger file of ``run_id``, as found under the directory.
+
+        Raises:
+            SourceError: no ledger of that run has been seen here.
+        """
         path = self._paths.get(run_id)
         if path is None:
             raise SourceError(f"no ledger for run {run_id} in {self.root}")
@@ -251,6 +258,7 @@ class LedgerDirectorySource(RunSource):
         return None
 
     async def cancel(self, run_id: str, reason: str | None) -> None:
+        """Write a cancel request in ``.control/``: the manager writing the run stops it."""
         if not is_valid_run_id(run_id):
             raise ActionRefused(f"invalid run id {run_id!r}")
         await asyncio.to_thread(
@@ -324,6 +332,7 @@ class ReplaySource(RunSource):
         return self._budget is not None
 
     def pause(self) -> None:
+        """Stop playing where the replay is, until :meth:`play` or :meth:`step`."""
         self._budget = 0
         self._changed.set()
 

@@ -153,6 +153,7 @@ class ManagerSource(RunSource):
         return live_run_refusal(action, summary)
 
     async def cancel(self, run_id: str, reason: str | None) -> None:
+        """Cancel through the manager, as :meth:`Manager.cancel` does."""
         try:
             self.manager.cancel(run_id, reason, source=ACTED_BY)
         except RunNotFound as error:
@@ -167,6 +168,7 @@ class ManagerSource(RunSource):
     async def approve(
         self, run_id: str, approval_id: str | None, approved: bool, reason: str | None
     ) -> None:
+        """Decide through the manager, as :meth:`Manager.approve` does."""
         try:
             self.manager.approve(run_id, approval_id, approved, reason, source=ACTED_BY)
         except (RunNotFound, ApprovalNotFound) as error:

@@ -280,6 +280,7 @@ class RemoteSource(RunSource):
         return live_run_refusal(action, summary)
 
     async def cancel(self, run_id: str, reason: str | None) -> None:
+        """``POST .../runs/{run_id}/cancel`` to the server; its refusal's words if it refuses."""
         await self._act(self.client.cancel(run_id, reason))
 
     async def resume(self, run_id: str) -> str:
@@ -288,6 +289,7 @@ class RemoteSource(RunSource):
     async def approve(
         self, run_id: str, approval_id: str | None, approved: bool, reason: str | None
     ) -> None:
+        """``POST .../runs/{run_id}/approve`` to the server."""
         await self._act(self.client.approve(run_id, approval_id, approved, reason))
 
     async def _act(self, action: Coroutine[Any, Any, T]) -> T:

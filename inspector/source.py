@@ -115,8 +115,11 @@ class RunSource(abc.ABC):
     live: ClassVar[bool] = False
     """Runs may change while watched."""
     can_cancel: ClassVar[bool] = False
+    """:meth:`cancel` may work (the app greys ``c`` where it cannot)."""
     can_resume: ClassVar[bool] = False
+    """:meth:`resume` may work."""
     can_approve: ClassVar[bool] = False
+    """:meth:`approve` may work."""
     can_replay: ClassVar[bool] = False
     """Plays recorded runs back: paused, stepped, sped up (:mod:`inspector.replay`)."""
 
@@ -151,6 +154,11 @@ class RunSource(abc.ABC):
         return None
 
     async def cancel(self, run_id: str, reason: str | None) -> None:
+        """Ask the run to stop, with ``reason``; it ends once it has (an update says so).
+
+        Raises:
+            ActionRefused: this source cannot cancel, or not this run (the words say why).
+        """
         raise ActionRefused(f"{self.describe()} cannot cancel runs")
 
     async def resume(self, run_id: str) -> str:
@@ -160,6 +168,11 @@ class RunSource(abc.ABC):
     async def approve(
         self, run_id: str, approval_id: str | None, approved: bool, reason: str | None
     ) -> None:
+        """Decide the approval the run waits on (``approval_id`` ``None``: its only one).
+
+        Raises:
+            ActionRefused: this source cannot approve, or the run waits on nothing.
+        """
         raise ActionRefused(f"{self.describe()} cannot approve runs")
 
     def describe(self) -> str:

@@ -32,6 +32,8 @@ from run_manager.ids import new_run_id
 from run_manager.ledger import LedgerBusy, LedgerWriter
 from run_manager.manager import Closed, Manager
 from run_manager.recorders import (
+    ModelCallRecord,
+    ToolCallRecord,
     approval,
     cancel_requested,
     model_call,
@@ -61,6 +63,7 @@ __all__ = [
     "LedgerBusy",
     "LedgerWriter",
     "Manager",
+    "ModelCallRecord",
     "ModelRequest",
     "RunCanceled",
     "RunFailed",
@@ -71,6 +74,7 @@ __all__ = [
     "Subscription",
     "Thinking",
     "ToolCallEvent",
+    "ToolCallRecord",
     "ToolResultEvent",
     "approval",
     "cancel_requested",

@@ -23,18 +23,37 @@ from run_manager.adapters import adapt
 
 @runtime_checkable
 class Agent(Protocol):
-    """Anything with a name that turns an input into an output, asynchronously."""
+    """Anything with a name that turns an input into an output, asynchronously.
+
+    No base class is needed: the manager accepts any object of this shape (and
+    a plain function, as :class:`FunctionAgent`).
+    """
 
     name: str
+    """What ledgers, listings and :meth:`Manager.register`
+    call the agent."""
 
-    async def run(self, input: str) -> str: ...
+    async def run(self, input: str) -> str:
+        """Do the work on ``input``; what it returns is the run's output.
+
+        The manager cancels the task that awaits it to stop the run, so an
+        agent needs nothing of its own to be cancelled.
+        """
+        ...
 
 
 @runtime_checkable
 class StreamingAgent(Agent, Protocol):
     """An agent that can also report what it does as it does it."""
 
-    def run_stream(self, input: str) -> AsyncIterator[AgentEvent]: ...
+    def run_stream(self, input: str) -> AsyncIterator[AgentEvent]:
+        """Do the work on ``input``, yielding :data:`AgentEvent` as it goes.
+
+        :meth:`Manager.stream` records each event in
+        the run's ledger and hands it to ``handle.events()``; a :class:`Complete`
+        ends a model call and an :class:`AgentError` fails the run.
+        """
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +61,7 @@ class Content:
     """A piece of the answer's text."""
 
     text: str
+    """The text, as it arrived (the ledger's ``llm_chunk``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +69,7 @@ class Thinking:
     """A piece of the model's reasoning."""
 
     text: str
+    """The text, as it arrived (the ledger's ``reasoning_chunk``)."""
 
 
 ToolStatus = Literal["starting", "executing", "completed", "error"]
@@ -59,10 +80,15 @@ class ToolCallEvent:
     """A tool call changing state; ``result`` is set once it is ``completed`` or ``error``."""
 
     id: str
+    """The call's id, which pairs it with its result."""
     name: str
+    """The tool's name."""
     arguments: Any = None
+    """What the tool is called with (JSON-like)."""
     status: ToolStatus = "starting"
+    """Where the call is: ``starting``, ``executing``, ``completed`` or ``error``."""
     result: Any = None
+    """What the tool returned (or the error), once it is ``completed`` or ``error``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,9 +96,13 @@ class ToolResultEvent:
     """A tool call's outcome, reported on its own."""
 
     id: str
+    """The id of the :class:`ToolCallEvent` this result ends."""
     name: str = ""
+    """The tool's name."""
     result: Any = None
+    """What the tool returned, or the error."""
     status: ToolStatus = "completed"
+    """``completed``, or ``error`` when the tool failed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +110,7 @@ class AgentError:
     """The agent failed: the run fails with this message."""
 
     message: str
+    """Why: the run's error, as ``result()`` raises it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,11 +132,17 @@ class Complete:
     """The model call finished, with its usage (and, optionally, its answer)."""
 
     model: str | None = None
+    """The model that answered."""
     provider: str | None = None
+    """Who serves it (``anthropic``, ``openai``)."""
     prompt_tokens: int | None = None
+    """Tokens sent, as the provider counted them."""
     output_tokens: int | None = None
+    """Tokens answered."""
     cost_usd: float | None = None
+    """What the call cost, where the agent knows it."""
     metadata: dict[str, Any] = field(default_factory=dict)
+    """Anything else to keep in the ``llm_call`` (JSON-like)."""
     response: Any = None
     """What the model answered, as messages (:mod:`ledger_reader.messages`); when not
     given, the text and thinking streamed since the call began."""
@@ -142,12 +179,19 @@ class CancelToken:
         self._cancelled = False
         self._event: threading.Event | None = None
         self.reason: str | None = None
+        """Why the run was cancelled, once it is."""
 
     @property
     def cancelled(self) -> bool:
+        """Whether the run was cancelled: a loop in the agent checks it between steps."""
         return self._cancelled
 
     def cancel(self, reason: str | None = None) -> None:
+        """Mark the run cancelled and wake :meth:`wait` (a second call changes nothing).
+
+        Args:
+            reason: why, kept in :attr:`reason` for :meth:`raise_if_cancelled`.
+        """
         with _token_lock:
             if self._cancelled:
                 return
@@ -182,12 +226,15 @@ class FunctionAgent:
 
     def __init__(self, function: SyncAgentFunction, name: str | None = None) -> None:
         self.function = function
+        """``fn(input)`` or ``fn(input, token)``."""
         self.name = name or getattr(function, "__name__", "function")
+        """``name``, else the function's own."""
         try:
             parameters = inspect.signature(function).parameters
         except (TypeError, ValueError):
             parameters = {}  # type: ignore[assignment]
         self.takes_token = len(parameters) >= 2
+        """Whether the function takes a :class:`CancelToken` (it has two parameters)."""
 
     def call(self, input: str, token: CancelToken) -> str:
         """Run the function in the calling thread."""
@@ -196,6 +243,7 @@ class FunctionAgent:
         return str(self.function(input))
 
     async def run(self, input: str) -> str:  # pragma: no cover - the manager calls `call`
+        """Refused: the manager runs a function agent in a thread, through :meth:`call`."""
         raise TypeError("FunctionAgent runs in a thread; start it through a Manager")
 
 

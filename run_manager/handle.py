@@ -16,23 +16,42 @@ from run_manager.run import Run, Status
 
 @dataclass(frozen=True, slots=True)
 class Info:
-    """A snapshot of one run."""
+    """A snapshot of one run: what :meth:`Handle.info`, :meth:`Handle.wait` and
+    :meth:`Manager.list` give.
+
+    It is a copy taken when asked for: ask again to see the run move on.
+    """
 
     run_id: str
+    """The run's id (``run_<UTC time>_<16 hex digits>``), the name of its ledger file."""
     agent: str
+    """The agent's name."""
     input: Any
+    """What the run was started with (what :meth:`Manager.resume` starts again)."""
     status: Status
+    """``running``, then ``succeeded``, ``failed`` or ``canceled``."""
     started_at: datetime
+    """When the run started (UTC)."""
     ended_at: datetime | None
+    """When it ended (UTC); ``None`` while it runs."""
     error: str | None
+    """Why it failed or was cancelled; ``None`` otherwise."""
     cancel_requested: bool
     """A cancel was asked for; the run may still be stopping."""
     cancel_reason: str | None
+    """The reason given with the cancel (``timeout`` for a timeout, ``shutdown`` at close)."""
     streamed: bool
+    """Started with :meth:`Manager.stream`."""
     parent_run_id: str | None
+    """The run it was started from inside, if any."""
     resumed_from: str | None
+    """The run it re-issues, for a run made by :meth:`Manager.resume`."""
     ledger_path: Path | None
+    """Its ledger file; ``None`` for a manager without a ledger directory."""
     pending_approvals: tuple[str, ...] = ()
+    """The ids of the approvals the run waits on now, oldest first: a run at an
+    :func:`approval` gate has one, and :meth:`Manager.approve` decides it (given
+    ``None`` for the id, the only one)."""
 
 
 def info_of(run: Run) -> Info:
@@ -65,13 +84,16 @@ class Handle:
 
     @property
     def run_id(self) -> str:
+        """The run's id: what the manager, the attach API and ``runtop`` know it by."""
         return self._run.id
 
     @property
     def status(self) -> Status:
+        """Where the run is now (cheaper than :meth:`info` for this one field)."""
         return self._run.status
 
     def info(self) -> Info:
+        """A snapshot of the run now (its pending approvals among it)."""
         return info_of(self._run)
 
     def cancel(self, reason: str | None = None, *, source: str = "api") -> bool:

@@ -27,13 +27,22 @@ REPLAY_BYTES: Final = 1024 * 1024
 
 @dataclass(frozen=True, slots=True)
 class Lagged:
-    """``missed`` events of ``run_id`` (or of any run, for ``None``) were not delivered here."""
+    """``missed`` events of ``run_id`` (or of any run, for ``None``) were not delivered here.
+
+    It stands where the gap is: what came before and after it arrived in order. The
+    events lost are in the run's ledger, for a subscriber that needs them all.
+    """
 
     run_id: str | None
+    """The run whose events were lost (``None``: a subscriber of every run lost some)."""
     missed: int
+    """How many events were lost at this place."""
 
 
 HubItem = RunEvent | Lagged
+"""What a :class:`Subscription` yields: a run's event as its ledger has it (one of
+:mod:`ledger_reader.events`: ``RunStarted`` ... ``RunCompleted``, each with its
+``run_id``, ``seq``, ``time``, ``type`` and ``payload``), or a :class:`Lagged` marker."""
 
 
 class LedgerLines(Sequence[bytes]):
@@ -102,6 +111,7 @@ class Subscription:
 
     def __init__(self, hub: Hub, run_id: str | None, max_pending: int) -> None:
         self.run_id = run_id
+        """The run followed; ``None`` for every run."""
         self._hub = hub
         self._max_pending = max_pending
         self._items: deque[HubItem] = deque()
@@ -196,16 +206,31 @@ class _Replay:
 class Hub:
     """Fans each run's events out to subscribers of that run and of all runs.
 
+    The manager publishes every event it writes to a ledger here, as it writes it;
+    a subscriber receives the same events (:data:`HubItem`), so it can follow runs
+    live without reading files::
+
+        async for item in manager.hub.subscribe(handle.run_id):
+            if isinstance(item, Lagged):
+                ...  # item.missed events lost here: the ledger has them
+            elif item.type == "tool_call":
+                print(item.payload.name, item.payload.arguments)
+
+    A per-run subscription ends after the run's ``run_completed``.
+
     Args:
-        replay_events, replay_bytes: how much of each run a late subscriber
-            is replayed.
+        replay_events: how many of each run's recent events a late subscriber is
+            replayed.
+        replay_bytes: the most bytes of ledger lines replayed per run.
     """
 
     def __init__(
         self, *, replay_events: int = REPLAY_EVENTS, replay_bytes: int = REPLAY_BYTES
     ) -> None:
         self.replay_events = replay_events
+        """Recent events kept per run for late subscribers."""
         self.replay_bytes = replay_bytes
+        """The most bytes of ledger lines kept per run for late subscribers."""
         self._by_run: dict[str, set[Subscription]] = {}
         self._everyone: set[Subscription] = set()
         self._replays: dict[str, _Replay] = {}
@@ -221,6 +246,7 @@ class Hub:
         self._listeners.append(listener)
 
     def remove_listener(self, listener: Callable[[RunEvent, bytes], None]) -> None:
+        """Stop calling ``listener`` (one not added is ignored)."""
         with contextlib.suppress(ValueError):
             self._listeners.remove(listener)
 
@@ -237,6 +263,7 @@ class Hub:
     def remove_batch_listener(
         self, listener: Callable[[Sequence[RunEvent], Sequence[bytes]], None]
     ) -> None:
+        """Stop calling ``listener`` (one not added is ignored)."""
         with contextlib.suppress(ValueError):
             self._batch_listeners.remove(listener)
 
@@ -346,4 +373,5 @@ class Hub:
 
     @property
     def subscriber_count(self) -> int:
+        """Subscriptions open now, of one run or of all."""
         return len(self._everyone) + sum(len(s) for s in self._by_run.values())

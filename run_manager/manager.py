@@ -47,6 +47,7 @@ from run_manager.ledger import LedgerWriter
 from run_manager.run import Approval, ApprovalNotFound, CancelKind, Run, Status
 
 DEFAULT_RETAINED: Final = 100
+"""Finished runs a manager keeps listable unless told otherwise."""
 RECORD_CONTENT_VARIABLE: Final = "RUNTOP_RECORD_CONTENT"
 """Set to ``0`` (or ``false``, ``no``, ``off``) to keep what models were sent and answered
 out of every ledger, whatever the program asks."""
@@ -101,13 +102,18 @@ class Manager:
         if retained_runs < 0:
             raise ValueError("retained_runs must be 0 or more")
         self.retained_runs = retained_runs
+        """Finished runs kept for :meth:`list`, :meth:`get` and :meth:`resume` from memory."""
         self.ledger_dir = Path(ledger_dir).expanduser() if ledger_dir is not None else None
         if self.ledger_dir is not None:
             prepare_ledger_dir(self.ledger_dir)
         self.hub = hub or Hub()
+        """Every event the runs record, live: :meth:`Hub.subscribe`."""
         self.writer_name = writer_name
+        """What ``run_started`` records as the ledger's ``writer``."""
         self.watch_control = watch_control and self.ledger_dir is not None
+        """Whether ``<ledger_dir>/.control`` is followed (only with a ledger directory)."""
         self.executor = executor
+        """Where agents execute; ``None``: on this event loop, or a thread of their own."""
         self.record_content = record_content and content_allowed()
         """Whether runs record model calls' messages (the argument and the environment)."""
         self._live: dict[str, Run] = {}
@@ -288,7 +294,7 @@ class Manager:
             raise RunNotFound(run_id)
         return Handle(run)
 
-    def list(self) -> list[Info]:
+    def list(self) -> builtins.list[Info]:
         """Every live and retained run, newest first."""
         runs = [*self._live.values(), *self._finished.values()]
         runs.sort(key=lambda run: (run.started_at, run.id), reverse=True)
@@ -326,11 +332,24 @@ class Manager:
         reason: str | None = None,
         source: str = "api",
     ) -> Approval:
-        """Decide a pending approval gate of a live run.
+        """Decide a pending approval gate of a live run: the agent's ``approval`` returns.
+
+        Args:
+            run_id: the live run that waits.
+            approval_id: the gate, one of ``handle.info().pending_approvals``; ``None``
+                means the run's only pending approval, the usual case (a run that waits
+                on several at once, from concurrent tasks, needs the id).
+            approved: the decision the agent's :func:`~run_manager.approval` returns.
+            reason: why, recorded in the ledger's ``approval_response`` and returned.
+            source: who decided, recorded with it (the app says ``runtop``).
+
+        Returns:
+            The decision as the agent receives it.
 
         Raises:
             RunNotFound: no such live run.
-            ApprovalNotFound: no such pending approval.
+            ApprovalNotFound: no such pending approval, or ``None`` was given while the
+                run waits on none or on several.
         """
         run = self._live.get(run_id)
         if run is None:

@@ -84,10 +84,15 @@ class ToolCallRecord(_Recording):
 
     def __init__(self, name: str, arguments: Any) -> None:
         self.name = name
+        """The tool's name."""
         self.arguments = arguments
+        """What it was called with, as the ledger's ``tool_call`` keeps it."""
         self.output: Any = None
+        """What the tool returned: set it in the block (JSON-like; capped like any data)."""
         self.error: str | None = None
+        """Set instead of :attr:`output` for a call that failed without raising."""
         self.call_id: str | None = None
+        """The call's id in the ledger, once the block has begun inside a run."""
         self._run = current_run()
 
     def _begin(self) -> Self:
@@ -108,7 +113,19 @@ class ToolCallRecord(_Recording):
 
 
 def tool_call(name: str, arguments: Any = None) -> ToolCallRecord:
-    """Record a tool call around a block (``with`` or ``async with``)."""
+    """Record a tool call around a block (``with`` or ``async with``).
+
+    The ledger gets ``tool_call`` when the block begins and ``tool_result`` when it
+    ends, so the call's time is the block's, and a run that hangs in a tool shows
+    which one.
+
+    Args:
+        name: the tool's name (the app's tool-call statistics group by it).
+        arguments: what the tool is called with (JSON-like).
+
+    Returns:
+        The call, whose :attr:`~ToolCallRecord.output` the block sets.
+    """
     return ToolCallRecord(name, arguments)
 
 
@@ -120,7 +137,9 @@ class ModelCallRecord(_Recording):
 
     def __init__(self, model: str | None, provider: str | None, messages: Any = None) -> None:
         self.model = model
+        """The model's name (the call's node in the timeline is named after it)."""
         self.provider = provider
+        """Who serves the model."""
         self.messages: Any = messages
         """What the model was sent: ``[{"role": ..., "content": ...}, ...]``."""
         self.response: Any = None
@@ -168,8 +187,22 @@ class ModelCallRecord(_Recording):
 def model_call(
     model: str | None = None, *, provider: str | None = None, messages: Any = None
 ) -> ModelCallRecord:
-    """Record a model call around a block (``with`` or ``async with``), with what it was
-    sent (``messages``) if given."""
+    """Record a model call around a block (``with`` or ``async with``).
+
+    The block is the call: begin it when the request is sent, so the wait for the
+    answer counts as the model's time. It writes one ``llm_call`` at its end (with
+    the tokens and cost given to :meth:`~ModelCallRecord.usage`) and an
+    ``llm_chunk`` for each :meth:`~ModelCallRecord.chunk`.
+
+    Args:
+        model: the model's name.
+        provider: who serves it (``anthropic``, ``openai``).
+        messages: what the model is sent (``[{"role": ..., "content": ...}, ...]``); left
+            out of the ledger when the manager does not record content.
+
+    Returns:
+        The call, to report chunks, usage and the ``response`` on.
+    """
     return ModelCallRecord(model, provider, messages)
 
 
@@ -178,7 +211,18 @@ async def approval(
 ) -> Approval:
     """Wait until someone approves or denies (``Manager.approve``), or the timeout passes.
 
-    Outside a run there is nobody to ask: it approves at once.
+    The run shows as waiting (``handle.info().pending_approvals``, the app's ``a``
+    and ``d``, the attach API's ``approve``) until it is decided. Outside a run
+    there is nobody to ask: it approves at once.
+
+    Args:
+        prompt: the question, as people deciding it read it.
+        name: the gate's node in the run's timeline.
+        timeout_seconds: after this long undecided it is denied with the reason
+            ``timed out``; ``None`` waits as long as the run does.
+
+    Returns:
+        The decision: ``approved``, with the ``reason`` and ``source`` its decider gave.
     """
     from run_manager.run import Approval
 

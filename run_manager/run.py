@@ -65,9 +65,13 @@ class Status(StrEnum):
     """Where a run stands."""
 
     RUNNING = "running"
+    """Started and not yet ended (a cancel may be on its way)."""
     SUCCEEDED = "succeeded"
+    """Returned an output."""
     FAILED = "failed"
+    """Raised, reported an error, or its ledger could not be written."""
     CANCELED = "canceled"
+    """Stopped by a cancel, a timeout or the manager's close."""
 
 
 class CancelKind(StrEnum):
@@ -84,9 +88,14 @@ class Approval:
     """A decision on an approval gate."""
 
     approved: bool
+    """Approved (``True``) or denied."""
     reason: str | None = None
+    """Why, as its decider said (``timed out`` for a gate that expired)."""
     source: str | None = None
+    """Who decided: what the caller said (``api`` by default, ``runtop`` from the app),
+    ``timeout``, or ``auto`` outside a run."""
     approval_id: str | None = None
+    """The gate's id (one of ``Info.pending_approvals`` while it waited)."""
 
 
 class ApprovalNotFound(LookupError):

@@ -351,12 +351,16 @@ class BuiltInWorker:
 
     def __init__(self, factory: Callable[[], object], *, name: str | None = None) -> None:
         self.factory = factory
+        """Makes the agent, in the worker, for each run."""
         self.name = name or getattr(factory, "__name__", None) or "agent"
+        """``name``, else the factory's own."""
 
     async def run(self, input: str) -> str:
+        """Build the agent here and run it on ``input``."""
         return str(await self._build().run(input))
 
     async def run_stream(self, input: str) -> AsyncIterator[AgentEvent]:
+        """Build the agent here and stream it on ``input`` (it must have ``run_stream``)."""
         run_stream = getattr(self._build(), "run_stream", None)
         if run_stream is None:
             raise TypeError(f"the agent {self.name!r} builds cannot stream (no run_stream)")

@@ -56,6 +56,7 @@ from run_manager.server.tokens import make_token
 log = logging.getLogger(__name__)
 
 API_PREFIX: Final = "/api/agent/"
+"""Where ``runtop serve`` mounts the API, and where its clients look for it."""
 MAX_BODY: Final = 256 * 1024
 """Bytes a request body may hold: inputs are capped at 64 KiB in the ledger anyway."""
 BODY_TIMEOUT: Final = 15.0
@@ -103,11 +104,17 @@ class AttachServer:
         if not token:
             raise ValueError("an empty token would let anyone in")
         self.manager = manager
+        """Whose runs are served and acted on."""
         self.read_only = read_only
+        """Every ``POST`` is refused with 403."""
         self.max_body = max_body
+        """Bytes a request body may hold."""
         self.keepalive = keepalive
+        """Seconds between the comments that keep an idle stream open."""
         self.body_timeout = body_timeout
+        """Seconds a request body may take to arrive whole."""
         self.read_gap = read_gap
+        """Seconds a request body may go without a byte arriving."""
         self._token = token.encode()
         self.feed = feed or FrameRing()
         self.book = SummaryIndex(manager, max_finished=max_finished_runs)
@@ -116,6 +123,7 @@ class AttachServer:
         manager.hub.add_batch_listener(self._published)
         # A sub-application's own client_max_size is not used: bodies are read by _body.
         self.app = web.Application(middlewares=[self.json_errors, self._authorize])
+        """The API's aiohttp application: mount it at :data:`API_PREFIX`."""
         self.app.router.add_get("/runs", self.list_runs)
         self.app.router.add_post("/runs", self.start_run)
         self.app.router.add_get("/runs/events/stream", self.streams.stream_all)
@@ -216,6 +224,12 @@ class AttachServer:
         return booked_run(self.book, run_id)
 
     async def list_runs(self, request: web.Request) -> web.Response:
+        """``GET runs``: a page of run summaries, newest first.
+
+        Filtered by ``status`` (comma-separated), ``skill``, ``parent`` and ``since``
+        (``5m``, ``1h``, ``7d`` or an RFC 3339 time); ``limit`` (1 to 500, default 50)
+        runs a page, the next page from ``cursor``, the ``next_cursor`` of this one.
+        """
         query = request.query
         limit = whole_number(query.get("limit"), DEFAULT_LIMIT, "limit")
         if not 1 <= limit <= MAX_LIMIT:
@@ -275,6 +289,11 @@ class AttachServer:
         return body
 
     async def start_run(self, request: web.Request) -> web.Response:
+        """``POST runs`` ``{"skill_name": ..., "input": ...}``: start a registered agent.
+
+        Answers 201 with the new ``run_id``; 404 names the registered agents when
+        ``skill_name`` is none of them. The run outlives the request (detached).
+        """
         body = await self._body(request)
         name = body.get("skill_name")
         if not isinstance(name, str) or not name:
@@ -312,6 +331,11 @@ class AttachServer:
             raise ApiError(409, f"the run is live in another process ({writer}): {doing} it there")
 
     async def cancel_run(self, request: web.Request) -> web.Response:
+        """``POST runs/{run_id}/cancel`` ``{"reason": ..., "source": ...}``: ask a live run to stop.
+
+        Answers 202 at once (the run ends as ``canceled`` once it has stopped), or 409
+        with why not: it already ended, or another process or OpenTelemetry runs it.
+        """
         run_id = request.match_info["run_id"]
         body = await self._body(request)
         reason = _optional_str(body, "reason")
@@ -326,6 +350,10 @@ class AttachServer:
         return json_response({"run_id": run_id, "status": "cancel_requested"}, 202)
 
     async def resume_run(self, request: web.Request) -> web.Response:
+        """``POST runs/{run_id}/resume``: re-issue a finished run with its recorded input.
+
+        The new run's id is ``new_run_id``; 409 says why a run cannot be re-issued.
+        """
         run_id = request.match_info["run_id"]
         body = await self._body(request)
         if body.get("from_step"):
@@ -352,6 +380,11 @@ class AttachServer:
         )
 
     async def approve_run(self, request: web.Request) -> web.Response:
+        """``POST runs/{run_id}/approve`` ``{"approved": ..., "approval_id": ..., "reason": ...}``.
+
+        Decides a gate the run waits on, as :meth:`Manager.approve` does: without
+        ``approval_id``, its only one. 409 when there is no such gate or run.
+        """
         run_id = request.match_info["run_id"]
         body = await self._body(request)
         approved = body.get("approved")
