@@ -110,6 +110,16 @@ class NodeEnterPayload(Payload):
     node_id: str | None = None
     node_name: str | None = None
     span_id: str | None = None
+    model: str | None = None
+    """*Extension*, a model node's: the model asked, said as the request is sent."""
+    provider: str | None = None
+    """*Extension*, a model node's: who serves the model."""
+    messages: Any = None
+    """*Extension*, a model node's: what the model is sent, written when the request goes
+    out, so a call still waiting (or never answered) shows what it was asked. The same
+    shape and cap as ``llm_call.messages``; absent when content is not recorded."""
+    truncated: bool | None = None
+    """*Extension*: older ``messages`` were left out to keep them under the cap."""
 
 
 class NodeExitPayload(Payload):
@@ -151,6 +161,9 @@ class LlmCallPayload(Payload):
     """A streamed call's wait from the request to its first token."""
     truncated: bool | None = None
     """Older messages were left out to keep ``messages`` under the cap."""
+    status: str | None = None
+    """*Extension*: how a call that got no answer ended: ``cancelled`` (its run was
+    cancelled while the model was asked) or ``error``; absent for a call answered."""
 
 
 class ChunkPayload(Payload):

@@ -168,21 +168,39 @@ class CallRecording:
             ),
         )
 
-    def llm_node(self, name: str = "default") -> str:
-        """The open model-call node, opening one if none is (the request is sent now)."""
+    def llm_node(
+        self, name: str = "default", *, provider: str | None = None, messages: Any = None
+    ) -> str:
+        """The open model-call node, opening one if none is (the request is sent now).
+
+        Its ``node_enter`` says the model and what it is sent (unless the run records no
+        content), so the call shows what it was asked while it waits, and after a cancel.
+        """
         if self._llm_node is None:
             node_id = self.next_node("llm", name)
             self._llm_node = (node_id, time.monotonic())
-            self._llm_call = ModelCallSoFar(requested=True)
-            self.emit(NodeEnter, NodeEnterPayload(node_id=node_id, node_name=name))
+            call = self._llm_call = ModelCallSoFar(requested=True)
+            call.model = None if name == "default" else name
+            call.provider = provider
+            if self.record_content and messages is not None:
+                call.messages, call.cut = _capped(messages)
+            self.emit(
+                NodeEnter,
+                NodeEnterPayload(
+                    node_id=node_id,
+                    node_name=name,
+                    model=call.model,
+                    provider=provider,
+                    messages=call.messages,
+                    truncated=True if call.cut else None,
+                ),
+            )
         return self._llm_node[0]
 
     def llm_requested(self, name: str, messages: Any = None) -> str:
         """A model call's request is sent: its node opens now (closing one left open)."""
         self._close_llm_node(success=True)
-        node_id = self.llm_node(name)
-        self._llm_call.messages = messages
-        return node_id
+        return self.llm_node(name, messages=messages)
 
     def llm_chunk(
         self, text: str, *, reasoning: bool = False, name: str = "default", streamed: bool = True
@@ -208,21 +226,33 @@ class CallRecording:
         node_id = self.llm_node(usage.model or "default")
         usage.node_id = node_id
         call = self._llm_call
+        if usage.model is None:
+            usage.model = call.model
+        if usage.provider is None:
+            usage.provider = call.provider
         if usage.first_token_micros is None and call.first_token is not None and call.requested:
             usage.first_token_micros = int(call.first_token * 1_000_000)
         if not self.record_content:
             usage.messages = usage.response = None
         else:
-            if usage.messages is None:
-                usage.messages = call.messages
+            cut = False
+            if usage.messages is None:  # as its node_enter said it, capped there
+                usage.messages, cut = call.messages, call.cut
+            else:
+                usage.messages, cut = _capped(usage.messages)
             if usage.response is None:
                 usage.response = call.answer()
-            usage.messages, cut = _capped(usage.messages)
             usage.response, response_cut = _capped(usage.response)
             if cut or response_cut:
                 usage.truncated = True
         self.emit(LlmCall, usage)
         self._close_llm_node(success=success)
+
+    def llm_unanswered(self, status: str) -> None:
+        """End the open model call, if any, with no answer: its ``llm_call`` says ``status``
+        (``cancelled``, ``error``) with what it was sent and what it had streamed."""
+        if self._llm_node is not None:
+            self.llm_finished(LlmCallPayload(status=status), success=False)
 
     def _close_llm_node(self, *, success: bool) -> None:
         if self._llm_node is None:
@@ -278,7 +308,7 @@ class CallRecording:
             case AgentError(message=message):
                 node = self._llm_node[0] if self._llm_node is not None else None
                 self.record_error(message, node)
-                self._close_llm_node(success=False)
+                self.llm_unanswered("error")
 
     @property
     def streamed_output(self) -> str:
@@ -298,12 +328,17 @@ def _capped(conversation: Any) -> tuple[Any, bool]:
 class ModelCallSoFar:
     """The open model call: what it was sent, and what it has streamed."""
 
-    __slots__ = ("first_token", "messages", "parts", "requested")
+    __slots__ = ("cut", "first_token", "messages", "model", "parts", "provider", "requested")
 
     def __init__(self, *, requested: bool = False) -> None:
         self.requested = requested
         """Its node opened when the request was sent (not at its first text)."""
+        self.model: str | None = None
+        self.provider: str | None = None
         self.messages: Any = None
+        """What it was sent, under the cap (as its ``node_enter`` wrote it)."""
+        self.cut = False
+        """Older messages were left out of ``messages``."""
         self.first_token: float | None = None
         """Seconds from the request to the first streamed piece of the answer."""
         self.parts: list[tuple[bool, str]] = []

@@ -132,7 +132,10 @@ def tool_call(name: str, arguments: Any = None) -> ToolCallRecord:
 class ModelCallRecord(_Recording):
     """A model call in progress: stream text with :meth:`chunk`, report :meth:`usage`.
 
-    The block starts when the request is sent: the call's time is the block's.
+    The block starts when the request is sent: the call's time is the block's, and the
+    ``messages`` given are recorded then, so a call still waiting shows what it was sent.
+    A call the block leaves by an exception is recorded without an answer: ``cancelled``
+    when the run was cancelled while it waited, else ``error``.
     """
 
     def __init__(self, model: str | None, provider: str | None, messages: Any = None) -> None:
@@ -171,14 +174,19 @@ class ModelCallRecord(_Recording):
 
     def _begin(self) -> Self:
         if self._run is not None:
-            self._run.llm_node(self.model or "default")
+            self._run.llm_node(
+                self.model or "default", provider=self.provider, messages=self.messages
+            )
         return self
 
     def _end(self, error: BaseException | None) -> None:
         if self._run is None:
             return
-        if error is not None and not isinstance(error, asyncio.CancelledError):
+        if isinstance(error, asyncio.CancelledError):
+            self._usage.status = "cancelled"
+        elif error is not None:
             self._run.record_error(str(error) or type(error).__name__, self._run.llm_node())
+            self._usage.status = "error"
         self._usage.messages = self.messages
         self._usage.response = self.response
         self._run.llm_finished(self._usage, success=error is None)

@@ -388,6 +388,8 @@ class Run(CallRecording):
         if self.status is not Status.RUNNING:
             return
         try:
+            if status is not Status.SUCCEEDED:  # the model call it waited on: sent, unanswered
+                self.llm_unanswered("cancelled" if status is Status.CANCELED else "error")
             self._close_llm_node(success=status is Status.SUCCEEDED)
             for call_id in list(self._tool_nodes):
                 self.tool_finished(call_id, "interrupted", is_error=True)
