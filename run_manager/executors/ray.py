@@ -365,7 +365,7 @@ class _Applier:
                 case "tool_finished":
                     run.tool_finished(call[1], call[2], is_error=call[3])
                 case "llm_node":
-                    run.llm_node(call[1])
+                    run.llm_node(call[1], provider=call[2], messages=call[3])
                 case "llm_finished":
                     run.llm_finished(call[1], success=call[2])
                 case "error":

@@ -111,8 +111,10 @@ class _WorkerRun:
     def tool_finished(self, call_id: str, output: Any, *, is_error: bool) -> None:
         self._record(("tool_finished", call_id, _portable(output), is_error))
 
-    def llm_node(self, name: str = "default") -> str:
-        self._record(("llm_node", name))
+    def llm_node(
+        self, name: str = "default", *, provider: str | None = None, messages: Any = None
+    ) -> str:
+        self._record(("llm_node", name, provider, _portable(messages)))
         return OPEN_MODEL_NODE
 
     def llm_chunk(self, text: str, *, reasoning: bool = False, name: str = "default") -> None:
