@@ -35,7 +35,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final
 
-from inspector.timeline_fill import TIMELINE_PAGE, add_child_runs, fill_timeline
 from inspector.timeline_nodes import (
     KIND_OF_PREFIX,
     NodeKind,
@@ -587,13 +586,10 @@ _FOLDS: Final[dict[type[Any], Callable[[Timeline, Any, float, int], None]]] = {
 cost more than the rest of the fold)."""
 
 __all__ = [
-    "TIMELINE_PAGE",
     "NodeKind",
     "Outcome",
     "Timeline",
     "TimelineNode",
     "TimelineSummary",
-    "add_child_runs",
-    "fill_timeline",
     "outcome_of_status",
 ]

@@ -3,14 +3,12 @@ adding the run's child runs the store knows."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 from inspector.model import RunKey
 from inspector.store import RunStore
+from inspector.timeline import Timeline
 from inspector.timeline_nodes import outcome_of_status
-
-if TYPE_CHECKING:
-    from inspector.timeline import Timeline
 
 TIMELINE_PAGE: Final = 5_000
 """Items asked of the store at a time when filling a timeline."""

@@ -502,7 +502,7 @@ async def test_fill_timeline_reads_a_run_and_its_child_runs_from_a_directory(
     tmp_path: Path,
 ) -> None:
     from inspector import LedgerDirectorySource, RunKey, RunStore
-    from inspector.timeline import fill_timeline
+    from inspector.timeline_fill import fill_timeline
     from tests.inspector.test_sources_contract import until
 
     parent = parallel_run()

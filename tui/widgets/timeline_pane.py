@@ -21,7 +21,8 @@ from textual.containers import Vertical
 from textual.widgets import Static
 
 from inspector import RunKey, RunStore, SourceError
-from inspector.timeline import TIMELINE_PAGE, Timeline, TimelineSummary, add_child_runs
+from inspector.timeline import Timeline, TimelineSummary
+from inspector.timeline_fill import TIMELINE_PAGE, add_child_runs
 from tui.text import inert
 from tui.text.timeline import damage_text, summary_text
 from tui.widgets.said import say
