@@ -12,9 +12,11 @@ from textual.widgets import DataTable, Static
 from inspector import RunStore
 from inspector.status_words import STILL_GOING
 from tui.runtop_screen import RuntopScreen
+from tui.screens.tool_calls import ToolCallsScreen
 from tui.store_news import StoreChanged
 from tui.text.runs import cell, duration
 from tui.widgets.key_bar import KeyBar
+from tui.widgets.tool_table import ToolTable
 
 NUMBERS: Final = (
     ("CALLS", "calls"),
@@ -25,40 +27,6 @@ NUMBERS: Final = (
     (STILL_GOING.upper(), "flight"),
 )
 """The numeric columns (title, key): right-aligned, so their digits line up."""
-
-
-class ToolTable(DataTable[object], inherit_bindings=False):
-    """A row-cursor table taking the runs table's keys: Home, End, ``g`` and ``G`` go to the
-    first and last row (the stock table's Home and End only scroll sideways), ``k`` and ``j``
-    move as the arrows do; ``?`` lists them.
-
-    It has no Enter of its own (the stock one would hide the screen's from the bar): Enter
-    is the screen's, an ordinary binding taken in turn after the keys typed before it. A
-    priority binding on the app would take it as it is read, before the table's keys typed
-    before it have moved the cursor: Home then Enter in one burst would open the row left.
-    """
-
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up,k", "cursor_up", "Up", show=False),
-        Binding("down,j", "cursor_down", "Down", show=False),
-        Binding("pageup", "page_up", "Page up", show=False),
-        Binding("pagedown", "page_down", "Page down", show=False),
-        Binding("home,g", "first", "First", show=False),
-        Binding("end,G", "last", "Last", show=False),
-        Binding("left", "cursor_left", "Scroll left", show=False),
-        Binding("right", "cursor_right", "Scroll right", show=False),
-    ]
-
-    def __init__(self) -> None:
-        super().__init__(cursor_type="row", zebra_stripes=True)
-
-    def action_first(self) -> None:
-        if self.row_count:
-            self.move_cursor(row=0)
-
-    def action_last(self) -> None:
-        if self.row_count:
-            self.move_cursor(row=self.row_count - 1)
 
 
 class ToolsScreen(RuntopScreen):
@@ -145,8 +113,6 @@ class ToolsScreen(RuntopScreen):
         name = self._selected_tool()
         if name is None:
             return
-        from tui.screens.tool_calls import ToolCallsScreen
-
         self.app.push_screen(ToolCallsScreen(self.store, name, clock=self.clock))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
