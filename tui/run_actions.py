@@ -12,7 +12,7 @@ from typing import Any
 
 from textual.app import App
 
-from inspector import ActionRefused, RunStore, RunView
+from inspector import ActionRefused, RunKey, RunStore, RunView
 from inspector.store import Action
 from tui.run_keys import REFUSED_AS, ScreenKeys
 from tui.text.runs import short_id
@@ -61,6 +61,13 @@ class RunKeys(ScreenKeys):
         from tui.screens.tools import ToolsScreen  # its DataTable: not needed at launch
 
         self.app.push_screen(ToolsScreen(store, clock=clock))
+
+    def open_run(
+        self, store: RunStore, key: RunKey, clock: float | None, *, select: int | None = None
+    ) -> None:
+        from tui.screens.run import RunScreen  # imported ahead by the app, after its first frame
+
+        self.app.push_screen(RunScreen(store, key, clock=clock, select=select))
 
     def cancel(self, run: RunView) -> None:
         """Cancel ``run``, with the reason the confirmation takes."""

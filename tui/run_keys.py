@@ -12,7 +12,7 @@ from typing import Final
 
 from textual.binding import Binding
 
-from inspector import RunStore, RunView
+from inspector import RunKey, RunStore, RunView
 from inspector.store import Action
 from tui.textual_compat import CompatApp
 
@@ -46,8 +46,9 @@ RUN_KEY_BINDINGS: Final = [
 
 
 class ScreenKeys(ABC):
-    """What a screen's run keys and ``t`` ask of the app: done at once, in the key's turn
-    (a confirmation pushed then takes the keys typed after it in the same burst)."""
+    """What a screen's run keys, ``t`` and Enter on another run ask of the app: done at
+    once, in the key's turn (a confirmation pushed then takes the keys typed after it in the
+    same burst)."""
 
     @abstractmethod
     def refusal(self, kind: Action, run: RunView | None) -> str | None:
@@ -60,6 +61,13 @@ class ScreenKeys(ABC):
     @abstractmethod
     def show_tools(self, store: RunStore, clock: float | None) -> None:
         """The tool calls' statistics over ``store``."""
+
+    @abstractmethod
+    def open_run(
+        self, store: RunStore, key: RunKey, clock: float | None, *, select: int | None = None
+    ) -> None:
+        """The run screen of ``key``, at its event ``select`` if given: asked by the screens
+        the run screen itself opens (the comparison), which cannot import it back."""
 
 
 class RunKeysApp(CompatApp[None]):

@@ -233,9 +233,8 @@ class CompareScreen(RuntopScreen):
         if node.run_id:  # a child run: the run itself
             key = RunKey(pane.key.source, node.run_id)
         select = None if node.run_id else node.detail_position
-        from tui.screens.run import RunScreen
-
-        self.app.push_screen(RunScreen(self.store, key, clock=self.clock, select=select))
+        if (keys := self.run_keys) is not None:
+            keys.open_run(self.store, key, self.clock, select=select)
 
     def _reading(self) -> str:
         said = []

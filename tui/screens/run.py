@@ -27,6 +27,7 @@ from inspector.timeline import TimelineNode
 from tui.model_call import model_call_near, shows_model_call
 from tui.run_search import matches
 from tui.runtop_screen import RuntopScreen
+from tui.screens.compare import CompareScreen
 from tui.screens.run_header import run_header
 from tui.store_news import StoreChanged
 from tui.text import inert
@@ -576,8 +577,6 @@ class RunScreen(RuntopScreen):
                 timeout=3,
             )
             return
-        from tui.screens.compare import CompareScreen
-
         left, right = baseline_first(run, partner)
         self.app.push_screen(CompareScreen(self.store, left.key, right.key, clock=self.clock))
 

@@ -129,9 +129,8 @@ class ToolCallsScreen(RuntopScreen):
         if not self.calls or not 0 <= table.cursor_row < len(self.calls):
             return
         call = self.calls[table.cursor_row]
-        from tui.screens.run import RunScreen
-
-        self.app.push_screen(RunScreen(self.store, call.run, clock=self.clock, select=call.seq - 1))
+        if (keys := self.run_keys) is not None:
+            keys.open_run(self.store, call.run, self.clock, select=call.seq - 1)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self.app.refresh_bindings()  # c, r, a: for the selected call's run
