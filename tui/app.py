@@ -26,9 +26,9 @@ from tui.run_keys import RunKeysApp
 from tui.runtop_screen import RuntopScreen
 from tui.screens.runs import RunsScreen
 from tui.settings import Settings, load_state, save_state
-from tui.start_up import settle_the_process
+from tui.start_up import configure_process
 from tui.store_news import StoreNews
-from tui.typed_ahead import KeysOnTheirWay
+from tui.typed_ahead import TypeAhead
 
 IMPORT_RUN_SCREEN_AFTER = 0.3
 """Seconds after the first frame that the run screen is imported, on the main thread."""
@@ -90,7 +90,7 @@ class RuntopApp(RunKeysApp):
         """The last filter applied, this session or the one before (offered by ``/``)."""
         self.theme = settings.theme
         self.notices = Notices(self)
-        self.keys = KeysOnTheirWay(self, self.refusal)
+        self.keys = TypeAhead(self, self.refusal)
         self.run_keys = RunKeys(self, store, read_only=settings.read_only)
 
     def on_runs_screen_filter_applied(self, message: RunsScreen.FilterApplied) -> None:
@@ -161,7 +161,7 @@ class RuntopApp(RunKeysApp):
     async def on_key(self, event: Key) -> None:
         """A greyed run key says why instead of doing nothing; the keys held behind one
         go on (before its binding, which Textual runs next, opens its confirmation)."""
-        await self.keys.came_round(event)
+        await self.keys.reached_app(event)
 
     # -- replays ---------------------------------------------------------------------------
 
@@ -225,6 +225,6 @@ def make_app(
     starting: str = "",
 ) -> RuntopApp:
     """The app over ``sources``, as the command line and the tests build it."""
-    settle_the_process()
+    configure_process()
     store = RunStore(flush_interval=settings.flush_interval)
     return RuntopApp(store, settings, sources=sources, on_exit=on_exit, starting=starting)

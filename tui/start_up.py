@@ -6,7 +6,7 @@ import gc
 import sys
 from typing import Final
 
-_settled = False
+_configured = False
 
 YOUNG_COLLECTIONS_PER_MIDDLE: Final = 100
 """Collections of the youngest generation before one of the middle generation (Python's
@@ -25,7 +25,7 @@ a run's timeline open on a live run, 1 ms took the slowest key presses from ~50 
 ~41 ms and the app's CPU from ~36% to ~29% of a core (bench/tui.py --only run)."""
 
 
-def settle_the_process() -> None:
+def configure_process() -> None:
     """Set the process up for the app, once in a process (tests make many apps).
 
     What start-up made is moved out of the garbage collector's way (``gc.freeze``): the
@@ -35,9 +35,9 @@ def settle_the_process() -> None:
     is collected less often (:data:`YOUNG_COLLECTIONS_PER_MIDDLE`), and threads hand the
     GIL back sooner (:data:`SWITCH_INTERVAL`).
     """
-    global _settled
-    if not _settled:
-        _settled = True
+    global _configured
+    if not _configured:
+        _configured = True
         gc.freeze()
         young, _, old = gc.get_threshold()
         gc.set_threshold(young, YOUNG_COLLECTIONS_PER_MIDDLE, old)

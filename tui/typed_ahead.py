@@ -6,7 +6,7 @@ it on to the focused widget, ahead of what the keys before it did there (a box f
 a confirmation pushed). What is needed so that those keys still land where they were
 meant:
 
-- :class:`KeysOnTheirWay`: a run key (``c``, ``r``, ``a``, ``d``: the screen's bindings,
+- :class:`TypeAhead`: a run key (``c``, ``r``, ``a``, ``d``: the screen's bindings,
   done in turn as the key comes round) holds the keys typed after it (a reason, Enter)
   until it has come round, so they follow it to the confirmation it opened, or are set
   aside when it is refused.
@@ -45,7 +45,7 @@ def type_into(box: Input, character: str) -> None:
         box.replace(character, *selection)
 
 
-class KeysOnTheirWay:
+class TypeAhead:
     """Holds a burst behind a run key on its way round.
 
     Args:
@@ -74,7 +74,7 @@ class KeysOnTheirWay:
         if event.is_forwarded and self.app.screen_stack and self._holds_behind(event):
             self._hold_behind(event)
 
-    async def came_round(self, event: Key) -> None:
+    async def reached_app(self, event: Key) -> None:
         """A key has come round to the app (its ``on_key``, before its bindings): a refused
         run key says why; the keys held behind it then follow it to what its binding opens,
         or, refused, are set aside."""

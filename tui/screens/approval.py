@@ -14,10 +14,10 @@ from inspector import RunView
 from tui.runtop_screen import RuntopModal
 from tui.screens.cancel import (
     LEAVE_IT,
-    after_the_reason,
+    confirm_when_typed,
+    enter_description,
     press_focused,
-    said_by_enter,
-    typed_before_the_box,
+    type_into_reason,
 )
 from tui.text.runs import cell, short_id
 from tui.widgets.key_bar import KeyBar
@@ -67,14 +67,14 @@ class ApprovalScreen(RuntopModal[str | None]):
 
     def key_description(self, action: str, description: str) -> str:
         verb = "Approve" if self.approve else "Deny"  # what Enter confirms here
-        return said_by_enter(self, action, verb if action == "confirm" else description)
+        return enter_description(self, action, verb if action == "confirm" else description)
 
     def on_key(self, event: Key) -> None:
-        typed_before_the_box(self, event)
+        type_into_reason(self, event)
 
     def action_confirm(self) -> None:
         """Enter: approve (or deny) with the reason typed, or press the button Tab moved to."""
-        after_the_reason(self, self._confirm)
+        confirm_when_typed(self, self._confirm)
 
     def _confirm(self) -> None:
         if not press_focused(self):

@@ -57,14 +57,14 @@ class CancelScreen(RuntopModal[str | None]):
         self.query_one("#reason", Input).focus()
 
     def key_description(self, action: str, description: str) -> str:
-        return said_by_enter(self, action, description)
+        return enter_description(self, action, description)
 
     def on_key(self, event: Key) -> None:
-        typed_before_the_box(self, event)
+        type_into_reason(self, event)
 
     def action_confirm(self) -> None:
         """Enter: cancel with the reason typed, or press the button Tab moved to."""
-        after_the_reason(self, self._confirm)
+        confirm_when_typed(self, self._confirm)
 
     def _confirm(self) -> None:
         if not press_focused(self):
@@ -80,7 +80,7 @@ class CancelScreen(RuntopModal[str | None]):
         self.dismiss(None)
 
 
-def after_the_reason(screen: ModalScreen[Any], confirm: Callable[[], None]) -> None:
+def confirm_when_typed(screen: ModalScreen[Any], confirm: Callable[[], None]) -> None:
     """Call ``confirm`` once the reason box has taken every key typed before Enter.
 
     Enter is the confirmation's priority binding: the app acts on it as it receives
@@ -90,7 +90,7 @@ def after_the_reason(screen: ModalScreen[Any], confirm: Callable[[], None]) -> N
     burst finds the confirmation gone and does nothing.
 
     Typed in the burst that opened the confirmation (``c``, the reason, Enter), the keys
-    wait in the screen's queue instead (:func:`typed_before_the_box`), the box not yet
+    wait in the screen's queue instead (:func:`type_into_reason`), the box not yet
     made: ``confirm`` waits behind those first, then behind the box's.
     """
 
@@ -98,13 +98,13 @@ def after_the_reason(screen: ModalScreen[Any], confirm: Callable[[], None]) -> N
         if screen.is_active:
             confirm()
 
-    def behind_the_box() -> None:
+    def behind_reason_box() -> None:
         screen.query_one("#reason", Input).call_later(once_typed)
 
-    screen.call_later(behind_the_box)
+    screen.call_later(behind_reason_box)
 
 
-def typed_before_the_box(screen: ModalScreen[Any], event: Key) -> None:
+def type_into_reason(screen: ModalScreen[Any], event: Key) -> None:
     """A character typed in the burst that opened the confirmation (``c``, a reason,
     Enter) is typed into its reason box.
 
@@ -120,7 +120,7 @@ def typed_before_the_box(screen: ModalScreen[Any], event: Key) -> None:
     type_into(screen.query_one("#reason", Input), event.character)
 
 
-def said_by_enter(screen: ModalScreen[Any], action: str, description: str) -> str:
+def enter_description(screen: ModalScreen[Any], action: str, description: str) -> str:
     """What Enter does in a confirmation, as its key bar says it: the focused button's
     label (Tab moves to the buttons), else what it confirms."""
     if action == "confirm" and isinstance(screen.focused, Button):

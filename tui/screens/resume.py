@@ -11,7 +11,7 @@ from textual.widgets import Button, Label
 
 from inspector import RunView
 from tui.runtop_screen import RuntopModal
-from tui.screens.cancel import LEAVE_IT, press_focused, said_by_enter
+from tui.screens.cancel import LEAVE_IT, enter_description, press_focused
 from tui.text.events import compact_json
 from tui.text.runs import cell
 from tui.widgets.key_bar import KeyBar
@@ -57,7 +57,7 @@ class ResumeScreen(RuntopModal[bool]):
         self.dismiss(event.button.id == "resume")
 
     def key_description(self, action: str, description: str) -> str:
-        return said_by_enter(self, action, description)
+        return enter_description(self, action, description)
 
     def action_confirm(self) -> None:
         """Enter: the button focused (Resume, until Tab moves to Back).

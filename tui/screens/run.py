@@ -37,7 +37,7 @@ from tui.typed_ahead import type_into
 from tui.widgets.detail import EventDetail
 from tui.widgets.event_list import EventList
 from tui.widgets.key_bar import KeyBar
-from tui.widgets.said import say
+from tui.widgets.static_text import update_static
 from tui.widgets.timeline_pane import TimelinePane
 from tui.widgets.timeline_view import TimelineView
 
@@ -195,7 +195,7 @@ class RunScreen(RuntopScreen):
         """The run's status, ids, counts, input and error (:mod:`tui.screens.run_header`)."""
         following, width = self.query_one(EventList).follow, self.app.size.width
         header = run_header(self.store, self.key, self.clock, following=following, width=width)
-        say(self.query_one("#run-header", Static), header)
+        update_static(self.query_one("#run-header", Static), header)
 
     def on_event_list_selected(self, message: EventList.Selected) -> None:
         self._event_selection = message

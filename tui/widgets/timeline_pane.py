@@ -25,7 +25,7 @@ from inspector.timeline import Timeline, TimelineSummary
 from inspector.timeline_fill import TIMELINE_PAGE, add_child_runs
 from tui.text import inert
 from tui.text.timeline import damage_text, summary_text
-from tui.widgets.said import say
+from tui.widgets.static_text import update_static
 from tui.widgets.timeline_view import TimelineView
 
 SUMMARY_EVERY: Final = 1.0
@@ -79,7 +79,7 @@ class TimelinePane(Vertical):
     def on_mount(self) -> None:
         """Read the run's events now if shown; a pane built hidden reads them when shown
         (its owner calls :meth:`reload`)."""
-        say(self._summary, Text("reading the run's events…", style="dim"))
+        update_static(self._summary, Text("reading the run's events…", style="dim"))
         if self.loading:
             self.set_loading(True)
         self._follow_run()
@@ -157,7 +157,7 @@ class TimelinePane(Vertical):
                     if self.loading:
                         self._show_progress()
         except SourceError as error:
-            say(self._summary, Text(inert(str(error), single_line=True), style="bold"))
+            update_static(self._summary, Text(inert(str(error), single_line=True), style="bold"))
             return
         add_child_runs(self.store, self.key, timeline)
         self._stop_if_stopped(timeline)
@@ -180,7 +180,7 @@ class TimelinePane(Vertical):
         run = self.store.get(self.key)
         total = run.event_count if run is not None else None
         of = f" of {total:,}" if total else ""
-        say(
+        update_static(
             self._summary,
             Text(
                 f"reading the run's events… {self.timeline.items_read:,}{of} read, "
@@ -213,7 +213,7 @@ class TimelinePane(Vertical):
         damage = damage_text(timeline)
         if damage:
             text.append("  ·  " + damage, style="bold")
-        say(self._summary, text)
+        update_static(self._summary, text)
 
     def set_axis(self, axis: tuple[float, float] | None) -> None:
         """Draw on ``axis`` (two runs on one axis), or on the run's own again (``None``)."""

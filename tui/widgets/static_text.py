@@ -7,10 +7,10 @@ from rich.text import Text
 from textual.content import Content
 from textual.widgets import Static
 
-Said = Text | Content
+StaticText = Text | Content
 
 
-def say(widget: Static, text: Said) -> None:
+def update_static(widget: Static, text: StaticText) -> None:
     """Show ``text`` in ``widget``, working out the screen's layout again only if its
     height may change.
 
@@ -30,14 +30,14 @@ def say(widget: Static, text: Said) -> None:
     widget.update(text, layout=height is None or height != _height(shown, width))
 
 
-def _same(shown: Said, text: Said) -> bool:
+def _same(shown: StaticText, text: StaticText) -> bool:
     """The same words in the same styles (a Content equals another of the same words)."""
     if isinstance(shown, Content) and isinstance(text, Content):
         return shown.markup == text.markup
     return isinstance(shown, Text) and isinstance(text, Text) and shown == text
 
 
-def _height(text: Said, width: int) -> int | None:
+def _height(text: StaticText, width: int) -> int | None:
     """The lines ``text`` takes at ``width``; ``None`` if a line wraps (the wrapped
     height depends on where the words break)."""
     lines = text.plain.split("\n")
