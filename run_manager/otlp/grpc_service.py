@@ -30,6 +30,16 @@ SERVICE: Final = "opentelemetry.proto.collector.trace.v1.TraceService"
 EXPORT: Final = f"/{SERVICE}/Export"
 DEFAULT_PORT: Final = 4317
 """OTLP/gRPC's port."""
+HANDSHAKE_TIMEOUT: Final = 5.0
+"""Seconds a connection has to finish gRPC's handshake (HTTP/2's preface and settings):
+gRPC's own default is 120 s, for which an idle socket holds an open file."""
+IDLE_TIMEOUT: Final = 60.0
+"""Seconds a connection may stay with no call before it is closed (exporters reconnect)."""
+MAX_CONNECTIONS: Final = 1024
+"""Connections held at once; more are closed as they come."""
+MAX_EXPORTS: Final = 8
+"""Export calls in progress at once; more are answered ``RESOURCE_EXHAUSTED``, which
+exporters retry. Each holds its request, up to 64 MiB, and what it decodes to."""
 
 
 class _Authorize(aio.ServerInterceptor):  # type: ignore[misc]
@@ -77,10 +87,23 @@ class _TraceService:
 
 
 async def start_grpc(
-    ingest: OtlpIngest, token: str, host: str, port: int, *, max_message: int = MAX_OTLP_BODY
+    ingest: OtlpIngest,
+    token: str,
+    host: str,
+    port: int,
+    *,
+    max_message: int = MAX_OTLP_BODY,
+    max_connections: int = MAX_CONNECTIONS,
+    handshake_timeout: float = HANDSHAKE_TIMEOUT,
+    idle_timeout: float = IDLE_TIMEOUT,
 ) -> tuple[aio.Server, int]:
     """Serve ``TraceService/Export`` on ``host:port`` (0 picks one) on the running loop (the
     hub's, as :meth:`OtlpIngest.ingest` wants); the server and the port it is bound to.
+
+    No peer can hold more than its share of the server: a connection that does not
+    finish the handshake within ``handshake_timeout`` seconds, or makes no call for
+    ``idle_timeout``, is closed; at most ``max_connections`` are held and
+    :data:`MAX_EXPORTS` calls run at once.
 
     Raises:
         OSError: the port cannot be bound.
@@ -94,8 +117,19 @@ async def start_grpc(
     options: list[tuple[str, Any]] = [
         ("grpc.max_receive_message_length", max_message),
         ("grpc.so_reuseport", 0),
+        ("grpc.server_handshake_timeout_ms", int(handshake_timeout * 1000)),
+        # A peer that sends nothing gets past the (transport's) handshake; it never
+        # acknowledges the server's HTTP/2 settings, which closes it after this.
+        ("grpc.http2.settings_timeout", int(handshake_timeout * 1000)),
+        ("grpc.max_connection_idle_ms", int(idle_timeout * 1000)),
+        ("grpc.max_allowed_incoming_connections", max_connections),
     ]
-    server = aio.server(interceptors=[_Authorize(token)], handlers=[handler], options=options)
+    server = aio.server(
+        interceptors=[_Authorize(token)],
+        handlers=[handler],
+        options=options,
+        maximum_concurrent_rpcs=MAX_EXPORTS,
+    )
     address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     try:
         bound = server.add_insecure_port(address)

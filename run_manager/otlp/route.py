@@ -13,6 +13,7 @@ decoded). Spans without usable ids are reported in ``partial_success``.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from typing import Any, Final
 
@@ -38,15 +39,23 @@ BODY_TIMEOUT: Final = 15.0
 """Seconds a body may take to arrive whole (and be inflated), as on the attach API: an export
 of 64 MiB earns a second more for each MiB received (``request_body.PACE``)."""
 
+LARGE_BODY: Final = 1024 * 1024
+"""Bytes from which a body counts as large (or one sent without a length)."""
+MAX_LARGE_BODIES: Final = 4
+"""Large bodies read, decoded and written at once; more are answered 503 with
+``Retry-After`` (exporters retry it): each holds up to 64 MiB and what it decodes to."""
+RETRY_AFTER: Final = "1"
+
 _PROTOBUF: Final = "application/x-protobuf"
 _JSON: Final = "application/json"
 
 
 class _Refused(Exception):
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
+        self.headers = headers
 
 
 def _refuse(status: int, message: str) -> _Refused:
@@ -63,9 +72,12 @@ class OtlpRoute:
         max_body: int = MAX_OTLP_BODY,
         body_timeout: float = BODY_TIMEOUT,
         read_gap: float = READ_GAP,
+        max_large_bodies: int = MAX_LARGE_BODIES,
     ) -> None:
         self.ingest = ingest
         self.max_body = max_body
+        self.max_large_bodies = max_large_bodies
+        self.large_bodies = asyncio.Semaphore(max_large_bodies)
         self.body_timeout = body_timeout
         self.read_gap = read_gap
 
@@ -83,6 +95,7 @@ class OtlpRoute:
                 status=refused.status,
                 body=msgspec.json.encode({"error": refused.message}),
                 content_type="application/json",
+                headers=refused.headers,
             )
 
     async def _traces(self, request: web.Request) -> web.Response:
@@ -92,6 +105,19 @@ class OtlpRoute:
         protobuf = content_type == _PROTOBUF
         if protobuf and not _protobuf_available():
             raise _refuse(415, "protobuf bodies need runtop[otlp] on the server; send JSON")
+        length = request.content_length
+        if length is not None and length < LARGE_BODY:
+            return await self._export(request, protobuf)
+        if self.large_bodies.locked():
+            raise _Refused(
+                503,
+                f"{self.max_large_bodies} large exports are being taken already; retry shortly",
+                {"Retry-After": RETRY_AFTER},
+            )
+        async with self.large_bodies:
+            return await self._export(request, protobuf)
+
+    async def _export(self, request: web.Request, protobuf: bool) -> web.Response:
         try:
             body = await read_body(
                 request,
@@ -115,7 +141,7 @@ class OtlpRoute:
                 raise _refuse(503, str(error)) from error
         return web.Response(
             body=response_body(protobuf, result.rejected, result.reason),
-            content_type=content_type,
+            content_type=request.content_type,
         )
 
 

@@ -16,6 +16,8 @@ from run_manager.otlp.request_body import READ_GAP
 from run_manager.otlp.route import BODY_TIMEOUT as OTLP_BODY_TIMEOUT
 from run_manager.otlp.route import OTLP_PREFIX, OtlpRoute
 from run_manager.server.attach import API_PREFIX, BODY_TIMEOUT, MAX_BODY, AttachServer
+from run_manager.server.failure_log import failure_log
+from run_manager.server.open_files import grpc_connection_cap, raise_open_file_limit
 from run_manager.server.tokens import make_token, write_token
 
 IDLE_TIMEOUT: Final = 15.0
@@ -53,6 +55,7 @@ async def serve(
     ``ready``.
     """
     token = token or make_token()
+    open_files = raise_open_file_limit()
     server = AttachServer(
         manager,
         token=token,
@@ -88,29 +91,36 @@ async def serve(
     site = web.TCPSite(runner, host, port)
     written: Path | None = None
     grpc_server: Any = None
-    try:
-        await site.start()
-        if otlp_grpc_port is not None and ingest is not None:
-            from run_manager.otlp.grpc_service import start_grpc
+    with failure_log():  # one line per kind of failure a crowd of clients causes
+        try:
+            await site.start()
+            if otlp_grpc_port is not None and ingest is not None:
+                from run_manager.otlp.grpc_service import start_grpc
 
-            grpc_server, grpc_port = await start_grpc(ingest, token, host, otlp_grpc_port)
-            if otlp_grpc_ready is not None:
-                otlp_grpc_ready(f"{host}:{grpc_port}")
-        bound_port = _bound_port(runner) or port
-        written = write_token(host, bound_port, token, home)
-        if ready is not None:
-            ready(_url(host, bound_port), written)
-        await (stop or asyncio.Event()).wait()
-    finally:
-        if grpc_server is not None:
-            await grpc_server.stop(grace=1.0)
-        await runner.cleanup()
-        if finish_runs:
-            await manager.close(cancel_running=False, grace=grace)
-        await manager.close(cancel_running=True, grace=grace)
-        if written is not None:
-            with contextlib.suppress(OSError):
-                written.unlink()
+                grpc_server, grpc_port = await start_grpc(
+                    ingest,
+                    token,
+                    host,
+                    otlp_grpc_port,
+                    max_connections=grpc_connection_cap(open_files),
+                )
+                if otlp_grpc_ready is not None:
+                    otlp_grpc_ready(f"{host}:{grpc_port}")
+            bound_port = _bound_port(runner) or port
+            written = write_token(host, bound_port, token, home)
+            if ready is not None:
+                ready(_url(host, bound_port), written)
+            await (stop or asyncio.Event()).wait()
+        finally:
+            if grpc_server is not None:
+                await grpc_server.stop(grace=1.0)
+            await runner.cleanup()
+            if finish_runs:
+                await manager.close(cancel_running=False, grace=grace)
+            await manager.close(cancel_running=True, grace=grace)
+            if written is not None:
+                with contextlib.suppress(OSError):
+                    written.unlink()
 
 
 def _bound_port(runner: web.AppRunner) -> int | None:
