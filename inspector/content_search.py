@@ -64,7 +64,7 @@ class ContentSearch:
                 continue
             try:
                 searched[index] = file_holds(path, phrase, start=offset, stop=stop)
-            except LedgerError:
+            except (LedgerError, OSError):  # gone, or unreadable: it holds nothing now
                 return [False] * len(self.phrases)
         self._searched[path] = (identity, searched)
         return [held for held, _ in searched]

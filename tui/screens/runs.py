@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from typing import TYPE_CHECKING, ClassVar, Final
 
 from rich.text import Text
-from textual import events
+from textual import events, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
@@ -23,6 +25,7 @@ from inspector import (
     RunStore,
     RunView,
 )
+from inspector.content_search import ContentSearch
 from inspector.filters import FIELDS as FILTER_FIELDS
 from tui.screens.runs_preview import PreviewingScreen
 from tui.store_news import StoreChanged
@@ -52,6 +55,9 @@ DESCENDING: Final = frozenset({"started", "duration", "events", "tokens"})
 """The columns sorted largest (newest) first when first sorted by."""
 
 MARK_SAYS: Final = "Mark the selected run to compare, or unmark it"
+
+SEARCH_NEWS: Final = 0.05
+"""Seconds between two batches of what the search of the runs' files found (``has:``)."""
 
 OFFERED_NOT_APPLIED: Final = "the last filter, not applied: Enter applies it"
 """What the filter box says under a filter it offers (the last one) that the table does
@@ -89,6 +95,22 @@ class RunsScreen(PreviewingScreen):
         *PreviewingScreen.RUN_SCREEN_BINDINGS,
     ]
 
+    class ContentsJudged(Message):
+        """A batch of runs the search for the filter's ``has:`` has judged (in a thread)."""
+
+        def __init__(
+            self,
+            search: ContentSearch,
+            verdicts: list[tuple[RunView, bool]],
+            searched: int,
+            total: int,
+        ) -> None:
+            self.search = search
+            self.verdicts = verdicts
+            self.searched = searched
+            self.total = total
+            super().__init__()
+
     class FilterApplied(Message):
         """A filter was applied on Enter (or at launch): the app offers it again."""
 
@@ -109,6 +131,8 @@ class RunsScreen(PreviewingScreen):
     """The filter applied, as typed."""
     invalid_filter: reactive[str] = reactive("", init=False)
     """What the box holds when it does not parse: said beside the filter applied."""
+    searching: reactive[str] = reactive("", init=False)
+    """How far the search of the runs' files for ``has:`` has got, while it runs."""
 
     def __init__(
         self,
@@ -152,10 +176,22 @@ class RunsScreen(PreviewingScreen):
         """The store's version the table was last filled from."""
         self._keys_said: tuple[object, ...] = ()
         """What the keys' states last read of the store (:meth:`_keys_read`)."""
+        self._contents: ContentSearch | None = None
+        """The search of the runs' files for the filter's ``has:`` phrases, if it has any."""
+        self._judged: dict[RunKey, tuple[RunView, bool]] = {}
+        """Each run the search judged: the view it judged, and whether the run passed. A
+        run whose view changed since (it grew) is judged again."""
+        self._stop_search = threading.Event()
+        """Set to stop the search running (the filter changed, the screen went)."""
+        self._judging = False
+        """A pass of the search is judging runs: the next waits for its end."""
 
     def compose(self) -> ComposeResult:
         yield SourceLine(id="sources").data_bind(
-            RunsScreen.filter_text, RunsScreen.as_tree, filter_invalid=RunsScreen.invalid_filter
+            RunsScreen.filter_text,
+            RunsScreen.as_tree,
+            RunsScreen.searching,
+            filter_invalid=RunsScreen.invalid_filter,
         )
         # Hidden until ``/``, not mounted by it: keys typed while it was being mounted would
         # go on to the table and reach the box by way of the screen, after keys that went to
@@ -211,6 +247,7 @@ class RunsScreen(PreviewingScreen):
         if not self._behind():
             return  # shown already (the screen was filled after the change was posted)
         self.refresh_runs()
+        self._search_contents()
         keys_read = self._keys_read()
         if keys_read != self._keys_said:
             self._keys_said = keys_read
@@ -243,6 +280,8 @@ class RunsScreen(PreviewingScreen):
         snapshot = self.store.snapshot()
         self._shown_version = snapshot.version
         runs = snapshot.filtered(self.run_filter)
+        if self._contents is not None:
+            runs = [run for run in runs if self._passed(run)]
         if self.sort != "started" or not self.reverse:
             runs = sort_runs(runs, self.sort, self.reverse, now_or(self.clock))
         table = self.query_one(RunTable)
@@ -279,7 +318,9 @@ class RunsScreen(PreviewingScreen):
         line.by_status, line.spent = table.tally.totals()
         empty = self.query_one("#empty", Static)
         if not runs:
-            if snapshot.runs:
+            if snapshot.runs and self.searching:
+                message = f"Searching the runs' files for {self.filter_text!r}…"
+            elif snapshot.runs:
                 message = f"No run matches the filter {self.filter_text!r}. Escape clears it."
             else:
                 where = inert(", ".join(source.description for source in snapshot.sources))
@@ -440,8 +481,6 @@ class RunsScreen(PreviewingScreen):
         box = self.query_one(FilterBox)
         try:
             self.run_filter = RunFilter.parse(text, now=self.clock) if text.strip() else None
-            if self.run_filter is not None and self.run_filter.phrases:
-                raise FilterError("has: is for runtop ls --filter; the table cannot search yet")
         except FilterError as error:
             if not box.has_class("open"):  # given at launch (--filter): the box is not open
                 self.notify(str(error), title="Filter", severity="error", markup=False)
@@ -451,6 +490,7 @@ class RunsScreen(PreviewingScreen):
                 box.add_class("invalid")
                 self.invalid_filter = text.strip()
             self.run_filter, self.filter_text = self._settled
+            self._start_search()
             self.refresh_runs()  # the line says the filter applied, and that this one is not
             return False
         box.say("")
@@ -464,8 +504,84 @@ class RunsScreen(PreviewingScreen):
                     self._history.remove(self.filter_text)
                 self._history.append(self.filter_text)
             self.post_message(self.FilterApplied(self.filter_text))
+        self._start_search()
         self.refresh_runs()
         return True
+
+    # -- has: the runs' files searched -----------------------------------------------------
+
+    def _passed(self, run: RunView) -> bool:
+        """Whether the search found that ``run`` passes the filter's ``has:`` (a run not
+        judged yet is not shown: the table fills in as the search goes)."""
+        judged = self._judged.get(run.key)
+        return judged is not None and judged[1]
+
+    def _start_search(self) -> None:
+        """Search the runs' files for the filter's ``has:`` phrases, if they changed: the
+        search before is stopped, and a filter with the same phrases keeps what it found."""
+        phrases = self.run_filter.phrases if self.run_filter is not None else ()
+        said = [(phrase.text, negated) for phrase, negated in phrases]
+        if self._contents is not None and said == [
+            (phrase.text, negated) for phrase, negated in self._contents.phrases
+        ]:
+            self._search_contents()  # more runs may pass the other terms now
+            return
+        self._stop_search.set()
+        self._stop_search = threading.Event()
+        self._judged = {}
+        self._judging = False  # the pass of the search stopped is no longer waited for
+        self._contents = ContentSearch(phrases) if phrases else None
+        self.searching = ""
+        self._search_contents()
+
+    def _search_contents(self) -> None:
+        """Judge the runs the other terms pass that were not judged as they are now (new,
+        or grown since); one search at a time: a change while one runs waits for its end."""
+        search = self._contents
+        if search is None or self._judging:
+            return
+        runs = [
+            run
+            for run in self.store.snapshot().filtered(self.run_filter)
+            if (judged := self._judged.get(run.key)) is None or judged[0] is not run
+        ]
+        if runs:
+            if not self._judged:
+                self.searching = f"searched 0 of {len(runs):,} runs"
+            self._judging = True
+            self._judge(search, runs, self._stop_search)
+
+    @work(thread=True, group="has", exit_on_error=False)
+    def _judge(self, search: ContentSearch, runs: list[RunView], stop: threading.Event) -> None:
+        """In a thread: whether each run passes, posted in batches as they are judged."""
+        verdicts: list[tuple[RunView, bool]] = []
+        sent = time.monotonic()
+        for number, run in enumerate(runs, 1):
+            passed = search.passes(run.summary, stop=stop)
+            if stop.is_set():
+                return  # what a stopped search said is not known to be true
+            verdicts.append((run, passed))
+            if number == len(runs) or time.monotonic() - sent >= SEARCH_NEWS:
+                self.post_message(self.ContentsJudged(search, verdicts, number, len(runs)))
+                verdicts, sent = [], time.monotonic()
+
+    def on_runs_screen_contents_judged(self, message: RunsScreen.ContentsJudged) -> None:
+        if message.search is not self._contents:
+            return  # a search stopped since
+        for run, passed in message.verdicts:
+            self._judged[run.key] = (run, passed)
+        done = message.searched == message.total
+        if done:
+            self._judging = False
+            self.searching = ""
+        elif self.searching:
+            self.searching = f"searched {message.searched:,} of {message.total:,} runs"
+        self.refresh_runs()
+        if done:
+            self.call_later(self._search_contents)  # runs that changed while it ran
+
+    def on_unmount(self) -> None:
+        self._stop_search.set()
 
     def key_description(self, action: str, description: str) -> str:
         """What a key does now: with the runs shown as a tree, ``T`` lists them again

@@ -57,6 +57,9 @@ class SourceLine(Widget):
     there)."""
     as_tree: reactive[bool] = reactive(False, layout=False)
     """The runs are shown as a tree (``T``): said here, as the key bar may have no room."""
+    searching: reactive[str] = reactive("", layout=False)
+    """How far the search of the runs' files for the filter's ``has:`` has got, while it
+    runs (``searched 120 of 2,000 runs``)."""
 
     def render(self) -> Text:
         name_style = self.get_component_rich_style("source-line--name")
@@ -122,6 +125,8 @@ class SourceLine(Widget):
             # The box holds a filter that does not parse: the runs counted are the applied one's.
             invalid = inert(self.filter_invalid, single_line=True)
             said = f"{said or 'no filter'} ({invalid} not applied)"
+        if self.searching and said:
+            said = f"{said} ({self.searching})"
         wanted = Text(GAP + said if said else "", filter_style, no_wrap=True, end="")
         room = self.content_size.width or 10_000
 
