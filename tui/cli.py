@@ -178,6 +178,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=8765, help="default: 8765; 0 picks one")
     serve.add_argument("--read-only", action="store_true", help="refuse every POST (403)")
     serve.add_argument(
+        "--web",
+        action="store_true",
+        help="also serve the app in a browser, at /web/ behind the same token "
+        "(extra runtop[web]); each page runs the app attached to this server",
+    )
+    serve.add_argument(
         "--finish-runs",
         action="store_true",
         help="on exit, let live runs finish (up to --grace seconds) instead of cancelling them",

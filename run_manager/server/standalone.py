@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final
 
@@ -41,6 +41,7 @@ async def serve(
     read_gap: float = READ_GAP,
     otlp_grpc_port: int | None = None,
     otlp_grpc_ready: Callable[[str], None] | None = None,
+    mounts: Mapping[str, web.Application] | None = None,
 ) -> None:
     """Serve the attach API until ``stop`` is set (or the task is cancelled).
 
@@ -52,7 +53,9 @@ async def serve(
     seconds a body may go without a byte (5 s). With ``otlp_grpc_port``,
     OTLP/gRPC is received there too (:mod:`run_manager.otlp.grpc_service`), into the
     same ingest, and ``otlp_grpc_ready(address)`` is called once it is bound, before
-    ``ready``.
+    ``ready``. ``mounts`` are more applications served beside the API, each at its
+    prefix (``runtop serve --web`` mounts the app's page at ``/web``): they answer for
+    themselves, the token included.
     """
     token = token or make_token()
     open_files = raise_open_file_limit()
@@ -71,6 +74,8 @@ async def serve(
         middlewares = [server.json_errors, server._authorize]
         otlp = OtlpRoute(ingest, body_timeout=body_timeout or OTLP_BODY_TIMEOUT, read_gap=read_gap)
         root.add_subapp(OTLP_PREFIX, otlp.app(middlewares))
+    for prefix, mounted in (mounts or {}).items():
+        root.add_subapp(prefix, mounted)
     # aiohttp's keep-alive timer starts when a connection opens and again after each
     # response, and closes a connection still waiting for a request's whole headers:
     # one timeout for idle peers and for headers sent slowly or half-way.

@@ -51,7 +51,10 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     from run_manager import Manager
     from run_manager.manager import prepare_ledger_dir
     from run_manager.server.standalone import serve
+    from run_manager.server.tokens import make_token
 
+    token = make_token()
+    page = _browser_view(token, args.read_only) if args.web else None
     agents = load_agents(args.agents) if args.agents else []
     ledger_dir = Path(args.ledger_dir).expanduser()
     if not _is_loopback(args.host):
@@ -78,6 +81,8 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
             err.print(f"  watch with: runtop {url}")
             if grpc_address:
                 err.print(f"  OTLP/gRPC: {grpc_address[0]} (the same token)")
+            if page is not None:
+                err.print(f"  in a browser: {page.address(url, with_token=err.is_terminal)}")
 
         grpc_address: list[str] = []
         stop = asyncio.Event()
@@ -95,6 +100,8 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
             grace=args.grace,
             otlp_grpc_port=_otlp_grpc_port(args.otlp_grpc),
             otlp_grpc_ready=grpc_address.append,
+            token=token,
+            mounts={page.prefix: page.app} if page is not None else None,
         )
         err.print("runtop serve: stopped")
 
@@ -105,6 +112,13 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
             f"cannot listen on {args.host}:{args.port}: {error.strerror or error}"
         ) from None
     return 0
+
+
+def _browser_view(token: str, read_only: bool) -> Any:
+    """``--web``: the app's page, once textual-serve is known to be there to serve it."""
+    from tui.commands.browser import BrowserView  # says how to install the extra if missing
+
+    return BrowserView(token, read_only=read_only)
 
 
 def _otlp_grpc_port(port: int | None) -> int | None:
