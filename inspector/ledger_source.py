@@ -19,8 +19,6 @@ from inspector.source import (
     RunUpdate,
     SourceError,
     SourceUpdate,
-    not_running,
-    otlp_refusal,
 )
 from ledger_reader import (
     LedgerDirectory,
@@ -246,15 +244,10 @@ class LedgerDirectorySource(RunSource):
         return await asyncio.to_thread(ledger.wait_indexed)
 
     def refusal(self, action: str, summary: RunSummary) -> str | None:
-        refused = otlp_refusal(action, summary)
-        if refused is not None:
-            return refused
         if action == "approve":
             return "approvals cannot be given through a ledger directory"
         if summary.writer != "runtop":
             return "its writer does not take control files (only runtop's does)"
-        if action == "cancel" and not summary.status.is_live:
-            return not_running(summary)
         return None
 
     async def cancel(self, run_id: str, reason: str | None) -> None:

@@ -16,7 +16,6 @@ from inspector.source import (
     RunUpdate,
     SourceError,
     SourceUpdate,
-    live_run_refusal,
 )
 from ledger_reader import LedgerError, LedgerItem, RunSummary, SummaryBuilder, read_ledger_state
 from run_manager import (
@@ -148,9 +147,6 @@ class ManagerSource(RunSource):
                 raise SourceError(str(error)) from error
         tracked = self._runs.get(run_id)
         return tracked.dropped + len(tracked.recent) if tracked is not None else 0
-
-    def refusal(self, action: str, summary: RunSummary) -> str | None:
-        return live_run_refusal(action, summary)
 
     async def cancel(self, run_id: str, reason: str | None) -> None:
         """Cancel through the manager, as :meth:`Manager.cancel` does."""

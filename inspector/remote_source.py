@@ -35,7 +35,6 @@ from inspector.source import (
     RunUpdate,
     SourceError,
     SourceUpdate,
-    live_run_refusal,
 )
 from ledger_reader import LedgerItem, RunSummary, SummaryBuilder, event_of
 
@@ -277,7 +276,7 @@ class RemoteSource(RunSource):
     def refusal(self, action: str, summary: RunSummary) -> str | None:
         if self._read_only or self.client.read_only:
             return f"the server {self.name} is read-only"
-        return live_run_refusal(action, summary)
+        return super().refusal(action, summary)
 
     async def cancel(self, run_id: str, reason: str | None) -> None:
         """``POST .../runs/{run_id}/cancel`` to the server; its refusal's words if it refuses."""

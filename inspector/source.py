@@ -18,7 +18,7 @@ from typing import ClassVar, Final
 
 import msgspec
 
-from ledger_reader import LedgerItem, RunStatus, RunSummary
+from ledger_reader import LedgerItem, RunSummary
 
 
 class SourceError(Exception):
@@ -63,47 +63,6 @@ ACTED_BY: Final = "runtop"
 """Who a cancel, a resume or an answer to an approval sent from here says it came from:
 one name, whichever source carries it (it read "tui" from some, "runtop" from others)."""
 
-OTLP_REFUSAL: Final = "sent over OpenTelemetry; runtop cannot stop it"
-"""Why runs from OTLP spans (``writer: "otlp"``) take no action: runtop does not run them."""
-
-
-def otlp_refusal(action: str, summary: RunSummary) -> str | None:
-    """The refusal of every action on a run sent over OpenTelemetry."""
-    if summary.writer == "otlp" and action in {"cancel", "resume", "approve"}:
-        return OTLP_REFUSAL
-    return None
-
-
-def not_running(summary: RunSummary) -> str:
-    """Why a run that is not live cannot be cancelled (or answered), in its status's word:
-    a stale or abandoned run has not ended, and is not said to have."""
-    match summary.status:
-        case RunStatus.STALE:
-            return "the run is stale (its writer went quiet): nothing to cancel"
-        case RunStatus.ABANDONED:
-            return "the run is abandoned (its writer is gone): nothing to cancel"
-        case RunStatus.SUSPENDED:
-            return "the run is suspended (on its approval): nothing runs to cancel"
-        case _:
-            return f"the run already ended ({summary.status.value})"
-
-
-def live_run_refusal(action: str, summary: RunSummary) -> str | None:
-    """Why a source that acts on live runs cannot ``action`` this one, or ``None``."""
-    refused = otlp_refusal(action, summary)
-    if refused is not None:
-        return refused
-    if action == "approve":
-        if summary.pending_approval is None:
-            return "the run is not waiting on an approval"
-        if summary.status is RunStatus.SUSPENDED:
-            return None  # suspended on its approval: approving it is what it waits for
-    if action in {"cancel", "approve"} and not summary.status.is_live:
-        return not_running(summary)
-    if action == "resume" and summary.status.is_live:
-        return "the run is still running"
-    return None
-
 
 class RunSource(abc.ABC):
     """Runs from one place: a ledger directory, ledger files replayed, a manager, a server.
@@ -146,7 +105,10 @@ class RunSource(abc.ABC):
     # -- actions: refused unless a source says otherwise --------------------------
 
     def refusal(self, action: str, summary: RunSummary) -> str | None:
-        """Why ``action`` cannot be done to this run here, or ``None`` if it can."""
+        """Why this source cannot carry ``action`` to this run, or ``None`` if it can.
+
+        Only what the source can carry: whether the run itself can take ``action`` is
+        decided once, before this is asked (:func:`inspector.actions.refusal`)."""
         allowed = {"cancel": self.can_cancel, "resume": self.can_resume}
         allowed["approve"] = self.can_approve
         if not allowed.get(action, False):

@@ -23,10 +23,11 @@ import logging
 import time
 from collections import Counter, deque
 from collections.abc import AsyncIterator
-from typing import Final, Literal
+from typing import Final
 
 import msgspec
 
+from inspector.actions import Action, refusal
 from inspector.changes import ChangeSubscriber, StoreChange
 from inspector.history import history_from_source, read_history
 from inspector.model import RunKey, RunView, ToolCallView, make_view
@@ -36,7 +37,6 @@ from inspector.source import (
     RunUpdate,
     SourceError,
     SourceUpdate,
-    not_running,
 )
 from inspector.store_state import (
     RunState,
@@ -58,7 +58,6 @@ from ledger_reader import (
 log = logging.getLogger(__name__)
 
 FLUSH_INTERVAL: Final = 0.05
-Action = Literal["cancel", "resume", "approve"]
 
 
 class RunStore:
@@ -460,27 +459,15 @@ class RunStore:
     # -- actions -----------------------------------------------------------------------
 
     def refusal(self, key: RunKey, action: Action) -> str | None:
-        """Why ``action`` cannot be done to this run now, or ``None`` if it can."""
+        """Why ``action`` cannot be done to this run now, or ``None`` if it can
+        (:func:`inspector.actions.refusal`)."""
         state = self._runs.get(key)
         source = self._sources.get(key.source)
         if state is None or source is None:
             return "the run is no longer here"
-        summary = state.summary
-        if action == "cancel":
-            if not summary.status.is_live:
-                return not_running(summary)
-            if summary.cancel_requested:
-                return "a cancel is already in progress"
-        if action == "approve" and summary.pending_approval is None:
-            return "the run is not waiting on an approval"
-        if action == "resume" and summary.status.is_live:
-            return "the run is still running"
-        refused = source.refusal(action, summary)
         standing = self._source_states.get(key.source)
-        if refused is None and standing is not None and not standing.available:
-            # Asked anyway, the request fails ("cannot be reached") after the confirmation.
-            return f"its source {key.source} cannot be reached now"
-        return refused
+        reachable = standing is None or standing.available
+        return refusal(action, state.summary, source, reachable=reachable)
 
     async def cancel(self, key: RunKey, reason: str | None = None) -> None:
         """Ask the run's source to cancel it; the outcome arrives as events.

@@ -17,8 +17,8 @@ from textual.events import Event, Key
 from textual.notifications import Notify
 
 from inspector import RunSource, RunStore
+from inspector.actions import Action
 from inspector.replay import ReplayControls
-from inspector.store import Action
 from tui.notices import Notices
 from tui.palette import RuntopCommands
 from tui.run_actions import RunKeys

@@ -13,7 +13,7 @@ from typing import Any
 from textual.app import App
 
 from inspector import ActionRefused, RunKey, RunStore, RunView
-from inspector.store import Action
+from inspector.actions import Action
 from tui.run_keys import REFUSED_AS, ScreenKeys
 from tui.text.runs import short_id
 

@@ -13,7 +13,7 @@ from typing import Final
 from textual.binding import Binding
 
 from inspector import RunKey, RunStore, RunView
-from inspector.store import Action
+from inspector.actions import Action
 from tui.textual_compat import CompatApp
 
 RUN_KEYS: Final = {

@@ -27,7 +27,7 @@ from textual.screen import ModalScreen
 from textual.timer import Timer
 from textual.widgets import Input
 
-from inspector.store import Action
+from inspector.actions import Action
 from tui.run_keys import REFUSED_AS, RUN_KEYS
 
 HELD_AT_MOST: Final = 10.0

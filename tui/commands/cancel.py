@@ -16,6 +16,7 @@ from pathlib import Path
 from rich.console import Console
 
 from inspector import LedgerDirectorySource
+from inspector.actions import refusal
 from inspector.source import ActionRefused, SourceError
 from tui.commands.targets import CommandError, is_url, require_run_id, resolve_ledger
 
@@ -65,7 +66,7 @@ async def cancel_in_directory(ledger: Path, run_id: str, reason: str | None) -> 
                 if update.pending:
                     continue  # the first load goes on in the next update
                 raise SourceError(f"no ledger for run {run_id} in {ledger.parent}")
-            refused = source.refusal("cancel", seen.summary)
+            refused = refusal("cancel", seen.summary, source)
             if refused is not None:
                 raise ActionRefused(refused)
             await source.cancel(run_id, reason)

@@ -671,8 +671,8 @@ def test_pydantic_ai_spans_through_the_real_exporter(
 
 
 def test_the_inspector_refuses_actions_on_otlp_runs_with_the_reason(tmp_path: Path) -> None:
+    from inspector.actions import OTLP_REFUSAL, refusal, run_refusal
     from inspector.ledger_source import LedgerDirectorySource
-    from inspector.source import OTLP_REFUSAL, live_run_refusal
     from ledger_reader import scan_paths
 
     chat, tool, _ = agent_run()
@@ -681,8 +681,8 @@ def test_the_inspector_refuses_actions_on_otlp_runs_with_the_reason(tmp_path: Pa
     summary = state.summary()
     assert summary.status.is_live
     for action in ("cancel", "resume", "approve"):
-        assert live_run_refusal(action, summary) == OTLP_REFUSAL
-        assert LedgerDirectorySource(tmp_path).refusal(action, summary) == OTLP_REFUSAL
+        assert run_refusal(action, summary) == OTLP_REFUSAL
+        assert refusal(action, summary, LedgerDirectorySource(tmp_path)) == OTLP_REFUSAL
 
 
 def test_a_trace_never_writes_into_another_writers_ledger(tmp_path: Path) -> None:
@@ -764,7 +764,7 @@ async def test_the_server_refuses_to_cancel_or_resume_an_otlp_run(server: tuple[
 
 async def test_the_tui_greys_cancel_on_an_otlp_run_and_says_why(tmp_path: Path) -> None:
     from inspector import LedgerDirectorySource
-    from inspector.source import OTLP_REFUSAL
+    from inspector.actions import OTLP_REFUSAL
     from tests.tui_support import loaded
     from tui.app import make_app
     from tui.screens.cancel import CancelScreen

@@ -65,19 +65,28 @@ async def test_a_live_run_is_cancelled_with_the_reason_and_the_apps_source(
     assert lines[-1]["payload"]["status"] == "cancelled"
 
 
-@pytest.mark.parametrize(
-    ("sample", "said"),
-    [
-        ("143000045", "the run already ended (canceled)"),
-        ("143000058", "its writer does not take control files (only runtop's does)"),
-    ],
-)
-def test_a_run_the_source_refuses_is_refused_in_its_words(
-    tmp_path: Path, fixtures: Path, sample: str, said: str
+async def app_refusal(fixtures: Path, run_id: str) -> str | None:
+    """What the app says beside a greyed ``c`` on ``run_id``, read from a directory."""
+    from inspector import LedgerDirectorySource, RunKey, RunStore
+
+    async with RunStore() as store:
+        store.add_source(LedgerDirectorySource(fixtures, name="dir"))
+        while store.get(RunKey("dir", run_id)) is None:
+            await asyncio.sleep(0.01)
+        return store.refusal(RunKey("dir", run_id), "cancel")
+
+
+def test_every_run_the_app_refuses_is_refused_in_the_apps_words(
+    tmp_path: Path, fixtures: Path
 ) -> None:
-    """The words the app says beside a greyed ``c``; no control file is left behind."""
-    run_id = next(path.stem for path in fixtures.glob("*.jsonl") if sample in path.name)
-    refused = runtop("cancel", run_id, "--from", str(fixtures), home=tmp_path)
-    assert refused.returncode == 1
-    assert refused.stderr.strip() == f"runtop: cannot cancel {run_id}: {said}"
-    assert not (fixtures / ".control").exists()
+    """Ended, stale, another writer's: the words the app says beside a greyed ``c``; no
+    control file is left behind."""
+    run_ids = sorted(path.stem for path in fixtures.glob("*.jsonl"))
+    assert len(run_ids) >= 5
+    for run_id in run_ids:
+        said = asyncio.run(app_refusal(fixtures, run_id))
+        assert said is not None, run_id
+        refused = runtop("cancel", run_id, "--from", str(fixtures), home=tmp_path)
+        assert refused.returncode == 1
+        assert refused.stderr.strip() == f"runtop: cannot cancel {run_id}: {said}"
+        assert not (fixtures / ".control").exists()

@@ -1,0 +1,69 @@
+"""What can be done to a run (cancel, resume, approve or deny), and why not when it cannot.
+
+The one decision every key, key bar, palette entry and ``runtop cancel`` reads, in the
+same words: the run first (sent over OpenTelemetry? ended? a cancel already asked? an
+approval awaited?), then what its source can carry (:meth:`RunSource.refusal`: a ledger
+written by another program takes no control files, a server may be read-only), then
+whether the source can be reached now.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal
+
+from inspector.source import RunSource
+from ledger_reader import RunStatus, RunSummary
+
+Action = Literal["cancel", "resume", "approve"]
+"""What can be asked of a run (a denial answers an approval: ``approve``)."""
+
+OTLP_REFUSAL: Final = "sent over OpenTelemetry; runtop cannot stop it"
+"""Why runs from OTLP spans (``writer: "otlp"``) take no action: runtop does not run them."""
+
+
+def not_running(summary: RunSummary) -> str:
+    """Why a run that is not live cannot be cancelled (or answered), in its status's word:
+    a stale or abandoned run has not ended, and is not said to have."""
+    match summary.status:
+        case RunStatus.STALE:
+            return "the run is stale (its writer went quiet): nothing to cancel"
+        case RunStatus.ABANDONED:
+            return "the run is abandoned (its writer is gone): nothing to cancel"
+        case RunStatus.SUSPENDED:
+            return "the run is suspended (on its approval): nothing runs to cancel"
+        case _:
+            return f"the run already ended ({summary.status.value})"
+
+
+def run_refusal(action: Action, summary: RunSummary) -> str | None:
+    """Why ``action`` cannot be done to the run ``summary`` describes, whatever its source
+    can carry, or ``None``."""
+    if summary.writer == "otlp":
+        return OTLP_REFUSAL  # whatever its state: runtop never runs it
+    match action:
+        case "cancel":
+            if not summary.status.is_live:
+                return not_running(summary)
+            if summary.cancel_requested:
+                return "a cancel is already in progress"
+        case "approve":
+            if summary.pending_approval is None:
+                return "the run is not waiting on an approval"
+            if summary.status is not RunStatus.SUSPENDED and not summary.status.is_live:
+                return not_running(summary)  # suspended on its approval: what it waits for
+        case "resume":
+            if summary.status.is_live:
+                return "the run is still running"
+    return None
+
+
+def refusal(
+    action: Action, summary: RunSummary, source: RunSource, *, reachable: bool = True
+) -> str | None:
+    """Why ``action`` cannot be done now to the run ``summary`` describes, through
+    ``source`` (``reachable``: whether the source answers now), or ``None`` if it can."""
+    refused = run_refusal(action, summary) or source.refusal(action, summary)
+    if refused is None and not reachable:
+        # Asked anyway, the request fails ("cannot be reached") after the confirmation.
+        return f"its source {source.name} cannot be reached now"
+    return refused
