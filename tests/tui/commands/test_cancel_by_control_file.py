@@ -71,8 +71,9 @@ async def app_refusal(fixtures: Path, run_id: str) -> str | None:
 
     async with RunStore() as store:
         store.add_source(LedgerDirectorySource(fixtures, name="dir"))
+        changes = store.changes()
         while store.get(RunKey("dir", run_id)) is None:
-            await asyncio.sleep(0.01)
+            await anext(changes)
         return store.refusal(RunKey("dir", run_id), "cancel")
 
 
