@@ -64,6 +64,7 @@ _usages: Final = msgspec.json.Decoder(list[_LlmUsage])
 _SUMMARY_TYPES: Final = frozenset(
     (
         "run_started",
+        "run_updated",
         "run_completed",
         "error",
         "approval_request",

@@ -94,6 +94,39 @@ class RunStartedPayload(Payload):
     truncated: bool | None = None
     executor: str | None = None
     """*Extension*: where the run's code executes, when not in the writer's process (``ray``)."""
+    session_id: str | None = None
+    """*Extension*: the session the run belongs to, as its tracing said it."""
+    user_id: str | None = None
+    """*Extension*: who the run was for."""
+    conversation_id: str | None = None
+    """*Extension*: the thread or conversation it continued."""
+    tags: list[str] | None = None
+    """*Extension*: labels its tracing gave it."""
+    metadata: dict[str, Any] | None = None
+    """*Extension*: what else its tracing said of it (names to JSON values)."""
+    service: str | None = None
+    """*Extension*: the service that sent its spans (OpenTelemetry's ``service.name``)."""
+
+
+class RunUpdatedPayload(Payload):
+    """*Extension*: what a writer learned of its run after ``run_started``: each field said
+    replaces the one before, the others stay as they were. OTLP ingest writes it when a
+    run's own span, which names it and says what it was asked, arrives after its children
+    (an exporter sends each span as it ends, the run's own last)."""
+
+    skill: str | None = None
+    agent: str | None = None
+    input: Any = None
+    output: Any = None
+    """What the run answered, where it ended before what says it best arrived: it replaces
+    ``run_completed``'s."""
+    truncated: bool | None = None
+    session_id: str | None = None
+    user_id: str | None = None
+    conversation_id: str | None = None
+    tags: list[str] | None = None
+    metadata: dict[str, Any] | None = None
+    service: str | None = None
 
 
 class RunCompletedPayload(Payload):
@@ -249,6 +282,10 @@ class RunStarted(TypedEvent, tag="run_started"):
     payload: RunStartedPayload = msgspec.field(default_factory=RunStartedPayload)
 
 
+class RunUpdated(TypedEvent, tag="run_updated"):
+    payload: RunUpdatedPayload = msgspec.field(default_factory=RunUpdatedPayload)
+
+
 class RunCompleted(TypedEvent, tag="run_completed"):
     payload: RunCompletedPayload = msgspec.field(default_factory=RunCompletedPayload)
 
@@ -333,6 +370,7 @@ KNOWN_EVENTS: Final[tuple[type[TypedEvent], ...]] = (
     ErrorEvent,
     CancelRequested,
     RunPlaced,
+    RunUpdated,
 )
 
 EVENT_TYPES: Final[dict[str, type[TypedEvent]]] = {
@@ -357,6 +395,7 @@ KnownEvent = (
     | ErrorEvent
     | CancelRequested
     | RunPlaced
+    | RunUpdated
 )
 """An event of a type LEDGER.md defines (msgspec decodes it in one pass)."""
 

@@ -32,6 +32,9 @@ from ledger_reader.events import (
     RunCompleted,
     RunEvent,
     RunStarted,
+    RunStartedPayload,
+    RunUpdated,
+    RunUpdatedPayload,
     is_valid_run_id,
     parse_time,
 )
@@ -41,6 +44,9 @@ OTLP_WRITER: Final = "otlp"
 """The ``writer`` of ledgers made from OpenTelemetry spans: their events carry the spans'
 own times, written as spans arrive (a parent after its children), so times that go back
 there are not a clock going back, and are not flagged."""
+
+_DESCRIBED: Final = ("session_id", "user_id", "conversation_id", "tags", "metadata", "service")
+"""The fields of ``run_started`` and ``run_updated`` that say who a run was for."""
 
 MAX_WARNINGS: Final = 20
 """Warnings kept per run; the rest are only counted, so a damaged file cannot grow memory."""
@@ -118,6 +124,14 @@ class RunSummary(msgspec.Struct, kw_only=True):
     error: str | None = None
     writer: str | None = None
     host: str | None = None
+    session_id: str | None = None
+    """The session, user, conversation, tags, metadata and service its ``run_started`` (or a
+    later ``run_updated``) said: OpenTelemetry runs carry them from their spans."""
+    user_id: str | None = None
+    conversation_id: str | None = None
+    tags: list[str] | None = None
+    metadata: dict[str, Any] | None = None
+    service: str | None = None
     pid: int | None = None
     input: Any = None
     last_seq: int = 0
@@ -313,6 +327,25 @@ class SummaryBuilder:
         summary.host = payload.host
         summary.pid = payload.pid
         summary.input = payload.input
+        self._describe(payload)
+
+    def _run_updated(self, event: RunUpdated) -> None:
+        """What the writer learned of the run after it began: each field said replaces the
+        one before (LEDGER.md's ``run_updated``)."""
+        summary, payload = self._summary, event.payload
+        if payload.skill is not None or payload.agent is not None:
+            summary.skill, summary.agent = payload.skill, payload.agent
+        if payload.input is not None:
+            summary.input = payload.input
+        self._describe(payload)
+
+    def _describe(self, payload: RunStartedPayload | RunUpdatedPayload) -> None:
+        """Who the run was for and which conversation it was: the fields said."""
+        summary = self._summary
+        for name in _DESCRIBED:
+            value = getattr(payload, name)
+            if value is not None:
+                setattr(summary, name, value)
 
     def _run_completed(self, event: RunCompleted) -> None:
         summary, payload = self._summary, event.payload
@@ -380,6 +413,7 @@ class SummaryBuilder:
 
     _APPLY: Final[dict[type, Callable[[SummaryBuilder, Any], None]]] = {
         RunStarted: _run_started,
+        RunUpdated: _run_updated,
         RunCompleted: _run_completed,
         ErrorEvent: _error,
         ApprovalRequest: _approval_request,

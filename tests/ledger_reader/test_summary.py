@@ -233,3 +233,40 @@ def test_fast_fold_agrees_with_folding_every_line(steps: list[str], ending: str 
         out.append(completed(seq + 1, status=ending))
     data = b"".join(out)
     assert _fold_fast(data) == _fold_every_line(data)
+
+
+def test_a_run_updated_names_the_run_and_says_who_it_was_for(
+    write_ledger: Callable[..., Path],
+) -> None:
+    """An OTLP run opened by its children is named by its own span, arriving last, in a
+    ``run_updated``: every fold of the run says the later name, input and session."""
+    path = write_ledger(
+        started(agent="weather-service", skill="weather-service", session_id="s-1"),
+        line(2, "node_enter", {"node_id": "llm:gpt#1"}),
+        line(3, "node_exit", {"node_id": "llm:gpt#1"}),
+        line(4, "run_updated", {"agent": "weather", "skill": "weather", "input": "Paris?"}),
+        line(5, "run_updated", {"user_id": "u-2", "tags": ["corpus"], "service": "svc"}),
+        completed(6),
+    )
+    summary = summarize_ledger(path)
+    said = (summary.agent, summary.skill, summary.input, summary.session_id, summary.user_id)
+    assert said == ("weather", "weather", "Paris?", "s-1", "u-2")
+    assert (summary.tags, summary.service) == (["corpus"], "svc")
+    builder = SummaryBuilder()
+    fold_block(path.read_bytes(), 0, builder, final=True)  # the fast block fold alike
+    assert builder.summary().agent == "weather"
+
+
+def test_a_run_updated_in_the_tail_of_a_large_ledger_is_read(tmp_path: Path) -> None:
+    path = tmp_path / f"{RUN_ID}.jsonl"
+    with path.open("wb") as handle:
+        handle.write(started(agent="svc"))
+        seq = 1
+        while handle.tell() < WHOLE_FILE_BYTES + 4 * HEAD_BYTES:
+            seq += 1
+            handle.write(line(seq, "llm_chunk", {"delta": "x" * 200}))
+        handle.write(line(seq + 1, "run_updated", {"agent": "weather", "input": "Paris?"}))
+        handle.write(completed(seq + 2))
+    summary = summarize_ledger(path)
+    assert summary.partial
+    assert (summary.agent, summary.input) == ("weather", "Paris?")
