@@ -279,3 +279,134 @@ def answer_text(response: list[Any] | None) -> str | None:
 def encoded(value: Any) -> str:
     """A value that is not text, as JSON text (a tool's structured result)."""
     return _encoder.encode(value).decode()
+
+
+_CALLED: Final = (".run", ".forward", ".invoke", ".ainvoke", ".arun", ".__call__", ".acall")
+"""What instrumentations add to an agent's name when they name its span after the method
+that ran it (smolagents' ``weather.run``, DSPy's ``WeatherAgent.forward``, LlamaIndex's
+``FunctionAgent.run``)."""
+
+
+def agent_called(name: str | None) -> str | None:
+    """An agent's name from a span named after the method that ran it: ``Name.run``,
+    ``.forward``, ``.invoke`` or ``.__call__`` give ``Name``; other names are as they are."""
+    if not name:
+        return None
+    for suffix in _CALLED:
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return name[: -len(suffix)][:MAX_NAME]
+    return name[:MAX_NAME]
+
+
+_WRAPPER_FLAGS: Final = frozenset({"args", "kwargs", "sanitize_inputs_outputs"})
+
+
+def call_arguments(value: Any) -> Any:
+    """A tool call's arguments where an instrumentation wrote them as the Python call that
+    ran the tool (``{"args": [], "kwargs": {"city": "Paris"}}``: OpenLLMetry's decorators,
+    smolagents, LlamaIndex): the keyword arguments, or the one positional argument; other
+    values as they are.
+
+    Raises:
+        RecursionError: JSON text nested deeper than the interpreter recurses.
+    """
+    decoded = json_text(value)
+    if (
+        isinstance(decoded, dict)
+        and decoded.keys() <= _WRAPPER_FLAGS
+        and ("args" in decoded or "kwargs" in decoded)
+    ):
+        args, kwargs = decoded.get("args"), decoded.get("kwargs")
+        if not args and isinstance(kwargs, dict):
+            return kwargs
+        if not kwargs and isinstance(args, list) and len(args) == 1:
+            return args[0]
+    return decoded
+
+
+def asked_in(value: Any) -> Any:
+    """What a run was asked, from an input that is an object of a framework's: the one
+    text among the plain values of the call's arguments (smolagents' ``{"task": ...,
+    "stream": false}``, DSPy's ``{"question": ...}``); ``None`` where it holds no one such
+    text or holds objects (LlamaIndex's workflow state: the run's first model call says it
+    better). Other values (text, lists) are as they are."""
+    if not isinstance(value, dict):
+        return value
+    if any(isinstance(item, dict | list) for item in value.values()):
+        return None  # a state object, not the arguments a caller gave
+    said = [item for item in value.values() if isinstance(item, str) and item]
+    return said[0] if len(said) == 1 else None
+
+
+_ANSWER_KEYS: Final = ("answer", "output", "final_output", "result")
+
+
+def answer_in(value: Any) -> Any:
+    """What a run answered, from an output that is an object of a framework's holding the
+    answer among other fields (DSPy's prediction: ``{"reasoning": ..., "answer": ...}``):
+    its ``answer`` (or ``output``, ``final_output``, ``result``) where that is text; other
+    values as they are.
+
+    Raises:
+        RecursionError: JSON text nested deeper than the interpreter recurses.
+    """
+    decoded = json_value(value)
+    if isinstance(decoded, dict):
+        for key in _ANSWER_KEYS:
+            said = decoded.get(key)
+            if isinstance(said, str) and said:
+                return said
+    return value
+
+
+_SESSION_KEYS: Final = (
+    "session.id",
+    "traceloop.association.properties.session_id",
+    "langfuse.session.id",
+)
+_USER_KEYS: Final = (
+    "user.id",
+    "enduser.id",
+    "traceloop.association.properties.user_id",
+    "langfuse.user.id",
+)
+_CONVERSATION_KEYS: Final = (
+    "gen_ai.conversation.id",
+    "traceloop.association.properties.thread_id",
+    "thread.id",
+)
+_TAG_KEYS: Final = ("tag.tags", "langfuse.trace.tags")
+_METADATA_KEYS: Final = ("metadata", "langfuse.trace.metadata")
+
+
+def described(attributes: dict[str, Any]) -> dict[str, Any]:
+    """Who a span's run was for and which conversation it was, as each convention says it:
+    OpenInference's ``session.id``, ``user.id``, ``tag.tags`` and ``metadata``, GenAI's
+    ``gen_ai.conversation.id``, OpenLLMetry's association properties, Langfuse's; the
+    ledger's names for them (``session_id``, ``user_id``, ``conversation_id``, ``tags``,
+    ``metadata``), only those said."""
+    get = attributes.get
+    found: dict[str, Any] = {}
+    for field, keys in (
+        ("session_id", _SESSION_KEYS),
+        ("user_id", _USER_KEYS),
+        ("conversation_id", _CONVERSATION_KEYS),
+    ):
+        for key in keys:
+            value = get(key)
+            if isinstance(value, str | int) and not isinstance(value, bool) and value != "":
+                found[field] = str(value)[:MAX_NAME]
+                break
+    for key in _TAG_KEYS:
+        value = json_value(get(key))
+        if isinstance(value, list):
+            tags = [str(tag)[:MAX_NAME] for tag in value if isinstance(tag, str | int) and tag]
+            if tags:
+                found["tags"] = tags[:64]
+                break
+    for key in _METADATA_KEYS:
+        value = json_value(get(key))
+        if isinstance(value, dict) and value:
+            found["metadata"] = value
+            break
+    return found

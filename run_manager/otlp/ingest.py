@@ -59,7 +59,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from ledger_reader import LedgerError
 from ledger_reader.events import (
@@ -68,17 +68,19 @@ from ledger_reader.events import (
     RunCompleted,
     RunStarted,
     RunStartedPayload,
+    RunUpdated,
+    RunUpdatedPayload,
 )
 from ledger_reader.locations import make_private_dir
 from run_manager.ledger import cap_payload_value
-from run_manager.otlp.families import AGENT, MAX_NAME
+from run_manager.otlp.families import AGENT, described
 from run_manager.otlp.span_events import (
     UNREADABLE,
     complete_run,
     emit_errors,
-    family_of,
     input_of,
     kind_of,
+    name_of,
     place,
 )
 from run_manager.otlp.spans import Decoded, Span
@@ -227,6 +229,7 @@ class OtlpIngest:
                 touched[run.run_id] = run
                 accepted += 1
             self._forget_unplaced(trace)
+            self._amend(trace, spans, touched)
             # A run ends after what happened in it, whatever order its spans came in; where
             # several of its spans could end it (agents one after another under one root, as
             # an Agents SDK handoff makes them), the last to end does.
@@ -339,11 +342,21 @@ class OtlpIngest:
         start = own[0].start_ns if own else spans[0].start_ns  # the earliest: they are sorted
         run_id = f"run_{run_id_stamp(start)}_{suffix}"
         on_disk[suffix] = run_id
-        run = OtlpRun(
-            run_id, f"{self._ledger_prefix}{run_id}.jsonl", ledger_time(start) if own else ""
-        )
-        name, service = self._name(trace, spans, own[0] if own else None)
-        said, cut = cap_payload_value(input_of(trace, spans, agent, own[0] if own else None))
+        run = OtlpRun(run_id, f"{self._ledger_prefix}{run_id}.jsonl", ledger_time(start))
+        mine = own[0] if own else next((s for s in spans if s.span_id == agent), None)
+        # A child run is named by its own span alone; the trace's run by the best of its
+        # trace's spans where its agent's span is not among them.
+        naming = agent if parent_run_id is not None or mine is not None else None
+        name, run.name_rank, _ = name_of(trace, spans, naming, mine)
+        service = next((span.service for span in spans if span.service), None)
+        run.name = name = name or service or "trace"
+        asked, run.input_rank, _ = input_of(trace, spans, agent, mine)
+        said, cut = cap_payload_value(asked)
+        run.asked = said
+        run.described = who = _described(spans, mine)
+        metadata = who.get("metadata")
+        if metadata is not None:
+            metadata, _ = cap_payload_value(metadata)
         run.emit(
             ledger_time(start),
             RunStarted,
@@ -357,37 +370,74 @@ class OtlpIngest:
                 writer=WRITER,
                 host=service,
                 flavor="otel",
+                session_id=who.get("session_id"),
+                user_id=who.get("user_id"),
+                conversation_id=who.get("conversation_id"),
+                tags=who.get("tags"),
+                metadata=metadata if isinstance(metadata, dict) else None,
+                service=service,
             ),
         )
         return run
 
-    def _name(
-        self, trace: OtlpTrace, spans: list[Span], own: Span | None
-    ) -> tuple[str, str | None]:
-        """The run's name: its agent's, else the trace's top agent, root span or service."""
-        service = next((span.service for span in spans if span.service), None)
-        candidates = [own] if own is not None else []
-        if own is None:
-            candidates += [
-                s
-                for s in spans
-                if (s.kind or kind_of(s)) == AGENT and trace.agent_above(s.span_id) is None
-            ]
-            candidates += [s for s in spans if not s.parent_span_id]
-        for span in candidates:
-            name = family_of(span).agent_name(span)
-            if name:
-                return name, service
-        if own is not None:
-            return own.name or "agent", service
-        for span in spans:
-            name = span.attributes.get("gen_ai.agent.name")
-            if isinstance(name, str) and name:
-                return name[:MAX_NAME], service
-        roots = [span for span in spans if not span.parent_span_id]
-        if roots:
-            return roots[0].name or "trace", service
-        return service or "trace", service
+    def _amend(self, trace: OtlpTrace, spans: list[Span], touched: dict[str, OtlpRun]) -> None:
+        """What this request's spans say of their runs better than their ledgers do, as a
+        ``run_updated`` each: a run's own span, which names it and says what it was asked,
+        arrives after its children (an exporter sends each span as it ends), and a run
+        opened by those is named after what they said, its service at worst. Whatever
+        order the spans come in, each run ends up named and asked by its best span
+        (:data:`span_events.Rank`), and says who it was for once any span has said it."""
+        for run in [trace.run, *trace.children.values()]:
+            if run is None or run.run_id not in touched:
+                continue
+            named = run.name_rank[0] == 0 and run.input_rank[0] == 0
+            if named and not _says_who(spans, run):
+                continue
+            agent = next((key for key, child in trace.children.items() if child is run), None)
+            own = next((s for s in spans if s.span_id == agent), None) if agent else None
+            if agent is None:  # the trace's run: its top agent's span is its own
+                own = next(
+                    (s for s in spans if s.kind == AGENT and trace.agent_above(s.span_id) is None),
+                    None,
+                )
+                agent = own.span_id if own is not None else None
+            update = RunUpdatedPayload()
+            moment = ""
+            name, rank, by = name_of(trace, spans, agent, own)
+            if name and rank < run.name_rank:
+                run.name_rank = rank
+                if name != run.name:
+                    run.name = update.skill = update.agent = name
+                    moment = max(moment, run.at(by.end_ns)) if by is not None else moment
+            asked, rank, by = input_of(trace, spans, agent, own)
+            if asked is not None and rank < run.input_rank:
+                run.input_rank = rank
+                said, cut = cap_payload_value(asked)
+                if said != run.asked:
+                    run.asked = update.input = said
+                    update.truncated = True if cut else None
+                    moment = max(moment, run.at(by.end_ns)) if by is not None else moment
+            if (
+                run.answered_by is not None
+                and run.last_answer_start > run.answered_by
+                and run.last_answer is not None
+            ):
+                # The run ended before its newest model call arrived: that call's words are
+                # its output.
+                run.answered_by = run.last_answer_start
+                update.output, cut = cap_payload_value(run.last_answer)
+                update.truncated = True if cut else update.truncated
+                moment = max(moment, run.at(spans[-1].end_ns))
+            for key, value in _described(spans, own).items():
+                if key not in run.described:
+                    run.described[key] = value
+                    if key == "metadata":
+                        value, _ = cap_payload_value(value)
+                    setattr(update, key, value)
+                    moment = moment or run.at(spans[-1].end_ns)
+            if moment:
+                run.emit(moment, RunUpdated, update)
+                touched[run.run_id] = run
 
     def _ledgers_on_disk(self) -> dict[str, str]:
         if self._on_disk is None:
@@ -408,6 +458,7 @@ class OtlpIngest:
             if run is not None and run.run_id == run_id:
                 return run
         run = OtlpRun(run_id, os.fspath(self.ledger_dir / f"{run_id}.jsonl"), written=True)
+        run.start = ledger_time(0)
         try:
             events, run.torn = written_events(run.path)
         except LedgerError:
@@ -417,6 +468,15 @@ class OtlpIngest:
         for event in events:
             run.seq = max(run.seq, event.seq)
             payload = event.payload
+            if isinstance(payload, RunStartedPayload | RunUpdatedPayload):
+                if isinstance(payload, RunStartedPayload):
+                    run.start = event.time
+                run.name = payload.agent or run.name
+                run.asked = payload.input if payload.input is not None else run.asked
+                for key in ("session_id", "user_id", "conversation_id", "tags", "metadata"):
+                    if getattr(payload, key) is not None:
+                        run.described[key] = getattr(payload, key)
+                continue
             if isinstance(payload, NodeEnterPayload):
                 span_id: object = payload.span_id
             elif isinstance(payload, dict):  # an ``otel_span``, read as an unknown type
@@ -431,6 +491,19 @@ class OtlpIngest:
                     run.node_counts[key] = max(run.node_counts.get(key, 0), int(count))
         run.completed = any(isinstance(event, RunCompleted) for event in events)
         return run
+
+
+def _described(spans: list[Span], own: Span | None) -> dict[str, Any]:
+    """Who a run was for and which conversation, as its first span of a request says it (an
+    instrumentation's context attributes are on every span) or its own span does."""
+    found = described(spans[0].attributes) if spans else {}
+    if own is not None and own is not spans[0]:
+        found = {**described(own.attributes), **found}
+    return found
+
+
+def _says_who(spans: list[Span], run: OtlpRun) -> bool:
+    return bool(spans) and not described(spans[0].attributes).keys() <= run.described.keys()
 
 
 def _why(error: BaseException) -> str:

@@ -41,6 +41,11 @@ from run_manager.otlp.families import (
     Family,
     ModelCall,
     ToolUse,
+    agent_called,
+    answer_in,
+    asked_in,
+    call_arguments,
+    json_text,
     json_value,
     last_user_text,
     number,
@@ -51,6 +56,7 @@ if TYPE_CHECKING:
     from run_manager.otlp.spans import Span
 
 KIND: Final = "openinference.span.kind"
+_JSON: Final = "application/json"
 _KINDS: Final = {"LLM": MODEL, "TOOL": TOOL}
 _USER_ROLES: Final = frozenset({"user", "human"})
 _MODEL_ROLES: Final = frozenset({"assistant", "ai", "model"})
@@ -61,13 +67,41 @@ def carries(attributes: dict[str, Any]) -> bool:
 
 
 def kind(span: Span) -> str:
-    said = span.attributes.get(KIND)
+    attributes = span.attributes
+    said = attributes.get(KIND)
     found = _KINDS.get(said) if isinstance(said, str) else None
+    if found is MODEL and not _says_a_call(attributes):
+        return STEP
     if found is not None:
         return found
-    if not span.parent_span_id or (said == "AGENT" and text(span.attributes.get("agent.name"))):
+    if (said == "AGENT" or not span.parent_span_id) and text(attributes.get("agent.name")):
         return AGENT
+    # A root of no agent's name (LangGraph's graph, LlamaIndex's ``FunctionAgent.run``, the
+    # Agents SDK's ``Agent workflow``) is the trace's run all the same, named by the agent
+    # under it where one says its name, else by itself: a step to the spans below.
     return STEP
+
+
+_CALL_KEYS: Final = (
+    "llm.token_count.prompt",
+    "llm.token_count.completion",
+    "llm.token_count.total",
+    "llm.input_messages.0.message.role",
+    "llm.output_messages.0.message.role",
+)
+
+
+def _says_a_call(attributes: dict[str, Any]) -> bool:
+    """Whether an ``LLM`` span says a model call: its tokens or its messages. LlamaIndex
+    wraps each call in ``LLM`` spans that say neither (``OpenAI._prepare_chat_with_tools``),
+    steps of the call, not calls."""
+    for key in _CALL_KEYS:
+        if key in attributes:
+            return True
+    return any(key.startswith(_MESSAGE_PREFIXES) for key in attributes)
+
+
+_MESSAGE_PREFIXES: Final = ("llm.input_messages.", "llm.output_messages.")
 
 
 def model_call(span: Span) -> ModelCall:
@@ -99,16 +133,20 @@ def model_call(span: Span) -> ModelCall:
 
 def tool_use(span: Span) -> ToolUse:
     get = span.attributes.get
-    arguments = json_value(get("input.value"))
-    result = json_value(get("output.value"))
-    call_id = text(get("tool_call.id"))
+    arguments = call_arguments(get("input.value"))
+    result = get("output.value")
+    # JSON where the span says so (DSPy's ``"sunny in Paris"``), else text that may be JSON.
+    result = json_text(result) if get("output.mime_type") == _JSON else json_value(result)
+    call_id = text(get("tool_call.id")) or text(get("tool.id"))
+    if isinstance(result, dict) and "raw_output" in result and "tool_name" in result:
+        result = result["raw_output"]  # LlamaIndex's ToolOutput: what the tool returned
     if isinstance(result, dict):  # LangChain's ToolMessage: {"type": "tool", "data": {...}}
         message = result.get("data") if result.get("type") == "tool" else result
         if isinstance(message, dict) and "tool_call_id" in message:
             call_id = call_id or text(message.get("tool_call_id"))
             result = message.get("content")
     return ToolUse(
-        name=text(get("tool.name")) or text(span.name),
+        name=text(get("tool.name")) or agent_called(span.name),
         call_id=call_id,
         arguments=arguments,
         result=result,
@@ -119,19 +157,19 @@ def tool_use(span: Span) -> ToolUse:
 
 
 def agent_name(span: Span) -> str | None:
-    return text(span.attributes.get("agent.name")) or text(span.name)
+    return text(span.attributes.get("agent.name")) or agent_called(span.name)
 
 
 def run_input(span: Span) -> Any:
     value = span.attributes.get("input.value")
     said = _said(value, _USER_ROLES)
-    return said if said is not None else value
+    return said if said is not None else asked_in(json_value(value))
 
 
 def run_output(span: Span) -> Any:
     value = span.attributes.get("output.value")
     said = _said(value, _MODEL_ROLES)
-    return said if said is not None else value
+    return said if said is not None else answer_in(value)
 
 
 def asked(span: Span) -> str | None:

@@ -40,7 +40,9 @@ from run_manager.otlp.families import (
     Family,
     ModelCall,
     ToolUse,
+    agent_called,
     answer_text,
+    call_arguments,
     first_int,
     first_text,
     json_text,
@@ -108,7 +110,7 @@ def tool_use(span: Span) -> ToolUse:
     get = span.attributes.get
     arguments = get("gen_ai.tool.call.arguments")
     if arguments is None:
-        arguments = _entity_arguments(get("traceloop.entity.input"))
+        arguments = call_arguments(get("traceloop.entity.input"))
     result = get("gen_ai.tool.call.result")
     if result is None:
         result = _entity_output(get("traceloop.entity.output"))
@@ -125,13 +127,13 @@ def agent_name(span: Span) -> str | None:
     get = span.attributes.get
     return first_text(
         get, "gen_ai.agent.name", "traceloop.entity.name", "traceloop.workflow.name"
-    ) or text(span.name.removesuffix(".agent"))
+    ) or agent_called(span.name.removesuffix(".agent"))
 
 
 def run_input(span: Span) -> Any:
     said = genai.run_input(span)
     if said is None:
-        said = _entity_arguments(span.attributes.get("traceloop.entity.input"))
+        said = call_arguments(span.attributes.get("traceloop.entity.input"))
     return said
 
 
@@ -193,19 +195,6 @@ def _message(fields: dict[str, Any]) -> dict[str, Any]:
     return message(
         role, parts, [(call.get("id"), call.get("name"), call.get("arguments")) for call in calls]
     )
-
-
-def _entity_arguments(value: Any) -> Any:
-    """``traceloop.entity.input``: JSON of ``{"args": [...], "kwargs": {...}}`` from the
-    decorators; the keyword arguments where that is all they were given."""
-    decoded = json_text(value)
-    if isinstance(decoded, dict) and set(decoded) <= {"args", "kwargs"}:
-        args, kwargs = decoded.get("args"), decoded.get("kwargs")
-        if not args and isinstance(kwargs, dict):
-            return kwargs
-        if not kwargs and isinstance(args, list) and len(args) == 1:
-            return args[0]
-    return decoded
 
 
 def _entity_output(value: Any) -> Any:

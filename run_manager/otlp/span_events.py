@@ -12,6 +12,7 @@ read by the first family of conventions whose attributes it carries
 
 from __future__ import annotations
 
+import re
 from typing import Any, Final
 
 import msgspec
@@ -30,6 +31,7 @@ from ledger_reader.events import (
 from run_manager.ledger import cap_messages, cap_payload_value
 from run_manager.otlp import openinference, openllmetry
 from run_manager.otlp.families import (
+    AGENT,
     MAX_NAME,
     MODEL,
     STEP,
@@ -37,6 +39,7 @@ from run_manager.otlp.families import (
     Family,
     ModelCall,
     ToolUse,
+    agent_called,
 )
 from run_manager.otlp.genai import GENAI
 from run_manager.otlp.openinference import OPENINFERENCE
@@ -124,7 +127,8 @@ def _model_call(trace: OtlpTrace, run: OtlpRun, span: Span, call: ModelCall) -> 
         run.chunk_index += 1
         seq += 1
         lines.append(LedgerLine(run_id, seq, end, "llm_chunk", chunk))
-        run.last_answer = said
+        if span.start_ns >= run.last_answer_start:  # the newest call's, whatever the order
+            run.last_answer, run.last_answer_start = said, span.start_ns
     messages, response = call.messages, call.response
     cut = False
     if not call.within_cap:
@@ -281,14 +285,27 @@ def complete_run(run: OtlpRun, span: Span) -> None:
         output = family_of(span).run_output(span)
     except UNREADABLE:  # the run ended all the same; what it answered cannot be read
         output = None
-    if output is None:
-        output = run.last_answer
+    if output is None or _framework_object(output):
+        # Its newest model call's words say it better than nothing or a framework's object
+        # (LlamaIndex's ``StopEvent(result=AgentOutput(...))``); a later call arriving
+        # after the run's end says it again (``run_updated``).
+        run.answered_by = run.last_answer_start
+        output = run.last_answer if run.last_answer is not None else output
     value, cut = cap_payload_value(output)
     run.emit(
         end,
         RunCompleted,
         RunCompletedPayload(status="ok", output=value, truncated=True if cut else None),
     )
+
+
+_OBJECT: Final = re.compile(r"[A-Z][\w.]*\([a-z_]+=")
+
+
+def _framework_object(output: Any) -> bool:
+    """Whether a run's output is a framework's object written as Python writes one
+    (``StopEvent(result=...)``, ``Prediction(...)``), not what the agent answered."""
+    return isinstance(output, str) and _OBJECT.match(output) is not None
 
 
 def _exception_message(event: SpanEvent) -> str:
@@ -322,20 +339,68 @@ def _json_or_text(value: Any) -> Any:
     return value
 
 
-def input_of(trace: OtlpTrace, spans: list[Span], agent: str | None, own: Span | None) -> Any:
-    """What a run was asked: what its own span (or the trace's root) says, else the user's
-    words its first model call was sent.
+Rank = tuple[int, int]
+"""How well a span says a run's name or input, lower is better: how it says it (the run's
+own agent span, the trace's root, a model call...), then when that span began. Whatever
+order a trace's spans arrive in, the best of them all is the same."""
+UNSAID: Final[Rank] = (9, 0)
+"""The rank of a name or input nothing has said yet."""
 
-    A run's span says it only at its end (the last span to arrive), after
-    ``run_started`` is usually written; its first model call (sent first) carries
-    the conversation where the instrumentation records content. ``None`` where
-    nothing says it, or what says it cannot be read.
+
+def name_of(
+    trace: OtlpTrace, spans: list[Span], agent: str | None, own: Span | None
+) -> tuple[str | None, Rank, Span | None]:
+    """The best name of a run that ``spans`` (one request's, of its trace) say: its own
+    agent span's; for the trace's run, an agent's at its top, else its root's (``Name.run``
+    gives ``Name``), else a GenAI agent name any span says; ``None`` where they say none.
+
+    A nameless wrapper at the root (the Agents SDK's ``Agent workflow``) names the run only
+    where no agent under it says its name.
+    """
+    if own is not None:
+        return family_of(own).agent_name(own) or own.name or "agent", (0, own.start_ns), own
+    if agent is not None:
+        return None, UNSAID, None
+    best: tuple[str | None, Rank, Span | None] = (None, UNSAID, None)
+    for span in spans:
+        parent = span.parent_span_id
+        if not parent:
+            name = family_of(span).agent_name(span) or agent_called(span.name)
+            # A root that says what it was asked or answered is the agent the user ran (a
+            # LangGraph graph); one that says nothing wraps the agents under it (the Agents
+            # SDK's ``Agent workflow``), which name the run before it.
+            attributes = span.attributes
+            speaks = "input.value" in attributes or "output.value" in attributes
+            rank = (0 if speaks else 1, span.start_ns)
+        elif (span.kind or kind_of(span)) == AGENT and trace.agent_above(span.span_id) is None:
+            name = family_of(span).agent_name(span)
+            rank = (0, span.start_ns)
+        else:
+            said = span.attributes.get("gen_ai.agent.name")
+            if not isinstance(said, str) or not said:
+                continue
+            name, rank = said[:MAX_NAME], (2, span.start_ns)
+        if name and rank < best[1]:
+            best = (name, rank, span)
+    return best
+
+
+def input_of(
+    trace: OtlpTrace, spans: list[Span], agent: str | None, own: Span | None
+) -> tuple[Any, Rank, Span | None]:
+    """What a run was asked, as ``spans`` (one request's, of its trace) say it best: its own
+    span's (or the trace's root's) input, else the newest user words its first model call
+    was sent; ``None`` where nothing says it or what says it cannot be read.
+
+    A run's span says it only at its end (the last span to arrive), after ``run_started``
+    is written; its first model call carries the conversation where the instrumentation
+    records content.
     """
     try:
         for span in [own] if own is not None else [s for s in spans if not s.parent_span_id]:
             said = family_of(span).run_input(span)
             if said is not None:
-                return said
+                return said, (0, span.start_ns), span
         for span in spans:  # sorted by start: the first model call of the run
             if (span.kind or kind_of(span)) != MODEL:
                 continue
@@ -343,10 +408,13 @@ def input_of(trace: OtlpTrace, spans: list[Span], agent: str | None, own: Span |
             # The trace's own run holds what its top agent does, as well as what is under
             # no agent.
             if owner == agent or (agent is None and trace.agent_above(owner or "") is None):
-                return family_of(span).asked(span)
+                said = family_of(span).asked(span)
+                if said is not None:
+                    return said, (1, span.start_ns), span
+                return None, UNSAID, None
     except UNREADABLE:
-        return None
-    return None
+        return None, UNSAID, None
+    return None, UNSAID, None
 
 
 def _answered(

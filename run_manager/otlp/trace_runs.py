@@ -92,10 +92,10 @@ class OtlpRun:
     run_id: str
     path: str
     start: str = ""
-    """When its own agent span began, as ledgers write times, where the run was made from
-    that span: nothing of the run began earlier, so no event of it is written earlier (a
-    trace's root that wraps its agent began a moment before it). Empty where the run was
-    made from other spans: a span that comes late keeps its own time."""
+    """When it began: its own agent span's start where it was made from that span, else the
+    earliest of the spans that made it. Nothing of the run is written earlier (a span that
+    comes late and began earlier is written at the run's start; its node says how long it
+    took): an event never shows before its run began."""
     seq: int = 0
     completed: bool = False
     chunk_index: int = 0
@@ -106,10 +106,27 @@ class OtlpRun:
     """Lines to write."""
     last_answer: str | None = None
     """The newest model call's words: the run's output where its own span says none."""
+    last_answer_start: int = -1
+    """When the model call that said :attr:`last_answer` began (the newest wins, whatever
+    order the calls arrive in)."""
+    answered_by: int | None = None
+    """Where the run's output is its newest model call's words, when that call began: a
+    newer call arriving after the run ended says its output again."""
     written: bool = False
     """Its ledger has been written to (or was found on disk)."""
     placed: int = 0
     """Spans placed in it by the request being read."""
+    name: str | None = None
+    """Its name as its ledger says it now (``run_started``, or the last ``run_updated``)."""
+    name_rank: tuple[int, int] = (9, 0)
+    """How well the span that named it says a name (:data:`span_events.Rank`): a span that
+    says it better, arriving later, renames the run."""
+    asked: Any = None
+    """Its input as its ledger says it now."""
+    input_rank: tuple[int, int] = (9, 0)
+    """How well the span that said its input says it, alike."""
+    described: dict[str, Any] = field(default_factory=dict)
+    """Who it was for and which conversation (``session_id``...), as its ledger says."""
 
     def at(self, ns: int) -> str:
         """A span time as this run's events say it: never before its agent's span began."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -33,6 +34,13 @@ class OtlpServer:
 
 @pytest.fixture
 def otlp_server(tmp_path: Path) -> Iterator[OtlpServer]:
+    with served(tmp_path) as server:
+        yield server
+
+
+@contextlib.contextmanager
+def served(tmp_path: Path) -> Iterator[OtlpServer]:
+    """A ``runtop serve --otlp-grpc 0`` writing into ``tmp_path``, stopped after."""
     env = {**os.environ, "RUNTOP_HOME": str(tmp_path / "home"), "PYTHONPATH": str(REPO)}
     env.pop("RUNTOP_TOKEN", None)
     runs = tmp_path / "runs"

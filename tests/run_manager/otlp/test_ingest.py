@@ -206,8 +206,9 @@ def test_each_line_is_written_once_published_as_written_and_encoded_as_ledgers_a
     assert path.read_bytes().split(b"\n") == [*first_lines, b'{"run_id": "torn', *lines, b""]
     events = first_events + events
     lines = first_lines + lines
-    assert [event.seq for event in events] == list(range(1, 10))
-    assert types([json.loads(line) for line in lines])[-1] == "run_completed"
+    assert [event.seq for event in events] == list(range(1, 11))
+    # The agent's span named the run it came after: run_updated, then its end.
+    assert types([json.loads(line) for line in lines])[-2:] == ["run_updated", "run_completed"]
     for event, line in zip(events, lines, strict=True):
         assert encode_event(event) == line + b"\n"
 
@@ -306,7 +307,8 @@ async def test_the_feed_holds_every_line_once_in_order_however_requests_come(
             strict=True,
         )
     }
-    assert feed.head == len(written) == 3 * 9
+    # Each run's 9 lines, and a run_updated where a run was opened before its agent's span.
+    assert feed.head == len(written) == 3 * 9 + 2
     held = range(max(feed.oldest - 1, 0), feed.head + 1)
     for cursor in [*cursors, *held]:  # also every place inside a request's lines
         if cursor < feed.oldest - 1:
@@ -343,11 +345,15 @@ def test_spans_out_of_order_and_in_pieces_make_one_live_run(tmp_path: Path) -> N
     [events] = ledgers(tmp_path).values()
     assert types(events).count("run_started") == 1
     assert types(events)[-1] == "run_completed"
-    # Each event carries its span's own time: the model call is placed before the tool.
+    # Each event carries its span's own time, never before its run began (the tool's
+    # span began it here): the model call that began earlier and came later is at its start.
     llm = next(event for event in events if event["type"] == "llm_call")
     tool_call = next(event for event in events if event["type"] == "tool_call")
-    assert llm["time"] < tool_call["time"]
+    assert llm["time"] == tool_call["time"] == events[0]["time"]
     assert llm["seq"] > tool_call["seq"]
+    # The agent's span, arriving last, named the run and ended it.
+    [updated] = [event["payload"] for event in events if event["type"] == "run_updated"]
+    assert updated["agent"] == "weather"
 
 
 def helper_agent(span_id: str) -> dict[str, Any]:
@@ -805,8 +811,8 @@ def test_a_write_that_fails_keeps_nothing_and_the_retry_records_every_span(
     again = ingest.ingest(decode_json(request(tool, agent)))
     assert again.accepted == 2
     [events] = ledgers(tmp_path).values()
-    tail = ["node_enter", "tool_call", "tool_result", "node_exit", "run_completed"]
-    assert types(events)[-5:] == tail
+    tail = ["node_enter", "tool_call", "tool_result", "node_exit", "run_updated", "run_completed"]
+    assert types(events)[-6:] == tail
     assert [event["seq"] for event in events] == list(range(1, len(events) + 1))
 
 

@@ -200,6 +200,8 @@ def test_an_agent_span_that_names_its_agent_is_a_child_run(tmp_path: Path) -> No
     for each in spans:
         if each["spanId"] == NODE_2:
             each["attributes"].append({"key": "agent.name", "value": {"stringValue": "helper"}})
+        if not each.get("parentSpanId"):  # an agent named by the user, not a wrapper
+            each["attributes"].append({"key": "agent.name", "value": {"stringValue": "weather"}})
     OtlpIngest(tmp_path).ingest(decode_json(request(*spans)))
     runs = {events[0]["payload"]["agent"]: events for events in ledgers(tmp_path).values()}
     assert set(runs) == {"weather", "helper"}

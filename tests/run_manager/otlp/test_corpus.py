@@ -1,0 +1,187 @@
+"""The conformance corpus (``corpus/``): spans real instrumentations sent for real agents
+(``corpus/record.py`` re-records them), replayed into a real ``runtop serve`` in the
+orders exporters send them, over OTLP/HTTP and gRPC. Whatever the order, each agent's
+invocation is one run, named after its agent, with its input and output, a model call
+per call the scripted model answered, and a tool call and result per call the tool saw.
+
+The orders: as the spans ended (one request a span, the root last: ``SimpleSpanProcessor``,
+Phoenix's default), all in one request (``BatchSpanProcessor`` within its delay), and
+shuffled across requests of one to four spans (batches cut mid-run, retries, several
+processes).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import struct
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ledger_reader import SummaryBuilder, iter_events, read_lines
+from tests.run_manager.otlp.conftest import OtlpServer, served
+
+pytest.importorskip("opentelemetry.proto")
+grpc = pytest.importorskip("grpc")
+
+CORPUS = Path(__file__).parent / "corpus"
+NAMES = sorted(path.stem for path in CORPUS.glob("*.json"))
+ORDERS = ("ended", "batched", "shuffled")
+EXPORT = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
+
+
+def recorded(name: str) -> list[bytes]:
+    """The export requests of one recording, as its exporter sent them."""
+    data = (CORPUS / f"{name}.pb").read_bytes()
+    found, at = [], 0
+    while at < len(data):
+        (size,) = struct.unpack(">I", data[at : at + 4])
+        found.append(data[at + 4 : at + 4 + size])
+        at += 4 + size
+    return found
+
+
+def requests_in(order: str, name: str, trace_id: bytes) -> list[bytes]:
+    """The recording's spans, their trace made ``trace_id``, as requests in ``order``."""
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+
+    spans: list[tuple[Any, Any, Any]] = []  # (resource spans, scope spans, span)
+    for body in recorded(name):
+        request = ExportTraceServiceRequest()
+        request.ParseFromString(body)
+        for resource in request.resource_spans:
+            for scope in resource.scope_spans:
+                for span in scope.spans:
+                    span.trace_id = trace_id
+                    spans.append((resource, scope, span))
+    if order == "ended":
+        groups = [[each] for each in spans]
+    elif order == "batched":
+        groups = [spans]
+    else:
+        rng = random.Random(name)
+        rng.shuffle(spans)
+        groups = []
+        while spans:
+            size = rng.randint(1, 4)
+            groups.append(spans[:size])
+            spans = spans[size:]
+    bodies = []
+    for group in groups:
+        request = ExportTraceServiceRequest()
+        for resource, scope, span in group:
+            into = request.resource_spans.add()
+            into.resource.CopyFrom(resource.resource)
+            kept = into.scope_spans.add()
+            kept.scope.CopyFrom(scope.scope)
+            kept.spans.add().CopyFrom(span)
+        bodies.append(request.SerializeToString())
+    return bodies
+
+
+def send(server: OtlpServer, transport: str, body: bytes) -> None:
+    if transport == "http":
+        posted = urllib.request.Request(
+            f"{server.url}/v1/traces",
+            data=body,
+            headers={
+                "Content-Type": "application/x-protobuf",
+                "Authorization": f"Bearer {server.token}",
+            },
+        )
+        with urllib.request.urlopen(posted, timeout=20) as answer:
+            assert answer.status == 200
+        return
+    with grpc.insecure_channel(server.grpc) as channel:
+        channel.unary_unary(EXPORT)(
+            body, metadata=[("authorization", f"Bearer {server.token}")], timeout=20
+        )
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OtlpServer]:
+    with served(tmp_path_factory.mktemp("corpus")) as started:
+        yield started
+
+
+def runs_of(server: OtlpServer, trace_id: str) -> list[list[Any]]:
+    """The events of each ledger the server wrote for the trace."""
+    found = []
+    for path in sorted(server.runs.glob("*.jsonl")):
+        with path.open("rb") as file:
+            lines = read_lines(file.fileno(), 0, path.stat().st_size)
+            events = list(iter_events(line.item for line in lines))
+        if events and events[0].payload.trace_id == trace_id:
+            found.append(events)
+    return found
+
+
+def payloads(events: list[Any], kind: str) -> list[Any]:
+    return [event.payload for event in events if event.type == kind]
+
+
+def what_the_run_says(events: list[Any]) -> dict[str, Any]:
+    """The run as a reader folds it: what ``ls`` lists and ``show`` shows."""
+    builder = SummaryBuilder()
+    for event in events:
+        builder.add(event)
+    summary = builder.summary()
+    [completed] = payloads(events, "run_completed")
+    output = completed.output
+    for update in payloads(events, "run_updated"):
+        output = update.output if update.output is not None else output
+    events = sorted(events, key=lambda event: event.time)  # as readers order a run's calls
+    calls = payloads(events, "llm_call")
+    results = {result.call_id: result for result in payloads(events, "tool_result")}
+    return {
+        "agent": summary.agent,
+        "status": summary.status.value,
+        "input": summary.input,
+        "output": output,
+        "model_calls": len(calls),
+        "tokens": all(call.prompt_tokens and call.output_tokens for call in calls),
+        "messages": all(call.messages for call in calls),
+        "tool_calls": [
+            {
+                "name": call.name,
+                "arguments": call.arguments,
+                "output": results[call.call_id].output if call.call_id in results else None,
+            }
+            for call in payloads(events, "tool_call")
+        ],
+        "session": summary.session_id,
+    }
+
+
+@pytest.mark.parametrize("transport", ["http", "grpc"])
+@pytest.mark.parametrize("order", ORDERS)
+@pytest.mark.parametrize("name", NAMES)
+def test_each_recording_is_one_run_read_whole_in_any_order(
+    server: OtlpServer, name: str, order: str, transport: str
+) -> None:
+    expected = json.loads((CORPUS / f"{name}.json").read_text())
+    trace = hashlib.sha256(f"{name}/{order}/{transport}".encode()).digest()[:16]
+    for body in requests_in(order, name, trace):
+        send(server, transport, body)
+    [events] = runs_of(server, trace.hex())
+    said = what_the_run_says(events)
+    assert said == {
+        "agent": expected["agent"],
+        "status": "succeeded",
+        "input": expected["input"],
+        "output": expected["output"],
+        "model_calls": expected["model_calls"],
+        "tokens": expected["tokens"],
+        "messages": True,
+        "tool_calls": expected["tool_calls"],
+        "session": expected.get("session"),
+    }
+    started = events[0].time
+    assert all(event.time >= started for event in events), "an event before its run began"
