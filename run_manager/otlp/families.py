@@ -179,6 +179,54 @@ def message(
     return {"role": role, "content": parts}
 
 
+def tool_result(call_id: str | None, output: Any) -> dict[str, Any]:
+    """A tool result part in the ledger's shape (its output as text)."""
+    said = blocks_text(output)
+    return {
+        "type": "tool_result",
+        "id": call_id,
+        "output": said if isinstance(said, str) or said is None else encoded(said),
+    }
+
+
+def converse_part(block: Any) -> dict[str, Any]:
+    """A Bedrock Converse content block (``{"text"}``, ``{"toolUse"}``, ``{"toolResult"}``,
+    as Strands Agents records them) as a part in the ledger's shape; another block as its
+    JSON text."""
+    if isinstance(block, dict):
+        if isinstance(block.get("text"), str):
+            return {"type": "text", "text": block["text"]}
+        use = block.get("toolUse")
+        if isinstance(use, dict):
+            return {
+                "type": "tool_call",
+                "id": use.get("toolUseId"),
+                "name": use.get("name"),
+                "arguments": json_value(use.get("input")),
+            }
+        result = block.get("toolResult")
+        if isinstance(result, dict):
+            found = tool_result(result.get("toolUseId"), result.get("content"))
+            if result.get("status") == "error":
+                found["is_error"] = True
+            return found
+    if isinstance(block, str):
+        return {"type": "text", "text": block}
+    return {"type": "text", "text": encoded(block)}
+
+
+def blocks_text(value: Any) -> Any:
+    """A tool's output given as content blocks (``[{"text": "sunny"}]``: Strands', MCP's),
+    as their text joined; other values as they are."""
+    if (
+        isinstance(value, list)
+        and value
+        and all(isinstance(block, dict) and isinstance(block.get("text"), str) for block in value)
+    ):
+        return "".join(block["text"] for block in value)
+    return value
+
+
 def nested(attributes: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
     """Flattened list attributes (``<prefix>.<N>.<key>``) as a list of dicts by ``N``.
 

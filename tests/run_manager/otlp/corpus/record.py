@@ -641,7 +641,19 @@ def pydantic_ai(rec: Recording) -> None:
 
 
 def strands(rec: Recording) -> None:
-    """Strands Agents speaks the GenAI conventions natively, its content in span events."""
+    """Strands Agents speaks the GenAI conventions natively, its content in span events:
+    one per message (``gen_ai.user.message``, ``gen_ai.choice``...)."""
+    _strands(rec)
+
+
+def strands_latest(rec: Recording) -> None:
+    """Strands Agents on the newest GenAI conventions: a model call's conversation in one
+    ``gen_ai.client.inference.operation.details`` event."""
+    os.environ["OTEL_SEMCONV_STABILITY_OPT_IN"] = "gen_ai_latest_experimental"
+    _strands(rec)
+
+
+def _strands(rec: Recording) -> None:
     from opentelemetry import trace
     from strands import Agent, tool
     from strands.models.openai import OpenAIModel
@@ -667,7 +679,10 @@ def strands(rec: Recording) -> None:
     with counted(rec.model) as calls:
         result = agent(ASKED)
     assert str(result).strip() == ANSWER, str(result)
-    rec.save({"agent": "weather", "input": ASKED, "output": ANSWER, **calls, "tokens": True})
+    rec.save(
+        {"agent": "weather", "input": ASKED, "output": ANSWER, **calls, "tokens": True},
+        session=SESSION,
+    )
 
 
 def crewai(rec: Recording) -> None:
@@ -710,6 +725,7 @@ AGENTS: dict[str, Callable[[Recording], None]] = {
     "openai_openllmetry": openai_openllmetry,
     "pydantic_ai": pydantic_ai,
     "strands": strands,
+    "strands_latest": strands_latest,
 }
 
 
