@@ -11,6 +11,8 @@ Terms are separated by spaces and must all match::
     error:"timed out"           the run's error mentions "timed out"
     "two words"                 a quoted phrase ("a:b" is text, not a field)
     has:"connection refused"    the run's events hold the words (its files are searched)
+    session:s-7 user:ada        who it was for: its session, user (or conversation)
+    tag:nightly service:api     a tag it carries, the service that sent it
 
 A status may be written as the table writes it (``awaiting_approval``), as
 the ledger does (``ok``, ``error``, ``cancelled``) or by an unambiguous
@@ -38,7 +40,21 @@ from inspector.status_words import UnknownStatus, status_word, statuses_named
 from ledger_reader import timespan
 from ledger_reader.text_search import Phrase
 
-FIELDS: Final = ("status", "skill", "agent", "source", "run", "parent", "error", "since", "has")
+FIELDS: Final = (
+    "status",
+    "skill",
+    "agent",
+    "source",
+    "run",
+    "parent",
+    "error",
+    "since",
+    "has",
+    "session",
+    "user",
+    "tag",
+    "service",
+)
 
 _WORD: Final = re.compile(r"""(?:[^\s"']+|"[^"]*"|'[^']*')+""")
 _PART: Final = re.compile(r"""[^"']+|"([^"]*)"|'([^']*)'""")
@@ -199,6 +215,15 @@ def _values(run: RunView, field: str | None, status: str) -> list[str]:
             return [run.parent_run_id or ""]
         case "error":
             return [run.error or ""]
+        case "session":
+            summary = run.summary
+            return [summary.session_id or "", summary.conversation_id or ""]
+        case "user":
+            return [run.summary.user_id or ""]
+        case "tag":
+            return list(run.summary.tags or ()) or [""]
+        case "service":
+            return [run.summary.service or ""]
         case _:
             return [
                 run.run_id,

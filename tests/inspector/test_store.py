@@ -110,6 +110,10 @@ def test_filter_language() -> None:
             skill="deploy-prod",
             agent="ops",
             started_at=now - 60,
+            session_id="session-7",
+            user_id="ada",
+            tags=["nightly", "eu"],
+            service="deploy-api",
         ),
         view(
             "a",
@@ -126,6 +130,8 @@ def test_filter_language() -> None:
             skill="deploy-eu",
             started_at=now - 30,
             parent_run_id="run_1",
+            conversation_id="thread-9",
+            host="deploy-api-host",
         ),
     ]
 
@@ -146,7 +152,12 @@ def test_filter_language() -> None:
     assert ids("parent:run_1") == ["run_3"]
     assert ids("OPS") == ["run_1"]
     assert ids('"tool timeout"') == ["run_2"]
-    for bad in ("skill:/(/", "since:yesterday", "status:", '"open'):
+    # Who a run was for and which conversation: runs sent over OpenTelemetry say it.
+    assert ids("session:session-7") == ids("user:ada") == ids("tag:nightly") == ["run_1"]
+    assert ids("session:thread") == ["run_3"]  # a conversation is its session too
+    assert ids("service:deploy") == ["run_1"]  # the service, not the host
+    assert ids("-tag:eu") == ["run_2", "run_3"]
+    for bad in ("skill:/(/", "since:yesterday", "status:", '"open', "sesion:x"):
         with pytest.raises(FilterError):
             RunFilter.parse(bad)
 

@@ -13,7 +13,7 @@ from textual.content import Content
 from inspector import RunKey, RunStore
 from inspector.status_words import ended_reason
 from tui.text import inert, skill_and_agent
-from tui.text.events import input_said
+from tui.text.events import input_said, who_said
 from tui.text.runs import cell, now_or, replay_moments, run_time, status_mark, tokens_said
 
 SOURCE_ROOM: Final = 40
@@ -100,6 +100,9 @@ def run_header(
     # The source first on its line: a replay's state (paused, at 2x) reads whole at 80x24.
     where = source_said(store, run.source, width)
     parts.append(f"\n{where}  {input_said(run.input, 100)}  " + "  ".join(links))
+    described = who_said(run.summary)
+    if described:  # who it was for, which conversation: OpenTelemetry runs say it
+        parts.append(f"\n{described}")
     if run.pending_approval is not None:  # what it asks, as the table's DOING NOW says it
         parts.append((f"\n{cell(run.doing, 200)}", "bold $warning"))
     if run.error:  # why it ended, the status word said once (above), as the table says it

@@ -7,7 +7,7 @@ through :func:`tui.text.inert`.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 import msgspec
 
@@ -27,6 +27,7 @@ from inspector.ledger import (
     RunEvent,
     RunPlaced,
     RunStarted,
+    RunUpdated,
     StructuredOutput,
     ToolCall,
     ToolResult,
@@ -58,6 +59,7 @@ GLYPHS: Final = {
     "error": "✘",
     "cancel_requested": "⊘",
     "run_placed": "⌂",
+    "run_updated": "✎",
     "damaged_line": "!",
 }
 
@@ -89,6 +91,35 @@ def input_said(value: Any, limit: int = _DETAIL_LIMIT) -> str:
     return "input not recorded" if value is None else f"input {compact_json(value, limit)}"
 
 
+class _Described(Protocol):
+    """What ``run_started``, ``run_updated`` and a run's summary say of who it was for."""
+
+    session_id: str | None
+    user_id: str | None
+    conversation_id: str | None
+    tags: list[str] | None
+    service: str | None
+
+
+def who_said(said: _Described) -> str:
+    """Who a run was for and which conversation, in a few words (``session s-7  user
+    ada  tags nightly, eu  service api``); empty where nothing says it."""
+    words = [
+        f"{label} {_text(value, 60)}"
+        for label, value in (
+            ("session", said.session_id),
+            ("conversation", said.conversation_id),
+            ("user", said.user_id),
+        )
+        if value
+    ]
+    if said.tags:
+        words.append("tags " + _text(", ".join(said.tags), 80))
+    if said.service:
+        words.append(f"service {_text(said.service, 60)}")
+    return "  ".join(words)
+
+
 def describe(item: RunEvent | DamagedLine) -> str:
     """What happened, in a few words (no time, no glyph)."""
     match item:
@@ -98,7 +129,23 @@ def describe(item: RunEvent | DamagedLine) -> str:
             who = _text(skill_and_agent(p.skill, p.agent), 80)  # as the runs table says it
             extra = f" resumed from {_text(p.resumed_from, 64)}" if p.resumed_from else ""
             parent = f" parent {_text(p.parent_run_id, 64)}" if p.parent_run_id else ""
-            return f"started {who or '(no skill)'}{parent}{extra} {input_said(p.input)}"
+            said = f"started {who or '(no skill)'}{parent}{extra} {input_said(p.input)}"
+            described = who_said(p)
+            return f"{said}  {described}" if described else said
+        case RunUpdated(payload=p):
+            # What the writer learned after the run began (an OTLP run's own span, arriving
+            # last, names it): only what it says.
+            words = []
+            if p.agent or p.skill:
+                words.append(f"named {_text(skill_and_agent(p.skill, p.agent), 80)}")
+            if p.input is not None:
+                words.append(input_said(p.input))
+            if p.output is not None:
+                words.append(f"output {compact_json(p.output)}")
+            described = who_said(p)
+            if described:
+                words.append(described)
+            return "updated " + ("  ".join(words) or "(nothing)")
         case RunCompleted(payload=p):
             # The run's outcome, said as the run's: after a denied approval, "run succeeded"
             # reads as what the agent did next, not as a tick on the denial.

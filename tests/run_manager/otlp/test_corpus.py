@@ -185,3 +185,50 @@ def test_each_recording_is_one_run_read_whole_in_any_order(
     }
     started = events[0].time
     assert all(event.time >= started for event in events), "an event before its run began"
+
+
+def runtop(server: OtlpServer, *args: str) -> str:
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    done = subprocess.run(
+        [sys.executable, "-m", "tui.cli", *args],
+        capture_output=True,
+        text=True,
+        env=server.env,
+        cwd=REPO,
+        timeout=30,
+        check=True,
+    )
+    return done.stdout
+
+
+def test_ls_and_show_agree_on_a_run_named_by_its_last_span(server: OtlpServer) -> None:
+    """Spans sent as they end: the server's summaries, ``ls`` of the directory and
+    ``show`` all say the name and input the root gave last, and who the run was for."""
+    trace = hashlib.sha256(b"langgraph/ls-and-show").digest()[:16]
+    for body in requests_in("ended", "langgraph", trace):
+        send(server, "http", body)
+    listed = {
+        where: next(
+            run
+            for run in json.loads(runtop(server, "ls", where, "--json"))
+            if run.get("trace_id") == trace.hex()
+        )
+        for where in (server.url, str(server.runs))
+    }
+    for run in listed.values():
+        said = (run["agent"], run["input"], run["session_id"], run["user_id"], run["tags"])
+        assert said == ("weather", ASKED_LANGGRAPH, "session-7", "user-42", ["corpus"])
+        assert run["service"] == "langgraph-service"
+    run_id = listed[server.url]["run_id"]
+    shown = runtop(server, "show", run_id, "--from", str(server.runs))
+    assert "updated named weather" in shown
+    assert "session session-7" in shown
+    found = runtop(server, "ls", str(server.runs), "--json", "--filter", "session:session-7")
+    assert run_id in {run["run_id"] for run in json.loads(found)}
+
+
+ASKED_LANGGRAPH = json.loads((CORPUS / "langgraph.json").read_text())["input"]
