@@ -143,6 +143,10 @@ class NodeEnterPayload(Payload):
     node_id: str | None = None
     node_name: str | None = None
     span_id: str | None = None
+    parent_span_id: str | None = None
+    """*Extension*, an OTLP run's: the span of the node this one is inside. Spans arrive
+    as they end, so a node may be written before the one it is inside: a reader nests it
+    by this, not by the order of the lines."""
     model: str | None = None
     """*Extension*, a model node's: the model asked, said as the request is sent."""
     provider: str | None = None

@@ -329,10 +329,19 @@ def encoded(value: Any) -> str:
     return _encoder.encode(value).decode()
 
 
-_CALLED: Final = (".run", ".forward", ".invoke", ".ainvoke", ".arun", ".__call__", ".acall")
+_CALLED: Final = (
+    ".run",
+    ".forward",
+    ".invoke",
+    ".ainvoke",
+    ".arun",
+    ".__call__",
+    ".acall",
+    ".kickoff",
+)
 """What instrumentations add to an agent's name when they name its span after the method
 that ran it (smolagents' ``weather.run``, DSPy's ``WeatherAgent.forward``, LlamaIndex's
-``FunctionAgent.run``)."""
+``FunctionAgent.run``, CrewAI's ``weather.kickoff``)."""
 
 
 def agent_called(name: str | None) -> str | None:
@@ -386,14 +395,14 @@ def asked_in(value: Any) -> Any:
     return said[0] if len(said) == 1 else None
 
 
-_ANSWER_KEYS: Final = ("answer", "output", "final_output", "result")
+_ANSWER_KEYS: Final = ("answer", "output", "final_output", "result", "raw")
 
 
 def answer_in(value: Any) -> Any:
     """What a run answered, from an output that is an object of a framework's holding the
     answer among other fields (DSPy's prediction: ``{"reasoning": ..., "answer": ...}``):
-    its ``answer`` (or ``output``, ``final_output``, ``result``) where that is text; other
-    values as they are.
+    its ``answer`` (or ``output``, ``final_output``, ``result``, CrewAI's ``raw``) where that
+    is text; other values as they are.
 
     Raises:
         RecursionError: JSON text nested deeper than the interpreter recurses.

@@ -162,8 +162,24 @@ def agent_name(span: Span) -> str | None:
 
 def run_input(span: Span) -> Any:
     value = span.attributes.get("input.value")
+    if value is None:
+        return _crew_tasks(span.attributes.get("crew_tasks"))
     said = _said(value, _USER_ROLES)
     return said if said is not None else asked_in(json_value(value))
+
+
+def _crew_tasks(value: Any) -> str | None:
+    """What a CrewAI crew was asked: its tasks' descriptions (``crew_tasks`` on the crew's
+    span, which says no ``input.value`` when the crew was given no inputs)."""
+    tasks = json_value(value)
+    if not isinstance(tasks, list):
+        return None
+    said = [
+        task["description"]
+        for task in tasks
+        if isinstance(task, dict) and isinstance(task.get("description"), str)
+    ]
+    return "\n".join(said) or None
 
 
 def run_output(span: Span) -> Any:

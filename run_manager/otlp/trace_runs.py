@@ -148,7 +148,12 @@ class OtlpRun:
         count = counts[key] = counts.get(key, 0) + 1
         node_id = f"{key}#{count}"
         self.seq = seq = self.seq + 1
-        entered = NodeEnterPayload(node_id=node_id, node_name=name, span_id=span.span_id)
+        entered = NodeEnterPayload(
+            node_id=node_id,
+            node_name=name,
+            span_id=span.span_id,
+            parent_span_id=span.parent_span_id or None,
+        )
         self.pending.append(LedgerLine(self.run_id, seq, moment, "node_enter", entered))
         return node_id
 

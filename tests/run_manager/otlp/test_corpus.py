@@ -157,7 +157,18 @@ def what_the_run_says(events: list[Any]) -> dict[str, Any]:
             for call in payloads(events, "tool_call")
         ],
         "session": summary.session_id,
+        "models named": all(call.model for call in calls),
+        "nodes nest": _nodes_nest(events),
     }
+
+
+def _nodes_nest(events: list[Any]) -> bool:
+    """Whether every node is inside a node of the run, or directly in the run: a reader
+    nests them by their spans, whatever order they were written in."""
+    entered = payloads(events, "node_enter")
+    spans = {node.span_id for node in entered}
+    inside = {node.parent_span_id for node in entered} - spans - {None}
+    return len(inside) <= 2  # the run's own span and a root wrapping it, which are no nodes
 
 
 @pytest.mark.parametrize("transport", ["http", "grpc"])
@@ -182,6 +193,8 @@ def test_each_recording_is_one_run_read_whole_in_any_order(
         "messages": True,
         "tool_calls": expected["tool_calls"],
         "session": expected.get("session"),
+        "models named": True,
+        "nodes nest": True,
     }
     started = events[0].time
     assert all(event.time >= started for event in events), "an event before its run began"

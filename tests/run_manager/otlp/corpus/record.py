@@ -689,9 +689,14 @@ def crewai(rec: Recording) -> None:
     from crewai import LLM, Agent, Crew, Task
     from crewai.tools import tool
     from openinference.instrumentation.crewai import CrewAIInstrumentor
+    from openinference.instrumentation.openai import OpenAIInstrumentor
 
+    # CrewAI's own instrumentation traces the crew, its agents and tools; its model calls
+    # go through the OpenAI SDK, traced by OpenInference's, as Phoenix's docs pair them.
     instrumentor = CrewAIInstrumentor()
     instrumentor.instrument(tracer_provider=rec.provider)
+    calls_instrumentor = OpenAIInstrumentor()
+    calls_instrumentor.instrument(tracer_provider=rec.provider)
     try:
 
         @tool("get_weather")
@@ -706,11 +711,15 @@ def crewai(rec: Recording) -> None:
         )  # fmt: skip
         task = Task(description=ASKED, expected_output="The weather", agent=forecaster)
         with counted(rec.model) as calls, openinference_context():
-            result = Crew(agents=[forecaster], tasks=[task]).kickoff()
+            result = Crew(name="weather", agents=[forecaster], tasks=[task]).kickoff()
         assert ANSWER in str(result), result
     finally:
         instrumentor.uninstrument()
-    rec.save({"agent": "weather", "input": ASKED, "output": ANSWER, **calls, "tokens": True})
+        calls_instrumentor.uninstrument()
+    rec.save(
+        {"agent": "weather", "input": ASKED, "output": ANSWER, **calls, "tokens": True},
+        session=SESSION,
+    )
 
 
 AGENTS: dict[str, Callable[[Recording], None]] = {
