@@ -48,6 +48,14 @@ LEDGER_SPELLINGS: Final = {
 """What the ledger's ``run_completed`` (and older versions of this table) call a status."""
 
 
+def unanswered(status: str | None) -> str | None:
+    """How a model call that got no answer ended (its ``llm_call.status``), in the run's
+    words: ``canceled``, ``failed``; ``None`` for a call answered."""
+    if not status:
+        return None
+    return LEDGER_SPELLINGS.get(status, status)
+
+
 class UnknownStatus(ValueError):
     """A status a user typed that is no status: the message names it and the words there are."""
 

@@ -358,6 +358,23 @@ class UnknownEvent(Envelope):
     payload: Any = None
 
 
+def call_as_sent(enter: NodeEnter) -> LlmCall | None:
+    """A model call as its request went out, read from its model node's ``node_enter``
+    (the *extension* ``model``, ``provider``, ``messages``): an ``llm_call`` with no
+    answer yet, or ``None`` where the ``node_enter`` says none of them."""
+    p = enter.payload
+    if p.model is None and p.messages is None:
+        return None
+    payload = LlmCallPayload(
+        model=p.model,
+        provider=p.provider,
+        node_id=p.node_id,
+        messages=p.messages,
+        truncated=p.truncated,
+    )
+    return LlmCall(run_id=enter.run_id, seq=enter.seq, time=enter.time, payload=payload)
+
+
 KNOWN_EVENTS: Final[tuple[type[TypedEvent], ...]] = (
     RunStarted,
     RunCompleted,

@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 from typing import Final, NamedTuple
 
 from inspector import RunKey, RunStore
-from inspector.ledger import LedgerItem, LlmCall, NodeEnter, NodeExit
+from inspector.ledger import LedgerItem, LlmCall, NodeEnter, NodeExit, call_as_sent
 from tui.text.conversation import CallTiming
 
 MODEL_PREFIX: Final = "llm:"
@@ -107,7 +107,8 @@ async def model_call_near(
 ) -> FoundCall | None:
     """The model call ``item`` (at ``position`` in the run) is part of, or ``None`` when
     its ``llm_call`` is not within :data:`LOOK_LIMIT` events (a node with no call: the
-    writer recorded none, or the call failed)."""
+    writer recorded none, or the call failed). A model node entered and not exited, with
+    no ``llm_call`` yet, is the call waiting for its answer, as its request went out."""
     if isinstance(item, LlmCall):
         node = item.payload.node_id
         async for later in _walk(store, key, position, forward=True):
@@ -128,7 +129,11 @@ async def model_call_near(
                     call = later
             elif isinstance(later, NodeExit) and later.payload.node_id == item.payload.node_id:
                 return FoundCall(call, _took(item, later)) if call is not None else None
-        return FoundCall(call, CallTiming()) if call is not None else None
+        if call is not None:
+            return FoundCall(call, CallTiming())
+        # No answer yet: the call as its request went out, when its node says what it sent.
+        sent = call_as_sent(item)
+        return FoundCall(sent, CallTiming(waiting=True)) if sent is not None else None
     if isinstance(item, NodeExit) and is_model_node(item):
         node = item.payload.node_id
         found: LlmCall | None = None

@@ -131,6 +131,9 @@ class RunScreen(RuntopScreen):
         """The timeline (T), once built: hidden until shown."""
         self._event_selection: EventList.Selected | None = None
         """The event stream's last selection, shown again when the timeline closes."""
+        self._waiting: tuple[LedgerItem, int] | None = None
+        """The model call shown waiting for its answer (its node's enter, and where it is):
+        looked for again as the run writes more, so its answer shows once it comes."""
 
     def compose(self) -> ComposeResult:
         from textual.widgets import Input
@@ -183,6 +186,8 @@ class RunScreen(RuntopScreen):
                 pane.reset()
         elif self.key in change.events:
             self.query_one(EventList).reload()
+            if self._waiting is not None and not self.timeline_shown():
+                self._show_model_call(*self._waiting)
             if pane is not None and pane.display:
                 pane.reload()  # a hidden one reads what is new when shown
         elif self.key in change.runs and pane is not None and pane.display:
@@ -220,6 +225,7 @@ class RunScreen(RuntopScreen):
         shown = next((i for i in items if isinstance(i, ToolCall)), items[0] if items else None)
         raw = raw_line(self.store, self.key, shown) if self.show_raw and shown is not None else None
         self.workers.cancel_group(self, "model-call")
+        self._waiting = None
         selected = self._event_selection
         detail.show(shown, call_of(self.store, self.key, shown), raw)  # at once, as selected
         if shows_model_call(shown) and selected is not None and not self.timeline_shown():
@@ -233,8 +239,11 @@ class RunScreen(RuntopScreen):
         except SourceError:
             found = None
         shown = found.call if found is not None else item
-        raw = raw_line(self.store, self.key, shown) if self.show_raw else None
         timing = found.timing if found is not None else None
+        waiting = timing is not None and timing.waiting
+        self._waiting = (item, position) if waiting else None
+        # A call waiting is read from its node's enter: that is its line in the ledger.
+        raw = raw_line(self.store, self.key, item if waiting else shown) if self.show_raw else None
         self.query_one(EventDetail).show(shown, None, raw, timing=timing)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:

@@ -28,7 +28,9 @@ from rich.style import Style
 from rich.text import Text
 
 from inspector.ledger import THINKING, TOOL_CALL, TOOL_RESULT, LlmCall, Message, conversation
+from inspector.status_words import STILL_GOING, unanswered
 from tui.text import cost, duration, inert, tokens
+from tui.text.events import model_named
 
 CALLED: Final = "⚙"
 """The mark of a tool call in a model's conversation (here and in ``show --messages``)."""
@@ -83,6 +85,8 @@ class CallTiming:
 
     seconds: float | None = None
     """From the request to the answer (the model node's enter to its exit)."""
+    waiting: bool = False
+    """Its node is open and it has no ``llm_call`` yet: the model has not answered."""
 
 
 @dataclass(frozen=True)
@@ -128,10 +132,16 @@ def call_facts(call: LlmCall, timing: CallTiming | None = None) -> list[str]:
     was not streamed no first token (never a ``0`` for what nobody measured).
     """
     payload = call.payload
-    model = inert(payload.model or "model", single_line=True)
+    named = model_named(payload.model, payload.node_id)
+    model = inert(named if named != "?" else "model", single_line=True)
     if payload.provider:
         model += f"  ·  {inert(payload.provider, single_line=True)}"
     lines = [f"◆ {model}"]
+    ended = unanswered(payload.status)
+    if timing is not None and timing.waiting:
+        lines.append(f"{STILL_GOING}: waiting for its answer")
+    elif ended is not None:
+        lines.append(f"{ended} before it answered")
     spent: list[str] = []
     if payload.prompt_tokens is not None:
         cached = (

@@ -32,6 +32,7 @@ from inspector.ledger import (
     ToolCall,
     ToolResult,
     UnknownEvent,
+    conversation,
 )
 from inspector.status_words import (
     CALL_ERROR,
@@ -39,6 +40,7 @@ from inspector.status_words import (
     STILL_GOING,
     UnknownStatus,
     status_named,
+    unanswered,
     without_status_word,
 )
 from tui.text import cost, duration, inert, shorten, skill_and_agent, tokens_or_unsaid
@@ -156,6 +158,8 @@ def describe(item: RunEvent | DamagedLine) -> str:
                 return f"{status}: {compact_json(p.output)}"
             return status
         case NodeEnter(payload=p):
+            if p.model is not None or p.messages is not None:
+                return _asked(item)
             return f"enter {_text(p.node_id, 80)}"
         case NodeExit(payload=p):
             took = (
@@ -170,6 +174,10 @@ def describe(item: RunEvent | DamagedLine) -> str:
             cut = " (truncated)" if p.truncated else ""
             return f"{kind} {compact_json(p.output)}{cut}"
         case LlmCall(payload=p):
+            model = _text(model_named(p.model, p.node_id), 40)
+            ended = unanswered(p.status)
+            if ended is not None:
+                return f"model {model} {ended} before it answered"
             said_in, said_out = tokens_or_unsaid(p.prompt_tokens), tokens_or_unsaid(p.output_tokens)
             tokens = (
                 "tokens not recorded"  # not 0: the comparison says the same of such a run
@@ -177,7 +185,7 @@ def describe(item: RunEvent | DamagedLine) -> str:
                 else f"{said_in} in / {said_out} out"
             )
             spent = f" {cost(p.cost_usd)}" if p.cost_usd is not None else ""
-            return f"model {_text(p.model or '?', 40)} {tokens}{spent}"
+            return f"model {model} {tokens}{spent}"
         case LlmChunk(payload=p):
             return f"text {_text(p.delta)!s}"
         case ReasoningChunk(payload=p):
@@ -209,6 +217,29 @@ def describe(item: RunEvent | DamagedLine) -> str:
         case UnknownEvent():
             return f"{_text(item.type, 40)} {compact_json(item.payload)}"
     return _text(str(item))
+
+
+def model_named(model: str | None, node_id: str | None) -> str:
+    """A model call's model: as its ``llm_call`` says it, else as its node is named
+    (``llm:<model>#k``), ``?`` only where neither says one."""
+    if model:
+        return model
+    kind, _, rest = (node_id or "").partition(":")
+    name = rest.rpartition("#")[0] if "#" in rest else rest
+    return name if kind == "llm" and name and name != "default" else "?"
+
+
+def _asked(enter: NodeEnter) -> str:
+    """A model call as its request went out: the model, and the newest words it was sent."""
+    p = enter.payload
+    model = _text(model_named(p.model, p.node_id), 40)
+    if p.messages is None:
+        return f"model {model} asked"
+    sent = conversation(p.messages)
+    said = next((m for m in reversed(sent) if m.role == "user"), sent[-1] if sent else None)
+    words = f": {_text(said.text, 120)}" if said is not None else ""
+    count = f"  [{len(sent):,} messages]" if len(sent) > 1 else ""
+    return f"model {model} asked{words}{count}"
 
 
 def _ended_as(status: str | None) -> str:
