@@ -53,10 +53,12 @@ from ledger_reader import (
     scan_summaries,
     summarize_ledger,
 )
+from ledger_reader.decode import decode_line
 from ledger_reader.errors import file_kind
 from ledger_reader.head_tail import writer_gone
 from ledger_reader.locations import default_ledger_dir, make_private_dir, runtop_home
 from ledger_reader.messages import THINKING, TOOL_CALL, TOOL_RESULT, Message, conversation
+from ledger_reader.text_search import FileSearch, Hit, Phrase
 from ledger_reader.timespan import offset_in_run
 
 if TYPE_CHECKING:
@@ -82,6 +84,8 @@ __all__ = [
     "CancelRequested",
     "DamagedLine",
     "ErrorEvent",
+    "FileSearch",
+    "Hit",
     "LedgerError",
     "LedgerGone",
     "LedgerItem",
@@ -95,6 +99,7 @@ __all__ = [
     "NodeEnter",
     "NodeExit",
     "NotALedgerFile",
+    "Phrase",
     "ReasoningChunk",
     "RunCompleted",
     "RunEvent",
@@ -110,6 +115,7 @@ __all__ = [
     "UnknownEvent",
     "call_as_sent",
     "conversation",
+    "decode_line",
     "default_ledger_dir",
     "encode_event",
     "file_kind",

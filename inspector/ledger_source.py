@@ -215,6 +215,9 @@ class LedgerDirectorySource(RunSource):
             raise SourceError(f"no ledger for run {run_id} in {self.root}")
         return path
 
+    def run_file(self, run_id: str) -> str | None:
+        return self._paths.get(run_id)
+
     async def events(self, run_id: str, start: int, stop: int) -> list[LedgerItem]:
         path = self.path_of(run_id)
         try:

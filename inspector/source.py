@@ -98,6 +98,12 @@ class RunSource(abc.ABC):
         """How many items :meth:`events` can serve for the run now."""
         return len(await self.events(run_id, 0, 1 << 62))
 
+    def run_file(self, run_id: str) -> str | None:
+        """The file whose line n is the run's item n, where there is one: a search inside
+        the run scans its bytes (:mod:`ledger_reader.text_search`) rather than reading every
+        event through :meth:`events`."""
+        return None
+
     @abc.abstractmethod
     async def close(self) -> None:
         """Stop producing updates and release what the source holds."""

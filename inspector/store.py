@@ -430,6 +430,11 @@ class RunStore:
             raise SourceError(f"source {key.source} is not open")
         return await source.events(key.run_id, start, stop)
 
+    def run_file(self, key: RunKey) -> str | None:
+        """The file whose lines are the run's items, by number, if its source reads one."""
+        source = self._sources.get(key.source)
+        return source.run_file(key.run_id) if source is not None else None
+
     async def event_count(self, key: RunKey) -> int:
         source = self._sources.get(key.source)
         if source is None:

@@ -31,7 +31,7 @@ import os
 import re
 import threading
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NamedTuple, Protocol
 
 import msgspec
 
@@ -165,17 +165,52 @@ class Phrase:
         return False
 
 
-class FileSearch:
-    """The lines of one file holding a phrase, in file order, read block by block.
+class LineTest(Protocol):
+    """What :class:`FileSearch` looks for: a :class:`Phrase`, or any such test of lines."""
 
-    Iterate it for the ``(start, end)`` byte spans of those lines (``end`` at the
-    ``\\n``). :attr:`searched` says how far it got: every complete line before it
-    was searched, so a file that grew is searched again from there.
+    @property
+    def anchors(self) -> tuple[bytes, ...]:
+        """Bytes one of which a line must hold to be checked (folded, if case is ignored)."""
+        ...
+
+    @property
+    def case_sensitive(self) -> bool:
+        """The anchors are as written (else folded, and looked for in folded bytes)."""
+        ...
+
+    def in_line(self, line: bytes) -> bool:
+        """Whether a line that holds an anchor passes."""
+        ...
+
+
+class Hit(NamedTuple):
+    """A line that holds what was searched for."""
+
+    start: int
+    """Where it starts in the file."""
+    end: int
+    """Where its ``\\n`` is."""
+    number: int
+    """Its line number from 0 (blank and damaged lines count), if the search numbers them;
+    else -1."""
+    line: bytes
+    """The line, without its ``\\n``."""
+
+
+class FileSearch:
+    """The lines of one file that pass a test, in file order, read block by block.
+
+    Iterate it for the :class:`Hit` of each such line. :attr:`searched` says how
+    far it got: every complete line before it was searched, so a file that grew
+    is searched again from there.
 
     Args:
         path: the file.
-        phrase: what to find.
+        test: what to find: a :class:`Phrase`.
         start: where to start (a line start: 0, or a :attr:`searched` of before).
+        numbered: count lines, to give each hit its number (``start`` must be 0, or
+            ``first_line`` the number of the line at ``start``).
+        first_line: the number of the line at ``start``.
         stop: set to end the search early (another thread may set it).
         block: bytes read at a time.
         max_line_bytes: longer lines are skipped unread, as the readers skip them.
@@ -187,38 +222,44 @@ class FileSearch:
     def __init__(
         self,
         path: str | os.PathLike[str],
-        phrase: Phrase,
+        test: LineTest,
         *,
         start: int = 0,
+        numbered: bool = False,
+        first_line: int = 0,
         stop: threading.Event | None = None,
         block: int = BLOCK,
         max_line_bytes: int = MAX_LINE_BYTES,
     ) -> None:
         self.path = path
-        self.phrase = phrase
+        self.test = test
         self.searched = start
+        self.lines = first_line
+        """Lines before :attr:`searched` (counted only if ``numbered``)."""
         self.stopped = False
         """The search was stopped before the end of the file."""
+        self._numbered = numbered
         self._stop = stop
         self._block = block
         self._max_line_bytes = max_line_bytes
 
-    def __iter__(self) -> Iterator[tuple[int, int]]:
+    def __iter__(self) -> Iterator[Hit]:
         fd, _ = open_ledger_fd(self.path)
         try:
             yield from self._search(fd)
         finally:
             os.close(fd)
 
-    def _search(self, fd: int) -> Iterator[tuple[int, int]]:
+    def _search(self, fd: int) -> Iterator[Hit]:
         raw = bytearray(self._block)
         folded: tuple[npt.NDArray[np.uint8], bytearray, npt.NDArray[np.uint8]] | None = None
-        if not self.phrase.case_sensitive:
+        if not self.test.case_sensitive:
             import numpy as np
 
             scratch = bytearray(self._block)
             folded = (np.frombuffer(raw, np.uint8), scratch, np.frombuffer(scratch, np.uint8))
         view = memoryview(raw)
+        numbered = self._numbered
         while not (self._stop is not None and self._stop.is_set()):
             at = self.searched
             got = os.preadv(fd, [view], at)
@@ -231,9 +272,10 @@ class FileSearch:
                     return
                 if end - at <= self._max_line_bytes:
                     line = os.pread(fd, end - at, at)
-                    if self._holds_any(line):
-                        yield at, end
+                    if self._passes(line):
+                        yield Hit(at, end, self.lines if numbered else -1, line)
                 self.searched = end + 1
+                self.lines += 1
                 continue
             if folded is None:
                 haystack: bytes | bytearray = raw
@@ -242,23 +284,30 @@ class FileSearch:
 
                 np.bitwise_or(folded[0][:cut], 0x20, out=folded[2][:cut])
                 haystack = folded[1]
+            counted = 0
             for start, end in self._candidates(haystack, raw, cut):
-                if self.phrase.in_line(bytes(view[start:end])):
-                    yield at + start, at + end
+                line = bytes(view[start:end])
+                if self.test.in_line(line):
+                    if numbered:
+                        self.lines += raw.count(b"\n", counted, start)
+                        counted = start
+                    yield Hit(at + start, at + end, self.lines if numbered else -1, line)
+            if numbered:
+                self.lines += raw.count(b"\n", counted, cut + 1)
             self.searched = at + cut + 1
         self.stopped = True
 
-    def _holds_any(self, line: bytes) -> bool:
-        haystack = line if self.phrase.case_sensitive else _fold(line)
-        if not any(anchor in haystack for anchor in self.phrase.anchors):
+    def _passes(self, line: bytes) -> bool:
+        haystack = line if self.test.case_sensitive else _fold(line)
+        if not any(anchor in haystack for anchor in self.test.anchors):
             return False
-        return self.phrase.in_line(line)
+        return self.test.in_line(line)
 
     def _candidates(
         self, haystack: bytes | bytearray, raw: bytearray, size: int
     ) -> Iterator[tuple[int, int]]:
         """The spans of the lines in ``raw[:size]`` an anchor is in, each once, in order."""
-        anchors = self.phrase.anchors
+        anchors = self.test.anchors
         position = 0
         found = [haystack.find(anchor, 0, size) for anchor in anchors]
         while True:
@@ -303,6 +352,6 @@ def file_holds(
         LedgerError: the file cannot be opened.
     """
     search = FileSearch(path, phrase, start=start, stop=stop)
-    for _, end in search:
-        return True, end + 1
+    for hit in search:
+        return True, hit.end + 1
     return False, search.searched

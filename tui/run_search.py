@@ -1,21 +1,27 @@
-"""Search inside one run: which events hold a text, in arguments, outputs and paragraphs.
+"""Search inside one run: which entries hold a phrase, in arguments, outputs and paragraphs.
 
-A paragraph's text is split over chunks at arbitrary points, so a chunk
-is searched together with the end of the chunk before it; a model call
-is searched in its conversation's words as the detail shows them (a quote in
-a message is a quote, not JSON's ``\\"``) and its other fields as JSON; every
-other event is searched in its payload as JSON (arguments, outputs, errors,
-prompts). Matching is case-insensitive. What ``n`` and ``N`` step
-through, and the counter counts, are *entries* (the lines of the event
-list: a paragraph of many chunks is one), so the search groups the events
-that match into the entries holding them as :mod:`tui.text.entries` does.
-The run is read page by page from its source, so a run of a million
-events is searched without holding it.
+The phrase is matched as ``has:`` matches it (:mod:`ledger_reader.text_search`):
+in the strings of an event (values, not field names), with smart case. A run
+read from a file of its own (:meth:`inspector.RunStore.run_file`: event n is
+line n) is searched by that file's bytes, decoding only the lines the phrase
+may be in, so the first match shows as soon as the scan gets there; a run
+of any other source is read page by page and each event searched.
+
+A paragraph's text is split over chunks at arbitrary points, so a phrase
+may hold the end of one chunk and the start of the next: once the bytes are
+searched, the chunks are read (their lines found by their type's bytes) and
+searched each with the end of the chunk before it. What ``n`` and ``N``
+step through, and the counter counts, are *entries* (the lines of the event
+list: a paragraph of many chunks is one), so the events that match are
+grouped into the entries holding them as :mod:`tui.text.entries` does.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
 from typing import Final
 
 import msgspec
@@ -23,27 +29,34 @@ import msgspec
 from inspector import RunKey, RunStore
 from inspector.ledger import (
     DamagedLine,
+    FileSearch,
+    Hit,
     LedgerItem,
-    LlmCall,
     LlmChunk,
+    Phrase,
     ReasoningChunk,
-    conversation,
+    decode_line,
 )
 from tui.text.entries import joins
 
 SEARCH_PAGE: Final = 2048
-"""Events read from the source at a time."""
+"""Events read from the source at a time (a run without a file of its own)."""
 MATCHES_KEPT: Final = 100_000
 """Entries with a match remembered at most (n and N step through these)."""
+HITS_BATCH: Final = 0.05
+"""Seconds of scanning the hits of one batch stay in it: the first hit is given at once."""
+LOOK_BACK: Final = 32
+"""Events read before a hit, to find where its entry starts (more if they all join)."""
 
 
 class Found(msgspec.Struct, frozen=True):
-    """What one page of the search found."""
+    """What one step of the search found."""
 
     entries: list[int]
-    """Where each entry holding a match starts, in order; none already given before."""
+    """Where each entry holding a match starts, in order within the step; none given
+    before. A later step may give entries before these (a phrase across two chunks)."""
     events: int
-    """The events that match in the page (an entry may hold several)."""
+    """The events that match in the step (an entry may hold several)."""
 
 
 class ChunkCarry:
@@ -52,33 +65,40 @@ class ChunkCarry:
     def __init__(self) -> None:
         self.tail = ""
 
+    def joined(self, item: LlmChunk | ReasoningChunk, phrase: Phrase) -> tuple[bool, bool]:
+        """Whether the phrase is in the chunk with the end of the one before, and whether
+        it is in the chunk alone; the chunk's end is kept for the next."""
+        text = item.payload.delta or ""
+        joined = self.tail + text
+        keep = len(phrase.text) - 1
+        self.tail = joined[-keep:] if keep > 0 else ""
+        return phrase.in_text(joined), phrase.in_text(text)
 
-def holds(item: LedgerItem, needle: str, carry: ChunkCarry) -> bool:
-    """Whether ``item`` holds ``needle`` (lower case)."""
+
+def holds(item: LedgerItem, phrase: Phrase, carry: ChunkCarry) -> bool:
+    """Whether ``item`` holds ``phrase`` (a chunk: with the end of the chunk before)."""
     if isinstance(item, LlmChunk | ReasoningChunk):
-        text = (item.payload.delta or "").lower()
-        found = needle in carry.tail + text
-        carry.tail = (carry.tail + text)[-max(0, len(needle) - 1) :] if len(needle) > 1 else ""
-        return found
+        return carry.joined(item, phrase)[0]
     carry.tail = ""
     if isinstance(item, DamagedLine):
-        return needle in item.reason.lower()
-    searched = item.payload
-    if isinstance(item, LlmCall):
-        said = conversation(item.payload.messages) + conversation(item.payload.response)
-        if any(needle in message.text.lower() for message in said):
-            return True
-        searched = msgspec.structs.replace(item.payload, messages=None, response=None)
+        return phrase.in_text(item.reason)
     try:
-        payload = msgspec.json.encode(searched).decode()
+        return phrase.in_line(msgspec.json.encode(item))
     except (TypeError, msgspec.EncodeError):
-        payload = str(item.payload)
-    return needle in payload.lower() or needle in item.type
+        return phrase.in_text(str(item.payload))
 
 
 async def matches(store: RunStore, key: RunKey, text: str) -> AsyncIterator[Found]:
-    """The entries holding ``text``, page by page as they are found."""
-    needle = text.lower()
+    """The entries holding ``text``, step by step as they are found."""
+    phrase = Phrase(text)
+    path = store.run_file(key)
+    found = _scanned(store, key, path, phrase) if path else _read(store, key, phrase)
+    async for step in found:
+        yield step
+
+
+async def _read(store: RunStore, key: RunKey, phrase: Phrase) -> AsyncIterator[Found]:
+    """Every event read from the source and searched, page by page."""
     carry = ChunkCarry()
     count = await store.event_count(key)
     kept = 0
@@ -93,7 +113,7 @@ async def matches(store: RunStore, key: RunKey, text: str) -> AsyncIterator[Foun
             if previous is None or not joins(previous, item):
                 entry = start + offset
             previous = item
-            if holds(item, needle, carry):
+            if holds(item, phrase, carry):
                 events += 1
                 if entry != given:
                     entries.append(entry)
@@ -102,3 +122,116 @@ async def matches(store: RunStore, key: RunKey, text: str) -> AsyncIterator[Foun
         yield Found(entries, events)
         if kept >= MATCHES_KEPT:
             return
+
+
+class ChunkLines:
+    """The lines of streamed chunks, found by their type's bytes (every one passes)."""
+
+    anchors: Final = (b'"llm_chunk"', b'"reasoning_chunk"')
+    case_sensitive: Final = True
+
+    def in_line(self, line: bytes) -> bool:
+        return True
+
+
+async def _scanned(store: RunStore, key: RunKey, path: str, phrase: Phrase) -> AsyncIterator[Found]:
+    """The run's file searched by its bytes, then its chunks for phrases across two."""
+    stop = threading.Event()
+    given: set[int] = set()
+    entries = EntryStarts(store, key)
+    try:
+        hits = iter(FileSearch(path, phrase, numbered=True, stop=stop))
+        first = True
+        while batch := await asyncio.to_thread(_next_hits, hits, first):
+            first = False
+            starts = await entries.of([hit.number for hit in batch])
+            new = [start for start in dict.fromkeys(starts) if start not in given]
+            given.update(new)
+            yield Found(new, len(batch))
+            if len(given) >= MATCHES_KEPT:
+                return
+        chunks = iter(FileSearch(path, ChunkLines(), numbered=True, stop=stop))
+        carry = ChunkCarry()
+        before = -2  # the line of the chunk before
+        while batch := await asyncio.to_thread(_next_hits, chunks, False):
+            split: list[int] = []
+            for hit in batch:
+                item = decode_line(hit.line, hit.start)
+                if not isinstance(item, LlmChunk | ReasoningChunk):
+                    continue
+                if before != hit.number - 1:  # an event between: as reading every one does
+                    carry.tail = ""
+                before = hit.number
+                joined, alone = carry.joined(item, phrase)
+                if joined and not alone:  # alone, the bytes found it
+                    split.append(hit.number)
+            if split:
+                starts = await entries.of(split)
+                new = sorted(start for start in dict.fromkeys(starts) if start not in given)
+                given.update(new)
+                yield Found(new, len(split))
+    finally:
+        stop.set()
+
+
+def _next_hits(hits: Iterator[Hit], at_once: bool) -> list[Hit]:
+    """The next hits of a search: the first alone if ``at_once``, else those found within
+    :data:`HITS_BATCH` of the first; an empty list at the end."""
+    batch: list[Hit] = []
+    began = 0.0
+    for hit in hits:
+        batch.append(hit)
+        if at_once:
+            break
+        if not began:
+            began = time.monotonic()
+        elif time.monotonic() - began >= HITS_BATCH:
+            break
+    return batch
+
+
+class EntryStarts:
+    """Where the entries holding given events start: the events before each read back
+    from the source until one does not join, a window of them for hits close together."""
+
+    def __init__(self, store: RunStore, key: RunKey) -> None:
+        self._store = store
+        self._key = key
+        self._last: tuple[int, int] | None = None
+        """The last event asked about and where its entry starts."""
+
+    async def of(self, numbers: list[int]) -> list[int]:
+        """The entry start of each event of ``numbers`` (in increasing order)."""
+        starts: list[int] = []
+        low, items = 0, list[LedgerItem]()
+        for index, number in enumerate(numbers):
+            if not low <= number < low + len(items):
+                last = max(n for n in numbers[index:] if n - number < SEARCH_PAGE)
+                low = max(0, number - LOOK_BACK)
+                items = await self._store.events(self._key, low, last + 1)
+                if len(items) != last + 1 - low:
+                    low, items = 0, []  # blank lines: positions are not line numbers here
+                    starts.append(self._finish(number, number))
+                    continue
+            starts.append(await self._start(number, low, items))
+        return starts
+
+    async def _start(self, number: int, low: int, items: list[LedgerItem]) -> int:
+        back = LOOK_BACK
+        while True:
+            at = number
+            while at > low and joins(items[at - 1 - low], items[at - low]):
+                at -= 1
+                if self._last is not None and at == self._last[0]:
+                    return self._finish(number, self._last[1])
+            if at > low or low == 0:
+                return self._finish(number, at)
+            back *= 4  # a long paragraph: further back
+            low = max(0, number - back)
+            items = await self._store.events(self._key, low, number + 1)
+            if len(items) != number + 1 - low:
+                return self._finish(number, number)
+
+    def _finish(self, number: int, start: int) -> int:
+        self._last = (number, start)
+        return start

@@ -39,7 +39,13 @@ def write(path: Path, *lines: bytes | dict[str, Any], ascii_only: bool = False) 
 def found(path: Path, text: str, **options: Any) -> list[int]:
     """The numbers of the lines holding ``text``."""
     data = path.read_bytes()
-    return [data.count(b"\n", 0, start) for start, _ in FileSearch(path, Phrase(text), **options)]
+    hits = list(FileSearch(path, Phrase(text), **options))
+    numbers = [data.count(b"\n", 0, hit.start) for hit in hits]
+    if options.get("start", 0) == 0:  # numbered by the search as counted here
+        numbered = list(FileSearch(path, Phrase(text), numbered=True, **options))
+        assert [hit.number for hit in numbered] == numbers
+    assert all(data[hit.start : hit.end] == hit.line for hit in hits)
+    return numbers
 
 
 @pytest.mark.parametrize(

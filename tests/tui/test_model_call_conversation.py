@@ -163,11 +163,12 @@ async def test_search_finds_words_that_are_only_in_a_model_calls_messages(
     app = conversation_app(tmp_path)
     async with app.run_test(size=size) as pilot:
         screen = await open_conversation_run(pilot)
-        # As the message says it, quotes and all (the ledger's JSON writes them \").
+        # As the message says it, quotes and all (the ledger's JSON writes them \"): in the
+        # run's input (selected) and the two calls' messages; the first call's is next.
         searched = 'said "bring the blue one"'
         await pilot.press("home", "slash", *searched, "enter")
         box = screen.query_one("#search")
-        await settle(pilot, lambda: "entry 1 of 2" in str(box.border_title), "the matches")
+        await settle(pilot, lambda: "entry 2 of 3" in str(box.border_title), "the matches")
         detail = screen.query_one(EventDetail)
         await settle(pilot, lambda: "\nanswer\n" in detail.text, "the first call's conversation")
         await pilot.pause()

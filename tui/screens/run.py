@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left, bisect_right, insort
 from pathlib import PurePath
 from typing import TYPE_CHECKING, ClassVar, Final
 
@@ -341,18 +341,29 @@ class RunScreen(RuntopScreen):
         first = True
         try:
             async for found in matches(self.store, self.key, text):
-                self.matches.extend(found.entries)
+                if self.matches and found.entries and found.entries[0] < self.matches[-1]:
+                    for entry in found.entries:  # a phrase across two chunks, found later
+                        insort(self.matches, entry)
+                else:
+                    self.matches.extend(found.entries)
                 self.matching_events += found.events
-                if first and self.matches:
-                    first = False
+                if first and self.matches and self.matches[-1] > self._cursor_entry():
+                    first = False  # as in less: the first match after the line selected
                     self.action_next_match()
         except SourceError as error:
             self.notify(str(error), severity="error", markup=False)
             return
+        if first and self.matches:
+            self.action_next_match()  # none after it: round to the first
         if box is not None:
             self._say_where()
         if not self.matches:
             self.notify(f"{text!r} is not in this run", timeout=2, markup=False)
+
+    def _cursor_entry(self) -> int:
+        """Where the entry selected starts (-1: none is)."""
+        events = self.query_one(EventList)
+        return events.entry_of(events.cursor).start if events.count else -1
 
     def is_searching(self) -> bool:
         """Whether a search is still reading the run."""
