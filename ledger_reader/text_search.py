@@ -165,6 +165,36 @@ class Phrase:
         return False
 
 
+Folded = tuple["npt.NDArray[np.uint8]", bytearray, "npt.NDArray[np.uint8]"]
+"""A block's bytes as numpy sees them, and the buffer its folded copy is made in, twice."""
+
+_FREE: dict[int, list[tuple[bytearray, Folded]]] = {}
+"""Blocks no search is using, by size: a new 1 MiB buffer for each of 2,000 files cost
+more in page faults than the search of its bytes (``bench/search.py``)."""
+_FREE_LOCK: Final = threading.Lock()
+_FREE_KEPT: Final = 4
+"""Pairs of blocks kept per size: one per search running at once, a few at most."""
+
+
+def _take(size: int) -> tuple[bytearray, Folded]:
+    """A block of ``size`` bytes, and its folded twin, for one search to use until it ends."""
+    with _FREE_LOCK:
+        free = _FREE.get(size)
+        if free:
+            return free.pop()
+    import numpy as np
+
+    raw, scratch = bytearray(size), bytearray(size)
+    return raw, (np.frombuffer(raw, np.uint8), scratch, np.frombuffer(scratch, np.uint8))
+
+
+def _give_back(size: int, blocks: tuple[bytearray, Folded]) -> None:
+    with _FREE_LOCK:
+        free = _FREE.setdefault(size, [])
+        if len(free) < _FREE_KEPT:
+            free.append(blocks)
+
+
 class LineTest(Protocol):
     """What :class:`FileSearch` looks for: a :class:`Phrase`, or any such test of lines."""
 
@@ -245,19 +275,15 @@ class FileSearch:
 
     def __iter__(self) -> Iterator[Hit]:
         fd, _ = open_ledger_fd(self.path)
+        blocks = _take(self._block)
         try:
-            yield from self._search(fd)
+            yield from self._search(fd, *blocks)
         finally:
             os.close(fd)
+            _give_back(self._block, blocks)
 
-    def _search(self, fd: int) -> Iterator[Hit]:
-        raw = bytearray(self._block)
-        folded: tuple[npt.NDArray[np.uint8], bytearray, npt.NDArray[np.uint8]] | None = None
-        if not self.test.case_sensitive:
-            import numpy as np
-
-            scratch = bytearray(self._block)
-            folded = (np.frombuffer(raw, np.uint8), scratch, np.frombuffer(scratch, np.uint8))
+    def _search(self, fd: int, raw: bytearray, twin: Folded) -> Iterator[Hit]:
+        folded = None if self.test.case_sensitive else twin
         view = memoryview(raw)
         numbered = self._numbered
         while not (self._stop is not None and self._stop.is_set()):
