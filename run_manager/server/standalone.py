@@ -75,6 +75,8 @@ async def serve(
         otlp = OtlpRoute(ingest, body_timeout=body_timeout or OTLP_BODY_TIMEOUT, read_gap=read_gap)
         root.add_subapp(OTLP_PREFIX, otlp.app(middlewares))
     for prefix, mounted in (mounts or {}).items():
+        # A bare /web, as typed (first: the mounted application would answer it 404).
+        root.router.add_get(prefix.rstrip("/"), _slash_added)
         root.add_subapp(prefix, mounted)
     # aiohttp's keep-alive timer starts when a connection opens and again after each
     # response, and closes a connection still waiting for a request's whole headers:
@@ -126,6 +128,11 @@ async def serve(
             if written is not None:
                 with contextlib.suppress(OSError):
                     written.unlink()
+
+
+async def _slash_added(request: web.Request) -> web.StreamResponse:
+    """A mounted application's bare prefix, sent on to its root (``/web`` to ``/web/``)."""
+    raise web.HTTPPermanentRedirect(f"{request.path}/")
 
 
 def _bound_port(runner: web.AppRunner) -> int | None:
