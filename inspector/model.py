@@ -26,6 +26,7 @@ from ledger_reader import (
     RunEvent,
     RunStatus,
     RunSummary,
+    RunTotals,
     SummaryBuilder,
     ToolCall,
     ToolResult,
@@ -91,17 +92,32 @@ class RunView(msgspec.Struct, frozen=True, gc=False):
     error_count: int = 0
     tool_calls: int = 0
     tool_errors: int = 0
-    prompt_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float = 0.0
+    totals: RunTotals = msgspec.field(default_factory=RunTotals)
+    """Its model calls' tokens and cost, summed as ``runtop ls`` sums them
+    (:mod:`ledger_reader.totals`)."""
     current_tool: str | None = None
     """The tool in flight, while the run is live."""
     recorded: bool = False
     """Its source plays a recording (a replay): a run still playing has lasted until its
     last event so far, not until now (it started yesterday, not 21 hours ago)."""
-    cost_recorded: bool = False
-    """Some model call said what it cost: ``cost_usd`` is then known (``0.0`` is free),
-    else not recorded (``0.0`` means nothing)."""
+
+    @property
+    def prompt_tokens(self) -> int:
+        return self.totals.prompt_tokens or 0
+
+    @property
+    def output_tokens(self) -> int:
+        return self.totals.output_tokens or 0
+
+    @property
+    def cost_usd(self) -> float:
+        return self.totals.cost_usd or 0.0
+
+    @property
+    def cost_recorded(self) -> bool:
+        """Some model call said what it cost: ``cost_usd`` is then known (``0.0`` is free),
+        else not recorded (``0.0`` means nothing)."""
+        return self.totals.cost_usd is not None
 
     @property
     def status(self) -> RunStatus:
@@ -253,11 +269,8 @@ class RunExtras(msgspec.Struct):
     error_count: int = 0
     tool_calls: int = 0
     tool_errors: int = 0
-    prompt_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float = 0.0
-    cost_recorded: bool = False
-    """Some model call said its cost (a run whose calls never did has no cost, not $0)."""
+    totals: RunTotals = msgspec.field(default_factory=RunTotals)
+    """Its model calls' tokens and cost (the one fold, :mod:`ledger_reader.totals`)."""
     open_tools: dict[str, str] = msgspec.field(default_factory=dict)
     closed_tools: set[str] = msgspec.field(default_factory=set)
     """Calls whose result came before their call was folded (history folded after live events)."""
@@ -278,11 +291,7 @@ class RunExtras(msgspec.Struct):
                 if payload.is_error:
                     self.tool_errors += 1
             case LlmCall(payload=payload):
-                self.prompt_tokens += payload.prompt_tokens or 0
-                self.output_tokens += payload.output_tokens or 0
-                if payload.cost_usd is not None:
-                    self.cost_usd += payload.cost_usd
-                    self.cost_recorded = True
+                self.totals.add_call(payload)
             case ErrorEvent():
                 self.error_count += 1
             case RunCompleted():
@@ -314,12 +323,9 @@ def make_view(
         extras.error_count,
         extras.tool_calls,
         extras.tool_errors,
-        extras.prompt_tokens,
-        extras.output_tokens,
-        extras.cost_usd,
+        extras.totals.copy(),
         current_tool,
         recorded,
-        extras.cost_recorded,
     )
 
 

@@ -61,6 +61,7 @@ from ledger_reader.liveness import judge_liveness, ledger_lock_held, writer_hold
 from ledger_reader.scan import ScanResult, find_ledgers, scan_paths, scan_summaries
 from ledger_reader.summary import PendingApproval, RunStatus, RunSummary, SummaryBuilder
 from ledger_reader.summary_cache import SummaryCache
+from ledger_reader.totals import RunTotals
 
 if TYPE_CHECKING:
     from ledger_reader.directory import DirectoryUpdate, LedgerDirectory, RunChange
@@ -124,6 +125,7 @@ __all__ = [
     "RunStarted",
     "RunStatus",
     "RunSummary",
+    "RunTotals",
     "RunUpdated",
     "ScanResult",
     "StructuredOutput",

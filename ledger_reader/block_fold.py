@@ -158,9 +158,7 @@ def _fold_fast(data: bytes, builder: SummaryBuilder, *, final: bool = False) -> 
         builder.apply(event)
     builder.clock_block([envelope.time for envelope in envelopes], first.seq)
     for call in usages:
-        builder.add_usage(
-            call.payload.prompt_tokens, call.payload.output_tokens, call.payload.cost_usd
-        )
+        builder.add_call(call.payload)
     return True
 
 

@@ -27,6 +27,7 @@ from ledger_reader.events import (
     ErrorEvent,
     LedgerItem,
     LlmCall,
+    LlmCallPayload,
     NodeEnter,
     NodeExit,
     RunCompleted,
@@ -39,6 +40,7 @@ from ledger_reader.events import (
     parse_time,
 )
 from ledger_reader.timespan import ClockCheck, elapsed
+from ledger_reader.totals import FIGURES, RunTotals
 
 OTLP_WRITER: Final = "otlp"
 """The ``writer`` of ledgers made from OpenTelemetry spans: their events carry the spans'
@@ -146,6 +148,11 @@ class RunSummary(msgspec.Struct, kw_only=True):
     """What the model calls cost, summed; ``None`` when none said (not $0)."""
 
     @property
+    def totals(self) -> RunTotals:
+        """Its model calls' figures summed (:mod:`ledger_reader.totals`)."""
+        return RunTotals(**{name: getattr(self, name) for name in FIGURES})
+
+    @property
     def started(self) -> float:
         """Start time as a POSIX timestamp, for sorting (0 when unknown)."""
         parsed = parse_time(self.started_at or "")
@@ -182,6 +189,7 @@ class SummaryBuilder:
         self._pending: dict[str, PendingApproval] = {}
         self._open_nodes: list[str] = []
         self._damaged = 0
+        self._totals = RunTotals()
         self._clock = ClockCheck()
         self.terminal = False
         self.tail_events = 0
@@ -211,6 +219,7 @@ class SummaryBuilder:
         self._last_seq = summary.last_seq or None
         self._counted = summary.event_count or 0
         self._damaged = summary.damaged_lines or 0
+        self._totals = summary.totals
         self.tail_events = 1 if summary.event_count is not None else 0
         self._pending = (
             {summary.pending_approval.approval_id: summary.pending_approval}
@@ -388,20 +397,11 @@ class SummaryBuilder:
             self._summary.cancel_requested = True
 
     def _llm_call(self, event: LlmCall) -> None:
-        payload = event.payload
-        self.add_usage(payload.prompt_tokens, payload.output_tokens, payload.cost_usd)
+        self._totals.add_call(event.payload)
 
-    def add_usage(
-        self, prompt_tokens: int | None, output_tokens: int | None, cost_usd: float | None
-    ) -> None:
+    def add_call(self, call: LlmCallPayload) -> None:
         """Count one model call's tokens and cost (what it did not say stays unsaid)."""
-        summary = self._summary
-        if prompt_tokens is not None:
-            summary.prompt_tokens = (summary.prompt_tokens or 0) + prompt_tokens
-        if output_tokens is not None:
-            summary.output_tokens = (summary.output_tokens or 0) + output_tokens
-        if cost_usd is not None:
-            summary.cost_usd = (summary.cost_usd or 0.0) + cost_usd
+        self._totals.add_call(call)
 
     def _node_enter(self, event: NodeEnter) -> None:
         if event.payload.node_id:
@@ -433,12 +433,13 @@ class SummaryBuilder:
             summary.event_count = summary.last_seq if self.tail_events else None
             summary.damaged_lines = None
             # The middle's model calls were not read: a sum of the rest would be a guess.
-            summary.prompt_tokens = summary.output_tokens = summary.cost_usd = None
+            totals = RunTotals()
         else:
             summary.event_count = max(self._counted, summary.last_seq)
             summary.damaged_lines = self._damaged
-        if summary.cost_usd is not None:  # a sum of floats: 0.0106, not 0.010600000000000002
-            summary.cost_usd = round(summary.cost_usd, 10)
+            totals = self._totals.rounded()
+        for name in FIGURES:
+            setattr(summary, name, getattr(totals, name))
         summary.pending_approval = next(reversed(self._pending.values())) if self._pending else None
         summary.current_node = self._open_nodes[-1] if self._open_nodes else None
         if not self.terminal:

@@ -53,10 +53,12 @@ def wire_summary(booked: IndexedRun, summary: RunSummary | None = None) -> dict[
     wire = msgspec.to_builtins(summary)
     wire.pop("path", None)
     wire.pop("warnings", None)
-    said_tokens = summary.prompt_tokens is not None or summary.output_tokens is not None
-    wire["tokens"] = booked.tokens if booked.counted and said_tokens else None
-    said_cost = summary.cost_usd is not None
-    wire["cost_usd"] = round(booked.cost_usd, 6) if booked.counted and said_cost else None
+    totals = summary.totals
+    counted = booked.counted
+    wire["tokens"] = totals.tokens if counted else None
+    wire["cost_usd"] = (
+        round(totals.cost_usd, 6) if counted and totals.cost_usd is not None else None
+    )
     return wire  # type: ignore[no-any-return]
 
 

@@ -24,7 +24,6 @@ from typing import Final
 
 from ledger_reader import (
     LedgerError,
-    LlmCall,
     NodeEnter,
     NodeExit,
     NoLedgers,
@@ -60,8 +59,6 @@ class IndexedRun:
     """Every event of the run was folded here, so its tokens and cost are whole (a ledger
     read at start-up was read by head and tail, and a run whose first events the hub had
     dropped is missing some)."""
-    tokens: int = 0
-    cost_usd: float = 0.0
 
     def summary(self) -> RunSummary:
         if self.frozen is not None:
@@ -83,10 +80,6 @@ class IndexedRun:
         builder.add(event)
         if builder.terminal:
             self.frozen, self.builder = builder.summary(), None
-        if isinstance(event, LlmCall):
-            usage = event.payload
-            self.tokens += (usage.prompt_tokens or 0) + (usage.output_tokens or 0)
-            self.cost_usd += usage.cost_usd or 0.0
 
     def add_many(self, events: Sequence[RunEvent], run_id: str, *, checked: bool = False) -> None:
         """Fold consecutive events of this run at once (a batch the hub published).
@@ -117,12 +110,6 @@ class IndexedRun:
         else:
             deque(map(builder.apply, _changing(events, kinds)), maxlen=0)  # in order
             builder.clock_block([event.time for event in events], first)
-        if LlmCall in kinds:
-            for event in events:
-                if type(event) is LlmCall:
-                    usage = event.payload
-                    self.tokens += (usage.prompt_tokens or 0) + (usage.output_tokens or 0)
-                    self.cost_usd += usage.cost_usd or 0.0
         if builder.terminal:
             self.frozen, self.builder = builder.summary(), None
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from inspector.model import RunExtras, RunKey, make_view
-from ledger_reader import RunStatus, RunSummary
+from ledger_reader import RunStatus, RunSummary, RunTotals
 from ledger_reader.events import ToolCall, ToolCallPayload
 from ledger_reader.summary import PendingApproval
 
@@ -40,9 +40,7 @@ def test_every_field_of_a_view_comes_from_the_right_place() -> None:
         error_count=5,
         tool_calls=6,
         tool_errors=4,
-        prompt_tokens=8,
-        output_tokens=9,
-        cost_usd=0.25,
+        totals=RunTotals(prompt_tokens=8, output_tokens=9, cost_usd=0.25),
     )
     extras.add(ToolCall(seq=1, run_id="run-1", payload=ToolCallPayload(call_id="c", name="grep")))
     key = RunKey("here", "run-1")

@@ -127,9 +127,8 @@ def runs_table(summaries: Sequence[RunSummary]) -> Text:
 
 def _tokens(summary: RunSummary) -> str:
     """The run's tokens, sent and answered; blank when no model call said (not 0)."""
-    if summary.prompt_tokens is None and summary.output_tokens is None:
-        return ""
-    return tokens((summary.prompt_tokens or 0) + (summary.output_tokens or 0))
+    total = summary.totals.tokens
+    return "" if total is None else tokens(total)
 
 
 def _cells(text: str) -> int:

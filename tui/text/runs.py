@@ -110,7 +110,7 @@ def run_time(
 def _tokens_known(run: RunView) -> bool:
     """Some model call said what it used or cost (a run whose calls never said used
     an unknown number of tokens, not 0)."""
-    return bool(run.prompt_tokens + run.output_tokens) or run.cost_recorded
+    return run.totals.said
 
 
 def tokens_and_cost(run: RunView, width: int | None = None) -> str:
@@ -123,7 +123,7 @@ def tokens_and_cost(run: RunView, width: int | None = None) -> str:
     """
     if not _tokens_known(run):
         return "" if run.detailed else "…"
-    count = tokens(run.prompt_tokens + run.output_tokens)
+    count = tokens(run.totals.tokens or 0)
     spent = cost(run.cost_usd) if run.cost_recorded else ""
     for text in (f"{count} {spent}".strip(), spent or count):
         if width is None or len(text) <= width:
@@ -151,7 +151,7 @@ def tokens_said(run: RunView, *, source_down: bool = False) -> str:
         if model_call_running(run, source_down=source_down):
             return f"model call {STILL_GOING}"
         return "no tokens recorded"
-    total = run.prompt_tokens + run.output_tokens
+    total = run.totals.tokens or 0
     said = f"{tokens(total)} token{'' if total == 1 else 's'}"
     return f"{said} {cost(run.cost_usd)}" if run.cost_recorded else said
 

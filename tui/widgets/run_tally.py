@@ -56,6 +56,8 @@ _SOURCE_OF: Final = attrgetter("source")
 _PROMPT_OF: Final = attrgetter("prompt_tokens")
 _OUTPUT_OF: Final = attrgetter("output_tokens")
 _COST_OF: Final = attrgetter("cost_recorded")
+_TOTALS_OF: Final = attrgetter("totals")
+_SAID_OF: Final = attrgetter("said")
 _DETAILED_OF: Final = attrgetter("detailed")
 _PENDING_OF: Final = attrgetter("pending_approval")
 
@@ -177,7 +179,7 @@ class RowTally:
             length = min(DOING_MAX, len(doing_now(run, down=down)))
             if length:
                 self.doing[length] += sign
-        if run.prompt_tokens or run.output_tokens or run.cost_recorded or not run.detailed:
+        if run.totals.said or not run.detailed:
             self.tokens_said += sign
         if summary.damaged_lines:
             self.damaged += sign
@@ -218,9 +220,7 @@ class RowTally:
             map(
                 any,
                 zip(
-                    map(_PROMPT_OF, rows),
-                    map(_OUTPUT_OF, rows),
-                    map(_COST_OF, rows),
+                    map(_SAID_OF, map(_TOTALS_OF, rows)),
                     map(not_, map(_DETAILED_OF, rows)),
                     strict=True,
                 ),

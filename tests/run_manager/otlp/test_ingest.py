@@ -269,7 +269,7 @@ async def test_the_run_book_says_what_the_ledger_says(
                  "agent", "writer", "trace_id", "current_node", "warnings"):  # fmt: skip
         assert getattr(said, name) == getattr(read, name), name
     assert read.event_count == sum(len(events) for events in ledgers(tmp_path).values())
-    assert booked.tokens == 150
+    assert said.totals.tokens == 150
     await server.close()
 
 

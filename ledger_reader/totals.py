@@ -1,0 +1,68 @@
+"""What a run's model calls add up to: the one fold of tokens and cost.
+
+``runtop ls`` and the attach server read it from a run's summary
+(:class:`~ledger_reader.summary.SummaryBuilder`), the app from the events its store
+folds (:class:`inspector.model.RunExtras`), ``runtop show`` from either: all through
+:meth:`RunTotals.add_call`, so they cannot disagree.
+
+To count one more figure of a model call: a field here named as the ``llm_call``
+payload's, and the same field on :class:`~ledger_reader.summary.RunSummary` (what
+``ls --json`` prints and the server sends). Nothing else: the fold, the copies to and
+from a summary and the app's view go by the fields' names.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import msgspec
+
+from ledger_reader.events import LlmCallPayload
+
+
+class RunTotals(msgspec.Struct):
+    """A run's model calls summed; a figure no call said stays ``None``: unknown, not 0.
+
+    Only adds up, so calls may be folded in any order (the app folds a live run's calls
+    as they land and its earlier ones later).
+    """
+
+    prompt_tokens: int | None = None
+    """Tokens the run's model calls were sent."""
+    output_tokens: int | None = None
+    """Tokens they answered with."""
+    cost_usd: float | None = None
+    """What they cost (``0.0``: said to be free)."""
+
+    def add_call(self, call: LlmCallPayload) -> None:
+        """Count one model call (what it did not say stays unsaid)."""
+        for name in FIGURES:
+            value = getattr(call, name)
+            if value is not None:
+                setattr(self, name, (getattr(self, name) or 0) + value)
+
+    @property
+    def tokens(self) -> int | None:
+        """Every token sent and answered; ``None`` when no call said either."""
+        if self.prompt_tokens is None and self.output_tokens is None:
+            return None
+        return (self.prompt_tokens or 0) + (self.output_tokens or 0)
+
+    @property
+    def said(self) -> bool:
+        """Some model call said what it used or cost."""
+        return any(getattr(self, name) is not None for name in FIGURES)
+
+    def copy(self) -> RunTotals:
+        """A copy that later calls do not change."""
+        return msgspec.structs.replace(self)
+
+    def rounded(self) -> RunTotals:
+        """A copy with the cost rounded as a sum of floats should be (0.0106, not
+        0.010600000000000002)."""
+        cost = None if self.cost_usd is None else round(self.cost_usd, 10)
+        return msgspec.structs.replace(self, cost_usd=cost)
+
+
+FIGURES: Final = RunTotals.__struct_fields__
+"""The figures a run's totals hold, each named as the ``llm_call`` payload's."""
