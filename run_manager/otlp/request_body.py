@@ -102,7 +102,7 @@ async def read_body(
 
     try:
         async with asyncio.timeout_at(deadline()) as timer:
-            while chunk := await request.content.read(READ_CHUNK):
+            async for chunk in request.content.iter_chunked(READ_CHUNK):
                 received += len(chunk)
                 if received > max_bytes:
                     raise too_big
