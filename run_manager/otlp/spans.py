@@ -19,6 +19,8 @@ from typing import Any, Final
 
 import msgspec
 
+from run_manager.otlp.damaged_requests import holds_too_deep, mend_json, salvage_protobuf
+
 MAX_INFLATED: Final = 64 * 1024 * 1024
 """Bytes a gzipped body may grow to once inflated (a small bomb must not eat the server)."""
 
@@ -111,12 +113,17 @@ def decode_protobuf(body: bytes) -> Decoded:
     )
 
     request = ExportTraceServiceRequest()
+    decoded = Decoded([])
     try:
         request.ParseFromString(body)
     except DecodeError as error:
-        message = f"the body is not an OTLP protobuf export request: {error}"
-        raise UndecodableRequest(message) from error
-    decoded = Decoded([])
+        # A damaged span fails the whole request: take it apart to keep its neighbours.
+        try:
+            body, decoded.rejected, decoded.reason = salvage_protobuf(body)
+            request.ParseFromString(body)
+        except (ValueError, DecodeError):
+            message = f"the body is not an OTLP protobuf export request: {error}"
+            raise UndecodableRequest(message) from error
     spans = decoded.spans
     for resource_spans in request.resource_spans:
         service = _service_pb(resource_spans.resource.attributes)
@@ -230,12 +237,18 @@ def _zero(trace_id: str, span_id: str) -> bool:
 
 def decode_json(body: bytes) -> Decoded:
     """An ``ExportTraceServiceRequest`` in OTLP's JSON mapping."""
+    mended = False
     try:
         request = _json_decoder.decode(body)
-    except (msgspec.DecodeError, UnicodeDecodeError) as error:
-        raise UndecodableRequest(f"the body is not JSON: {error}") from error
-    except RecursionError as error:  # a body nested thousands deep
-        raise UndecodableRequest("the body is not JSON: it is nested too deep") from error
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError) as error:
+        # A damaged span fails the whole request: mend it to keep its neighbours.
+        try:
+            request = _json_decoder.decode(mend_json(body))
+        except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+            if isinstance(error, RecursionError):
+                raise UndecodableRequest("the body is not JSON: it is nested too deep") from error
+            raise UndecodableRequest(f"the body is not JSON: {error}") from error
+        mended = True
     if not isinstance(request, dict):
         raise UndecodableRequest("the body is not an OTLP export request (not a JSON object)")
     decoded = Decoded([])
@@ -247,6 +260,10 @@ def decode_json(body: bytes) -> Decoded:
             service = service if isinstance(service, str) else None
             for scope_spans in _list(resource_spans, "scopeSpans", "scope_spans"):
                 for span in _list(scope_spans, "spans"):
+                    if mended and holds_too_deep(span):
+                        decoded.rejected += 1
+                        decoded.reason = "a span cannot be read: it is nested too deep"
+                        continue
                     try:
                         parsed = _span_json(span, service)
                     except (TypeError, ValueError, AttributeError, RecursionError) as error:
