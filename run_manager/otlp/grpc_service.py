@@ -22,7 +22,8 @@ from typing import Any, Final
 import grpc
 from grpc import aio
 
-from run_manager.otlp.ingest import LedgerWriteFailed, OtlpIngest, collector_held
+from run_manager.otlp.export import take_export
+from run_manager.otlp.ingest import LedgerWriteFailed, OtlpIngest
 from run_manager.otlp.route import MAX_OTLP_BODY
 from run_manager.otlp.spans import UndecodableRequest, decode_protobuf, response_body
 
@@ -75,9 +76,7 @@ class _TraceService:
 
     async def export(self, body: bytes, context: aio.ServicerContext) -> bytes:
         try:
-            with collector_held():
-                decoded = decode_protobuf(body)
-                result = self.ingest.ingest(decoded)
+            result = await take_export(self.ingest, decode_protobuf, body)
         except UndecodableRequest as error:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
         except LedgerWriteFailed as error:

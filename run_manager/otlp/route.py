@@ -20,7 +20,8 @@ from typing import Any, Final
 import msgspec
 from aiohttp import web
 
-from run_manager.otlp.ingest import LedgerWriteFailed, OtlpIngest, collector_held
+from run_manager.otlp.export import take_export
+from run_manager.otlp.ingest import LedgerWriteFailed, OtlpIngest
 from run_manager.otlp.request_body import READ_GAP, BodyRefused, read_body
 from run_manager.otlp.spans import (
     RequestTooLarge,
@@ -127,18 +128,18 @@ class OtlpRoute:
             )
         except BodyRefused as refused:
             raise _refuse(refused.status, refused.message) from None
-        with collector_held():
-            try:
-                decoded = decode_protobuf(body) if protobuf else decode_json(body)
-            except RequestTooLarge as error:
-                raise _refuse(413, str(error)) from error
-            except UndecodableRequest as error:
-                raise _refuse(400, str(error)) from error
-            try:
-                result = self.ingest.ingest(decoded)
-            except LedgerWriteFailed as error:
-                # 503: OTLP exporters retry it (they do not retry a 500), nothing was kept.
-                raise _refuse(503, str(error)) from error
+        try:
+            result = await take_export(
+                self.ingest, decode_protobuf if protobuf else decode_json, body
+            )
+        except RequestTooLarge as error:
+            raise _refuse(413, str(error)) from error
+        except UndecodableRequest as error:
+            raise _refuse(400, str(error)) from error
+        except LedgerWriteFailed as error:
+            # 503: OTLP exporters retry it (they do not retry a 500); what was not written
+            # is taken again then, what was is counted as sent twice.
+            raise _refuse(503, str(error)) from error
         return web.Response(
             body=response_body(protobuf, result.rejected, result.reason),
             content_type=request.content_type,
