@@ -2,9 +2,11 @@
 
 A run is read from files (:func:`files_of`); the phrases are looked for in
 them with :class:`ledger_reader.text_search.FileSearch`, which decodes only the
-lines that may hold them. What was searched is remembered per file: a run
-found stays found (its files only grow), and a live run not found yet is
-searched again only from where the last search ended.
+lines that may hold them. What was searched is remembered per file: a file of
+JSON lines only grows, so a run found stays found, and a live run not found
+yet is searched again only from where the last search ended. Any other file
+(a Gemini CLI session, one JSON document rewritten whole as it changes) is
+searched again from its start whenever it changed.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ class ContentSearch:
 
     def __init__(self, phrases: tuple[tuple[Phrase, bool], ...]) -> None:
         self.phrases = phrases
-        self._searched: dict[str, tuple[tuple[int, int], list[tuple[bool, int]]]] = {}
+        self._searched: dict[str, tuple[tuple[int, ...], list[tuple[bool, int]]]] = {}
         """Per file: its identity, and per phrase whether it was found and how far the file
         was searched."""
 
@@ -53,17 +55,26 @@ class ContentSearch:
             stat = os.stat(path)
         except OSError:
             return [False] * len(self.phrases)
-        size, identity = stat.st_size, (stat.st_dev, stat.st_ino)
+        appended = path.endswith(".jsonl")
+        size = stat.st_size
+        identity = (
+            stat.st_dev,
+            stat.st_ino,
+            0 if appended else stat.st_mtime_ns,
+            0 if appended else size,
+        )
         known, searched = self._searched.get(path, (identity, []))
         if known != identity or not searched or any(size < offset for _, offset in searched):
-            searched = [(False, 0)] * len(self.phrases)  # new, replaced or truncated
+            searched = [(False, 0)] * len(self.phrases)  # new, replaced, truncated, rewritten
         for index, ((phrase, _), (held, offset)) in enumerate(
             zip(self.phrases, searched, strict=True)
         ):
             if held or offset >= size:
                 continue
             try:
-                searched[index] = file_holds(path, phrase, start=offset, stop=stop)
+                searched[index] = file_holds(
+                    path, phrase, start=offset, stop=stop, last_line=not appended
+                )
             except (LedgerError, OSError):  # gone, or unreadable: it holds nothing now
                 return [False] * len(self.phrases)
         self._searched[path] = (identity, searched)

@@ -242,6 +242,8 @@ class FileSearch:
             ``first_line`` the number of the line at ``start``).
         first_line: the number of the line at ``start``.
         stop: set to end the search early (another thread may set it).
+        last_line: a last line without its ``\\n`` is searched too (a JSON document
+            written whole, not a file appended to, whose last line is never torn).
         block: bytes read at a time.
         max_line_bytes: longer lines are skipped unread, as the readers skip them.
 
@@ -258,10 +260,12 @@ class FileSearch:
         numbered: bool = False,
         first_line: int = 0,
         stop: threading.Event | None = None,
+        last_line: bool = False,
         block: int = BLOCK,
         max_line_bytes: int = MAX_LINE_BYTES,
     ) -> None:
         self.path = path
+        self._last_line = last_line
         self.test = test
         self.searched = start
         self.lines = first_line
@@ -291,9 +295,11 @@ class FileSearch:
             got = os.preadv(fd, [view], at)
             cut = raw.rfind(b"\n", 0, got)
             if cut == -1:  # EOF, a torn last line, or a line longer than a block
-                if got < self._block:
+                if got < self._block and not (self._last_line and got):
                     return
-                end = self._line_end(fd, at + got)
+                end = self._line_end(fd, at + got) if got == self._block else at + got
+                if end is None and self._last_line:
+                    end = os.fstat(fd).st_size
                 if end is None:
                     return
                 if end - at <= self._max_line_bytes:
@@ -370,6 +376,7 @@ def file_holds(
     *,
     start: int = 0,
     stop: threading.Event | None = None,
+    last_line: bool = False,
 ) -> tuple[bool, int]:
     """Whether ``path`` holds ``phrase`` from ``start`` on, and how far it was searched
     (to the found line's end, or to the last complete line).
@@ -377,7 +384,7 @@ def file_holds(
     Raises:
         LedgerError: the file cannot be opened.
     """
-    search = FileSearch(path, phrase, start=start, stop=stop)
+    search = FileSearch(path, phrase, start=start, stop=stop, last_line=last_line)
     for hit in search:
         return True, hit.end + 1
     return False, search.searched

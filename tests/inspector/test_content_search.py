@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -77,3 +78,17 @@ def test_a_growing_run_is_searched_again_from_where_the_search_ended(tmp_path: P
     ledger(replaced, "begun again, and done " + "x" * 200)  # longer than before
     replaced.rename(path)
     assert search.passes(run)
+
+
+def test_a_document_rewritten_whole_is_searched_again_from_its_start(tmp_path: Path) -> None:
+    """A Gemini CLI session is one JSON document, rewritten in place as it changes."""
+    path = tmp_path / "session-1.json"
+    run = RunSummary(run_id="gemini", path=str(path))
+    search = ContentSearch(RunFilter.parse("has:beta").phrases)
+    path.write_text(json.dumps({"messages": [{"content": "alpha"}]}))
+    assert not search.passes(run)
+    path.write_text(json.dumps({"messages": [{"content": "beta!"}]}))  # the same size
+    os.utime(path, ns=(1, 1))  # and a clock that did not tick between the writes would not
+    assert search.passes(run)
+    path.write_text(json.dumps({"messages": [{"content": "gamma"}]}))
+    assert not search.passes(run)

@@ -199,3 +199,15 @@ def test_the_search_agrees_with_decoding_every_line(tmp_path: Path) -> None:
         phrase = "".join(rng.choices(ALPHABET, k=rng.randint(1, 3)))
         wanted = [n for n, said in enumerate(strings) if any(holds(s, phrase) for s in said)]
         assert found(path, phrase, block=256) == wanted, phrase
+
+
+def test_a_document_without_a_last_newline_is_searched_to_its_end(tmp_path: Path) -> None:
+    """A JSON document written whole (no ``\\n`` at its end) is not a torn line."""
+    path = tmp_path / "session.json"
+    path.write_text(json.dumps({"messages": [{"content": "the final words"}]}))
+    assert list(FileSearch(path, Phrase("final words"))) == []  # as a torn line: not yet
+    hits = list(FileSearch(path, Phrase("final words"), last_line=True))
+    assert [hit.line for hit in hits] == [path.read_bytes()]
+    long = tmp_path / "long.json"
+    long.write_text(json.dumps({"text": "x" * 3000 + " the final words"}))
+    assert len(list(FileSearch(long, Phrase("final words"), last_line=True, block=1024))) == 1
