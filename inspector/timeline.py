@@ -62,6 +62,7 @@ from ledger_reader import (
     RunCompleted,
     RunEvent,
     RunStarted,
+    RunUpdated,
     ToolCall,
     ToolResult,
     UnknownEvent,
@@ -292,6 +293,11 @@ class Timeline:
             self.name = event.payload.skill or event.payload.agent
         if self.run_id is None:
             self.run_id = event.run_id or None
+
+    def _fold_updated(self, event: RunUpdated, moment: float, position: int) -> None:
+        """A name its writer learned after the run began (an OTLP run's own span, last)."""
+        if event.payload.skill or event.payload.agent:
+            self.name = event.payload.skill or event.payload.agent
 
     def _fold_completed(self, event: RunCompleted, moment: float, position: int) -> None:
         self._completed(event.payload.status, moment)
@@ -580,6 +586,7 @@ _FOLDS: Final[dict[type[Any], Callable[[Timeline, Any, float, int], None]]] = {
     ErrorEvent: Timeline._fold_error,
     CancelRequested: Timeline._fold_cancel,
     RunStarted: Timeline._fold_started,
+    RunUpdated: Timeline._fold_updated,
     RunCompleted: Timeline._fold_completed,
 }
 """What each event type does to a timeline (a dictionary: a match over a dozen classes

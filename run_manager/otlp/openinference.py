@@ -117,7 +117,8 @@ def model_call(span: Span) -> ModelCall:
     return ModelCall(
         model=text(get("llm.response.model_name"))
         or text(get("llm.model_name"))
-        or text(get("llm.request.model_name")),
+        or text(get("llm.request.model_name"))
+        or _invoked_model(get("llm.invocation_parameters")),
         provider=text(get("llm.provider")) or text(get("llm.system")),
         prompt_tokens=prompt if prompt.__class__ is int else None,
         output_tokens=output if output.__class__ is int else None,
@@ -129,6 +130,17 @@ def model_call(span: Span) -> ModelCall:
         text=words,
         within_cap=size <= _WITHIN_CAP,
     )
+
+
+def _invoked_model(parameters: Any) -> str | None:
+    """The model an ``LLM`` span's ``llm.invocation_parameters`` (JSON) name, where the span
+    names none of its own: some LangChain chat models say it only there."""
+    if parameters is None:
+        return None
+    decoded = json_value(parameters)
+    if not isinstance(decoded, dict):
+        return None
+    return text(decoded.get("model")) or text(decoded.get("model_name"))
 
 
 def tool_use(span: Span) -> ToolUse:

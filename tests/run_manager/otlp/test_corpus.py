@@ -23,8 +23,10 @@ from typing import Any
 
 import pytest
 
+from inspector.timeline import Timeline
 from ledger_reader import SummaryBuilder, iter_events, read_lines
 from tests.run_manager.otlp.conftest import OtlpServer, served
+from tests.run_manager.otlp.test_instrumented_agents import runtop
 
 pytest.importorskip("opentelemetry.proto")
 grpc = pytest.importorskip("grpc")
@@ -133,6 +135,8 @@ def what_the_run_says(events: list[Any]) -> dict[str, Any]:
     for event in events:
         builder.add(event)
     summary = builder.summary()
+    timeline = Timeline()
+    timeline.extend(events)
     [completed] = payloads(events, "run_completed")
     output = completed.output
     for update in payloads(events, "run_updated"):
@@ -142,6 +146,7 @@ def what_the_run_says(events: list[Any]) -> dict[str, Any]:
     results = {result.call_id: result for result in payloads(events, "tool_result")}
     return {
         "agent": summary.agent,
+        "timeline": timeline.name,
         "status": summary.status.value,
         "input": summary.input,
         "output": output,
@@ -185,6 +190,7 @@ def test_each_recording_is_one_run_read_whole_in_any_order(
     said = what_the_run_says(events)
     assert said == {
         "agent": expected["agent"],
+        "timeline": expected["agent"],
         "status": "succeeded",
         "input": expected["input"],
         "output": expected["output"],
@@ -198,24 +204,6 @@ def test_each_recording_is_one_run_read_whole_in_any_order(
     }
     started = events[0].time
     assert all(event.time >= started for event in events), "an event before its run began"
-
-
-def runtop(server: OtlpServer, *args: str) -> str:
-    import subprocess
-    import sys
-
-    from tests.conftest import REPO
-
-    done = subprocess.run(
-        [sys.executable, "-m", "tui.cli", *args],
-        capture_output=True,
-        text=True,
-        env=server.env,
-        cwd=REPO,
-        timeout=30,
-        check=True,
-    )
-    return done.stdout
 
 
 def test_ls_and_show_agree_on_a_run_named_by_its_last_span(server: OtlpServer) -> None:

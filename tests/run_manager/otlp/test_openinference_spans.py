@@ -337,3 +337,21 @@ def test_the_collector_held_around_a_request_is_let_go_once_by_whoever_held_it()
     except ValueError:
         pass
     assert gc.isenabled()
+
+
+def test_a_model_named_only_in_its_invocation_parameters_is_named(tmp_path: Path) -> None:
+    """Some LangChain chat models say their model only in ``llm.invocation_parameters``:
+    the call is named after it, never ``llm:default``."""
+    spans = langgraph_trace()
+    for each in spans:
+        kept = [item for item in each["attributes"] if item["key"] != "llm.model_name"]
+        if len(kept) < len(each["attributes"]):
+            parameters = json.dumps({"model": "gpt-5-mini", "temperature": 0})
+            kept.append({"key": "llm.invocation_parameters", "value": {"stringValue": parameters}})
+        each["attributes"] = kept
+    OtlpIngest(tmp_path).ingest(decode_json(request(*spans)))
+    [events] = ledgers(tmp_path).values()
+    calls = [event["payload"] for event in events if event["type"] == "llm_call"]
+    assert [call["model"] for call in calls] == ["gpt-5-mini"] * 2
+    entered = [event["payload"]["node_id"] for event in events if event["type"] == "node_enter"]
+    assert "llm:default#1" not in entered
