@@ -354,6 +354,7 @@ class OtlpIngest:
         said, cut = cap_payload_value(asked)
         run.asked = said
         run.described = who = _described(spans, mine)
+        run.opened = True
         metadata = who.get("metadata")
         if metadata is not None:
             metadata, _ = cap_payload_value(metadata)
@@ -388,7 +389,12 @@ class OtlpIngest:
         order the spans come in, each run ends up named and asked by its best span
         (:data:`span_events.Rank`), and says who it was for once any span has said it."""
         for run in [trace.run, *trace.children.values()]:
-            if run is None or run.run_id not in touched:
+            if run is None:
+                continue
+            if run.opened:  # made from these very spans: they said all they say already
+                run.opened = False
+                continue
+            if run.run_id not in touched:
                 continue
             named = run.name_rank[0] == 0 and run.input_rank[0] == 0
             if named and not _says_who(spans, run):

@@ -125,6 +125,8 @@ class OtlpRun:
     """Its input as its ledger says it now."""
     input_rank: tuple[int, int] = (9, 0)
     """How well the span that said its input says it, alike."""
+    opened: bool = False
+    """Made by the request being read, from its spans: nothing they say is news to it."""
     described: dict[str, Any] = field(default_factory=dict)
     """Who it was for and which conversation (``session_id``...), as its ledger says."""
 
