@@ -77,7 +77,25 @@ class Payload(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
     """
 
 
-class RunStartedPayload(Payload):
+class RunDescribedPayload(Payload):
+    """*Extension* fields of ``run_started`` and ``run_updated``: who a run was for and
+    which conversation it was, as its tracing said them (OTLP runs)."""
+
+    session_id: str | None = None
+    """*Extension*: the session the run belongs to, as its tracing said it."""
+    user_id: str | None = None
+    """*Extension*: who the run was for."""
+    conversation_id: str | None = None
+    """*Extension*: the thread or conversation it continued."""
+    tags: list[str] | None = None
+    """*Extension*: labels its tracing gave it."""
+    metadata: dict[str, Any] | None = None
+    """*Extension*: what else its tracing said of it (names to JSON values)."""
+    service: str | None = None
+    """*Extension*: the service that sent its spans (OpenTelemetry's ``service.name``)."""
+
+
+class RunStartedPayload(RunDescribedPayload):
     """What a run was asked to do, and by whom; the first line of a ledger."""
 
     skill: str | None = None
@@ -94,21 +112,9 @@ class RunStartedPayload(Payload):
     truncated: bool | None = None
     executor: str | None = None
     """*Extension*: where the run's code executes, when not in the writer's process (``ray``)."""
-    session_id: str | None = None
-    """*Extension*: the session the run belongs to, as its tracing said it."""
-    user_id: str | None = None
-    """*Extension*: who the run was for."""
-    conversation_id: str | None = None
-    """*Extension*: the thread or conversation it continued."""
-    tags: list[str] | None = None
-    """*Extension*: labels its tracing gave it."""
-    metadata: dict[str, Any] | None = None
-    """*Extension*: what else its tracing said of it (names to JSON values)."""
-    service: str | None = None
-    """*Extension*: the service that sent its spans (OpenTelemetry's ``service.name``)."""
 
 
-class RunUpdatedPayload(Payload):
+class RunUpdatedPayload(RunDescribedPayload):
     """*Extension*: what a writer learned of its run after ``run_started``: each field said
     replaces the one before, the others stay as they were. OTLP ingest writes it when a
     run's own span, which names it and says what it was asked, arrives after its children
@@ -121,12 +127,6 @@ class RunUpdatedPayload(Payload):
     """What the run answered, where it ended before what says it best arrived: it replaces
     ``run_completed``'s."""
     truncated: bool | None = None
-    session_id: str | None = None
-    user_id: str | None = None
-    conversation_id: str | None = None
-    tags: list[str] | None = None
-    metadata: dict[str, Any] | None = None
-    service: str | None = None
 
 
 class RunCompletedPayload(Payload):

@@ -31,11 +31,10 @@ from ledger_reader.events import (
     NodeEnter,
     NodeExit,
     RunCompleted,
+    RunDescribedPayload,
     RunEvent,
     RunStarted,
-    RunStartedPayload,
     RunUpdated,
-    RunUpdatedPayload,
     is_valid_run_id,
     parse_time,
 )
@@ -47,7 +46,7 @@ OTLP_WRITER: Final = "otlp"
 own times, written as spans arrive (a parent after its children), so times that go back
 there are not a clock going back, and are not flagged."""
 
-_DESCRIBED: Final = ("session_id", "user_id", "conversation_id", "tags", "metadata", "service")
+_DESCRIBED: Final = RunDescribedPayload.__struct_fields__
 """The fields of ``run_started`` and ``run_updated`` that say who a run was for."""
 
 MAX_WARNINGS: Final = 20
@@ -348,7 +347,7 @@ class SummaryBuilder:
             summary.input = payload.input
         self._describe(payload)
 
-    def _describe(self, payload: RunStartedPayload | RunUpdatedPayload) -> None:
+    def _describe(self, payload: RunDescribedPayload) -> None:
         """Who the run was for and which conversation it was: the fields said."""
         summary = self._summary
         for name in _DESCRIBED:
