@@ -34,7 +34,7 @@ def provider(request: pytest.FixtureRequest, otlp_server: OtlpServer) -> Iterato
     """A tracer provider whose spans go to ``otlp_server`` by the real exporter of each kind."""
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
     if request.param == "http":
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -55,10 +55,9 @@ def provider(request: pytest.FixtureRequest, otlp_server: OtlpServer) -> Iterato
         )
     # The service is not the agent: the run must be named after the agent.
     provider = TracerProvider(resource=Resource.create({"service.name": "weather-service"}))
-    # Sent in one export, at the flush: a run made from spans sent before its agent's span
-    # is named after what they say, and a slow first model call on a loaded machine must not
-    # split the export (the processor sends every 5 s by default).
-    provider.add_span_processor(BatchSpanProcessor(exporter, schedule_delay_millis=60_000))
+    # Each span sent as it ends, the run's own last (Phoenix's default): the run is named
+    # and asked by that span all the same.
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
     try:
         yield provider
     finally:
@@ -101,9 +100,8 @@ def assert_read_truthfully(server: OtlpServer, *, tokens: list[tuple[int, int]])
     (model, tokens, messages), a tool call and its result, and time counted as model and
     tool time; no event shown before the run began."""
     listed, events = the_run(server)
-    assert (listed["agent"], listed["status"]) == ("weather", "succeeded")
-    started = events[0]["payload"]
-    assert (started["writer"], started["input"]) == ("otlp", ASKED)
+    assert (listed["agent"], listed["status"], listed["input"]) == ("weather", "succeeded", ASKED)
+    assert events[0]["payload"]["writer"] == "otlp"
     assert (events[-1]["type"], events[-1]["payload"]["output"]) == ("run_completed", ANSWER)
     assert all(event["time"] >= events[0]["time"] for event in events)
     assert not [event for event in events if event["type"] == "otel_span"]
