@@ -32,6 +32,7 @@ hold about 30 MB.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final
 
@@ -67,6 +68,7 @@ from ledger_reader import (
     ToolResult,
     UnknownEvent,
 )
+from ledger_reader.events import NodeEnterPayload
 from ledger_reader.timespan import elapsed
 
 _UNTIMED_TYPES: Final = frozenset({LlmChunk, ReasoningChunk})
@@ -122,6 +124,10 @@ class Timeline:
         """Nodes with no ``node_enter``, which their ``tool_result`` or response closes."""
         self._cancel_requested = False
         self._anonymous = 0
+        self._by_span: dict[str, TimelineNode] = {}
+        """An OTLP run's nodes by their span ids."""
+        self._orphans: dict[str, list[TimelineNode]] = {}
+        """Its nodes whose parent span has no node yet, by that span's id."""
 
     # -- reading ---------------------------------------------------------------
 
@@ -256,7 +262,43 @@ class Timeline:
     # -- the events --------------------------------------------------------------
 
     def _fold_enter(self, event: NodeEnter, moment: float, position: int) -> None:
-        self._enter(event.payload.node_id, event.payload.node_name, moment, position)
+        payload = event.payload
+        node = self._enter(payload.node_id, payload.node_name, moment, position, spans=payload)
+        if payload.span_id is not None and payload.parent_span_id is not None:
+            self._nest_by_span(node, payload.span_id, payload.parent_span_id)
+
+    def _nest_by_span(self, node: TimelineNode, span_id: str, parent_span_id: str) -> None:
+        """Nest an OTLP run's node by its spans (``parent_span_id``), not by the order of
+        its lines: spans arrive as they end, a node's before the one it is inside, which
+        then takes in the nodes written before it that are its children."""
+        self._by_span[span_id] = node
+        waiting = self._orphans.pop(span_id, None)
+        for child in waiting or ():
+            self._adopt(node, child)
+        if node.parent is None and parent_span_id not in self._by_span:
+            self._orphans.setdefault(parent_span_id, []).append(node)
+
+    def _adopt(self, parent: TimelineNode, child: TimelineNode) -> None:
+        """Move ``child`` (and what it holds) under ``parent``."""
+        if child.parent is None:
+            with contextlib.suppress(ValueError):
+                self._roots.remove(child)
+        else:
+            held = child.parent.children
+            if isinstance(held, list):
+                with contextlib.suppress(ValueError):
+                    held.remove(child)
+        child.parent = parent
+        held = parent.children
+        siblings = held if isinstance(held, list) else []
+        siblings.append(child)
+        parent.children = siblings
+        moved = [child]
+        while moved:
+            node = moved.pop()
+            node.depth = 0 if node.parent is None else node.parent.depth + 1
+            moved.extend(node.children)
+        self._rows_stale = True
 
     def _fold_exit(self, event: NodeExit, moment: float, position: int) -> None:
         payload = event.payload
@@ -309,14 +351,20 @@ class Timeline:
         moment: float,
         position: int,
         kind: NodeKind | None = None,
+        spans: NodeEnterPayload | None = None,
     ) -> TimelineNode:
-        """Open a node (``kind`` from the id's prefix unless given)."""
+        """Open a node (``kind`` from the id's prefix unless given), inside the innermost
+        step open, or where its ``spans`` say (an OTLP run's node: the node of its parent
+        span, once that is known)."""
         key = ledger_id or self._anonymous_id()
         prefix, _, rest = key.partition(":")
         if kind is None:
             kind = KIND_OF_PREFIX.get(prefix, NodeKind.STEP) if rest else NodeKind.STEP
         label = name or (rest.rpartition("#")[0] or rest if rest else key)
-        parent = next(reversed(self._open_steps)) if self._open_steps else None
+        if spans is not None and spans.parent_span_id is not None:
+            parent = self._by_span.get(spans.parent_span_id)
+        else:
+            parent = next(reversed(self._open_steps)) if self._open_steps else None
         node = TimelineNode(
             self._unique(key), kind, label, moment, parent=parent, position=position
         )

@@ -233,3 +233,27 @@ def test_ls_and_show_agree_on_a_run_named_by_its_last_span(server: OtlpServer) -
 
 
 ASKED_LANGGRAPH = json.loads((CORPUS / "langgraph.json").read_text())["input"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_each_recording_nests_the_same_in_every_order(name: str, tmp_path: Path) -> None:
+    """Each node under the node of its parent span, whatever order the spans came in:
+    the timeline of the run is the same tree every time."""
+    from run_manager.otlp.ingest import OtlpIngest
+    from run_manager.otlp.spans import decode_protobuf
+
+    trees = {}
+    for order in ORDERS:
+        ingest = OtlpIngest(tmp_path / order)
+        for body in requests_in(order, name, bytes(range(16))):
+            ingest.ingest(decode_protobuf(body))
+        [path] = (tmp_path / order).glob("*.jsonl")
+        with path.open("rb") as file:
+            lines = read_lines(file.fileno(), 0, path.stat().st_size)
+            timeline = Timeline()
+            timeline.extend(iter_events(line.item for line in lines))
+        trees[order] = sorted(
+            (node.depth, node.kind.name, node.name, node.parent.name if node.parent else None)
+            for node in timeline.rows()
+        )
+    assert trees["ended"] == trees["batched"] == trees["shuffled"]

@@ -308,6 +308,8 @@ def test_the_cyclic_collector_waits_for_a_request_to_be_written(tmp_path: Path) 
     for enabled in (True, False):
         ingest = OtlpIngest(tmp_path / str(enabled))
         decoded = decode_json(request(*spans))
+        gc.collect()  # counted from nothing, whatever the tests before left
+        collections.clear()
         (gc.enable if enabled else gc.disable)()
         gc.callbacks.append(collecting)
         try:
@@ -316,7 +318,9 @@ def test_the_cyclic_collector_waits_for_a_request_to_be_written(tmp_path: Path) 
         finally:
             gc.callbacks.remove(collecting)
             gc.enable()
-        assert collections == []
+        # None while the spans are placed and written; at most the one it owes once let go
+        # (what the request kept alive counts towards it), never one held off.
+        assert collections in ([], ["start", "stop"]) if enabled else collections == []
         assert len(ledgers(tmp_path / str(enabled))) == 60
 
 
