@@ -37,6 +37,14 @@ MODULES: Final = (
 hub and ledgers carry, the attach server, the executors, and the inspector's sources."""
 
 
+def own_docstring(cls: type) -> str:
+    """The docstring a class says itself: pdoc shows a base class's where a class has none
+    (every ledger event would read "An event of a type the ledger defines"), and a
+    dataclass without one is given its signature."""
+    said = vars(cls).get("__doc__") or ""
+    return "" if said.startswith(f"{cls.__name__}(") else said
+
+
 def undocumented(modules: list[object]) -> Iterator[str]:
     """The public classes, functions and methods of ``modules`` that have no docstring."""
     import pdoc.doc
@@ -46,7 +54,9 @@ def undocumented(modules: list[object]) -> Iterator[str]:
         for member in module.members.values():
             if member.name.startswith("_") or isinstance(member, pdoc.doc.Variable):
                 continue
-            if not member.docstring:
+            if not member.docstring or (
+                isinstance(member, pdoc.doc.Class) and not own_docstring(member.obj)
+            ):
                 yield member.fullname
             if isinstance(member, pdoc.doc.Class):
                 for own in member.own_members:

@@ -1,6 +1,6 @@
 """The ledger's event model: one typed event per line type, and the generic rest.
 
-Every type in LEDGER.md has its own struct, so a reader decodes a line in
+Every type of the ledger format has its own struct, so a reader decodes a line in
 one pass (msgspec dispatches on ``type``) and the code that follows reads
 fields, not dictionary keys. A line whose type this version does not know
 becomes an :class:`UnknownEvent` with its payload kept as it was: a newer
@@ -9,6 +9,9 @@ writer must never lose events to an older reader.
 Payload fields are all optional. Writers leave fields out, and a missing
 field is not damage; only a line that is not a JSON object with a ``type``
 is (see :mod:`ledger_reader.decode`).
+
+These are also what a run manager's hub delivers live (``run_manager.Hub``): the
+same events, as the ledger is written.
 """
 
 from __future__ import annotations
@@ -140,6 +143,8 @@ class RunCompletedPayload(Payload):
 
 
 class NodeEnterPayload(Payload):
+    """A step of the run begins: a model call, a tool call, an approval gate, a child run."""
+
     node_id: str | None = None
     node_name: str | None = None
     span_id: str | None = None
@@ -160,12 +165,16 @@ class NodeEnterPayload(Payload):
 
 
 class NodeExitPayload(Payload):
+    """A step ends, after ``duration_micros``; ``success`` is false for one that failed."""
+
     node_id: str | None = None
     duration_micros: int | None = None
     success: bool | None = None
 
 
 class ToolCallPayload(Payload):
+    """A tool is called: its ``name`` and ``arguments``; ``call_id`` pairs it with its result."""
+
     call_id: str | None = None
     node_id: str | None = None
     name: str | None = None
@@ -174,6 +183,8 @@ class ToolCallPayload(Payload):
 
 
 class ToolResultPayload(Payload):
+    """A tool call's outcome (``is_error`` for a failure), paired by ``call_id``."""
+
     call_id: str | None = None
     node_id: str | None = None
     output: Any = None
@@ -182,6 +193,8 @@ class ToolResultPayload(Payload):
 
 
 class LlmCallPayload(Payload):
+    """A model call, once it has ended: model, provider, tokens, cost, and what was said."""
+
     model: str | None = None
     provider: str | None = None
     prompt_tokens: int | None = None
@@ -212,11 +225,15 @@ class ChunkPayload(Payload):
 
 
 class StructuredOutputPayload(Payload):
+    """A structured output, with the digest of the schema it was checked against."""
+
     schema_digest: str | None = None
     output: Any = None
 
 
 class ApprovalRequestPayload(Payload):
+    """The run waits for a decision on ``prompt``, for up to ``timeout_seconds``."""
+
     approval_id: str | None = None
     prompt: str | None = None
     timeout_seconds: float | None = None
@@ -224,6 +241,8 @@ class ApprovalRequestPayload(Payload):
 
 
 class ApprovalResponsePayload(Payload):
+    """The decision on ``approval_id``: ``approved``, why, and by whom (``source``)."""
+
     approval_id: str | None = None
     approved: bool | None = None
     reason: str | None = None
@@ -231,11 +250,15 @@ class ApprovalResponsePayload(Payload):
 
 
 class ErrorPayload(Payload):
+    """An error the run or one of its steps met (the run may go on)."""
+
     message: str | None = None
     node_id: str | None = None
 
 
 class CancelRequestedPayload(Payload):
+    """A cancel was asked for, why and by whom: the run ends once it has stopped."""
+
     reason: str | None = None
     source: str | None = None
     requested_by: str | None = None
@@ -260,8 +283,11 @@ class Envelope(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
     """
 
     run_id: str = ""
+    """The run the event belongs to."""
     seq: int = 0
+    """Its place in the run's ledger, from 1."""
     time: str = ""
+    """When it was written (RFC 3339, UTC): :attr:`timestamp` parses it."""
 
     @property
     def timestamp(self) -> datetime | None:
@@ -270,7 +296,7 @@ class Envelope(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
 
 
 class TypedEvent(Envelope, tag_field="type"):
-    """An event of a type LEDGER.md defines."""
+    """An event of a type the ledger format defines."""
 
     known: ClassVar[bool] = True
 
@@ -283,66 +309,98 @@ class TypedEvent(Envelope, tag_field="type"):
 
 
 class RunStarted(TypedEvent, tag="run_started"):
+    """``run_started``: the first line of a ledger, what the run was asked and by whom."""
+
     payload: RunStartedPayload = msgspec.field(default_factory=RunStartedPayload)
 
 
 class RunUpdated(TypedEvent, tag="run_updated"):
+    """``run_updated``: what the writer learned of the run after it started."""
+
     payload: RunUpdatedPayload = msgspec.field(default_factory=RunUpdatedPayload)
 
 
 class RunCompleted(TypedEvent, tag="run_completed"):
+    """``run_completed``: the last line of a ledger, how the run ended."""
+
     payload: RunCompletedPayload = msgspec.field(default_factory=RunCompletedPayload)
 
 
 class NodeEnter(TypedEvent, tag="node_enter"):
+    """``node_enter``: a step begins (model call, tool call, approval, child run)."""
+
     payload: NodeEnterPayload = msgspec.field(default_factory=NodeEnterPayload)
 
 
 class NodeExit(TypedEvent, tag="node_exit"):
+    """``node_exit``: a step ends."""
+
     payload: NodeExitPayload = msgspec.field(default_factory=NodeExitPayload)
 
 
 class ToolCall(TypedEvent, tag="tool_call"):
+    """``tool_call``: a tool is called."""
+
     payload: ToolCallPayload = msgspec.field(default_factory=ToolCallPayload)
 
 
 class ToolResult(TypedEvent, tag="tool_result"):
+    """``tool_result``: what a tool call returned, or its error."""
+
     payload: ToolResultPayload = msgspec.field(default_factory=ToolResultPayload)
 
 
 class LlmCall(TypedEvent, tag="llm_call"):
+    """``llm_call``: a model call that ended, with its usage and conversation."""
+
     payload: LlmCallPayload = msgspec.field(default_factory=LlmCallPayload)
 
 
 class LlmChunk(TypedEvent, tag="llm_chunk"):
+    """``llm_chunk``: a piece of a model's answer, as streamed."""
+
     payload: ChunkPayload = msgspec.field(default_factory=ChunkPayload)
 
 
 class ReasoningChunk(TypedEvent, tag="reasoning_chunk"):
+    """``reasoning_chunk``: a piece of a model's reasoning, as streamed."""
+
     payload: ChunkPayload = msgspec.field(default_factory=ChunkPayload)
 
 
 class StructuredOutput(TypedEvent, tag="structured_output"):
+    """``structured_output``: the run's output as structured data."""
+
     payload: StructuredOutputPayload = msgspec.field(default_factory=StructuredOutputPayload)
 
 
 class ApprovalRequest(TypedEvent, tag="approval_request"):
+    """``approval_request``: the run waits for someone to approve or deny."""
+
     payload: ApprovalRequestPayload = msgspec.field(default_factory=ApprovalRequestPayload)
 
 
 class ApprovalResponse(TypedEvent, tag="approval_response"):
+    """``approval_response``: the decision it waited for."""
+
     payload: ApprovalResponsePayload = msgspec.field(default_factory=ApprovalResponsePayload)
 
 
 class ErrorEvent(TypedEvent, tag="error"):
+    """``error``: an error the run met."""
+
     payload: ErrorPayload = msgspec.field(default_factory=ErrorPayload)
 
 
 class CancelRequested(TypedEvent, tag="cancel_requested"):
+    """``cancel_requested``: someone asked the run to stop."""
+
     payload: CancelRequestedPayload = msgspec.field(default_factory=CancelRequestedPayload)
 
 
 class RunPlaced(TypedEvent, tag="run_placed"):
+    """``run_placed``: the process an executor ran the run's code in (Ray)."""
+
     payload: RunPlacedPayload = msgspec.field(default_factory=RunPlacedPayload)
 
 

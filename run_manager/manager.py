@@ -150,7 +150,30 @@ class Manager:
         parent_run_id: str | None = None,
         resumed_from: str | None = None,
     ) -> Handle:
-        """Start a run of ``agent`` on ``input``; ``run_started`` is written before it returns."""
+        """Start a run of ``agent`` on ``input``; ``run_started`` is written before it returns.
+
+        Args:
+            agent: an object with a ``name`` and ``async def run(self, input)``, a
+                framework's agent the adapters know (PydanticAI, the Agents SDK), or a
+                plain function ``fn(input)`` / ``fn(input, token)`` run in a thread.
+            input: what the agent is given, recorded for :meth:`resume`.
+            timeout: seconds before the run is cancelled with the reason ``timeout``;
+                ``None``, as long as it takes.
+            detached: let the run outlive the task that starts it. Without it, a
+                run is cancelled when that task is (a request handler's run ends with
+                its request).
+            parent_run_id: the run this one works for; by default, the run whose
+                code starts it (:func:`~run_manager.current_run_id`), so sub-agents
+                nest in the app's tree.
+            resumed_from: the run this one re-issues (:meth:`resume` sets it).
+
+        Returns:
+            The run's handle, at once: await ``handle.result()`` for its output.
+
+        Raises:
+            RuntimeError: the manager is closed.
+            TypeError: ``agent`` is none of the above.
+        """
         return self._start(agent, input, False, timeout, detached, parent_run_id, resumed_from)
 
     def stream(
@@ -165,7 +188,8 @@ class Manager:
     ) -> Handle:
         """Start a streamed run: ``handle.events()`` yields what the agent reports as it goes.
 
-        An agent without ``run_stream`` fails the run at once with a clear error.
+        Takes what :meth:`start` takes. An agent without ``run_stream`` fails the run
+        at once with a clear error.
         """
         return self._start(agent, input, True, timeout, detached, parent_run_id, resumed_from)
 
