@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import errno
 import os
+import pwd
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -69,4 +71,36 @@ def make_home(environ: Mapping[str, str] | None = None) -> Path:
     return home
 
 
-__all__ = ["default_ledger_dir", "make_home", "make_private_dir", "runtop_home"]
+def foreign_access(directory: Path) -> str | None:
+    """Why someone other than this user could write into ``directory``, or ``None``.
+
+    Whoever can write into a ledger directory can cancel and resume its runs
+    (through ``.control`` files) and remove or replace its ledgers, so a directory
+    another user owns, or one its group or everyone may write, is not private.
+    A symbolic link counts as what it points at, and its owner as well.
+    """
+    try:
+        linked = directory.lstat()
+        found = directory.stat()
+    except FileNotFoundError:
+        return None
+    me = os.geteuid()
+    for status in (linked, found):
+        if status.st_uid != me:
+            return f"{directory} belongs to {_user_name(status.st_uid)}, not to you"
+    mode = stat.S_IMODE(found.st_mode)
+    if mode & stat.S_IWOTH:
+        return f"everyone may write into {directory} (mode {mode:04o})"
+    if mode & stat.S_IWGRP:
+        return f"its group may write into {directory} (mode {mode:04o})"
+    return None
+
+
+def _user_name(uid: int) -> str:
+    try:
+        return f"user {pwd.getpwuid(uid).pw_name}"
+    except KeyError:
+        return f"user {uid}"
+
+
+__all__ = ["default_ledger_dir", "foreign_access", "make_home", "make_private_dir", "runtop_home"]

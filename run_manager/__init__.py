@@ -30,7 +30,7 @@ from run_manager.handle import Handle, Info
 from run_manager.hub import Hub, Lagged, Subscription
 from run_manager.ids import new_run_id
 from run_manager.ledger import LedgerBusy, LedgerWriter
-from run_manager.manager import Closed, Manager
+from run_manager.manager import Closed, LedgerDirShared, Manager
 from run_manager.recorders import (
     ModelCallRecord,
     ToolCallRecord,
@@ -61,6 +61,7 @@ __all__ = [
     "Info",
     "Lagged",
     "LedgerBusy",
+    "LedgerDirShared",
     "LedgerWriter",
     "Manager",
     "ModelCallRecord",

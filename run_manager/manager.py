@@ -27,9 +27,9 @@ from types import TracebackType
 from typing import Any, Final
 
 from ledger_reader import LedgerError, LedgerFile, RunStarted, control, is_valid_run_id
-from ledger_reader.control import CancelRequest, ControlRequest, ResumeRequest
+from ledger_reader.control import CancelRequest, ControlRequest, ResumeRequest, control_dir
 from ledger_reader.liveness import live_writer
-from ledger_reader.locations import make_private_dir
+from ledger_reader.locations import foreign_access, make_private_dir
 from run_manager.agents import (
     FunctionAgent,
     agent_name,
@@ -85,6 +85,9 @@ class Manager:
             answered (its messages). On unless this is ``False`` or the environment
             says ``RUNTOP_RECORD_CONTENT=0``: conversations hold what users and tools
             said, which a ledger may be kept or shared longer than they should be.
+        shared_ledger_dir: take a ``ledger_dir`` that another user owns or may write
+            into, warning, where it is refused otherwise (:class:`LedgerDirShared`):
+            whoever can write there can cancel and resume runs and remove ledgers.
     """
 
     def __init__(
@@ -98,6 +101,7 @@ class Manager:
         writer_name: str = "runtop",
         executor: Executor | None = None,
         record_content: bool = True,
+        shared_ledger_dir: bool = False,
     ) -> None:
         if retained_runs < 0:
             raise ValueError("retained_runs must be 0 or more")
@@ -105,7 +109,7 @@ class Manager:
         """Finished runs kept for :meth:`list`, :meth:`get` and :meth:`resume` from memory."""
         self.ledger_dir = Path(ledger_dir).expanduser() if ledger_dir is not None else None
         if self.ledger_dir is not None:
-            prepare_ledger_dir(self.ledger_dir)
+            prepare_ledger_dir(self.ledger_dir, shared=shared_ledger_dir)
         self.hub = hub or Hub()
         """Every event the runs record, live: :meth:`Hub.subscribe`."""
         self.writer_name = writer_name
@@ -543,11 +547,22 @@ def content_allowed() -> bool:
     return said not in ("0", "false", "no", "off")
 
 
-def prepare_ledger_dir(directory: Path) -> None:
+class LedgerDirShared(PermissionError):
+    """The ledger directory, or its ``.control`` directory, is another user's or others may
+    write into it: they could cancel and resume its runs through control files, and
+    remove or replace its ledgers."""
+
+
+def prepare_ledger_dir(directory: Path, *, shared: bool = False) -> None:
     """Make the ledger directory now, so a path that cannot be one is refused at the start.
+
+    A directory someone else could write into is refused too, unless ``shared``
+    says it is meant to be (then it is only logged as a warning).
 
     Raises:
         NotADirectoryError: it names a file (or a parent of it does).
+        LedgerDirShared: another user owns it or its ``.control``, or others may write
+            into one of them (and not ``shared``).
         OSError: it cannot be made (permissions, a read-only file system).
     """
     with contextlib.suppress(FileExistsError):
@@ -556,6 +571,14 @@ def prepare_ledger_dir(directory: Path) -> None:
         raise NotADirectoryError(
             errno.ENOTDIR, "not a directory; ledgers cannot be written there", str(directory)
         )
+    for path in (directory, control_dir(directory)):
+        why = foreign_access(path)
+        if why is None:
+            continue
+        why += ": whoever can write there can cancel and resume runs and remove ledgers"
+        if not shared:
+            raise LedgerDirShared(errno.EACCES, why, str(path))
+        log.warning("ledger directory: %s", why)
 
 
 __all__ = [
@@ -565,6 +588,7 @@ __all__ = [
     "Closed",
     "Handle",
     "Info",
+    "LedgerDirShared",
     "Manager",
     "RunCanceled",
     "RunFailed",

@@ -178,6 +178,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=8765, help="default: 8765; 0 picks one")
     serve.add_argument("--read-only", action="store_true", help="refuse every POST (403)")
     serve.add_argument(
+        "--shared-ledger-dir",
+        action="store_true",
+        help="take a --ledger-dir another user owns or may write into, with a warning (it is "
+        "refused otherwise: whoever can write there can cancel and resume runs)",
+    )
+    serve.add_argument(
         "--web",
         action="store_true",
         help="also serve the app in a browser, at /web/ behind the same token "

@@ -49,7 +49,7 @@ def load_agents(spec: str) -> list[object]:
 
 def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     from run_manager import Manager
-    from run_manager.manager import prepare_ledger_dir
+    from run_manager.manager import LedgerDirShared, prepare_ledger_dir
     from run_manager.server.standalone import serve
     from run_manager.server.tokens import make_token
 
@@ -64,13 +64,23 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
         )
 
     try:
-        prepare_ledger_dir(ledger_dir)
+        prepare_ledger_dir(ledger_dir, shared=args.shared_ledger_dir)
+    except LedgerDirShared as error:
+        raise CommandError(
+            f"--ledger-dir {ledger_dir}: {error.strerror}; choose a folder of your own, or "
+            "give --shared-ledger-dir if it is meant to be shared"
+        ) from None
     except OSError as error:
         raise CommandError(f"--ledger-dir {ledger_dir}: {error.strerror or error}") from None
 
     async def main() -> None:
         executor = await _ray_executor(args.ray, err) if args.ray is not None else None
-        manager = Manager(ledger_dir=ledger_dir, agents=agents, executor=executor)
+        manager = Manager(
+            ledger_dir=ledger_dir,
+            agents=agents,
+            executor=executor,
+            shared_ledger_dir=args.shared_ledger_dir,
+        )
 
         def ready(url: str, token_file: Path) -> None:
             names = ", ".join(sorted(manager.agents)) or "none (runs cannot be started over HTTP)"
