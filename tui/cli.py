@@ -178,6 +178,14 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=8765, help="default: 8765; 0 picks one")
     serve.add_argument("--read-only", action="store_true", help="refuse every POST (403)")
     serve.add_argument(
+        "--retain",
+        metavar="RULE",
+        default="count=50k,size=20G",
+        help="how much of the ledger directory is kept: count=N, size=N[KMGT], age=N[smhd], "
+        "comma-separated, or 'all' (default: count=50k,size=20G; the oldest finished "
+        "ledgers go first)",
+    )
+    serve.add_argument(
         "--shared-ledger-dir",
         action="store_true",
         help="take a --ledger-dir another user owns or may write into, with a warning (it is "

@@ -18,6 +18,7 @@ from run_manager.otlp.route import OTLP_PREFIX, OtlpRoute
 from run_manager.server.attach import API_PREFIX, BODY_TIMEOUT, MAX_BODY, AttachServer
 from run_manager.server.failure_log import failure_log
 from run_manager.server.open_files import grpc_connection_cap, raise_open_file_limit
+from run_manager.server.retention import Retention, keep_bounded
 from run_manager.server.tokens import make_token, write_token
 
 IDLE_TIMEOUT: Final = 15.0
@@ -42,6 +43,7 @@ async def serve(
     otlp_grpc_port: int | None = None,
     otlp_grpc_ready: Callable[[str], None] | None = None,
     mounts: Mapping[str, web.Application] | None = None,
+    retention: Retention | None = None,
 ) -> None:
     """Serve the attach API until ``stop`` is set (or the task is cancelled).
 
@@ -56,6 +58,8 @@ async def serve(
     ``ready``. ``mounts`` are more applications served beside the API, each at its
     prefix (``runtop serve --web`` mounts the app's page at ``/web``): they answer for
     themselves, the token included.
+    ``retention`` keeps the ledger directory bounded (:mod:`run_manager.server.retention`;
+    ``None``: its defaults).
     """
     token = token or make_token()
     open_files = raise_open_file_limit()
@@ -98,6 +102,7 @@ async def serve(
     site = web.TCPSite(runner, host, port)
     written: Path | None = None
     grpc_server: Any = None
+    pruning: asyncio.Task[None] | None = None
     with failure_log():  # one line per kind of failure a crowd of clients causes
         try:
             await site.start()
@@ -113,12 +118,20 @@ async def serve(
                 )
                 if otlp_grpc_ready is not None:
                     otlp_grpc_ready(f"{host}:{grpc_port}")
+            if manager.ledger_dir is not None:
+                pruning = asyncio.create_task(
+                    keep_bounded(manager.ledger_dir, retention or Retention())
+                )
             bound_port = _bound_port(runner) or port
             written = write_token(host, bound_port, token, home)
             if ready is not None:
                 ready(_url(host, bound_port), written)
             await (stop or asyncio.Event()).wait()
         finally:
+            if pruning is not None:
+                pruning.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await pruning
             if grpc_server is not None:
                 await grpc_server.stop(grace=1.0)
             await runner.cleanup()

@@ -50,11 +50,16 @@ def load_agents(spec: str) -> list[object]:
 def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     from run_manager import Manager
     from run_manager.manager import LedgerDirShared, prepare_ledger_dir
+    from run_manager.server.retention import BadRetention, Retention
     from run_manager.server.standalone import serve
     from run_manager.server.tokens import make_token
 
     token = make_token()
     page = _browser_view(token, args.read_only) if args.web else None
+    try:
+        retention = Retention.parse(args.retain)
+    except BadRetention as error:
+        raise CommandError(f"--retain {args.retain}: {error}") from None
     agents = load_agents(args.agents) if args.agents else []
     ledger_dir = Path(args.ledger_dir).expanduser()
     if not _is_loopback(args.host):
@@ -88,6 +93,7 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
             err.print(f"runtop serve: {url}{mode}, ledgers in {ledger_dir}")
             err.print(f"  token: {token_file} (clients on this machine find it there)")
             err.print(f"  agents: {names}")
+            err.print(f"  keeps: {retention.describe()} (--retain)")
             err.print(f"  watch with: runtop {url}")
             if grpc_address:
                 err.print(f"  OTLP/gRPC: {grpc_address[0]} (the same token)")
@@ -110,6 +116,7 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
             grace=args.grace,
             otlp_grpc_port=_otlp_grpc_port(args.otlp_grpc),
             otlp_grpc_ready=grpc_address.append,
+            retention=retention,
             token=token,
             mounts={page.prefix: page.app} if page is not None else None,
         )
