@@ -93,7 +93,7 @@ def agents():
 class Served:
     """``runtop serve`` in a process of its own, with the agents above."""
 
-    def __init__(self, home: Path) -> None:
+    def __init__(self, home: Path, options: list[str] | None = None) -> None:
         (home / "agents_for_probe.py").write_text(AGENTS)
         env = {
             **os.environ,
@@ -104,6 +104,7 @@ class Served:
         command = [sys.executable, *(["-m", "cProfile", "-o", profile] if profile else [])]
         command += ["-m", "tui.cli", "serve", "--port", "0"]
         command += ["--agents", "agents_for_probe:agents", "--ledger-dir", str(home / "runs")]
+        command += options or []
         self.ledger_dir = home / "runs"
         # The server's log goes to a file: a pipe nobody reads would stop the server once full.
         self.log = home / "serve.log"
@@ -179,9 +180,9 @@ class Served:
 
 
 @contextlib.contextmanager
-def served() -> Iterator[Served]:
+def served(options: list[str] | None = None) -> Iterator[Served]:
     with tempfile.TemporaryDirectory(prefix="runtop-probe-") as temporary:
-        server = Served(Path(temporary))
+        server = Served(Path(temporary), options)
         try:
             yield server
         finally:

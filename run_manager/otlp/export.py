@@ -13,6 +13,7 @@ request), is taken at once: a thread's hand-off would cost more than its decodin
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable, Iterator
 from typing import Final
 
@@ -21,8 +22,13 @@ from run_manager.otlp.spans import Decoded, Span
 
 LARGE: Final = 256 * 1024
 """Bytes from which a request is decoded off the loop and placed in slices."""
-SLICE_SPANS: Final = 1000
-"""Spans placed between two turns of the loop (about 35 ms of it here)."""
+SLICE_SPANS: Final = 50
+"""Spans placed at a time: a slice may make as many ledgers as it holds traces."""
+TURN: Final = 0.02
+"""Seconds of placing after which the loop's other clients get a turn."""
+PAUSE: Final = 0.003
+"""Seconds of that turn: a request takes several steps of the loop (accept, read, answer),
+and one step each turn would keep it waiting a turn a step."""
 
 
 def _decode_held(decode: Callable[[bytes], Decoded], body: bytes) -> Decoded:
@@ -45,6 +51,7 @@ async def take_export(
             return ingest.ingest(decode(body))
     decoded = await asyncio.to_thread(_decode_held, decode, body)
     taken = IngestResult(rejected=decoded.rejected, reason=decoded.reason)
+    turn_ends = time.monotonic() + TURN
     for spans in _slices(decoded.spans):
         result = ingest.ingest(Decoded(spans))
         taken.accepted += result.accepted
@@ -52,7 +59,10 @@ async def take_export(
         taken.rejected += result.rejected
         taken.reason = result.reason or taken.reason
         taken.runs |= result.runs
-        await asyncio.sleep(0)  # other clients' turn
+        if time.monotonic() >= turn_ends:
+            # Other clients' turn: long enough for a request's few steps, not just one.
+            await asyncio.sleep(PAUSE)
+            turn_ends = time.monotonic() + TURN
     return taken
 
 
