@@ -162,8 +162,8 @@ class BrowserView:
         origin = request.headers.get("Origin")
         if origin is not None and urlsplit(origin).netloc != request.host:
             raise web.HTTPForbidden(text="this page belongs to another site")
-        width = _size(request.query.get("width"), 80)
-        height = _size(request.query.get("height"), 24)
+        width = _dimension(request.query.get("width"), 80)
+        height = _dimension(request.query.get("height"), 24)
         socket = web.WebSocketResponse(heartbeat=HEARTBEAT)
         await socket.prepare(request)
         app = AttachedApp(
@@ -213,7 +213,7 @@ async def _relay(socket: web.WebSocketResponse, app: AttachedApp) -> None:
     actions: dict[str, Callable[[Any], Awaitable[Any]]] = {
         "stdin": lambda data: app.send_bytes(str(data).encode()),
         "resize": lambda data: app.set_terminal_size(
-            _size(data.get("width"), 80), _size(data.get("height"), 24)
+            _dimension(data.get("width"), 80), _dimension(data.get("height"), 24)
         ),
         "ping": lambda data: socket.send_json(["pong", data]),
         "blur": lambda data: app.blur(),
@@ -231,7 +231,7 @@ async def _relay(socket: web.WebSocketResponse, app: AttachedApp) -> None:
             continue  # not textual.js: ignored, as textual-serve would
 
 
-def _size(value: object, default: int) -> int:
+def _dimension(value: object, default: int) -> int:
     """A terminal dimension from the page, within reason."""
     try:
         number = int(str(value))
@@ -261,7 +261,7 @@ def _page(request: web.Request) -> str:
     scheme = "wss" if request.secure else "ws"
     socket_url = html.escape(f"{scheme}://{request.host}{PREFIX}/ws", quote=True)
     static = f"{PREFIX}/static"
-    font_size = _size(request.query.get("fontsize"), 16)
+    font_size = _dimension(request.query.get("fontsize"), 16)
     return f"""<!DOCTYPE html>
 <html><head><meta charset="utf-8"><title>runtop</title>
 <link rel="stylesheet" href="{static}/css/xterm.css">
