@@ -29,6 +29,8 @@ def not_running(summary: RunSummary) -> str:
             return "the run is stale (its writer went quiet): nothing to cancel"
         case RunStatus.ABANDONED:
             return "the run is abandoned (its writer is gone): nothing to cancel"
+        case RunStatus.IDLE:
+            return "the session is idle (nothing written for a while): nothing runs to cancel"
         case RunStatus.SUSPENDED:
             return "the run is suspended (on its approval): nothing runs to cancel"
         case _:

@@ -116,6 +116,11 @@ class RunStartedPayload(RunDescribedPayload):
     executor: str | None = None
     """*Extension*: where the run's code executes, when not in the writer's process (``ray``)."""
 
+    project: str | None = None
+    """*Extension*: the folder the run worked in (a coding agent's project)."""
+    git_branch: str | None = None
+    """*Extension*: the git branch checked out there, when the writer said."""
+
 
 class RunUpdatedPayload(RunDescribedPayload):
     """*Extension*: what a writer learned of its run after ``run_started``: each field said
@@ -214,6 +219,9 @@ class LlmCallPayload(Payload):
     status: str | None = None
     """*Extension*: how a call that got no answer ended: ``cancelled`` (its run was
     cancelled while the model was asked) or ``error``; absent for a call answered."""
+    cost_estimated: bool | None = None
+    """*Extension*: ``cost_usd`` was worked out by the reader from the tokens and a price
+    library, not paid as billed."""
 
 
 class ChunkPayload(Payload):

@@ -176,9 +176,12 @@ def scan_summaries(
     liveness judged now; the others are read and stored, and the cache is
     written at the end (:mod:`ledger_reader.summary_cache`).
     """
-    errors: list[LedgerError] = []
-    summaries: list[RunSummary] = []
+    from ledger_reader.sessions import is_session_place, session_summaries
+
     now = time.time() if now is None else now
+    sessions = [os.fspath(path) for path in paths if is_session_place(path)]
+    summaries, errors = session_summaries(sessions, now) if sessions else ([], [])
+    paths = [path for path in paths if os.fspath(path) not in sessions]
     if cache is not None and cache.max_line_bytes != max_line_bytes:
         cache = None  # its summaries were read with another idea of a damaged line
     files = _ledger_files(paths, errors)

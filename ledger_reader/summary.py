@@ -64,6 +64,9 @@ class RunStatus(StrEnum):
     SUSPENDED = "suspended"
     ABANDONED = "abandoned"
     STALE = "stale"
+    IDLE = "idle"
+    """A coding agent's session that has not been written for a while and waits on nobody
+    (:mod:`ledger_reader.sessions.status`): it has no end, and may be taken up again."""
     UNKNOWN = "unknown"
     """Nothing could be read from the ledger (empty, blank, or only damage): not running."""
 
@@ -140,11 +143,26 @@ class RunSummary(msgspec.Struct, kw_only=True):
     """Built from the head and tail only: what the middle holds beyond the status and a
     pending approval is unknown, and counts that need it are ``None``."""
     prompt_tokens: int | None = None
-    """Tokens the run's model calls were sent, summed; ``None`` when none said (not 0)."""
+    """Tokens the run's model calls were sent, summed, cache reads and writes included;
+    ``None`` when none said (not 0)."""
     output_tokens: int | None = None
     """Tokens they answered with, summed; ``None`` when none said."""
+    cache_read_tokens: int | None = None
+    """The part of ``prompt_tokens`` read from the provider's prompt cache; ``None`` when
+    none said."""
+    cache_write_tokens: int | None = None
+    """The part of ``prompt_tokens`` written to the cache; ``None`` when none said."""
     cost_usd: float | None = None
     """What the model calls cost, summed; ``None`` when none said (not $0)."""
+    cost_estimated: bool = False
+    """Some of ``cost_usd`` is an estimate from tokens and a price library (a coding
+    agent's session says no prices)."""
+    model: str | None = None
+    """The model of the run's last model call that named one."""
+    project: str | None = None
+    """The folder the run worked in, when its writer said (a coding agent's project)."""
+    git_branch: str | None = None
+    """The git branch checked out there, when its writer said."""
 
     @property
     def totals(self) -> RunTotals:
@@ -336,6 +354,8 @@ class SummaryBuilder:
         summary.pid = payload.pid
         summary.input = payload.input
         self._describe(payload)
+        summary.project = payload.project or summary.project
+        summary.git_branch = payload.git_branch or summary.git_branch
 
     def _run_updated(self, event: RunUpdated) -> None:
         """What the writer learned of the run after it began: each field said replaces the
@@ -396,11 +416,17 @@ class SummaryBuilder:
             self._summary.cancel_requested = True
 
     def _llm_call(self, event: LlmCall) -> None:
-        self._totals.add_call(event.payload)
+        self.add_call(event.payload)
 
     def add_call(self, call: LlmCallPayload) -> None:
-        """Count one model call's tokens and cost (what it did not say stays unsaid)."""
+        """Count one model call: its figures (:mod:`ledger_reader.totals`), whether its cost
+        is an estimate, its model (what it did not say stays unsaid). Every reader's path,
+        the block fold's too, counts a call here."""
         self._totals.add_call(call)
+        if call.cost_estimated and call.cost_usd is not None:
+            self._summary.cost_estimated = True
+        if call.model:
+            self._summary.model = call.model
 
     def _node_enter(self, event: NodeEnter) -> None:
         if event.payload.node_id:
@@ -433,6 +459,7 @@ class SummaryBuilder:
             summary.damaged_lines = None
             # The middle's model calls were not read: a sum of the rest would be a guess.
             totals = RunTotals()
+            summary.cost_estimated = False
         else:
             summary.event_count = max(self._counted, summary.last_seq)
             summary.damaged_lines = self._damaged

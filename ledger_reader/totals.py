@@ -33,6 +33,10 @@ class RunTotals(msgspec.Struct):
     """Tokens they answered with."""
     cost_usd: float | None = None
     """What they cost (``0.0``: said to be free)."""
+    cache_read_tokens: int | None = None
+    """The part of ``prompt_tokens`` read from the provider's prompt cache."""
+    cache_write_tokens: int | None = None
+    """The part of ``prompt_tokens`` written to it."""
 
     def add_call(self, call: LlmCallPayload) -> None:
         """Count one model call (what it did not say stays unsaid)."""

@@ -26,6 +26,7 @@ STATUS_COLOURS: Final = {
     RunStatus.SUSPENDED: "yellow",
     RunStatus.ABANDONED: "red",
     RunStatus.STALE: "bright_black",
+    RunStatus.IDLE: "bright_black",
     RunStatus.UNKNOWN: "bright_black",
 }
 """The terminal colour of each status (its glyph: :data:`tui.text.status_glyphs.STATUS_GLYPHS`)."""

@@ -43,6 +43,7 @@ _STATUS_COLOURS: Final = {
     RunStatus.SUSPENDED: "$warning",
     RunStatus.ABANDONED: "$error",
     RunStatus.STALE: "$text-muted",
+    RunStatus.IDLE: "$text-muted",
     RunStatus.UNKNOWN: "$text-muted",
 }
 

@@ -21,6 +21,7 @@ STATUS_GLYPHS: Final = {
     RunStatus.SUSPENDED: "‖",
     RunStatus.ABANDONED: "✝",
     RunStatus.STALE: "?",
+    RunStatus.IDLE: "○",
     RunStatus.UNKNOWN: "?",
 }
 """The glyph of each status; the word is the status's own (``succeeded``, ``stale``)."""

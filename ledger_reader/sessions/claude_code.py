@@ -1,0 +1,259 @@
+"""Claude Code's session files (``~/.claude/projects/<project>/<session>.jsonl``) as runs.
+
+One API response is split over several ``assistant`` records, one per
+content block, that share ``message.id`` and repeat its usage (the output
+count may grow from one to the next, and tool results can come between
+them while it streams): each block becomes its event as it comes, and the
+response's one ``llm_call``, with the last (largest) counts, is made when
+the next response or prompt begins, it says it stopped, or the file goes
+quiet (:meth:`SessionFold.rest`).
+A sub-agent's file (``<session>/subagents/agent-<id>.jsonl``, or in 2.0
+``agent-<id>.jsonl`` beside the session) is a run of its own, a child of the
+session's: its records carry ``isSidechain`` and ``agentId``.
+
+Which tool uses wait on the person: questions (``AskUserQuestion``,
+``ExitPlanMode``) always; the tools the session's permission mode asks about
+(shell commands, edits, fetches in ``default``; shell commands and fetches
+in ``acceptEdits``; none in ``bypassPermissions``), while their result has
+not come. A transcript does not say which commands a user's settings allow
+beforehand, so such a tool that is running rather than waiting reads as
+waiting until its result is written.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Final
+
+from ledger_reader.sessions.fold import (
+    SessionFold,
+    Usage,
+    as_int,
+    as_str,
+    text_of,
+)
+
+SKIPPED: Final = frozenset(
+    {"progress", "file-history-snapshot", "queue-operation", "summary", "custom-title"}
+)
+"""Record types that say nothing a run shows (hook and sub-agent progress, file backups)."""
+QUESTIONS: Final = frozenset({"AskUserQuestion", "ExitPlanMode"})
+ASKING: Final[dict[str, frozenset[str]]] = {
+    "default": frozenset(
+        {"Bash", "Edit", "Write", "MultiEdit", "NotebookEdit", "WebFetch", "KillShell"}
+    ),
+    "acceptEdits": frozenset({"Bash", "WebFetch", "KillShell"}),
+    "plan": frozenset(),
+    "bypassPermissions": frozenset(),
+    "dontAsk": frozenset(),
+}
+"""The tools each permission mode asks the person about before they run."""
+REMEMBERED_RESPONSES: Final = 256
+"""Responses folded already, by id, so a straggling record of one is not counted again."""
+
+
+class _Response:
+    """A model response whose records are still coming."""
+
+    __slots__ = ("id", "last", "model", "node_id", "parts", "stopped", "usage")
+
+    def __init__(self, message_id: str, model: str | None, node_id: str, time: str) -> None:
+        self.id = message_id
+        self.model = model
+        self.node_id = node_id
+        self.last = time
+        self.parts: list[dict[str, Any]] = []
+        self.usage: Usage | None = None
+        self.stopped = False
+
+
+class ClaudeCodeFold(SessionFold):
+    """The events of one Claude Code transcript (a session's or a sub-agent's)."""
+
+    agent: ClassVar[str] = "claude-code"
+
+    def __init__(self, run_id: str = "", path: str | None = None) -> None:
+        super().__init__(run_id, path)
+        self._open: _Response | None = None
+        self._done: dict[str, None] = {}
+        self._mode = "default"
+
+    def feed(self, record: Any, offset: int, length: int) -> None:
+        if not isinstance(record, dict):
+            self.damaged(offset, length, "not a JSON object")
+            return
+        kind = as_str(record.get("type"))
+        if kind in SKIPPED:
+            return
+        time = as_str(record.get("timestamp"))
+        self._identify(record)
+        if kind == "assistant":
+            self._assistant(record, time)
+        elif kind == "user":
+            self._user(record, time)
+        else:
+            self.start(time)
+            self.unknown(kind, time, record)
+        if time:
+            self.last_time = time
+
+    def _identify(self, record: dict[str, Any]) -> None:
+        """The run's id, project and branch from the first record that says them."""
+        if self.started:
+            return
+        session = as_str(record.get("sessionId"))
+        agent_id = as_str(record.get("agentId"))
+        if session:
+            if agent_id and record.get("isSidechain"):
+                self.run_id = f"{session}.agent-{agent_id}"
+                self.parent_run_id = session
+            else:
+                self.run_id = session
+        self.project = self.project or as_str(record.get("cwd")) or None
+        self.git_branch = self.git_branch or as_str(record.get("gitBranch")) or None
+
+    def _user(self, record: dict[str, Any], time: str) -> None:
+        mode = record.get("permissionMode")
+        if isinstance(mode, str) and mode:
+            self._mode = mode
+        message = record.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        results = (
+            [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+            if isinstance(content, list)
+            else []
+        )
+        if not results:
+            words = text_of(content)
+            if record.get("isMeta") or not words:
+                self.start(time)
+                return
+            self._close()  # a new prompt: the last response is over
+            if not self.started:
+                self.start(time, words)
+            else:
+                self.user_message(time, words)
+            return
+        # Results come while the response that asked for them may still be streaming
+        # (parallel tool uses): it stays open.
+        self.start(time)
+        for block in results:
+            call_id = as_str(block.get("tool_use_id"))
+            output = block.get("content")
+            if isinstance(output, list):
+                output = text_of(output) or output
+            self.tool_result(time, call_id, output, is_error=block.get("is_error") is True)
+
+    def _assistant(self, record: dict[str, Any], time: str) -> None:
+        self.start(time)
+        message = record.get("message")
+        if not isinstance(message, dict):
+            self.unknown("assistant", time, record)
+            return
+        message_id = as_str(message.get("id")) or as_str(record.get("uuid"))
+        model = as_str(message.get("model")) or None
+        if model == "<synthetic>":  # said by Claude Code itself (an API error): no model call
+            self.unknown("synthetic", time, {"text": text_of(message.get("content"))})
+            return
+        response = self._open
+        if response is None or response.id != message_id:
+            self._close()
+            node_id = self.open_model(self.last_time or time, model)
+            response = _Response(message_id, model, node_id, time)
+            if message_id in self._done:  # a straggler of a response counted already
+                self._blocks(response, message, time)
+                self.end_model(node_id, time, model, None, response.parts, "anthropic")
+                return
+            self._open = response
+        response.last = time or response.last
+        response.model = model or response.model
+        self._blocks(response, message, time)
+        usage = message.get("usage")
+        if isinstance(usage, dict):
+            counted = response.usage or Usage()
+            counted.input = as_int(usage.get("input_tokens"))
+            counted.cache_read = as_int(usage.get("cache_read_input_tokens"))
+            counted.cache_write = as_int(usage.get("cache_creation_input_tokens"))
+            output = usage.get("output_tokens")
+            if isinstance(output, int) and (counted.output is None or output > counted.output):
+                counted.output = output
+            response.usage = counted
+        if message.get("stop_reason"):
+            response.stopped = True
+
+    def _blocks(self, response: _Response, message: dict[str, Any], time: str) -> None:
+        """Each content block as it comes: text and thinking, tool uses."""
+        content = message.get("content")
+        if isinstance(content, str):
+            content = [{"type": "text", "text": content}]
+        if not isinstance(content, list):
+            return
+        node_id = response.node_id
+        for block in content:
+            if not isinstance(block, dict):
+                continue
+            kind = block.get("type")
+            if kind == "text":
+                response.parts.append(
+                    self.said(node_id, time, as_str(block.get("text")), thinking=False)
+                )
+            elif kind == "thinking":
+                response.parts.append(
+                    self.said(node_id, time, as_str(block.get("thinking")), thinking=True)
+                )
+            elif kind in ("tool_use", "server_tool_use"):
+                call_id = as_str(block.get("id"))
+                name = as_str(block.get("name")) or "?"
+                arguments = block.get("input")
+                response.parts.append(
+                    {"type": "tool_call", "id": call_id, "name": name, "arguments": arguments}
+                )
+                self.tool_call(
+                    time,
+                    call_id,
+                    name,
+                    arguments,
+                    asks=self._question(name, arguments),
+                    node_id=node_id,
+                )
+
+    def _close(self) -> None:
+        response, self._open = self._open, None
+        if response is None:
+            return
+        self._done[response.id] = None
+        if len(self._done) > REMEMBERED_RESPONSES:
+            del self._done[next(iter(self._done))]
+        self.end_model(
+            response.node_id,
+            response.last,
+            response.model,
+            response.usage,
+            response.parts,
+            "anthropic",
+        )
+
+    def _question(self, name: str, arguments: Any) -> str | None:
+        """What a tool use asks the person, or ``None`` when it runs without asking."""
+        fields = arguments if isinstance(arguments, dict) else {}
+        if name == "AskUserQuestion":
+            questions = fields.get("questions")
+            if isinstance(questions, list) and questions and isinstance(questions[0], dict):
+                return as_str(questions[0].get("question")) or "a question"
+            return as_str(fields.get("question")) or "a question"
+        if name == "ExitPlanMode":
+            return "approve the plan"
+        if name not in ASKING.get(self._mode, ASKING["default"]):
+            return None
+        said = fields.get("command") or fields.get("file_path") or fields.get("url") or ""
+        return f"{name}: {said}" if isinstance(said, str) and said else name
+
+    def close_open(self, *, final: bool) -> None:
+        response = self._open
+        if response is not None and (final or response.stopped):
+            self._close()
+
+    def settled(self) -> bool:
+        return self._open is None
+
+
+__all__ = ["ClaudeCodeFold"]

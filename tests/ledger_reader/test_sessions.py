@@ -1,0 +1,312 @@
+"""Coding agents' real session files folded into runs (tests/sessions_home/README.md says
+where each came from)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from ledger_reader import (
+    ApprovalRequest,
+    DamagedLine,
+    LlmCall,
+    RunStarted,
+    RunStatus,
+    ToolCall,
+    ToolResult,
+    UnknownEvent,
+)
+from ledger_reader.sessions import (
+    IDLE_AFTER,
+    SessionFile,
+    agent_of,
+    find_sessions,
+    home_session_dirs,
+    quick_summary,
+    read_session,
+)
+
+HOME = Path(__file__).parent.parent / "sessions_home"
+CLAUDE = HOME / ".claude" / "projects"
+CLAUDE_20 = CLAUDE / "-Users-test_user-agent-sample" / "7f2abd2d-7cfc-4447-9ddd-3ca8d14e02e9.jsonl"
+WARMUP_20 = CLAUDE / "-Users-test_user-agent-sample" / "agent-0c4c3cf8.jsonl"
+CLAUDE_21_DIR = CLAUDE / "-home-USER-projects-spotter-worktrees-spotter-4te"
+CLAUDE_21 = CLAUDE_21_DIR / "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"
+SUBAGENT_21 = (
+    CLAUDE_21_DIR / "ae4a77f8-aedd-4bc1-888f-c94edc91af04" / "subagents" / "agent-aac57f5.jsonl"
+)
+CODEX = next((HOME / ".codex" / "sessions").rglob("rollout-*.jsonl"))
+GEMINI = next((HOME / ".gemini" / "tmp").rglob("session-*.json"))
+CLAUDE_FILES = [CLAUDE_20, WARMUP_20, CLAUDE_21, SUBAGENT_21]
+ALL_FILES = [*CLAUDE_FILES, CODEX, GEMINI]
+
+
+def claude_usage_by_message(path: Path) -> dict[str, dict[str, int]]:
+    """The oracle: each response's usage, by message id, the largest output of its records."""
+    found: dict[str, dict[str, int]] = {}
+    for line in path.read_text().splitlines():
+        record = json.loads(line)
+        message = record.get("message")
+        if record.get("type") != "assistant" or not isinstance(message, dict):
+            continue
+        usage = message.get("usage")
+        if message.get("model") == "<synthetic>" or not usage:
+            continue
+        seen = found.setdefault(message["id"], {"output": 0})
+        seen["prompt"] = (
+            usage["input_tokens"]
+            + usage.get("cache_read_input_tokens", 0)
+            + usage.get("cache_creation_input_tokens", 0)
+        )
+        seen["read"] = usage.get("cache_read_input_tokens", 0)
+        seen["write"] = usage.get("cache_creation_input_tokens", 0)
+        seen["output"] = max(seen["output"], usage["output_tokens"])
+    return found
+
+
+def test_each_file_is_told_by_its_place_and_name() -> None:
+    assert [agent_of(path) for path in ALL_FILES] == [
+        "claude-code",
+        "claude-code",
+        "claude-code",
+        "claude-code",
+        "codex",
+        "gemini-cli",
+    ]
+    assert agent_of(HOME / "notes.jsonl") is None
+    assert sorted(find_sessions(HOME)) == sorted(str(path) for path in ALL_FILES)
+
+
+def test_the_home_folders_come_from_home(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert home_session_dirs({"HOME": str(HOME)}) == [
+        HOME / ".claude" / "projects",
+        HOME / ".codex" / "sessions",
+        HOME / ".gemini" / "tmp",
+    ]
+    assert home_session_dirs({"HOME": str(HOME / "nowhere")}) == []
+
+
+@pytest.mark.parametrize("path", [CLAUDE_20, CLAUDE_21, SUBAGENT_21, WARMUP_20], ids=str)
+def test_claude_code_counts_each_response_once(path: Path) -> None:
+    session = read_session(str(path))
+    calls = [item for item in session.items if isinstance(item, LlmCall)]
+    oracle = claude_usage_by_message(path)
+    assert len(calls) == len(oracle)
+    summary = session.summary()
+    assert summary.prompt_tokens == sum(usage["prompt"] for usage in oracle.values())
+    assert summary.output_tokens == sum(usage["output"] for usage in oracle.values())
+    assert summary.cache_read_tokens == sum(usage["read"] for usage in oracle.values())
+    assert summary.cache_write_tokens == sum(usage["write"] for usage in oracle.values())
+    assert summary.cost_usd is not None
+    assert summary.cost_usd > 0
+    assert summary.cost_estimated
+    assert summary.damaged_lines == 0
+    assert summary.warnings == []
+
+
+def test_claude_code_runs_say_who_where_and_what() -> None:
+    main = read_session(str(CLAUDE_21)).summary()
+    assert main.run_id == "ae4a77f8-aedd-4bc1-888f-c94edc91af04"
+    assert main.agent == "claude-code"
+    assert main.project == "/home/USER/projects/spotter-worktrees/spotter-4te"
+    assert main.git_branch == "spotter-4te"
+    assert main.model == "claude-haiku-4-5-20251001"
+    first_prompt = next(
+        record
+        for record in map(json.loads, CLAUDE_21.read_text().splitlines())
+        if record.get("type") == "user"
+    )
+    assert main.started_at == first_prompt["timestamp"]
+    assert main.input == first_prompt["message"]["content"]
+    child = read_session(str(SUBAGENT_21)).summary()
+    assert child.run_id == "ae4a77f8-aedd-4bc1-888f-c94edc91af04.agent-aac57f5"
+    assert child.parent_run_id == main.run_id
+    assert child.model == "claude-sonnet-4-5-20250929"
+    warmup = read_session(str(WARMUP_20)).summary()
+    assert warmup.parent_run_id == "7f2abd2d-7cfc-4447-9ddd-3ca8d14e02e9"
+    assert warmup.input == "Warmup"
+
+
+@pytest.mark.parametrize("path", [CLAUDE_20, CLAUDE_21, SUBAGENT_21, CODEX, GEMINI], ids=str)
+def test_tool_calls_pair_with_their_results(path: Path) -> None:
+    items = read_session(str(path)).items
+    called = [item.payload.call_id for item in items if isinstance(item, ToolCall)]
+    answered = [item.payload.call_id for item in items if isinstance(item, ToolResult)]
+    assert called
+    assert answered
+    assert set(answered) <= set(called)
+    assert len(called) == len(set(called))
+    assert all(
+        not isinstance(item, DamagedLine) and item.seq == number
+        for number, item in enumerate(items, 1)
+    )
+
+
+def test_a_shell_command_and_a_patch_read_as_themselves() -> None:
+    items = read_session(str(CODEX)).items
+    calls: dict[str | None, ToolCall] = {}
+    for item in items:
+        if isinstance(item, ToolCall):
+            calls.setdefault(item.payload.name, item)
+    assert calls["shell_command"].payload.arguments["command"] == "mkdir -p myapp"
+    assert "*** Add File: myapp/hoge.py" in calls["apply_patch"].payload.arguments
+
+
+def test_codex_counts_each_response_once() -> None:
+    last_total = None
+    for line in CODEX.read_text().splitlines():
+        record = json.loads(line)
+        payload = record["payload"]
+        if payload.get("type") == "token_count" and payload.get("info"):
+            last_total = payload["info"]["total_token_usage"]
+    assert last_total is not None
+    summary = read_session(str(CODEX)).summary()
+    assert summary.prompt_tokens == last_total["input_tokens"]
+    assert summary.cache_read_tokens == last_total["cached_input_tokens"]
+    assert summary.output_tokens == last_total["output_tokens"]
+    assert summary.model == "gpt-5.1-codex-max"
+    assert summary.git_branch == "codex"
+    assert summary.agent == "codex"
+
+
+def test_gemini_counts_thoughts_as_output() -> None:
+    document = json.loads(GEMINI.read_text())
+    tokens = [m["tokens"] for m in document["messages"] if m.get("tokens")]
+    summary = read_session(str(GEMINI)).summary()
+    assert summary.prompt_tokens == sum(t["input"] for t in tokens)
+    assert summary.cache_read_tokens == sum(t["cached"] for t in tokens)
+    assert summary.output_tokens == sum(t["output"] + t["thoughts"] for t in tokens)
+    assert summary.model == "gemini-2.5-flash"
+    assert summary.warnings == []
+
+
+def old(path: Path) -> Path:
+    """``path`` as written long ago."""
+    os.utime(path, (1_700_000_000, 1_700_000_000))
+    return path
+
+
+def test_a_quiet_session_is_idle_and_a_fresh_one_running(tmp_path: Path) -> None:
+    copy = old(Path(shutil.copy(CLAUDE_20, tmp_path / CLAUDE_20.name)))
+    assert read_session(str(copy)).summary().status is RunStatus.IDLE
+    copy.touch()
+    assert read_session(str(copy)).summary().status is RunStatus.RUNNING
+    later = os.stat(copy).st_mtime + IDLE_AFTER + 1
+    assert read_session(str(copy)).summary(now=later).status is RunStatus.IDLE
+
+
+def cut_at_first_bash(source: Path, target: Path) -> list[bytes]:
+    """Write ``source`` up to its first Bash tool use into ``target``; the lines after it."""
+    lines = source.read_bytes().splitlines(keepends=True)
+    at = next(
+        number
+        for number, line in enumerate(lines)
+        if b'"tool_use"' in line and b'"name":"Bash"' in line
+    )
+    target.write_bytes(b"".join(lines[: at + 1]))
+    return lines[at + 1 :]
+
+
+def test_a_tool_use_waits_on_the_person_until_its_result(tmp_path: Path) -> None:
+    copy = tmp_path / CLAUDE_20.name
+    rest = cut_at_first_bash(CLAUDE_20, copy)
+    session = SessionFile(str(copy))
+    session.read()
+    summary = session.summary()
+    assert summary.status is RunStatus.AWAITING_APPROVAL
+    assert summary.pending_approval is not None
+    assert summary.pending_approval.prompt == "Bash: mkdir -p myapp"
+    result = next(n for n, line in enumerate(rest) if b'"tool_result"' in line)
+    with copy.open("ab") as file:
+        file.write(b"".join(rest[: result + 1]))
+    session.read()
+    assert session.summary().status is RunStatus.RUNNING
+    assert session.summary().pending_approval is None
+
+
+def test_a_session_that_bypasses_permissions_waits_on_nobody(tmp_path: Path) -> None:
+    copy = tmp_path / CLAUDE_21.name
+    cut_at_first_bash(CLAUDE_21, copy)
+    session = SessionFile(str(copy))
+    session.read()
+    assert session.summary().status is RunStatus.RUNNING
+
+
+def test_an_appended_session_reads_as_one_read_whole(tmp_path: Path) -> None:
+    data = CLAUDE_21.read_bytes()
+    copy = tmp_path / CLAUDE_21.name
+    copy.write_bytes(b"")
+    session = SessionFile(str(copy))
+    for start in range(0, len(data), 7919):  # torn lines at every read
+        with copy.open("ab") as file:
+            file.write(data[start : start + 7919])
+        session.read()
+    session.rest()
+    whole = read_session(str(CLAUDE_21))
+    kinds = [(item.type, getattr(item, "seq", 0)) for item in session.items]
+    assert kinds == [(item.type, getattr(item, "seq", 0)) for item in whole.items]
+    assert session.summary().prompt_tokens == whole.summary().prompt_tokens
+
+
+def test_unknown_records_and_damage_lose_nothing_around_them(tmp_path: Path) -> None:
+    lines = CLAUDE_20.read_bytes().splitlines(keepends=True)
+    middle = len(lines) // 2
+    odd = b'{"type":"brand-new-kind","sessionId":"x","timestamp":"2025-12-09T19:48:00.000Z"}\n'
+    copy = tmp_path / CLAUDE_20.name
+    copy.write_bytes(
+        b"".join([*lines[:middle], odd, b"{not json\n", *lines[middle:], b'{"type":"user","mes'])
+    )
+    session = read_session(str(copy))
+    unknown = [item for item in session.items if isinstance(item, UnknownEvent)]
+    assert "claude-code.brand-new-kind" in [item.type for item in unknown]
+    assert sum(isinstance(item, DamagedLine) for item in session.items) == 1
+    whole = read_session(str(CLAUDE_20))
+    assert session.summary().prompt_tokens == whole.summary().prompt_tokens
+    mine = Counter(item.type for item in session.items if isinstance(item, ToolResult | LlmCall))
+    theirs = Counter(item.type for item in whole.items if isinstance(item, ToolResult | LlmCall))
+    assert mine == theirs
+
+
+def test_a_gemini_document_caught_mid_rewrite_keeps_what_was_read(tmp_path: Path) -> None:
+    chats = tmp_path / ".gemini" / "tmp" / "0123" / "chats"
+    chats.mkdir(parents=True)
+    copy = chats / GEMINI.name
+    whole = GEMINI.read_bytes()
+    copy.write_bytes(whole)
+    session = SessionFile(str(copy))
+    session.read(final=True)
+    before = len(session.items)
+    copy.write_bytes(whole[: len(whole) // 2])  # the writer is half-way through
+    items, reset = session.read(final=True)
+    assert (items, reset) == ([], False)
+    assert len(session.items) == before
+    document = json.loads(whole)
+    document["messages"].append(
+        {"id": "new", "timestamp": "2025-12-09T19:55:00.000Z", "type": "user", "content": "more"}
+    )
+    copy.write_text(json.dumps(document))
+    items, reset = session.read(final=True)
+    assert not reset
+    assert [item.type for item in items] == ["user_message"]
+
+
+def test_a_quick_summary_says_what_the_ends_say(tmp_path: Path) -> None:
+    full = read_session(str(CLAUDE_21)).summary()
+    quick = quick_summary(str(CLAUDE_21))
+    assert (quick.run_id, quick.project, quick.git_branch, quick.model) == (
+        full.run_id,
+        full.project,
+        full.git_branch,
+        full.model,
+    )
+    assert quick.partial
+    assert quick.prompt_tokens is None
+    assert quick.event_count is None
+    started = next(item for item in read_session(str(CLAUDE_21)).items)
+    assert isinstance(started, RunStarted)
+    assert not any(isinstance(item, ApprovalRequest) for item in read_session(str(CODEX)).items)
