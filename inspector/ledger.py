@@ -58,6 +58,13 @@ from ledger_reader.errors import file_kind
 from ledger_reader.head_tail import writer_gone
 from ledger_reader.locations import default_ledger_dir, make_private_dir, runtop_home
 from ledger_reader.messages import THINKING, TOOL_CALL, TOOL_RESULT, Message, conversation
+from ledger_reader.sessions import (
+    agent_of,
+    find_session,
+    home_session_dirs,
+    is_session_place,
+    read_session,
+)
 from ledger_reader.text_search import FileSearch, Hit, Phrase
 from ledger_reader.timespan import offset_in_run
 
@@ -113,6 +120,7 @@ __all__ = [
     "ToolCall",
     "ToolResult",
     "UnknownEvent",
+    "agent_of",
     "call_as_sent",
     "conversation",
     "decode_line",
@@ -120,11 +128,15 @@ __all__ = [
     "encode_event",
     "file_kind",
     "find_ledgers",
+    "find_session",
+    "home_session_dirs",
+    "is_session_place",
     "is_valid_run_id",
     "make_private_dir",
     "offset_in_run",
     "parse_time",
     "read_ledger_lines",
+    "read_session",
     "runtop_home",
     "scan_summaries",
     "summarize_ledger",

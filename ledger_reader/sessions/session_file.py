@@ -281,6 +281,30 @@ def session_summaries(
     return summaries, errors
 
 
+def find_session(run_id: str, roots: list[str]) -> str | None:
+    """The session file of the run ``run_id`` under ``roots``, or ``None``.
+
+    Files are named by their session's id (a sub-agent's by its agent's), so only
+    files whose name holds part of it are opened, to read the id inside.
+    """
+    session, _, agent = run_id.partition(".agent-")
+    hints = [f"agent-{agent}"] if agent else [session, session[:8]]
+    for root in roots:
+        if not os.path.exists(root):
+            continue
+        files = find_sessions(root) if os.path.isdir(root) else [root]
+        for file in files:
+            name = os.path.basename(file)
+            if not any(hint and hint in name for hint in hints):
+                continue
+            try:
+                if quick_summary(file).run_id == run_id:
+                    return file
+            except LedgerError:
+                continue
+    return None
+
+
 def session_events(path: str) -> list[RunEvent]:
     """Every event of a session file, read whole (damage left out)."""
     return [event for event in map(event_of, read_session(path).items) if event is not None]
@@ -332,6 +356,7 @@ __all__ = [
     "SessionFile",
     "agent_of",
     "agent_of_folder",
+    "find_session",
     "find_sessions",
     "is_session_place",
     "quick_summary",

@@ -40,11 +40,13 @@ from inspector.ledger import (
     RunEvent,
     RunStatus,
     RunSummary,
+    agent_of,
     conversation,
     encode_event,
     offset_in_run,
     parse_time,
     read_ledger_lines,
+    read_session,
     summarize_ledger,
     writer_gone,
 )
@@ -248,6 +250,8 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
             raise
         # Looked only where runs are written by default: say how to look elsewhere.
         raise CommandError(f"{error} (the default; --from DIR_OR_URL looks elsewhere)") from None
+    if agent_of(path) is not None:
+        return _show_session(path, args, out)
     if getattr(args, "timeline", False):
         return _show_timeline(path, out, as_json=args.json)
     printer = EventPrinter(
@@ -267,6 +271,32 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
         asyncio.run(_follow(path, end, printer, err))
     elif not printer.finished and not args.json:
         out.print(Text(f"{'':>10}  {unended(summary)}", style="dim"))
+    return 0
+
+
+def _show_session(path: Path, args: argparse.Namespace, out: Console) -> int:
+    """A coding agent's session, folded into events as every reader reads it."""
+    if args.follow:
+        raise CommandError("--follow is for ledgers; `runtop PATH` follows a session live")
+    session = read_session(str(path))
+    items = [Line(0, 0, item) for item in session.items]
+    if getattr(args, "timeline", False):
+        summary = session.summary()
+        timeline = Timeline(summary.run_id or None)
+        for line in items:
+            timeline.add(line.item)  # type: ignore[arg-type]
+        stopped = parse_time(summary.last_event_at or "")
+        if stopped is not None and timeline.run_end is None:
+            timeline.stop(stopped.timestamp())
+        _print_timeline(timeline, out, None, as_json=args.json, status=summary.status.value)
+        return 0
+    printer = EventPrinter(
+        out, as_json=args.json, raw=getattr(args, "raw", False), messages=_messages(args)
+    )
+    printer.lines(items)
+    printer.flush()
+    if not args.json:
+        out.print(Text(f"{'':>10}  {unended(session.summary())}", style="dim"))
     return 0
 
 

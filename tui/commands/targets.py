@@ -10,7 +10,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from inspector.ledger import default_ledger_dir, find_ledgers, is_valid_run_id
+from inspector.ledger import default_ledger_dir, find_ledgers, find_session, is_valid_run_id
 
 
 class CommandError(Exception):
@@ -53,6 +53,9 @@ def resolve_ledger(target: str, search: Sequence[Path]) -> Path:
         for candidate in find_ledgers(root, []):
             if candidate.name == wanted:
                 return candidate
+    session = find_session(target, [str(root) for root in search])
+    if session is not None:  # a coding agent's session, named by its own id
+        return Path(session)
     places = ", ".join(str(root) for root in search)
     raise CommandError(f"no ledger for run {target} under {places}")
 
