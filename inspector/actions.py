@@ -21,6 +21,28 @@ OTLP_REFUSAL: Final = "sent over OpenTelemetry; runtop cannot stop it"
 """Why runs from OTLP spans (``writer: "otlp"``) take no action: runtop does not run them."""
 
 
+AGENT_RESUME: Final = {
+    "claude-code": "claude --resume {run_id}",
+    "codex": "codex resume {run_id}",
+    "gemini-cli": "gemini --resume",
+}
+"""The coding agents whose sessions runtop reads, and how each takes one up again."""
+
+
+def agent_refusal(action: Action, summary: RunSummary) -> str:
+    """Why a coding agent's session takes no action from here: runtop only reads its file;
+    the agent runs in a terminal of its own, where it is stopped, resumed and answered."""
+    agent = summary.writer or "the agent"
+    match action:
+        case "cancel":
+            return f"a {agent} session runs in its own terminal: stop it there (Esc)"
+        case "resume":
+            command = AGENT_RESUME.get(agent, "").format(run_id=summary.run_id.split(".")[0])
+            return f"resume it in {agent}: {command}" if command else f"resume it in {agent}"
+        case _:
+            return f"answer it in {agent}'s own terminal: runtop only reads its session"
+
+
 def not_running(summary: RunSummary) -> str:
     """Why a run that is not live cannot be cancelled (or answered), in its status's word:
     a stale or abandoned run has not ended, and is not said to have."""
@@ -42,6 +64,8 @@ def run_refusal(action: Action, summary: RunSummary) -> str | None:
     can carry, or ``None``."""
     if summary.writer == "otlp":
         return OTLP_REFUSAL  # whatever its state: runtop never runs it
+    if summary.writer in AGENT_RESUME:
+        return agent_refusal(action, summary)
     match action:
         case "cancel":
             if not summary.status.is_live:

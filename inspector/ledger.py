@@ -60,6 +60,7 @@ from ledger_reader.locations import default_ledger_dir, make_private_dir, runtop
 from ledger_reader.messages import THINKING, TOOL_CALL, TOOL_RESULT, Message, conversation
 from ledger_reader.sessions import (
     agent_of,
+    agent_of_folder,
     find_session,
     home_session_dirs,
     is_session_place,
@@ -121,6 +122,7 @@ __all__ = [
     "ToolResult",
     "UnknownEvent",
     "agent_of",
+    "agent_of_folder",
     "call_as_sent",
     "conversation",
     "decode_line",

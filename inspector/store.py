@@ -526,11 +526,13 @@ class RunStore:
                 continue
             path, end = state.summary.path, state.history_end or 0
             try:
-                if path is not None:
-                    history = await asyncio.to_thread(read_history, path, end)
-                elif state.history_count and key.source in self._sources:
+                if state.history_count and key.source in self._sources:
+                    # Its source serves its events (a server's run, a coding agent's
+                    # session), whether or not it names a file.
                     source = self._sources[key.source]
                     history = await history_from_source(source, key.run_id, state.history_count)
+                elif path is not None:
+                    history = await asyncio.to_thread(read_history, path, end)
                 else:
                     continue
             except (OSError, LedgerError, SourceError):

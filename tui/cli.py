@@ -262,6 +262,12 @@ def watch_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--theme", help="a Textual theme (also from the command palette)")
     parser.add_argument("--read-only", action="store_true", help="turn every action off")
+    parser.add_argument(
+        "--no-sessions",
+        action="store_true",
+        help="without paths, leave out the coding agents' sessions found in the home "
+        "(~/.claude/projects, ~/.codex/sessions, ~/.gemini/tmp)",
+    )
     return parser
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from rich.console import Console
 
 from inspector import LedgerDirectorySource, RunSource
+from inspector.ledger import is_session_place
 from tui.app import make_app, run_until_exit
 from tui.commands.targets import CommandError, is_url
 from tui.settings import settings_from
@@ -17,7 +18,26 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     settings = settings_from(args)
     targets: list[Path | str] = list(args.paths)
     sources = sources_for(targets or [settings.ledger_dir], default=not targets, token=args.token)
+    if not targets and not getattr(args, "no_sessions", False):
+        sources.extend(home_sessions())
     return run_until_exit(make_app(settings, sources))
+
+
+HOME_SESSIONS = "coding agents"
+"""The name of the source of the coding agents' sessions found in the home."""
+
+
+def home_sessions() -> list[RunSource]:
+    """The coding agents' sessions in the home (those of its folders that exist), as one
+    source: the source line says it is there."""
+    from inspector.ledger import home_session_dirs
+
+    folders = home_session_dirs()
+    if not folders:
+        return []
+    from inspector.session_source import SessionSource
+
+    return [SessionSource(folders, name=HOME_SESSIONS)]
 
 
 def sources_for(
@@ -44,6 +64,18 @@ def sources_for(
             sources.append(remote)
         else:
             paths.append(Path(target))
+    sessions = [path for path in paths if is_session_place(path)]
+    if sessions:
+        from inspector.session_source import SessionSource
+
+        folders = [path for path in sessions if path.is_dir()]
+        picked = [path for path in sessions if not path.is_dir()]
+        if folders:
+            sources.append(SessionSource(folders, name=_unique("sessions", names)))
+        if picked:
+            name = _unique(picked[0].name if len(picked) == 1 else "sessions", names)
+            sources.append(SessionSource([], only=picked, name=name))
+        paths = [path for path in paths if path not in sessions]
     for path in paths:
         if path.is_dir() or (default and not path.exists()):
             name = path.name or str(path)
@@ -72,3 +104,11 @@ def sources_for(
             LedgerDirectorySource(directory, name=unique, only=[str(real) for _, real in chosen])
         )
     return sources
+
+
+def _unique(name: str, names: set[str]) -> str:
+    unique, number = name, 2
+    while unique in names:
+        unique, number = f"{name}-{number}", number + 1
+    names.add(unique)
+    return unique
