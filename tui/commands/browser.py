@@ -49,6 +49,16 @@ STATIC: Final = Path(str(files("textual_serve") / "static"))
 """textual-serve's script, styles and fonts: the page needs nothing from elsewhere."""
 HEARTBEAT: Final = 15.0
 """Seconds between websocket pings: a page closed without a word is noticed, its app ended."""
+APP_START: Final = (
+    "import ctypes, runpy, signal, sys\n"
+    "ctypes.CDLL(None).prctl(1, signal.SIGTERM)\n"
+    "sys.argv[0] = 'runtop'\n"
+    "runpy.run_module('tui.cli', run_name='__main__')\n"
+)
+"""The page's app, started so that it ends with the server: Textual's web driver does
+not end at the end of its input, and a server killed outright (no time to tell its
+pages' apps to quit) left them running. ``prctl(PR_SET_PDEATHSIG)`` asks Linux to send
+the app SIGTERM when its parent goes."""
 QUIT_GRACE: Final = 5.0
 """Seconds an app is given to quit when its page goes, before it is killed."""
 
@@ -108,7 +118,7 @@ class BrowserView:
         self._session = hmac.new(token.encode(), b"runtop page", hashlib.sha256).hexdigest()
         self.read_only = read_only
         """The pages' apps start with ``--read-only``."""
-        self.command = command or [sys.executable, "-m", "tui.cli"]
+        self.command = command or [sys.executable, "-c", APP_START]
         """The app's command line, before the server's address."""
         self._pages: set[AttachedApp] = set()
         self._downloads = DownloadManager()

@@ -155,6 +155,26 @@ async def test_each_page_runs_its_own_app_and_hears_when_it_dies(served: Served)
         wait_until(lambda: not children_of(served.process.pid), 10, "no app left")
 
 
+async def test_a_server_killed_outright_takes_its_pages_apps_with_it(served: Served) -> None:
+    page = f"{served.url}/web/"
+    async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as session:
+        async with session.get(page, params={"token": served.token}):
+            pass
+        async with session.ws_connect(f"{page}ws") as terminal:
+            await terminal.receive(timeout=40)  # the app is up
+            (app,) = children_of(served.process.pid)
+            served.process.kill()  # no time to tell anyone
+            served.process.wait(10)
+            wait_until(lambda: not Path(f"/proc/{app}").exists() or zombie(app), 20, "app gone")
+
+
+def zombie(pid: int) -> bool:
+    try:
+        return (Path(f"/proc/{pid}") / "stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
 def test_without_the_web_extra_serve_says_how_to_get_it(tmp_path: Path) -> None:
     # A textual_serve that cannot be imported, ahead of the installed one on the path.
     (tmp_path / "textual_serve").mkdir()
