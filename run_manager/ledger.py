@@ -24,6 +24,7 @@ would cost (bench/run_manager.py writes well over 100,000 events/s).
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import logging
@@ -129,6 +130,8 @@ class LedgerWriter:
         try:
             self._take_lock()
             self.last_seq = self._recover()
+            self._end = os.fstat(self._fd).st_size
+            """Where the last whole line ends: a line that fails half-way is cut back to it."""
         except BaseException:
             os.close(self._fd)
             raise
@@ -165,7 +168,9 @@ class LedgerWriter:
 
         Raises:
             LedgerRemoved: the ledger's file has no name any more; nothing is written.
-            OSError: the write failed.
+            OSError: the write failed; what it wrote of the line is taken back, so the
+                ledger ends on a whole line (and a ledger whose first line failed is
+                removed: an empty file is no run).
         """
         with self._lock:
             if self.closed:
@@ -174,9 +179,22 @@ class LedgerWriter:
             if last or self._since_check >= CHECK_EVERY:
                 self._since_check = 0
                 self._check_named()
-            written = self._write_some(line)
-            while written < len(line):  # a short write (disk full, signal): finish the line
-                written += self._write_some(line[written:])
+            try:
+                written = self._write_some(line)
+                while written < len(line):  # a short write (disk full, signal): finish the line
+                    written += self._write_some(line[written:])
+            except OSError:
+                self._take_back()
+                raise
+            self._end += len(line)
+
+    def _take_back(self) -> None:
+        """Cut what a failed write left of its line (truncating frees the disk it took)."""
+        with contextlib.suppress(OSError):
+            os.ftruncate(self._fd, self._end)
+        if self._end == 0:
+            with contextlib.suppress(OSError):
+                self.path.unlink()
 
     def _check_named(self) -> None:
         if os.fstat(self._fd).st_nlink == 0:

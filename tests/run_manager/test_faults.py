@@ -93,29 +93,32 @@ async def test_a_ledger_write_fault_fails_the_run_and_loses_no_whole_line(
     assert run_threads() == []
     path = info.ledger_path
     assert path is not None
+    if nth == 1:  # its first line failed: no ledger is left behind
+        assert not path.exists()
+        return
     assert not ledger_lock_held(path)
     lines = whole_lines(path)
     assert [line["seq"] for line in lines] == list(range(1, nth))  # every whole line, no more
-    if kind == "short":
-        assert not path.read_bytes().endswith(b"\n")  # the torn line is still there
+    assert path.read_bytes().endswith(b"\n")  # what the failed write left is taken back
 
 
-async def test_a_later_writer_starts_on_a_fresh_line_after_a_torn_one(
-    tmp_path: Path, ledger_faults: LedgerFaults
-) -> None:
+async def test_a_later_writer_starts_on_a_fresh_line_after_a_torn_one(tmp_path: Path) -> None:
+    """A writer killed half-way through a line (no chance to take it back) left it torn."""
     async with Manager(ledger_dir=tmp_path) as manager:
-        ledger_faults.arm(3, "short")
         handle = manager.start(Worker(), "ok")
         await handle.wait()
-    ledger_faults.countdown = None
-    ledger_faults.failing = False
+    path = tmp_path / f"{handle.run_id}.jsonl"
+    whole = len(path.read_bytes().splitlines())
+    with path.open("ab") as ledger:
+        ledger.write(b'{"run_id":"%s","seq":' % handle.run_id.encode())
     writer = LedgerWriter(tmp_path, handle.run_id)
-    assert writer.last_seq == 2
-    writer.write(b'{"run_id":"%s","seq":3,"time":"x","type":"error"}\n' % handle.run_id.encode())
+    assert writer.last_seq == whole
+    line = b'{"run_id":"%s","seq":%d,"time":"x","type":"error"}\n'
+    writer.write(line % (handle.run_id.encode(), whole + 1))
     writer.close()
-    raw = (tmp_path / f"{handle.run_id}.jsonl").read_bytes().split(b"\n")
-    assert json.loads(raw[-2])["seq"] == 3  # whole, on a line of its own
-    assert len(raw) == 5  # two lines, the torn one, the new one, and the final empty
+    raw = path.read_bytes().split(b"\n")
+    assert json.loads(raw[-2])["seq"] == whole + 1  # whole, on a line of its own
+    assert len(raw) == whole + 3  # the whole lines, the torn one, the new one, the final empty
 
 
 class SwallowsCancel:
@@ -300,6 +303,7 @@ def test_a_real_full_disk_fails_the_run_cleanly(tmp_path: Path) -> None:
     assert result["threads"] == []
     assert result["active"] == 0
     ledger = tmp_path / "runs" / Path(result["path"]).name
+    assert ledger.read_bytes().endswith(b"\n")  # the line the disk cut is taken back
     lines = whole_lines(ledger)
     assert len(lines) > 4  # some tool calls fitted before the disk filled
     assert [line["seq"] for line in lines] == list(range(1, len(lines) + 1))

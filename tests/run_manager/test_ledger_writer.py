@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
 import logging
 import os
@@ -197,3 +198,43 @@ async def test_a_run_whose_ledger_is_removed_ends_failed_saying_so(
     ]
     assert not ledger.exists()
     await manager.close()
+
+
+RUN_ID_FOR_FAULTS = "run_20261206T050000000_00000000000000aa"
+
+
+def _failing_after(writer: LedgerWriter, whole: int, then: int) -> None:
+    """Let ``whole`` writes through, write ``then`` bytes of the next, then fail as a full disk."""
+    write = writer._write_some
+    done = [0]
+
+    def some(data: bytes) -> int:
+        done[0] += 1
+        if done[0] <= whole:
+            return write(data)
+        if done[0] == whole + 1 and then:
+            return write(data[:then])
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    writer._write_some = some  # type: ignore[method-assign]
+
+
+def test_a_line_the_disk_cuts_is_taken_back(tmp_path: Path) -> None:
+    writer = LedgerWriter(tmp_path, RUN_ID_FOR_FAULTS)
+    first = b'{"run_id": "r", "seq": 1, "type": "run_started", "payload": {}}\n'
+    writer.write(first)
+    _failing_after(writer, 0, 7)
+    with pytest.raises(OSError, match="No space left"):
+        writer.write(b'{"run_id": "r", "seq": 2, "type": "note", "payload": {"x": 1}}\n')
+    writer.close()
+    assert writer.path.read_bytes() == first
+
+
+def test_a_ledger_whose_first_line_fails_is_not_left_behind(tmp_path: Path) -> None:
+    writer = LedgerWriter(tmp_path, RUN_ID_FOR_FAULTS)
+    _failing_after(writer, 0, 5)
+    with pytest.raises(OSError, match="No space left"):
+        writer.write(b'{"run_id": "r", "seq": 1, "type": "run_started", "payload": {}}\n')
+    writer.close()
+    assert not writer.path.exists()
+    assert list(tmp_path.glob("*.jsonl")) == []
