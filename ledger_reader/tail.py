@@ -77,6 +77,9 @@ class LedgerTail:
         self._assembler = LineAssembler(start, max_line_bytes=max_line_bytes, keep_raw=keep_raw)
         self._identity: tuple[int, int] | None = None
         self._signature = b""
+        self._mark = b""
+        """The bytes just before :attr:`offset` as last read: a file truncated and written
+        again in place, with the same first bytes, differs here (or is shorter)."""
         self._held: int | None = None
 
     @property
@@ -93,8 +96,11 @@ class LedgerTail:
         old = self._assembler
         self._assembler = LineAssembler(0, max_line_bytes=old.max_line_bytes, keep_raw=old.keep_raw)
         self._signature = b""
+        self._mark = b""
 
-    def _check(self, identity: tuple[int, int], size: int, head: bytes) -> Reset | None:
+    def _check(
+        self, identity: tuple[int, int], size: int, head: bytes, mark: bytes
+    ) -> Reset | None:
         """Decide whether the file is still the one read so far."""
         reset: Reset | None = None
         if self._identity is not None and identity != self._identity:
@@ -103,6 +109,8 @@ class LedgerTail:
             reset = "truncated"
         elif self._signature and not head.startswith(self._signature):
             reset = "replaced"
+        elif self._mark and mark != self._mark:
+            reset = "replaced"  # rewritten in place: the same first bytes, others since
         self._identity = identity
         if reset is not None:
             self._start_over()
@@ -157,7 +165,15 @@ class LedgerTail:
             head = os.pread(fd, _SIGNATURE_BYTES, 0) if verify_head or not self._signature else b""
             if not head and self._signature:
                 head = self._signature
-            batch = TailBatch(reset=self._check((stat.st_dev, stat.st_ino), stat.st_size, head))
+            read_to = self._assembler.read_to
+            mark = (
+                os.pread(fd, len(self._mark), read_to - len(self._mark))
+                if verify_head and self._mark
+                else self._mark
+            )
+            batch = TailBatch(
+                reset=self._check((stat.st_dev, stat.st_ino), stat.st_size, head, mark)
+            )
             budget = max(max_bytes, READ_CHUNK)
             while True:
                 data = os.pread(fd, READ_CHUNK, self._assembler.read_to)
@@ -171,6 +187,10 @@ class LedgerTail:
             if len(head) < _SIGNATURE_BYTES:
                 head = os.pread(fd, _SIGNATURE_BYTES, 0)
             self._remember_head(head)
+            if self._assembler.read_to != read_to or batch.reset is not None or not self._mark:
+                read_to = self._assembler.read_to
+                start = max(0, read_to - _SIGNATURE_BYTES)
+                self._mark = os.pread(fd, read_to - start, start) if read_to else b""
             return batch
         except OSError as error:
             hold_open = False

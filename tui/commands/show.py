@@ -13,6 +13,7 @@ import argparse
 import asyncio
 import contextlib
 import itertools
+import os
 import time
 from collections.abc import AsyncIterator, Sequence
 from datetime import datetime
@@ -259,17 +260,18 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     )
     # A torn last line is damage once the writer is known gone; until then it is a line
     # still being written.
+    if args.follow:
+        # One reader from the first byte: the file printed is the file followed, even if
+        # it is replaced between the two.
+        asyncio.run(_follow(path, printer, err))
+        return 0
     summary = summarize_ledger(path)
     gone = writer_gone(summary)
-    end = 0
     lines = read_ledger_lines(path, keep_raw=True, torn_tail=gone)
     while batch := list(itertools.islice(lines, PRINT_BATCH)):
         printer.lines(batch)
-        end = batch[-1].end + 1
     printer.flush()
-    if args.follow and not printer.finished:
-        asyncio.run(_follow(path, end, printer, err))
-    elif not printer.finished and not args.json:
+    if not printer.finished and not args.json:
         out.print(Text(f"{'':>10}  {unended(summary)}", style="dim"))
     return 0
 
@@ -399,22 +401,58 @@ def _print_timeline(
         out.print(Text(text), no_wrap=True, overflow="crop")
 
 
-async def _follow(path: Path, start: int, printer: EventPrinter, err: Console) -> None:
-    """Print lines as they land until the run completes (or Ctrl-C)."""
-    tail = LedgerTail(path, start=start, keep_raw=True)
-    try:
-        async with contextlib.aclosing(tail.follow()) as batches:
-            async for batch in batches:
-                if batch.reset is not None:
-                    again = "reading it again from the start"
-                    say(err.file, f"{path}: the ledger was {batch.reset}; {again}")
-                    printer.started = None
-                printer.lines(batch.lines)
-                printer.flush()  # what streamed so far; the paragraph goes on on the next line
-                if printer.finished:
-                    return
-    except LedgerGone:
-        say(err.file, f"{path}: the ledger was removed")
+async def _follow(path: Path, printer: EventPrinter, err: Console) -> None:
+    """Print lines as they land until the run completes (or Ctrl-C), following the name as
+    ``tail -F`` does: a ledger renamed away (rotated) or removed is waited for, and one
+    that comes back under the name is read from its start."""
+    tail = LedgerTail(path, keep_raw=True)
+    while True:
+        try:
+            async with contextlib.aclosing(tail.follow()) as batches:
+                async for batch in batches:
+                    if batch.reset is not None:
+                        again = "reading it again from the start"
+                        say(err.file, f"{path}: the ledger was {batch.reset}; {again}")
+                        printer.started = None
+                    printer.lines(batch.lines)
+                    printer.flush()  # what streamed so far; the paragraph goes on the next line
+                    if printer.finished:
+                        return
+        except LedgerGone:
+            say(err.file, f"{path}: the ledger was moved or removed; waiting for it to return")
+        else:
+            # The file it watched went away (renamed): read on from what the name holds now.
+            if _present(path):
+                continue
+            say(err.file, f"{path}: the ledger was moved or removed; waiting for it to return")
+        await _reappears(path)
+        tail = LedgerTail(path, keep_raw=True)
+        printer.started = None
+        say(err.file, f"{path}: the ledger is back; reading it from the start")
+
+
+def _present(path: Path) -> bool:
+    """Whether a file is at ``path``: one stat, on the loop, which a follower has to itself."""
+    return os.path.exists(path)
+
+
+async def _reappears(path: Path) -> None:
+    """Return once a file is at ``path`` again."""
+    from watchfiles import awatch
+
+    if _present(path):
+        return
+    async for _ in awatch(
+        path.parent,
+        watch_filter=lambda _, changed: Path(changed).name == path.name,
+        recursive=False,
+        debounce=1,
+        step=1,
+        rust_timeout=1000,
+        yield_on_timeout=True,
+    ):
+        if _present(path):
+            return
 
 
 def _show_remote(args: argparse.Namespace, url: str, out: Console) -> int:
