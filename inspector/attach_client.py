@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import os
 import time
+import uuid
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
@@ -356,7 +357,8 @@ class AttachClient:
         await self._act(f"runs/{run_id}/cancel", {"reason": reason, "source": ACTED_BY})
 
     async def resume(self, run_id: str) -> str:
-        body = await self._act(f"runs/{run_id}/resume", {})
+        # One key for this request, however often it is sent: a retry starts no second run.
+        body = await self._act(f"runs/{run_id}/resume", {"idempotency_key": uuid.uuid4().hex})
         return str(body.get("new_run_id") or body.get("run_id"))
 
     async def approve(

@@ -18,6 +18,7 @@ import asyncio
 import hmac
 import logging
 import time
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -61,6 +62,8 @@ MAX_BODY: Final = 256 * 1024
 """Bytes a request body may hold: inputs are capped at 64 KiB in the ledger anyway."""
 BODY_TIMEOUT: Final = 15.0
 """Seconds a request body may take to arrive whole."""
+RESUME_KEYS_KEPT: Final = 4096
+"""Resume requests' idempotency keys remembered, the oldest forgotten first."""
 DEFAULT_LIMIT: Final = 50
 MAX_LIMIT: Final = 500
 
@@ -119,6 +122,8 @@ class AttachServer:
         self.feed = feed or FrameRing()
         self.book = SummaryIndex(manager, max_finished=max_finished_runs)
         self.history = RunHistory(manager.hub)
+        self._resumed: OrderedDict[tuple[str, str], str] = OrderedDict()
+        """The run each resume request's idempotency key started."""
         self.streams = RunStreams(manager, self.book, self.feed, self.history, keepalive=keepalive)
         manager.hub.add_batch_listener(self._published)
         # A sub-application's own client_max_size is not used: bodies are read by _body.
@@ -352,20 +357,30 @@ class AttachServer:
     async def resume_run(self, request: web.Request) -> web.Response:
         """``POST runs/{run_id}/resume``: re-issue a finished run with its recorded input.
 
-        The new run's id is ``new_run_id``; 409 says why a run cannot be re-issued.
+        The new run's id is ``new_run_id``; 409 says why a run cannot be re-issued. A
+        request that carries an idempotency key (the ``Idempotency-Key`` header, or
+        ``idempotency_key`` in the body) and comes again, retried, is answered with the
+        run the first one started (for :data:`RESUME_KEYS_KEPT` keys), not another.
         """
         run_id = request.match_info["run_id"]
         body = await self._body(request)
         if body.get("from_step"):
             raise ApiError(400, "runtop re-issues a run from its input; it cannot start mid-run")
+        key = request.headers.get("Idempotency-Key") or _optional_str(body, "idempotency_key")
         booked = self._booked(run_id)
         self._refuse_otlp(booked)
-        try:
-            handle = self.manager.resume(run_id)
-        except RunNotFound:
-            raise ApiError(404, f"no run {run_id}") from None
-        except RunNotResumable as error:
-            raise ApiError(409, str(error)) from None
+        started = self._resumed.get((run_id, key)) if key else None
+        if started is None:
+            try:
+                started = self.manager.resume(run_id).run_id
+            except RunNotFound:
+                raise ApiError(404, f"no run {run_id}") from None
+            except RunNotResumable as error:
+                raise ApiError(409, str(error)) from None
+            if key:
+                self._resumed[(run_id, key)] = started
+                while len(self._resumed) > RESUME_KEYS_KEPT:
+                    self._resumed.popitem(last=False)
         summary = booked.summary()
         return json_response(
             {
@@ -375,7 +390,7 @@ class AttachServer:
                 "last_seq": summary.last_seq,
                 "pending_approval": None,
                 "started": True,
-                "new_run_id": handle.run_id,
+                "new_run_id": started,
             }
         )
 
