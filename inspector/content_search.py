@@ -42,10 +42,14 @@ class ContentSearch:
 
     def passes(self, summary: RunSummary, *, stop: threading.Event | None = None) -> bool:
         """Whether the run's files hold every phrase (and none negated); searches what
-        it has not searched yet. A run with no files, or none that can be read, holds none.
+        it has not searched yet. A run with no files cannot be searched and never passes
+        (not even ``-has:``); one whose files cannot be read holds none.
         """
+        files = files_of(summary)
+        if not files:
+            return False
         found = [False] * len(self.phrases)
-        for path in files_of(summary):
+        for path in files:
             for index, held in enumerate(self._search(path, stop)):
                 found[index] = found[index] or held
         return all(held != negated for held, (_, negated) in zip(found, self.phrases, strict=True))

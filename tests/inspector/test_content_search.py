@@ -62,6 +62,8 @@ def test_runs_pass_when_their_files_hold_every_phrase_and_no_negated_one(
         False,
         False,
     ]
+    unlike = ContentSearch(RunFilter.parse("-has:retry").phrases)
+    assert [unlike.passes(run) for run in (both, one, fileless)] == [False, True, False]
 
 
 def test_a_growing_run_is_searched_again_from_where_the_search_ended(tmp_path: Path) -> None:
