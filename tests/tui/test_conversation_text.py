@@ -54,6 +54,16 @@ def test_figures_say_only_what_was_recorded() -> None:
     assert tokens_per_second(3, 2.0) == "1.5 tok/s"
 
 
+def test_tokens_per_second_count_from_the_first_token() -> None:
+    """A call that waited 9 s for its first token and then wrote 100 tokens in 1 s wrote at
+    100 tok/s, not 10; the wait has its own figure."""
+    streamed = call(model="m", output_tokens=100, first_token_micros=9_000_000)
+    assert call_facts(streamed, CallTiming(10.0))[-1] == "10s  ·  first token 9.0s  ·  100 tok/s"
+    assert tokens_per_second(100, 10.0, 9.0) == "100 tok/s"
+    assert tokens_per_second(3, 2.0, 1.999) is None  # three tokens in a millisecond: no rate
+    assert tokens_per_second(100, 10.0) == "10 tok/s"  # not streamed: the whole call
+
+
 def test_the_openai_shape_reads_as_runtops() -> None:
     messages = [
         {"role": "user", "content": "weather?"},

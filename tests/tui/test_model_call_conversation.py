@@ -87,7 +87,7 @@ async def test_a_model_call_shows_its_messages_by_role_with_the_answer_last(
             "◆ gpt-4o-mini  ·  openai",
             "1.3k prompt + 40 output tokens",
             # Its model node's time, and its 40 tokens over it.
-            "1.0s  ·  first token 0.5s  ·  40 tok/s",
+            "1.0s  ·  first token 0.5s  ·  80 tok/s",
             "\nsystem\n",
             "You are a careful travel assistant.",
             "\nuser\n",
@@ -147,7 +147,7 @@ async def test_a_model_bar_on_the_timeline_shows_its_conversation(tmp_path: Path
             "model gpt-4o-mini  ·  ok  ·  1.0s",
             "1.3k prompt + 40 output tokens",
             # Its 40 tokens over the second its bar lasted.
-            "first token 0.5s  ·  40 tok/s",
+            "first token 0.5s  ·  80 tok/s",
             "\nuser\n",
             QUESTION,
             "\nanswer\n",
@@ -193,7 +193,7 @@ async def test_a_match_past_a_fold_is_shown(tmp_path: Path) -> None:
     ("keys", "facts", "said"),
     [
         (("home", "down"), "1.5s  ·  20 tok/s", HOSTILE.replace("\x1b", "␛")),  # node_enter
-        (("end", "up"), "1.0s  ·  first token 0.5s  ·  40 tok/s", ANSWER),  # node_exit
+        (("end", "up"), "1.0s  ·  first token 0.5s  ·  80 tok/s", ANSWER),  # node_exit
         (("home", "down", "down"), "1.5s  ·  20 tok/s", HOSTILE.replace("\x1b", "␛")),
     ],
     ids=["model node's enter", "model node's exit", "llm_call"],

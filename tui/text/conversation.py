@@ -48,6 +48,9 @@ the user's question out of sight below the system prompt). Not measured on the p
 its width changes as the screen lays out, and a fold must not change with it."""
 PART_LINES: Final = 6
 """Lines of a long message part shown before "o shows all", at most."""
+SHORTEST_STREAM: Final = 0.05
+"""Seconds of streaming below which a rate is not said: too few ticks to measure."""
+
 NEWEST_MESSAGES: Final = 6
 """Messages sent shown before "o shows all", the newest (with the system's, and any
 the run's search matched): a call that carries the whole conversation so far is laid
@@ -162,7 +165,7 @@ def call_facts(call: LlmCall, timing: CallTiming | None = None) -> list[str]:
     first = payload.first_token_micros / 1e6 if payload.first_token_micros is not None else None
     if first is not None:
         times.append(f"first token {duration(first)}")
-    rate = tokens_per_second(payload.output_tokens, took)
+    rate = tokens_per_second(payload.output_tokens, took, first)
     if rate is not None:
         times.append(rate)
     if times:
@@ -202,13 +205,20 @@ class FittedText:
         yield Text(fitted(text.plain, options.max_width), style=text.style, spans=text.spans)
 
 
-def tokens_per_second(output: int | None, took: float | None) -> str | None:
-    """``42 tok/s``: output tokens over the whole call, or ``None`` when either was not
-    recorded. Over the whole call, not from the first token: a short answer streamed in
-    a few milliseconds after a long wait read ``456 tok/s`` of three tokens."""
-    if not output or took is None or took <= 0:
+def tokens_per_second(
+    output: int | None, took: float | None, first: float | None = None
+) -> str | None:
+    """``42 tok/s``: output tokens over the time they streamed in, from the ``first``
+    token to the call's end (the whole call when it was not streamed); ``None`` when the
+    tokens or the time were not recorded, or they streamed too briefly to measure
+    (:data:`SHORTEST_STREAM`: three tokens in 5 ms are not 600 tok/s). The wait for the
+    first token is the model thinking or queued, not writing: it has its own figure."""
+    if not output or took is None:
         return None
-    rate = output / took
+    writing = took - first if first is not None else took
+    if writing < SHORTEST_STREAM:
+        return None
+    rate = output / writing
     return f"{rate:.1f} tok/s" if rate < 10 else f"{rate:,.0f} tok/s"
 
 
@@ -288,7 +298,7 @@ def _times_only(call: LlmCall, timing: CallTiming | None) -> str | None:
     first = first_micros / 1e6 if first_micros is not None else None
     took = timing.seconds if timing is not None else None
     parts = [f"first token {duration(first)}"] if first is not None else []
-    rate = tokens_per_second(call.payload.output_tokens, took)
+    rate = tokens_per_second(call.payload.output_tokens, took, first)
     if rate is not None:
         parts.append(rate)
     return "  ·  ".join(parts) if parts else None
