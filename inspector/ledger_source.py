@@ -32,7 +32,7 @@ from ledger_reader import (
 from ledger_reader.control import request_cancel, request_resume
 from ledger_reader.head_tail import writer_gone
 from ledger_reader.lines import read_ledger_lines
-from ledger_reader.liveness import judge_liveness, ledger_lock_held
+from ledger_reader.liveness import judge_liveness, ledger_lock_held, writer_exited
 from ledger_reader.summary import run_id_from_path
 
 _OPEN_FILES: Final = 8
@@ -251,6 +251,8 @@ class LedgerDirectorySource(RunSource):
             return "approvals cannot be given through a ledger directory"
         if summary.writer != "runtop":
             return "its writer does not take control files (only runtop's does)"
+        if action == "resume" and writer_exited(summary):
+            return f"its writer (pid {summary.pid}) is gone: nothing would take the request"
         return None
 
     async def cancel(self, run_id: str, reason: str | None) -> None:

@@ -71,6 +71,21 @@ def live_writer(
     return " ".join(said) or "another process"
 
 
+def writer_exited(summary: RunSummary, *, host: str | None = None) -> bool:
+    """Whether the process that wrote the run (its ``run_started``'s pid, on this host) has
+    exited, so that nothing it ran will take a request any more. ``False`` where that
+    cannot be told: another host's run, or one that named no pid."""
+    if not summary.pid or summary.host is None or summary.host != (host or _HOST):
+        return False
+    try:
+        os.kill(summary.pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False  # alive, another user's
+    return False
+
+
 def judge_liveness(
     summary: RunSummary,
     *,
