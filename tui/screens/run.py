@@ -159,6 +159,14 @@ class RunScreen(RuntopScreen):
         if self.select is not None:
             events.select(self.select)
         self.set_timer(PREPARE_TIMELINE_AFTER, self._prepare_timeline)
+        if not self.clock:
+            self.set_interval(1.0, self._tick)
+
+    def _tick(self) -> None:
+        """A live run's clock runs in its header between its events, as the table's does."""
+        run = self.store.get(self.key)
+        if run is not None and run.live:
+            self._header()
 
     def on_resize(self, event: events.Resize) -> None:
         self._header()  # its source gets the room the screen has now

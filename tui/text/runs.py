@@ -143,18 +143,21 @@ def tokens_said(run: RunView, *, source_down: bool = False) -> str:
     header; ``no tokens recorded`` when no model call said (not 0: a run whose model
     calls never said is not a run that used none), ``tokens …`` while they are counted.
 
-    A model call under way has said nothing yet, and may: ``model call running``, as the
-    comparison's ``call running`` (``no tokens recorded`` would be wrong beside a model
-    call still streaming)."""
+    A model call under way is always said (``model call running``, as the comparison's
+    ``call running``), whatever the calls before it spent: beside the tokens, or in
+    their place while none said (``no tokens recorded`` would be wrong beside a call
+    still streaming)."""
+    running = (
+        f"model call {STILL_GOING}" if model_call_running(run, source_down=source_down) else ""
+    )
     if not _tokens_known(run):
         if not run.detailed:
             return "tokens …"
-        if model_call_running(run, source_down=source_down):
-            return f"model call {STILL_GOING}"
-        return "no tokens recorded"
+        return running or "no tokens recorded"
     total = run.totals.tokens or 0
     said = f"{tokens(total)} token{'' if total == 1 else 's'}"
-    return f"{said} {cost(run.cost_usd)}" if run.cost_recorded else said
+    said = f"{said} {cost(run.cost_usd)}" if run.cost_recorded else said
+    return f"{said}, {running}" if running else said
 
 
 def short_id(run_id: str) -> str:
