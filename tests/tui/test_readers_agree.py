@@ -216,7 +216,8 @@ async def test_the_tui_and_ls_say_the_same_status_and_time(tmp_path: Path) -> No
     from tests.tui_support import loaded
     from tui.app import make_app
     from tui.settings import Settings
-    from tui.text.runs import duration, status_mark
+    from tui.text import duration
+    from tui.text.runs import status_mark
 
     directory = tmp_path / "runs"
     paths = write_fixture_ledgers(directory)

@@ -60,10 +60,10 @@ from tui.commands.targets import (
     require_run_id,
     resolve_ledger,
 )
-from tui.text import inert, offset
+from tui.text import compact_json, inert, offset
 from tui.text.conversation import ANSWERED, CALLED, FAILED, THOUGHT
 from tui.text.entries import joins
-from tui.text.events import compact_json, describe, describe_entry, glyph
+from tui.text.events import describe, describe_entry, glyph
 from tui.text.timeline import render_lines
 
 if TYPE_CHECKING:

@@ -19,7 +19,8 @@ from tui.screens.cancel import (
     press_focused,
     type_into_reason,
 )
-from tui.text.runs import cell, short_id
+from tui.text import cell
+from tui.text.runs import short_id
 from tui.widgets.key_bar import KeyBar
 
 

@@ -14,7 +14,7 @@ from textual.widgets import Button, Input, Label
 
 from inspector import RunView
 from tui.runtop_screen import RuntopModal
-from tui.text.runs import cell
+from tui.text import cell
 from tui.typed_ahead import type_into
 from tui.widgets.key_bar import KeyBar
 

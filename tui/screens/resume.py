@@ -12,8 +12,7 @@ from textual.widgets import Button, Label
 from inspector import RunView
 from tui.runtop_screen import RuntopModal
 from tui.screens.cancel import LEAVE_IT, enter_description, press_focused
-from tui.text.events import compact_json
-from tui.text.runs import cell
+from tui.text import cell, compact_json
 from tui.widgets.key_bar import KeyBar
 
 

@@ -12,9 +12,9 @@ from textual.content import Content
 
 from inspector import RunKey, RunStore
 from inspector.status_words import ended_reason
-from tui.text import inert, skill_and_agent
+from tui.text import cell, inert, skill_and_agent
 from tui.text.events import input_said, who_said
-from tui.text.runs import cell, now_or, replay_moments, run_time, status_mark, tokens_said
+from tui.text.runs import now_or, replay_moments, run_time, status_mark, tokens_said
 
 SOURCE_ROOM: Final = 40
 """Cells the run's source and its state have at least (an 80-column screen's half)."""

@@ -12,9 +12,8 @@ from textual.widgets import DataTable, Static
 from inspector import RunStore, RunView, ToolCallView
 from inspector.status_words import call_outcome
 from tui.runtop_screen import RuntopScreen
-from tui.text import skill_and_agent
-from tui.text.events import compact_json
-from tui.text.runs import cell, duration, short_id
+from tui.text import cell, compact_json, duration, skill_and_agent
+from tui.text.runs import short_id
 from tui.widgets.key_bar import KeyBar
 from tui.widgets.tool_table import ToolTable
 

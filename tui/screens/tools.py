@@ -14,7 +14,7 @@ from inspector.status_words import STILL_GOING
 from tui.runtop_screen import RuntopScreen
 from tui.screens.tool_calls import ToolCallsScreen
 from tui.store_news import StoreChanged
-from tui.text.runs import cell, duration
+from tui.text import cell, duration
 from tui.widgets.key_bar import KeyBar
 from tui.widgets.tool_table import ToolTable
 

@@ -21,7 +21,9 @@ never parsed as markup.
 from __future__ import annotations
 
 import re
-from typing import Final
+from typing import Any, Final
+
+import msgspec
 
 _CONTROL: Final = re.compile(
     "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
@@ -184,3 +186,24 @@ def damaged_count(lines: int | None) -> str:
     if lines is None:
         return "?"
     return str(lines) if lines else ""
+
+
+def cell(text: str | None, width: int) -> str:
+    """Untrusted text on one line, cut to ``width``: a table's cell, a header's field."""
+    return shorten(inert(text or "", single_line=True), width)
+
+
+DETAIL_LIMIT: Final = 160
+"""Characters of an event's value said on its one line."""
+
+
+def compact_json(value: Any, limit: int = DETAIL_LIMIT) -> str:
+    """A one-line, inert rendering of any JSON value, cut to ``limit``."""
+    if isinstance(value, str):
+        text = value
+    else:
+        try:
+            text = msgspec.json.encode(value).decode()
+        except (TypeError, ValueError, msgspec.EncodeError):
+            text = repr(value)
+    return shorten(inert(text, single_line=True), limit)

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from typing import Any, Final, Protocol
 
-import msgspec
-
 from inspector.ledger import (
     ApprovalRequest,
     ApprovalResponse,
@@ -43,7 +41,15 @@ from inspector.status_words import (
     unanswered,
     without_status_word,
 )
-from tui.text import cost, duration, inert, shorten, skill_and_agent, tokens_or_unsaid
+from tui.text import (
+    DETAIL_LIMIT,
+    cell,
+    compact_json,
+    cost,
+    duration,
+    skill_and_agent,
+    tokens_or_unsaid,
+)
 
 GLYPHS: Final = {
     "run_started": "▶",
@@ -68,26 +74,12 @@ GLYPHS: Final = {
 DENIED: Final = "⊗"
 """The mark of an approval denied."""
 
-_DETAIL_LIMIT: Final = 160
+
+def _text(value: str | None, limit: int = DETAIL_LIMIT) -> str:
+    return cell(value, limit)
 
 
-def compact_json(value: Any, limit: int = _DETAIL_LIMIT) -> str:
-    """A one-line, inert rendering of any JSON value, cut to ``limit``."""
-    if isinstance(value, str):
-        text = value
-    else:
-        try:
-            text = msgspec.json.encode(value).decode()
-        except (TypeError, ValueError, msgspec.EncodeError):
-            text = repr(value)
-    return shorten(inert(text, single_line=True), limit)
-
-
-def _text(value: str | None, limit: int = _DETAIL_LIMIT) -> str:
-    return shorten(inert(value or "", single_line=True), limit)
-
-
-def input_said(value: Any, limit: int = _DETAIL_LIMIT) -> str:
+def input_said(value: Any, limit: int = DETAIL_LIMIT) -> str:
     """``input …`` as its JSON, or ``input not recorded`` (never ``input null``: a
     writer that could not say it, as an OpenTelemetry trace without content)."""
     return "input not recorded" if value is None else f"input {compact_json(value, limit)}"

@@ -20,9 +20,6 @@ from tui.text.status_glyphs import STATUS_GLYPHS
 
 __all__ = [
     "STATUS",
-    "cell",
-    "cost",
-    "duration",
     "model_call_running",
     "now_or",
     "plain",
@@ -166,10 +163,6 @@ def short_id(run_id: str) -> str:
     if clean.startswith("run_") and len(clean) > 14:
         return "…" + clean[-12:]
     return shorten(clean, 14)
-
-
-def cell(text: str | None, width: int) -> str:
-    return shorten(inert(text or "", single_line=True), width)
 
 
 def now_or(clock: float | None) -> float:

@@ -24,8 +24,8 @@ from textual.strip import Strip
 
 from inspector import RunKey, RunView, SourcesDown
 from inspector.model import UNANSWERED
-from tui.text import damaged_count, inert, skill_and_agent
-from tui.text.runs import cell, now_or, relative, run_time, short_id, status_mark, tokens_and_cost
+from tui.text import cell, damaged_count, inert, skill_and_agent
+from tui.text.runs import now_or, relative, run_time, short_id, status_mark, tokens_and_cost
 from tui.widgets.lines import CURSOR_BINDINGS, highlighted, scroll_row_into_view
 from tui.widgets.run_columns import (
     AGENT_WIDE,
