@@ -194,12 +194,12 @@ async def noticed(pilot: Pilot[Any], words: str) -> str:
 
 def drawn_cells(rows: RunTable, run: RunView) -> dict[str, str]:
     """What the table draws for ``run`` in each column (by key: ``started``, ``duration``),
-    at a width that shows every column."""
+    at a width that shows every column but those empty for every run shown."""
     from rich.style import Style
 
     from tui.widgets.run_table import visible_columns
 
-    keys = [key for key, _, _ in visible_columns(200, rows.sort_key)]
+    keys = [key for key, _, _ in visible_columns(200, rows.sort_key, rows.fill)]
     texts = [segment.text.strip() for segment in rows._cells(run, 200, Style())]
     return dict(zip(keys, texts, strict=True))
 

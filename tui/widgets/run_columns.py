@@ -43,7 +43,7 @@ SORT_KEYS: Final = ("started", "status", "agent", "duration", "events", "tokens"
 DROP_FIRST: Final = ("source", "tokens", "damaged", "started", "events", "duration")
 """Columns left out, in this order, when the terminal is too narrow for all (never the one
 the table is sorted by: it takes the place of the next one instead). A column empty for
-every run shown goes before any with something in it; SOURCE, when the runs shown come
+every run shown goes first, at every width; SOURCE, when the runs shown come
 from several sources, after TOKENS and DAMAGED (with one, the source line names it).
 Without its column, a run's damaged lines are said in DOING NOW."""
 
@@ -143,12 +143,12 @@ def visible_columns(
             break
         if key != keep:
             del widths[key]
-    for key in dropping:
-        # Wide enough for all, an empty column still gives DOING NOW its room, so as not to
-        # cut what a run does beside a column with nothing in it (at 160 columns, say).
-        if key not in fill.empty or total - fixed() >= fill.doing:
-            break
-        if key != keep and key in widths:
+    for key in fill.empty:
+        # A column with nothing in it for any run shown goes at every width: it would only
+        # take room from the names and DOING NOW, and made to go only when DOING NOW's
+        # longest text needed its room, it came and went as that text changed, shifting
+        # every title after it.
+        if key != keep and key in widths and key in DROP_FIRST:
             del widths[key]
     room = total - fixed()
     if room < MIN_DOING_SQUEEZED and keep != "doing":
