@@ -9,6 +9,7 @@ whether the source can be reached now.
 
 from __future__ import annotations
 
+import getpass
 from typing import Final, Literal
 
 from inspector.source import RunSource
@@ -41,6 +42,16 @@ def agent_refusal(action: Action, summary: RunSummary) -> str:
             return f"resume it in {agent}: {command}" if command else f"resume it in {agent}"
         case _:
             return f"answer it in {agent}'s own terminal: runtop only reads its session"
+
+
+def os_user() -> str | None:
+    """The name of the user this process runs as: who a cancel or an answer to an approval
+    sent from here says asked (``--user`` names another); ``None`` when the system has
+    no name for it (a container's unnamed uid)."""
+    try:
+        return getpass.getuser() or None
+    except (OSError, KeyError):
+        return None
 
 
 def not_running(summary: RunSummary) -> str:

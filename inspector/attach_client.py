@@ -353,8 +353,9 @@ class AttachClient:
                     items.append(item)
         return items
 
-    async def cancel(self, run_id: str, reason: str | None) -> None:
-        await self._act(f"runs/{run_id}/cancel", {"reason": reason, "source": ACTED_BY})
+    async def cancel(self, run_id: str, reason: str | None, *, by: str | None = None) -> None:
+        body = {"reason": reason, "source": ACTED_BY, "requested_by": by}
+        await self._act(f"runs/{run_id}/cancel", body)
 
     async def resume(self, run_id: str) -> str:
         # One key for this request, however often it is sent: a retry starts no second run.
@@ -362,9 +363,15 @@ class AttachClient:
         return str(body.get("new_run_id") or body.get("run_id"))
 
     async def approve(
-        self, run_id: str, approval_id: str | None, approved: bool, reason: str | None
+        self,
+        run_id: str,
+        approval_id: str | None,
+        approved: bool,
+        reason: str | None,
+        *,
+        by: str | None = None,
     ) -> None:
-        body = {"approved": approved, "reason": reason, "source": ACTED_BY}
+        body = {"approved": approved, "reason": reason, "source": ACTED_BY, "answered_by": by}
         if approval_id:
             body["approval_id"] = approval_id
         await self._act(f"runs/{run_id}/approve", body)

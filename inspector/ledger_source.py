@@ -255,12 +255,17 @@ class LedgerDirectorySource(RunSource):
             return f"its writer (pid {summary.pid}) is gone: nothing would take the request"
         return None
 
-    async def cancel(self, run_id: str, reason: str | None) -> None:
+    async def cancel(self, run_id: str, reason: str | None, *, by: str | None = None) -> None:
         """Write a cancel request in ``.control/``: the manager writing the run stops it."""
         if not is_valid_run_id(run_id):
             raise ActionRefused(f"invalid run id {run_id!r}")
         await asyncio.to_thread(
-            request_cancel, self._control_root(run_id), run_id, reason=reason, source=ACTED_BY
+            request_cancel,
+            self._control_root(run_id),
+            run_id,
+            reason=reason,
+            source=ACTED_BY,
+            requested_by=by,
         )
 
     async def resume(self, run_id: str) -> str:

@@ -148,10 +148,10 @@ class ManagerSource(RunSource):
         tracked = self._runs.get(run_id)
         return tracked.dropped + len(tracked.recent) if tracked is not None else 0
 
-    async def cancel(self, run_id: str, reason: str | None) -> None:
+    async def cancel(self, run_id: str, reason: str | None, *, by: str | None = None) -> None:
         """Cancel through the manager, as :meth:`Manager.cancel` does."""
         try:
-            self.manager.cancel(run_id, reason, source=ACTED_BY)
+            self.manager.cancel(run_id, reason, source=ACTED_BY, requested_by=by)
         except RunNotFound as error:
             raise ActionRefused(str(error)) from error
 
@@ -162,11 +162,19 @@ class ManagerSource(RunSource):
             raise ActionRefused(str(error)) from error
 
     async def approve(
-        self, run_id: str, approval_id: str | None, approved: bool, reason: str | None
+        self,
+        run_id: str,
+        approval_id: str | None,
+        approved: bool,
+        reason: str | None,
+        *,
+        by: str | None = None,
     ) -> None:
         """Decide through the manager, as :meth:`Manager.approve` does."""
         try:
-            self.manager.approve(run_id, approval_id, approved, reason, source=ACTED_BY)
+            self.manager.approve(
+                run_id, approval_id, approved, reason, source=ACTED_BY, answered_by=by
+            )
         except (RunNotFound, ApprovalNotFound) as error:
             raise ActionRefused(str(error)) from error
 

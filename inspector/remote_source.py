@@ -278,18 +278,24 @@ class RemoteSource(RunSource):
             return f"the server {self.name} is read-only"
         return super().refusal(action, summary)
 
-    async def cancel(self, run_id: str, reason: str | None) -> None:
+    async def cancel(self, run_id: str, reason: str | None, *, by: str | None = None) -> None:
         """``POST .../runs/{run_id}/cancel`` to the server; its refusal's words if it refuses."""
-        await self._act(self.client.cancel(run_id, reason))
+        await self._act(self.client.cancel(run_id, reason, by=by))
 
     async def resume(self, run_id: str) -> str:
         return await self._act(self.client.resume(run_id))
 
     async def approve(
-        self, run_id: str, approval_id: str | None, approved: bool, reason: str | None
+        self,
+        run_id: str,
+        approval_id: str | None,
+        approved: bool,
+        reason: str | None,
+        *,
+        by: str | None = None,
     ) -> None:
         """``POST .../runs/{run_id}/approve`` to the server."""
-        await self._act(self.client.approve(run_id, approval_id, approved, reason))
+        await self._act(self.client.approve(run_id, approval_id, approved, reason, by=by))
 
     async def _act(self, action: Coroutine[Any, Any, T]) -> T:
         try:

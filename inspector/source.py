@@ -121,8 +121,9 @@ class RunSource(abc.ABC):
             return f"{self.describe()} cannot {action} runs"
         return None
 
-    async def cancel(self, run_id: str, reason: str | None) -> None:
+    async def cancel(self, run_id: str, reason: str | None, *, by: str | None = None) -> None:
         """Ask the run to stop, with ``reason``; it ends once it has (an update says so).
+        ``by``: who asks (a user's name), recorded with the request.
 
         Raises:
             ActionRefused: this source cannot cancel, or not this run (the words say why).
@@ -134,9 +135,16 @@ class RunSource(abc.ABC):
         raise ActionRefused(f"{self.describe()} cannot resume runs")
 
     async def approve(
-        self, run_id: str, approval_id: str | None, approved: bool, reason: str | None
+        self,
+        run_id: str,
+        approval_id: str | None,
+        approved: bool,
+        reason: str | None,
+        *,
+        by: str | None = None,
     ) -> None:
-        """Decide the approval the run waits on (``approval_id`` ``None``: its only one).
+        """Decide the approval the run waits on (``approval_id`` ``None``: its only one);
+        ``by``: who decides, recorded with the answer.
 
         Raises:
             ActionRefused: this source cannot approve, or the run waits on nothing.

@@ -67,11 +67,20 @@ class RunStore:
         flush_interval: the longest a change waits before subscribers hear of it.
         detail: read the earlier events of ledger runs in the background, for
             tokens, cost and tool statistics a head-and-tail summary lacks.
+        user: who the cancels and answers to approvals sent from here say asked.
     """
 
-    def __init__(self, *, flush_interval: float = FLUSH_INTERVAL, detail: bool = True) -> None:
+    def __init__(
+        self,
+        *,
+        flush_interval: float = FLUSH_INTERVAL,
+        detail: bool = True,
+        user: str | None = None,
+    ) -> None:
         self.flush_interval = flush_interval
         self.detail = detail
+        self.user = user
+        """Who the cancels and answers sent from here say asked (a user's name), if known."""
         self._sources: dict[str, RunSource] = {}
         self._source_states: dict[str, SourceState] = {}
         self._pumps: dict[str, asyncio.Task[None]] = {}
@@ -481,7 +490,7 @@ class RunStore:
             ActionRefused: with the reason to show.
         """
         source = self._checked(key, "cancel")
-        await source.cancel(key.run_id, reason)
+        await source.cancel(key.run_id, reason, by=self.user)
 
     async def resume(self, key: RunKey) -> str:
         """Re-issue the run; the new run's id (``""`` when it will appear later)."""
@@ -496,7 +505,7 @@ class RunStore:
         state = self._runs[key]
         pending = state.summary.pending_approval
         chosen = approval_id or (pending.approval_id if pending is not None else None)
-        await source.approve(key.run_id, chosen, approved, reason)
+        await source.approve(key.run_id, chosen, approved, reason, by=self.user)
 
     def _checked(self, key: RunKey, action: Action) -> RunSource:
         reason = self.refusal(key, action)

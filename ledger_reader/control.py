@@ -68,6 +68,7 @@ class CancelRequest:
     path: Path
     reason: str | None = None
     source: str | None = None
+    requested_by: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,10 +146,17 @@ def request_cancel(
     *,
     reason: str | None = None,
     source: str = "control-file",
+    requested_by: str | None = None,
     requested_at: str | None = None,
 ) -> Path:
-    """Ask the writer of ``run_id`` to cancel it (what ``runtop cancel DIR RUN`` does)."""
-    body = {"reason": reason, "source": source, "requested_at": requested_at or _now()}
+    """Ask the writer of ``run_id`` to cancel it (what ``runtop cancel DIR RUN`` does);
+    ``requested_by``: who asks (a user's name), recorded with the cancel."""
+    body = {
+        "reason": reason,
+        "source": source,
+        "requested_by": requested_by,
+        "requested_at": requested_at or _now(),
+    }
     return write_request(ledger_dir, run_id, RequestKind.CANCEL, body)
 
 

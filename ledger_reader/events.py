@@ -255,6 +255,9 @@ class ApprovalResponsePayload(Payload):
     approved: bool | None = None
     reason: str | None = None
     source: str | None = None
+    answered_by: str | None = None
+    """*Extension*: who answered (the OS user of the runtop that sent it, or its
+    ``--user``), as ``cancel_requested``'s ``requested_by`` says who asked."""
 
 
 class ErrorPayload(Payload):

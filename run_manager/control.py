@@ -149,7 +149,11 @@ class ControlWatcher:
             except FileNotFoundError:
                 return None
             return CancelRequest(
-                run_id, path, text_field(body, "reason"), text_field(body, "source")
+                run_id,
+                path,
+                text_field(body, "reason"),
+                text_field(body, "source"),
+                text_field(body, "requested_by"),
             )
         try:
             check_regular(path)

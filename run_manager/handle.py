@@ -96,9 +96,12 @@ class Handle:
         """A snapshot of the run now (its pending approvals among it)."""
         return info_of(self._run)
 
-    def cancel(self, reason: str | None = None, *, source: str = "api") -> bool:
-        """Ask the run to stop; safe twice and after the end (then ``False``)."""
-        return self._run.request_cancel(reason, source=source)
+    def cancel(
+        self, reason: str | None = None, *, source: str = "api", requested_by: str | None = None
+    ) -> bool:
+        """Ask the run to stop; safe twice and after the end (then ``False``); ``requested_by``:
+        who asks (a user's name), recorded in ``cancel_requested``."""
+        return self._run.request_cancel(reason, source=source, requested_by=requested_by)
 
     async def wait(self) -> Info:
         """Wait for the run to end, however it ends; its final snapshot."""

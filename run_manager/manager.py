@@ -335,8 +335,16 @@ class Manager:
 
     # -- acting -------------------------------------------------------------------
 
-    def cancel(self, run_id: str, reason: str | None = None, *, source: str = "api") -> bool:
+    def cancel(
+        self,
+        run_id: str,
+        reason: str | None = None,
+        *,
+        source: str = "api",
+        requested_by: str | None = None,
+    ) -> bool:
         """Ask a run to stop; ``False`` if it already ended or was already asked.
+        ``requested_by``: who asks (a user's name), recorded in ``cancel_requested``.
 
         Raises:
             RunNotFound: no such run.
@@ -346,7 +354,7 @@ class Manager:
             if run_id in self._finished:
                 return False
             raise RunNotFound(run_id)
-        return run.request_cancel(reason, source=source)
+        return run.request_cancel(reason, source=source, requested_by=requested_by)
 
     def cancel_all(self, reason: str | None = None, *, source: str = "api") -> int:
         """Ask every live run to stop; how many were signalled."""
@@ -359,6 +367,7 @@ class Manager:
         approved: bool,
         reason: str | None = None,
         source: str = "api",
+        answered_by: str | None = None,
     ) -> Approval:
         """Decide a pending approval gate of a live run: the agent's ``approval`` returns.
 
@@ -369,7 +378,8 @@ class Manager:
                 on several at once, from concurrent tasks, needs the id).
             approved: the decision the agent's :func:`~run_manager.approval` returns.
             reason: why, recorded in the ledger's ``approval_response`` and returned.
-            source: who decided, recorded with it (the app says ``runtop``).
+            source: what decided, recorded with it (the app says ``runtop``).
+            answered_by: who decided (a user's name), recorded with it.
 
         Returns:
             The decision as the agent receives it.
@@ -382,7 +392,7 @@ class Manager:
         run = self._live.get(run_id)
         if run is None:
             raise RunNotFound(run_id)
-        return run.resolve_approval(approval_id, approved, reason, source)
+        return run.resolve_approval(approval_id, approved, reason, source, answered_by)
 
     def resume(self, run_id: str, *, detached: bool = True) -> Handle:
         """Re-issue a finished run: a new run of the same agent with the recorded input.
@@ -458,7 +468,12 @@ class Manager:
         match request:
             case CancelRequest(run_id=run_id, reason=reason, source=source):
                 with contextlib.suppress(RunNotFound):  # it ended meanwhile: nothing to stop
-                    self.cancel(run_id, reason, source=source or "control-file")
+                    self.cancel(
+                        run_id,
+                        reason,
+                        source=source or "control-file",
+                        requested_by=request.requested_by,
+                    )
                 control.complete(request.path)
             case ResumeRequest(run_id=run_id):
                 try:

@@ -275,7 +275,12 @@ class Run(CallRecording):
         return future
 
     def resolve_approval(
-        self, approval_id: str | None, approved: bool, reason: str | None, source: str | None
+        self,
+        approval_id: str | None,
+        approved: bool,
+        reason: str | None,
+        source: str | None,
+        answered_by: str | None = None,
     ) -> Approval:
         """Decide a pending approval (the only one, when ``approval_id`` is ``None``)."""
         if approval_id is None:
@@ -293,7 +298,11 @@ class Run(CallRecording):
         self.emit(
             ApprovalResponse,
             ApprovalResponsePayload(
-                approval_id=approval_id, approved=approved, reason=reason, source=source
+                approval_id=approval_id,
+                approved=approved,
+                reason=reason,
+                source=source,
+                answered_by=answered_by,
             ),
         )
         self.emit(

@@ -226,5 +226,5 @@ def make_app(
 ) -> RuntopApp:
     """The app over ``sources``, as the command line and the tests build it."""
     configure_process()
-    store = RunStore(flush_interval=settings.flush_interval)
+    store = RunStore(flush_interval=settings.flush_interval, user=settings.user)
     return RuntopApp(store, settings, sources=sources, on_exit=on_exit, starting=starting)

@@ -45,6 +45,7 @@ the app (no COMMAND):
                          runtop serve wrote on this machine); ls, show and cancel take it too
     --theme THEME        a Textual theme (also from the command palette); demo and replay too
     --read-only          turn every action off (cancel, resume, approve); demo and replay too
+    --user NAME          who cancels and answers to approvals say asked (default: the OS user)
 
 examples, one a form:
   runtop                                        the runs in ~/.runtop/runs, live
@@ -153,6 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
     cancel = commands.add_parser("cancel", help="ask a run to stop")
     cancel.add_argument("run_id", metavar="RUN_ID")
     cancel.add_argument("--reason", help="why: recorded in the ledger and shown")
+    cancel.add_argument("--user", help="who asks, as the ledger records it (default: the OS user)")
     cancel.add_argument(
         "--from",
         dest="where",
@@ -234,6 +236,7 @@ def build_parser() -> argparse.ArgumentParser:
     for sub in (demo, replay):
         sub.add_argument("--theme", help="a Textual theme (also from the command palette)")
         sub.add_argument("--read-only", action="store_true", help="turn every action off")
+        sub.add_argument("--user", help="who the app's cancels and answers say asked")
     return parser
 
 
@@ -268,6 +271,7 @@ def watch_parser() -> argparse.ArgumentParser:
         help="without paths, leave out the coding agents' sessions found in the home "
         "(~/.claude/projects, ~/.codex/sessions, ~/.gemini/tmp)",
     )
+    parser.add_argument("--user", help="who the app's cancels and answers say asked")
     return parser
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import msgspec
 
+from inspector.actions import os_user
 from inspector.ledger import default_ledger_dir, make_private_dir, runtop_home
 
 _TRUE = {"1", "true", "yes", "on"}
@@ -40,6 +41,9 @@ class Settings(msgspec.Struct, frozen=True):
     times a second looks as live and leaves the keys room."""
     clock: float | None = None
     """A fixed "now" (POSIX seconds) for relative times: snapshots and tests."""
+    user: str | None = msgspec.field(default_factory=os_user)
+    """Who the app's cancels and answers to approvals say asked: the OS user, or
+    ``--user`` (``RUNTOP_USER``)."""
     state_file: Path | None = None
     """Where what the app remembers between sessions (the last filter) is kept; ``None``
     keeps nothing. ``from_env`` makes it ``$RUNTOP_HOME/state.json`` (``~/.runtop``)."""
@@ -79,6 +83,8 @@ def settings_from(args: argparse.Namespace) -> Settings:
         values["theme"] = args.theme
     if getattr(args, "read_only", False):
         values["read_only"] = True
+    if getattr(args, "user", None):
+        values["user"] = args.user
     return Settings.from_env(**values)
 
 

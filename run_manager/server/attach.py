@@ -351,7 +351,11 @@ class AttachServer:
             raise ApiError(409, "the run already ended") from None
         if handle.status is not Status.RUNNING:
             raise ApiError(409, f"the run already ended ({handle.status.value})")
-        handle.cancel(reason, source=_optional_str(body, "source") or "api")
+        handle.cancel(
+            reason,
+            source=_optional_str(body, "source") or "api",
+            requested_by=_optional_str(body, "requested_by"),
+        )
         return json_response({"run_id": run_id, "status": "cancel_requested"}, 202)
 
     async def resume_run(self, request: web.Request) -> web.Response:
@@ -413,6 +417,7 @@ class AttachServer:
                 approved,
                 _optional_str(body, "reason"),
                 source=_optional_str(body, "source") or "api",
+                answered_by=_optional_str(body, "answered_by"),
             )
         except RunNotFound:
             await self._refuse_elsewhere(self._booked(run_id), "approve")

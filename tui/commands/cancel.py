@@ -19,17 +19,19 @@ from inspector import LedgerDirectorySource
 from inspector.actions import refusal
 from inspector.source import ActionRefused, SourceError
 from tui.commands.targets import CommandError, is_url, require_run_id, resolve_ledger
+from tui.settings import Settings
 
 
 def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     run_id = require_run_id(args.run_id)
     where: str = args.where
+    user = getattr(args, "user", None) or Settings.from_env().user
     if is_url(where):
         from inspector.attach_client import AttachClient, find_token
 
         async def cancel() -> None:
             async with AttachClient(where, find_token(where, args.token)) as client:
-                await client.cancel(run_id, args.reason)
+                await client.cancel(run_id, args.reason, by=user)
 
         try:
             asyncio.run(cancel())
@@ -40,16 +42,19 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     # Resolved, as the app's sources for files are: the directory watched holds the real file.
     ledger = resolve_ledger(run_id, [Path(where)]).resolve()
     try:
-        asyncio.run(cancel_in_directory(ledger, run_id, args.reason))
+        asyncio.run(cancel_in_directory(ledger, run_id, args.reason, by=user))
     except (ActionRefused, SourceError) as error:
         raise CommandError(f"cannot cancel {run_id}: {error}") from None
     out.print(f"cancel requested: {run_id} (by control file: a runtop writer there acts on it)")
     return 0
 
 
-async def cancel_in_directory(ledger: Path, run_id: str, reason: str | None) -> None:
+async def cancel_in_directory(
+    ledger: Path, run_id: str, reason: str | None, *, by: str | None = None
+) -> None:
     """Cancel the run of ``ledger`` as the app does from a directory it watches: the run
-    as the source first sees it, the source's refusal if it has one, else its request.
+    as the source first sees it, the source's refusal if it has one, else its request
+    (``by``: who asks).
 
     Raises:
         ActionRefused: the source refuses, with its reason.
@@ -69,7 +74,7 @@ async def cancel_in_directory(ledger: Path, run_id: str, reason: str | None) -> 
             refused = refusal("cancel", seen.summary, source)
             if refused is not None:
                 raise ActionRefused(refused)
-            await source.cancel(run_id, reason)
+            await source.cancel(run_id, reason, by=by)
             return
     finally:
         if isinstance(updates, AsyncGenerator):

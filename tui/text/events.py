@@ -189,8 +189,9 @@ def describe(item: RunEvent | DamagedLine) -> str:
         case ApprovalResponse(payload=p):
             verdict = "approved" if p.approved else "denied"
             by = f" by {_text(p.source, 20)}" if p.source else ""
+            who = f" ({_text(p.answered_by, 40)})" if p.answered_by else ""
             why = f": {_text(p.reason)}" if p.reason else ""
-            return f"approval {_text(p.approval_id, 40)} {verdict}{by}{why}"
+            return f"approval {_text(p.approval_id, 40)} {verdict}{by}{who}{why}"
         case ErrorEvent(payload=p):
             return f"error {_text(p.message)}"
         case CancelRequested(payload=p):

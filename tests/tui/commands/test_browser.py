@@ -7,6 +7,7 @@ Chromium through Playwright, from the runs table to a run cancelled.
 
 from __future__ import annotations
 
+import getpass
 import json
 import os
 import re
@@ -288,6 +289,8 @@ def test_in_chromium_the_page_opens_a_run_of_the_server_and_cancels_it(
     ledger = served.ledgers / f"{run_id}.jsonl"
     events = [json.loads(line) for line in ledger.read_text().splitlines()]
     asked = [event["payload"] for event in events if event["type"] == "cancel_requested"]
-    assert asked == [{"reason": "from the browser", "source": "runtop"}]  # by the app
+    # By the app, as the user the server runs as.
+    said = {"reason": "from the browser", "source": "runtop", "requested_by": getpass.getuser()}
+    assert asked == [said]
     # The page is gone, and so is the app it ran.
     wait_until(lambda: not children_of(served.process.pid), 30, "the page's app ended")

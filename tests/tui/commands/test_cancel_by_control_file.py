@@ -7,6 +7,7 @@ process, as a user types it.
 from __future__ import annotations
 
 import asyncio
+import getpass
 import json
 import os
 import subprocess
@@ -60,8 +61,11 @@ async def test_a_live_run_is_cancelled_with_the_reason_and_the_apps_source(
         json.loads(line) for line in (runs / f"{handle.run_id}.jsonl").read_text().splitlines()
     ]
     asked = next(line for line in lines if line["type"] == "cancel_requested")
-    # The app's LedgerDirectorySource records itself as "runtop": so does the command.
-    assert (asked["payload"]["reason"], asked["payload"]["source"]) == ("stop", "runtop")
+    # The app's LedgerDirectorySource records itself as "runtop": so does the command, and
+    # who asked: the OS user.
+    payload = asked["payload"]
+    assert (payload["reason"], payload["source"]) == ("stop", "runtop")
+    assert payload["requested_by"] == getpass.getuser()
     assert lines[-1]["payload"]["status"] == "cancelled"
 
 
