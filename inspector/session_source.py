@@ -128,7 +128,7 @@ class SessionSource(RunSource):
             try:
                 recent = now - os.stat(path).st_mtime < FOLLOW_WINDOW
                 session = SessionFile(path, keep=recent)
-                items, _ = session.read(final=not recent)
+                items, _ = session.poll(final=not recent)
             except (LedgerError, OSError) as error:
                 if isinstance(error, LedgerError):
                     errors.append(error)
@@ -151,7 +151,7 @@ class SessionSource(RunSource):
                 self._opened.pop(self._runs.get(path, ""), None)
                 continue
             try:
-                items, reset = session.read()
+                items, reset = session.poll()
             except LedgerError:
                 self._gone(path)
                 continue
@@ -280,7 +280,7 @@ class SessionSource(RunSource):
 
 def _read_whole(path: str) -> SessionFile:
     session = SessionFile(path)
-    session.read(final=True)
+    session.poll(final=True)
     return session
 
 

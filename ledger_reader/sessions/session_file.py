@@ -130,8 +130,8 @@ class SessionFile:
     def run_id(self) -> str:
         return self.fold.run_id
 
-    def read(self, *, final: bool = False) -> tuple[list[LedgerItem], bool]:
-        """Read what was written since the last read: the new items, and whether what was
+    def poll(self, *, final: bool = False) -> tuple[list[LedgerItem], bool]:
+        """Read what was written since the last poll: the new items, and whether what was
         read before is void (the file was replaced, truncated or rewritten otherwise).
 
         ``final`` folds a response still held open (the file is quiet, or read once).
@@ -250,7 +250,7 @@ def read_session(path: str) -> SessionFile:
         LedgerGone, LedgerUnreadable: the file vanished or cannot be read.
     """
     session = SessionFile(path)
-    session.read(final=True)
+    session.poll(final=True)
     return session
 
 

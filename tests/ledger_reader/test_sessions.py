@@ -216,7 +216,7 @@ def test_a_tool_use_waits_on_the_person_until_its_result(tmp_path: Path) -> None
     copy = tmp_path / CLAUDE_20.name
     rest = cut_at_first_bash(CLAUDE_20, copy)
     session = SessionFile(str(copy))
-    session.read()
+    session.poll()
     summary = session.summary()
     assert summary.status is RunStatus.AWAITING_APPROVAL
     assert summary.pending_approval is not None
@@ -224,7 +224,7 @@ def test_a_tool_use_waits_on_the_person_until_its_result(tmp_path: Path) -> None
     result = next(n for n, line in enumerate(rest) if b'"tool_result"' in line)
     with copy.open("ab") as file:
         file.write(b"".join(rest[: result + 1]))
-    session.read()
+    session.poll()
     assert session.summary().status is RunStatus.RUNNING
     assert session.summary().pending_approval is None
 
@@ -233,7 +233,7 @@ def test_a_session_that_bypasses_permissions_waits_on_nobody(tmp_path: Path) -> 
     copy = tmp_path / CLAUDE_21.name
     cut_at_first_bash(CLAUDE_21, copy)
     session = SessionFile(str(copy))
-    session.read()
+    session.poll()
     assert session.summary().status is RunStatus.RUNNING
 
 
@@ -245,7 +245,7 @@ def test_an_appended_session_reads_as_one_read_whole(tmp_path: Path) -> None:
     for start in range(0, len(data), 7919):  # torn lines at every read
         with copy.open("ab") as file:
             file.write(data[start : start + 7919])
-        session.read()
+        session.poll()
     session.rest()
     whole = read_session(str(CLAUDE_21))
     kinds = [(item.type, getattr(item, "seq", 0)) for item in session.items]
@@ -279,10 +279,10 @@ def test_a_gemini_document_caught_mid_rewrite_keeps_what_was_read(tmp_path: Path
     whole = GEMINI.read_bytes()
     copy.write_bytes(whole)
     session = SessionFile(str(copy))
-    session.read(final=True)
+    session.poll(final=True)
     before = len(session.items)
     copy.write_bytes(whole[: len(whole) // 2])  # the writer is half-way through
-    items, reset = session.read(final=True)
+    items, reset = session.poll(final=True)
     assert (items, reset) == ([], False)
     assert len(session.items) == before
     document = json.loads(whole)
@@ -290,7 +290,7 @@ def test_a_gemini_document_caught_mid_rewrite_keeps_what_was_read(tmp_path: Path
         {"id": "new", "timestamp": "2025-12-09T19:55:00.000Z", "type": "user", "content": "more"}
     )
     copy.write_text(json.dumps(document))
-    items, reset = session.read(final=True)
+    items, reset = session.poll(final=True)
     assert not reset
     assert [item.type for item in items] == ["user_message"]
 
