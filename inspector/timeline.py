@@ -37,13 +37,13 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final
 
 from inspector.timeline_nodes import (
-    KIND_OF_PREFIX,
     NodeKind,
     Outcome,
     TimelineNode,
     TimelineSummary,
     epoch_of,
     in_row_order,
+    node_kind,
     nodes_json,
     outcome_of_status,
     summarise,
@@ -357,9 +357,9 @@ class Timeline:
         step open, or where its ``spans`` say (an OTLP run's node: the node of its parent
         span, once that is known)."""
         key = ledger_id or self._anonymous_id()
-        prefix, _, rest = key.partition(":")
+        _, _, rest = key.partition(":")
         if kind is None:
-            kind = KIND_OF_PREFIX.get(prefix, NodeKind.STEP) if rest else NodeKind.STEP
+            kind = node_kind(key)
         label = name or (rest.rpartition("#")[0] or rest if rest else key)
         if spans is not None and spans.parent_span_id is not None:
             parent = self._by_span.get(spans.parent_span_id)

@@ -72,6 +72,13 @@ KIND_OF_PREFIX: Final = {
 }
 
 
+def node_kind(node_id: str | None) -> NodeKind:
+    """What a node is, from its id's prefix (``llm:``, ``tool:``, ``approval:``): any other
+    node is a step (a graph node, a chain, a handoff, a span of another kind)."""
+    prefix, _, rest = (node_id or "").partition(":")
+    return KIND_OF_PREFIX.get(prefix, NodeKind.STEP) if rest else NodeKind.STEP
+
+
 class TimelineNode:
     """One bar of the timeline. The timeline changes it as events arrive; readers only read.
 

@@ -80,6 +80,13 @@ class RunScreen(RuntopScreen):
         # Shown with a search (check_action).
         Binding("N", "previous_match", "Previous match", tooltip="The match before"),
         Binding("T", "timeline", "Timeline", tooltip="Where the run's time went, node by node"),
+        Binding(
+            "s",
+            "steps",
+            "Steps",
+            tooltip="List each step (graph nodes, chains), or fold them under the events "
+            "before them again",
+        ),
         *RuntopScreen.RUN_SCREEN_BINDINGS,
     ]
 
@@ -156,6 +163,7 @@ class RunScreen(RuntopScreen):
         events = self.query_one(EventList)
         events.focus()
         self.watch(events, "follow", lambda _: self._header(), init=False)
+        self.watch(events, "steps_seen", lambda _: self.app.refresh_bindings(), init=False)
         if self.select is not None:
             events.select(self.select)
         self.set_timer(PREPARE_TIMELINE_AFTER, self._prepare_timeline)
@@ -261,14 +269,22 @@ class RunScreen(RuntopScreen):
             return self._link() is not None  # hidden without a parent or a run resumed
         if action == "next_match":  # the next match, or in a replay the next event
             return bool(self.search_text) or self.replaying()
+        if action == "steps":  # hidden in a run with no steps (as far as it is read)
+            if not self.is_mounted:
+                return False
+            events = self.query_one(EventList)
+            return events.steps_seen or events.steps_shown
         if action == "previous_match":  # N: only through a search's matches (a replay has no
             return bool(self.search_text)  # step back), so ? lists it only then
         return super().check_action(action, parameters)
 
     def key_description(self, action: str, description: str) -> str:
-        """What the key bar calls a key here: ``n`` steps a replay until something is searched."""
+        """What the key bar calls a key here: ``n`` steps a replay until something is
+        searched; ``s`` says what it will do to the steps."""
         if action == "next_match" and not self.search_text:
             return "Step"
+        if action == "steps" and self.is_mounted:
+            return "Fold steps" if self.query_one(EventList).steps_shown else "Show steps"
         return description
 
     def key_tooltip(self, action: str, tooltip: str) -> str:
@@ -556,6 +572,13 @@ class RunScreen(RuntopScreen):
         else:
             said = "following new events" if events.follow else "follow paused"
         self.notify(said, timeout=1.5)
+
+    def action_steps(self) -> None:
+        """``s``: list the run's steps, or fold them again (folded when the screen opens)."""
+        events = self.query_one(EventList)
+        events.steps_shown = not events.steps_shown
+        self.app.refresh_bindings()
+        self.notify("steps listed" if events.steps_shown else "steps folded", timeout=1.5)
 
     def action_show_all(self) -> None:
         """``o``: the selected output whole, or cut again; says so when nothing was cut."""

@@ -7,7 +7,11 @@ call, so consecutive events that belong together make one *entry*:
 - ``llm_chunk`` events of one node: a paragraph of text;
 - ``reasoning_chunk`` events of one node: a paragraph of reasoning;
 - a ``tool_call`` with its ``tool_result`` right after it (and the tool
-  node's enter and exit around them): one call, with its outcome.
+  node's enter and exit around them): one call, with its outcome;
+- where steps are folded (the app's default), a step's ``node_enter`` and
+  ``node_exit`` (a graph node, a chain: any node that is no model call,
+  tool call or approval) join the entry before them: the entry says how
+  many it holds (:func:`folded_steps`), and they stay in the ledger.
 
 A paragraph ends where the text does: at the next event that is not a
 chunk of the same node (a tool call, the model call's end), or after a
@@ -37,6 +41,7 @@ from inspector.ledger import (
     ToolCall,
     ToolResult,
 )
+from inspector.timeline_nodes import NodeKind, node_kind
 
 SPAN_KEPT: Final = 16
 """Joined spans at least this long are remembered (shorter ones are cheap to walk again)."""
@@ -57,10 +62,21 @@ def _ends_paragraph(before: str | None, after: str | None) -> bool:
     return text.endswith("\n\n") or (text.endswith("\n") and (after or "").startswith("\n"))
 
 
-def joins(previous: LedgerItem, item: LedgerItem) -> bool:
-    """Whether ``item`` continues the entry ``previous`` is in."""
+def is_step(item: LedgerItem | None) -> bool:
+    """Whether ``item`` enters or exits a step (a node that is no model call, tool call or
+    approval, as the timeline tells them)."""
+    return isinstance(item, NodeEnter | NodeExit) and (
+        node_kind(item.payload.node_id) is NodeKind.STEP
+    )
+
+
+def joins(previous: LedgerItem, item: LedgerItem, *, fold_steps: bool = False) -> bool:
+    """Whether ``item`` continues the entry ``previous`` is in (a step always does, where
+    steps are folded)."""
     if isinstance(previous, DamagedLine) or isinstance(item, DamagedLine):
         return False
+    if fold_steps and is_step(item):
+        return True
     if isinstance(item, LlmChunk):
         return (
             isinstance(previous, LlmChunk)
@@ -115,8 +131,10 @@ class EntryIndex:
     when the run's events are replaced.
     """
 
-    def __init__(self, item_at: ItemAt) -> None:
+    def __init__(self, item_at: ItemAt, *, fold_steps: bool = False) -> None:
         self.item_at = item_at
+        self.fold_steps = fold_steps
+        """Steps join the entry before them; changed, the index is :meth:`clear`-ed."""
         self._starts: list[int] = []
         self._ends: list[int] = []
 
@@ -147,6 +165,7 @@ class EntryIndex:
 
     def start(self, position: int) -> int:
         """Where the entry holding ``position`` starts (as far back as events are read)."""
+        fold = self.fold_steps
         start = position
         while start > 0:
             span = self._span_at(start)
@@ -154,7 +173,7 @@ class EntryIndex:
                 start = self._starts[span]
                 continue
             previous, item = self.item_at(start - 1), self.item_at(start)
-            if previous is None or item is None or not joins(previous, item):
+            if previous is None or item is None or not joins(previous, item, fold_steps=fold):
                 break
             start -= 1
         self._remember(start, position + 1)
@@ -162,6 +181,7 @@ class EntryIndex:
 
     def end(self, start: int, count: int) -> int:
         """Where the entry starting at ``start`` ends (exclusive; as far as events are read)."""
+        fold = self.fold_steps
         end = start + 1
         while end < count:
             span = self._span_at(end - 1)
@@ -169,7 +189,7 @@ class EntryIndex:
                 end = min(self._ends[span], count)
                 continue
             previous, item = self.item_at(end - 1), self.item_at(end)
-            if previous is None or item is None or not joins(previous, item):
+            if previous is None or item is None or not joins(previous, item, fold_steps=fold):
                 break
             end += 1
         self._remember(start, end)
@@ -200,3 +220,15 @@ class EntryIndex:
                 break
             start = self.start(start - 1)
         return start
+
+
+def folded_steps(entry: Entry, item_at: ItemAt) -> int:
+    """The steps folded into ``entry``: they end it (a step joins the entry before it, and
+    nothing joins a step but another), so they are counted from its end, never walked
+    through a paragraph of a thousand chunks."""
+    count = 0
+    position = entry.end - 1
+    while position >= entry.start and is_step(item_at(position)):
+        count += 1
+        position -= 1
+    return count

@@ -37,7 +37,7 @@ from inspector.events import (
 )
 from tui.event_pages import PAGE, EventPages
 from tui.text import inert, offset
-from tui.text.entries import Entry, EntryIndex
+from tui.text.entries import Entry, EntryIndex, folded_steps, is_step
 from tui.text.events import describe, describe_entry, glyph
 from tui.textual_compat import grow_scroll_range, refresh_scrollbars
 from tui.widgets.lines import CURSOR_BINDINGS, highlighted
@@ -70,6 +70,11 @@ class EventList(ScrollView, can_focus=True):
     """Keep the newest event in view."""
     search: reactive[str] = reactive("")
     """Text searched for in the run: marked where it shows."""
+    steps_shown: reactive[bool] = reactive(False)
+    """List each step's enter and exit (graph nodes, chains); folded, each entry says how
+    many steps it holds."""
+    steps_seen: reactive[bool] = reactive(False)
+    """A step is among the events read: the run has steps to show or fold."""
 
     class Selected(Message):
         """The selection moved to another entry, or the selected entry grew: its first
@@ -105,7 +110,7 @@ class EventList(ScrollView, can_focus=True):
         self._recounted = False
         self._behind = False
         """The run changed while the list was hidden: read again once shown."""
-        self._index = EntryIndex(self.item)
+        self._index = EntryIndex(self.item, fold_steps=True)
         """Where entries start and end, long paragraphs remembered once walked."""
         self._window: list[Entry] = []
         self._announced: tuple[Entry, int, bool] | None = None
@@ -242,6 +247,8 @@ class EventList(ScrollView, can_focus=True):
             self.notify(str(error), severity="error", markup=False)
             return
         self._fit()
+        if not self.steps_seen and any(is_step(item) for item in items):
+            self.steps_seen = True
         if page == 0 and items and self.started_at is None:
             first = event_of(items[0])
             moment = first.timestamp if first is not None else None
@@ -266,6 +273,18 @@ class EventList(ScrollView, can_focus=True):
         """Following or not, the detail of the newest entry shows its start or its end."""
         if self.is_mounted and self.count:
             self._announce()
+
+    def watch_steps_shown(self, shown: bool) -> None:
+        """Entries are found anew, the selected event kept in view in its new entry."""
+        self._index.fold_steps = not shown
+        self._index.clear()
+        self._window_key = (-1, -1, -1, -1)
+        if not self.is_mounted or not self.count:
+            return
+        self._fit()
+        self.cursor = self._index.start(min(self.cursor, self.count - 1))
+        if self.follow:
+            self.show_last()
 
     def reset(self) -> None:
         """The run's events were replaced: forget what was read and where entries are."""
@@ -306,13 +325,21 @@ class EventList(ScrollView, can_focus=True):
         moment = event.timestamp if event is not None else None
         if moment is not None and self.started_at is not None:
             since = offset(moment.timestamp() - self.started_at)
+        folded = 0 if self.steps_shown else folded_steps(entry, self.item)
+        said = f"  +{folded} step{'s' if folded > 1 else ''}" if folded else ""
+        if folded:
+            # What the entry says is its events before the steps folded into it.
+            entry = Entry(entry.start, entry.end - folded)
+            if entry.end == entry.start:  # steps alone (the run's first events)
+                words = f"{folded} step{'s' if folded > 1 else ''} folded (s shows them)"
+                return [Segment(f"{since:>10}  ", muted), Segment(f"· {words}", muted)]
         style = base
         words = describe(item)
         mark = glyph(item)
         if isinstance(item, DamagedLine) or item.type == "error":
             style = base + self.get_component_rich_style("eventlist--error", partial=True)
         elif isinstance(item, LlmChunk | ReasoningChunk):
-            words = self._paragraph(entry, item, width)
+            words = self._paragraph(entry, item, width - len(said))
             if isinstance(item, ReasoningChunk):
                 style = base + Style(italic=True, dim=True)
         elif entry.end - entry.start > 1 or isinstance(item, ToolCall):
@@ -325,11 +352,19 @@ class EventList(ScrollView, can_focus=True):
             style = base + self.get_component_rich_style("eventlist--denied", partial=True)
         elif item.type in ("tool_result", "run_completed"):
             style = base + Style(bold=True)
-        return [
+        if said:
+            # The count of steps folded stays in view: the words give way to it.
+            room = max(4, width - 12 - 2 - len(said))
+            if len(words) > room:
+                words = words[: room - 1] + "…"
+        segments = [
             Segment(f"{since:>10}  ", muted),
             Segment(f"{mark} ", style),
             *self._marked(words, style),
         ]
+        if said:
+            segments.append(Segment(said, muted))
+        return segments
 
     def _marked(self, words: str, style: Style) -> list[Segment]:
         """``words``, with what is searched for marked wherever it shows."""

@@ -12,7 +12,7 @@ from inspector import RunView
 from inspector.events import LedgerItem
 from inspector.status_words import ended_reason, status_word
 from tui.text import inert
-from tui.text.entries import EntryIndex
+from tui.text.entries import EntryIndex, folded_steps
 from tui.text.events import describe_entry
 
 PREVIEW_LINES: Final = 7
@@ -49,8 +49,17 @@ class RunPreview(Widget):
             style=self.get_component_rich_style("run-preview--title"),
         )
         items = self.items
-        index = EntryIndex(lambda at: items[at] if 0 <= at < len(items) else None)
-        for entry in index.entries_from(0, len(items), len(items))[-PREVIEW_LINES:]:
-            mark, words = describe_entry(list(items[entry.start : entry.end]))
+
+        def item_at(at: int) -> LedgerItem | None:
+            return items[at] if 0 <= at < len(items) else None
+
+        index = EntryIndex(item_at, fold_steps=True)  # as the run's event stream lists them
+        entries = index.entries_from(0, len(items), len(items))
+        said = [
+            entry for entry in entries if folded_steps(entry, item_at) < entry.end - entry.start
+        ]
+        for entry in said[-PREVIEW_LINES:]:
+            end = entry.end - folded_steps(entry, item_at)
+            mark, words = describe_entry(list(items[entry.start : end]))
             lines.append(f"{mark} {words}\n")
         return lines
