@@ -270,7 +270,7 @@ class RunScreen(RuntopScreen):
         if action == "next_match":  # the next match, or in a replay the next event
             return bool(self.search_text) or self.replaying()
         if action == "steps":  # hidden in a run with no steps (as far as it is read)
-            if not self.is_mounted:
+            if not self.is_mounted or self.timeline_shown():  # it folds the event stream's
                 return False
             events = self.query_one(EventList)
             return events.steps_seen or events.steps_shown
