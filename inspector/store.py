@@ -433,12 +433,7 @@ class RunStore:
         return list(state._recent) if state is not None and state._recent else []
 
     async def events(self, key: RunKey, start: int, stop: int) -> list[LedgerItem]:
-        """Items ``start``..``stop`` of a run: its latest from those the store holds as they
-        arrived (a live run's newest page is decoded once), the rest read from its source
-        (a ledger's index)."""
-        state = self._runs.get(key)
-        if state is not None and (held := state.held(start, stop)) is not None:
-            return held
+        """Items ``start``..``stop`` of a run, read from its source (a ledger's index)."""
         source = self._sources.get(key.source)
         if source is None:
             raise SourceError(f"source {key.source} is not open")
@@ -450,11 +445,6 @@ class RunStore:
         return source.run_file(key.run_id) if source is not None else None
 
     async def event_count(self, key: RunKey) -> int:
-        """How many items the run has: as the store holds them, while it holds them in
-        order (:meth:`events` serves the newest from them); else as its source counts."""
-        state = self._runs.get(key)
-        if state is not None and (count := state.held_count()) is not None:
-            return count
         source = self._sources.get(key.source)
         if source is None:
             raise SourceError(f"source {key.source} is not open")

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable, Mapping
-from itertools import islice
 from typing import Final
 
 import msgspec
@@ -14,11 +13,9 @@ import msgspec
 from inspector.filters import RunFilter
 from inspector.model import RunExtras, RunKey, RunView, ToolCallView
 from inspector.tool_stats import RunShare, ToolTally
-from ledger_reader import DamagedLine, LedgerItem, RunSummary, ToolCall, ToolResult, parse_time
+from ledger_reader import LedgerItem, RunSummary, ToolCall, ToolResult, parse_time
 
-RECENT_EVENTS: Final = 512
-"""A run's latest events the store keeps as they arrived: the event list's newest page
-(256 events) is served from them, never read from the ledger and decoded again."""
+RECENT_EVENTS: Final = 200
 RECENT_TOOL_CALLS: Final = 500
 DETAIL_LIMIT: Final = 32 * 1024 * 1024
 """Ledgers up to this size are read whole in the background for tokens, cost and tools.
@@ -110,44 +107,6 @@ class RunState:
         if self._recent is None:
             self._recent = deque(maxlen=RECENT_EVENTS)
         return self._recent
-
-    def held_count(self) -> int | None:
-        """How many items the run has, as far as the store has them in order from the
-        first (``None`` when that cannot be told from what it holds: see :meth:`held`)."""
-        recent = self._recent
-        if not recent or not self._positions_are_seqs():
-            return None
-        last = recent[-1]
-        return None if isinstance(last, DamagedLine) else last.seq
-
-    def held(self, start: int, stop: int) -> list[LedgerItem] | None:
-        """Items ``start``..``stop`` from the events the store holds, if it holds them all;
-        ``None`` when the source must be asked.
-
-        A ledger's items are its lines, an event's ``seq`` counts events: the two agree,
-        position ``seq - 1``, in a run with no damaged line and no ``seq`` skipped, which
-        the summary says (and the window held is checked to run on without a gap).
-        """
-        recent = self._recent
-        if not recent or not self._positions_are_seqs():
-            return None
-        first, last = recent[0], recent[-1]
-        if isinstance(first, DamagedLine) or isinstance(last, DamagedLine):
-            return None
-        if last.seq - first.seq != len(recent) - 1:
-            return None  # not one unbroken stretch
-        begin = start - (first.seq - 1)
-        if begin < 0:
-            return None  # from before the window
-        return list(islice(recent, begin, max(begin, stop - (first.seq - 1))))
-
-    def _positions_are_seqs(self) -> bool:
-        summary = self.summary
-        return (
-            summary.damaged_lines == 0
-            and not summary.partial
-            and summary.event_count == summary.last_seq
-        )
 
     @property
     def calls(self) -> dict[str, ToolCallView]:
