@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 HASH := $(shell cat pyproject.toml constraints.txt | cksum | cut -d' ' -f1)
 RUN_STAMP := $(VENV)/.installed-run-$(HASH)
 TEST_STAMP := $(VENV)/.installed-test-$(HASH)
-LEDGERS ?= ../shared/fixtures/ledgers
+LEDGERS ?= tui/samples
 
 .PHONY: setup run ls test soak lint clean screenshots snapshots docs
 

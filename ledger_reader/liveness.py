@@ -100,9 +100,11 @@ def judge_liveness(
     A runtop writer on this host holds an exclusive ``flock`` while its run
     lives, so a free lock means it is gone (``abandoned``). For any other
     writer only time tells: no write for ``stale_after`` seconds makes the run
-    ``stale``; a pending approval stretches that to its own timeout, until the
-    approval's deadline (its request's time plus the timeout) has passed. A ledger nothing
-    could be read from stays ``unknown`` until it is as quiet, then ``stale``.
+    ``stale``, by the file's write time or, whichever is older, its last event's time
+    (less ``stale_after``, for a writer's clock that is off); a pending approval
+    stretches that to its own timeout, until the approval's deadline (its request's
+    time plus the timeout) has passed. A ledger nothing could be read from stays
+    ``unknown`` until it is as quiet, then ``stale``.
     """
     if summary.status is RunStatus.UNKNOWN:
         quiet = (now if now is not None else time_module.time()) - mtime
@@ -120,6 +122,12 @@ def judge_liveness(
         deadline = approval_deadline(approval)
         if deadline is None or now <= deadline:
             limit = max(limit, approval.timeout_seconds)  # waiting, as it may
+    last = parse_time(summary.last_event_at) if summary.last_event_at else None
+    if last is not None:
+        # A copied or checked-out ledger is as new as the copy (a fresh clone's samples
+        # would run for days): its last event's own time says how long it has been quiet,
+        # the writer's clock allowed to be ``limit`` off this one.
+        quiet = max(quiet, now - last.timestamp() - limit)
     return RunStatus.STALE if quiet > limit else summary.status
 
 

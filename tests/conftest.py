@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-FIXTURES = REPO.parent / "shared" / "fixtures" / "ledgers"
+FIXTURES = REPO / "tui" / "samples"
+"""The sample ledgers runtop ships (``runtop samples`` opens a copy of them)."""
 
 RUN_ID = "run_20261129T064500123_9f2c4e1a0b3d5e7f"
 LINE_EPOCH = datetime(2026, 11, 29, 6, 45, tzinfo=UTC)

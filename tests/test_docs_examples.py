@@ -37,7 +37,7 @@ from tui.cli import COMMANDS
 
 DOCUMENTS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 RUNTOP = str(Path(sys.executable).parent / "runtop")
-APP_COMMANDS = {"demo", "replay"}
+APP_COMMANDS = {"demo", "replay", "samples"}
 """Commands that open the app (as does no command at all)."""
 DEFAULT_PORT = "8765"
 
@@ -98,8 +98,13 @@ def free_port() -> str:
 
 @pytest.fixture
 def home(tmp_path: Path) -> Path:
+    """A new home, with the samples copied in as ``runtop samples --path`` copies them (the
+    documents' examples read them there, after the README's first lines)."""
     home = tmp_path / "home"
     home.mkdir()
+    subprocess.run(
+        [RUNTOP, "samples", "--path"], env=environment(home), check=True, capture_output=True
+    )
     return home
 
 
@@ -150,7 +155,7 @@ def expanded(words: list[str], home: Path, port: str) -> list[str]:
 def opens_the_app(words: list[str]) -> bool:
     command = words[1] if len(words) > 1 else None
     if command in COMMANDS or command in {"-h", "--help", "--version"}:
-        return command in APP_COMMANDS
+        return command in APP_COMMANDS and "--path" not in words
     return True  # paths and URLs to watch, or none
 
 

@@ -82,14 +82,14 @@ async def test_every_filter_in_the_keys_reference_finds_a_sample_run(ledgers: Pa
 @pytest.mark.parametrize(
     "command",
     [
-        "ls ../shared/fixtures/ledgers",
-        "show run_20261128T143000031_9c8b7a6f5e4d3c2b --from ../shared/fixtures/ledgers",
-        "show run_20261128T143000012_4f1a9c2e7b3d8a60 --from ../shared/fixtures/ledgers --timeline",
+        "ls ~/.runtop/samples",
+        "show run_20261128T143000031_9c8b7a6f5e4d3c2b --from ~/.runtop/samples",
+        "show run_20261128T143000012_4f1a9c2e7b3d8a60 --from ~/.runtop/samples --timeline",
     ],
 )
 def test_the_cli_reference_shows_what_runtop_prints(ledgers: Path, command: str) -> None:
     shown = CLI.split(f"$ runtop {command}\n", 1)[1].split("```", 1)[0]
-    arguments = command.replace("../shared/fixtures/ledgers", str(ledgers)).split()
+    arguments = command.replace("~/.runtop/samples", str(ledgers)).split()
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         assert main(arguments) == 0

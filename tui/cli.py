@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 EXIT_ERROR: Final = 1
 EXIT_INTERRUPTED: Final = 130
 
-COMMANDS: Final = {"ls", "show", "cancel", "serve", "demo", "replay"}
+COMMANDS: Final = {"ls", "show", "cancel", "serve", "demo", "replay", "samples"}
 """The subcommands; anything else is the app's paths (``runtop [PATH_OR_URL...]``)."""
 
 
@@ -51,6 +51,7 @@ examples, one a form:
   runtop                                        the runs in ~/.runtop/runs, live
   runtop ~/.runtop/runs http://127.0.0.1:8765   a directory and a server in one table
   runtop demo                                   simulated agents, watched live
+  runtop samples                                six sample runs (in ~/.runtop/samples)
   runtop replay ~/.runtop/runs --speed 10       past runs played back, ten times as fast
   runtop ls --json                              the runs as a JSON array
   runtop show RUN_ID --timeline                 where one run's time went
@@ -228,12 +229,19 @@ def build_parser() -> argparse.ArgumentParser:
         )
     demo = commands.add_parser("demo", help="watch simulated agents run (ledgers are kept)")
     demo.add_argument("--pace", type=float, default=1.0, help="slower (>1) or faster (<1)")
+    samples = commands.add_parser(
+        "samples",
+        help="six sample runs, copied into $RUNTOP_HOME/samples (~/.runtop/samples), in the app",
+    )
+    samples.add_argument(
+        "--path", action="store_true", help="copy them and print the folder; no app"
+    )
     replay = commands.add_parser("replay", help="play past runs back as they happened")
     replay.add_argument(
         "files", nargs="+", metavar="PATH", help="ledger files, or directories of ledgers"
     )
     replay.add_argument("--speed", choices=["1", "2", "10", "max"], default="1")
-    for sub in (demo, replay):
+    for sub in (demo, replay, samples):
         sub.add_argument("--theme", help="a Textual theme (also from the command palette)")
         sub.add_argument("--read-only", action="store_true", help="turn every action off")
         sub.add_argument("--user", help="who the app's cancels and answers say asked")
@@ -284,6 +292,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         args = watch_parser().parse_args(arguments)
         command = "watch"
+    if opens_the_app(command, args) and not has_terminal():
+        # Textual would draw its escape codes into a pipe and wait for keys forever.
+        say(sys.stderr, NO_TERMINAL)
+        return EXIT_ERROR
     try:
         module = importlib.import_module(f"tui.commands.{command}")
         if command == "ls" and args.json:
@@ -305,6 +317,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         say(sys.stderr, crash_line(error))
         return EXIT_CRASHED
     return status
+
+
+NO_TERMINAL: Final = (
+    "the app needs a terminal (its input and its stderr are not one); "
+    "as text: runtop ls, runtop show RUN_ID"
+)
+
+
+def opens_the_app(command: str, args: argparse.Namespace) -> bool:
+    """Whether ``command`` runs the Textual app (``samples --path`` only copies)."""
+    if command == "samples":
+        return not args.path
+    return command in {"watch", "demo", "replay"}
+
+
+def has_terminal() -> bool:
+    """Whether the app can run here: Textual reads keys from stdin and draws on stderr."""
+    stderr = sys.__stderr__
+    return sys.stdin is not None and sys.stdin.isatty() and stderr is not None and stderr.isatty()
 
 
 def _consoles(command: str) -> tuple[Console, Console]:

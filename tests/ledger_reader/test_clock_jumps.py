@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from ledger_reader.events import parse_time
 from ledger_reader.head_tail import HEAD_BYTES, WHOLE_FILE_BYTES, summarize_ledger
 from ledger_reader.timespan import ClockCheck, elapsed, offset_in_run, span_words
 from tests.conftest import RUN_ID, completed, line, started
@@ -101,7 +102,7 @@ def test_a_clock_that_jumped_ahead_and_back_keeps_first_to_last(tmp_path: Path) 
 def test_a_live_run_lasts_until_now_and_never_less_than_nothing(tmp_path: Path) -> None:
     path = tmp_path / f"{RUN_ID}.jsonl"
     path.write_bytes(run_started(T0) + line(2, "error", {"message": "m"}, time=at("06:45:02")))
-    summary = summarize_ledger(path)
+    summary = summarize_ledger(path, now=parse_time(at("06:45:03")).timestamp())
     assert summary.status.is_live
     assert summary.duration(now=summary.started + 30) == 30.0
     assert summary.duration(now=summary.started - 30) == 0.0  # its writer's clock is ahead

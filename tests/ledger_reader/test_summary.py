@@ -24,7 +24,10 @@ from ledger_reader import (
 )
 from ledger_reader.block_fold import fold_block
 from ledger_reader.head_tail import HEAD_BYTES, WHOLE_FILE_BYTES
-from tests.conftest import RUN_ID, completed, line, started
+from tests.conftest import LINE_EPOCH, RUN_ID, completed, line, started
+
+WRITTEN = LINE_EPOCH.timestamp() + 5
+"""Just after the conftest's lines were written, by their own times."""
 
 
 def test_sample_ledgers(fixtures: Path) -> None:
@@ -89,7 +92,7 @@ def test_fresh_unfinished_run_of_another_writer_is_running(
     write_ledger: Callable[..., Path],
 ) -> None:
     path = write_ledger(started(), line(2, "node_enter", {"node_id": "tool:search#1"}))
-    summary = summarize_ledger(path, stale_after=300)
+    summary = summarize_ledger(path, now=WRITTEN, stale_after=300)
     assert summary.status == RunStatus.RUNNING
     assert summary.current_node == "tool:search#1"
     assert summarize_ledger(path, now=time.time() + 301, stale_after=300).status == RunStatus.STALE
@@ -123,7 +126,7 @@ def test_cancel_in_progress_and_pending_approval(write_ledger: Callable[..., Pat
         line(3, "approval_response", {"approval_id": "ap_1", "approved": True}),
         line(4, "cancel_requested", {"reason": "slow", "source": "tui"}),
     )
-    summary = summarize_ledger(path)
+    summary = summarize_ledger(path, now=WRITTEN)
     assert summary.status == RunStatus.RUNNING
     assert summary.pending_approval is None
     assert summary.cancel_requested

@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -231,8 +232,9 @@ def test_cached_runs_are_judged_alive_or_not_at_each_listing(
     finished = held.parent / "run_finished.jsonl"
     finished.write_bytes(started() + completed(2))
     elsewhere = held.parent / "run_other.jsonl"  # another writer's: only time tells
-    elsewhere.write_bytes(started(writer="gridctl"))
     written = NOW - 60
+    said = f"{datetime.fromtimestamp(written, UTC):%Y-%m-%dT%H:%M:%S.%fZ}"
+    elsewhere.write_bytes(line(1, "run_started", {"skill": "s", "writer": "gridctl"}, time=said))
     os.utime(elsewhere, (written, written))
     cache_path = tmp_path / "ls.cache"
     listing([held.parent], cache_path)

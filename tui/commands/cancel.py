@@ -41,6 +41,7 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
         return 0
     # Resolved, as the app's sources for files are: the directory watched holds the real file.
     ledger = resolve_ledger(run_id, [Path(where)]).resolve()
+    run_id = ledger.stem  # the whole id, when a part of it was typed
     try:
         asyncio.run(cancel_in_directory(ledger, run_id, args.reason, by=user))
     except (ActionRefused, SourceError) as error:

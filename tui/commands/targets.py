@@ -7,8 +7,9 @@ A leaf: it imports no other command and neither Textual nor the run manager.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Final
 
 from inspector.ledger import default_ledger_dir, find_ledgers, find_session, is_valid_run_id
 
@@ -47,17 +48,55 @@ def resolve_ledger(target: str, search: Sequence[Path]) -> Path:
     if not is_valid_run_id(target):
         raise CommandError(f"{target!r} is neither a ledger file nor a valid run id")
     wanted = f"{target}.jsonl"
+    found: dict[str, Path] = {}
     for root in search:
         if not root.is_dir():
             continue
         for candidate in find_ledgers(root, []):
             if candidate.name == wanted:
                 return candidate
+            found.setdefault(candidate.name.removesuffix(".jsonl"), candidate)
     session = find_session(target, [str(root) for root in search])
     if session is not None:  # a coding agent's session, named by its own id
         return Path(session)
     places = ", ".join(str(root) for root in search)
-    raise CommandError(f"no ledger for run {target} under {places}")
+    return found[match_run_id(target, found, f"under {places}")]
+
+
+SHORTEST_PART: Final = 4
+"""Characters a part of a run id needs to name it (git's shortest commit too)."""
+SHOWN_AMBIGUOUS: Final = 4
+"""Run ids an ambiguous part of one names in its error (then how many more)."""
+
+
+def match_run_id(target: str, run_ids: Iterable[str], where: str) -> str:
+    """The one run id of ``run_ids`` that ``target`` names: the whole id, or (as git takes a
+    commit's) any unique start or end of it, or a start of its last part (the hex the app
+    shows, ``…9c2e7b3d8a60``).
+
+    Raises:
+        CommandError: no run id matches, or more than one does (they are named).
+    """
+    ids = list(run_ids)
+    if target in ids:
+        return target
+    matching = sorted(
+        run_id
+        for run_id in ids
+        if run_id.startswith(target)
+        or run_id.endswith(target)
+        or run_id.rpartition("_")[2].startswith(target)
+    )
+    if not matching or len(target) < SHORTEST_PART:
+        short = f" (a part of a run id: {SHORTEST_PART} characters at least)"
+        said = short if matching else ""
+        raise CommandError(f"no ledger for run {target} {where}{said}")
+    if len(matching) == 1:
+        return matching[0]
+    named = ", ".join(matching[:SHOWN_AMBIGUOUS])
+    more = len(matching) - SHOWN_AMBIGUOUS
+    also = f" and {more} more" if more > 0 else ""
+    raise CommandError(f"{target} is ambiguous {where}: it names {named}{also}")
 
 
 def require_run_id(target: str, why: str = "") -> str:
@@ -75,6 +114,7 @@ __all__ = [
     "CommandError",
     "default_ledger_dir",
     "is_url",
+    "match_run_id",
     "require_run_id",
     "resolve_ledger",
     "split_targets",

@@ -11,6 +11,7 @@ import resource
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,8 @@ from tests.conftest import REPO
 
 TOKEN = "otlp-test-token"
 TRACE = "5b8efff798038103d269b633813fc60c"
+SPAN_BASE = 1_796_000_000_000_000_000
+"""Where :func:`span`'s times count from (2026-11-30, in nanoseconds)."""
 
 
 def attribute(key: str, value: Any) -> dict[str, Any]:
@@ -60,7 +63,7 @@ def span(
     events: list[dict[str, Any]] | None = None,
     **attributes: Any,
 ) -> dict[str, Any]:
-    base = 1_796_000_000_000_000_000
+    base = SPAN_BASE
     return {
         "traceId": trace,
         "spanId": span_id,
@@ -123,6 +126,15 @@ def agent_run() -> list[dict[str, Any]]:
             gen_ai__agent__name="weather",
         ),
     ]
+
+
+def recent(spans: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``spans`` moved to now: a trace whose last span is days old is no longer live."""
+    shift = time.time_ns() - SPAN_BASE
+    for sent in spans:
+        for name in ("startTimeUnixNano", "endTimeUnixNano"):
+            sent[name] = str(int(sent[name]) + shift)
+    return spans
 
 
 def ledgers(directory: Path) -> dict[str, list[dict[str, Any]]]:
@@ -683,7 +695,7 @@ def test_the_inspector_refuses_actions_on_otlp_runs_with_the_reason(tmp_path: Pa
     from inspector.ledger_source import LedgerDirectorySource
     from ledger_reader import scan_paths
 
-    chat, tool, _ = agent_run()
+    chat, tool, _ = recent(agent_run())
     OtlpIngest(tmp_path).ingest(decode_json(request(chat, tool)))  # live: its root is to come
     [state] = scan_paths([tmp_path]).states.values()
     summary = state.summary()
@@ -779,7 +791,7 @@ async def test_the_tui_greys_cancel_on_an_otlp_run_and_says_why(tmp_path: Path) 
     from tui.settings import Settings
     from tui.textual_compat import notices_shown
 
-    chat, tool, _ = agent_run()
+    chat, tool, _ = recent(agent_run())
     runs = tmp_path / "runs"
     OtlpIngest(runs).ingest(decode_json(request(chat, tool)))  # live: its root is to come
     app = make_app(Settings(flush_interval=0.01), [LedgerDirectorySource(runs, name="otlp")])

@@ -1,0 +1,62 @@
+"""``runtop samples``: the six sample ledgers runtop ships, opened in the app.
+
+They are copied into ``$RUNTOP_HOME/samples`` (``~/.runtop/samples``) first: an
+installed package may be read-only, and a copy of one's own can be listed,
+shown, replayed and changed. ``--path`` copies them and prints that folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+from pathlib import Path
+from typing import Final
+
+from rich.console import Console
+
+from inspector.ledger import make_private_dir, runtop_home
+from tui.commands.targets import CommandError
+
+SHIPPED: Final = Path(__file__).resolve().parent.parent / "samples"
+"""The sample ledgers as the package holds them."""
+
+
+def samples_dir() -> Path:
+    """Where ``runtop samples`` puts its copy: ``samples`` in ``$RUNTOP_HOME``."""
+    return runtop_home() / "samples"
+
+
+def copy_samples(target: Path | None = None) -> Path:
+    """Copy the shipped samples into ``target`` (default :func:`samples_dir`); the folder.
+
+    Each copy is written afresh (a sample changed by hand is restored); files beside
+    them are left alone. A copy is as new as the copying: how live its run looks is
+    judged from the ledger's own times too, so a sample never looks running.
+
+    Raises:
+        CommandError: the folder cannot be made or written.
+    """
+    target = samples_dir() if target is None else target
+    try:
+        make_private_dir(target)
+        for sample in sorted(SHIPPED.glob("*.jsonl")):
+            shutil.copyfile(sample, target / sample.name)
+    except OSError as error:
+        raise CommandError(
+            f"cannot copy the samples to {target}: {error.strerror or error}"
+        ) from None
+    return target
+
+
+def run(args: argparse.Namespace, out: Console, err: Console) -> int:
+    folder = copy_samples()
+    if args.path:
+        sys.stdout.write(f"{folder}\n")
+        return 0
+    from inspector import LedgerDirectorySource
+    from tui.app import make_app, run_until_exit
+    from tui.settings import settings_from
+
+    source = LedgerDirectorySource(folder, name="samples")
+    return run_until_exit(make_app(settings_from(args), [source]))
