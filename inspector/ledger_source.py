@@ -147,6 +147,7 @@ class LedgerDirectorySource(RunSource):
         liveness_interval: float = 1.0,
         only: list[str | os.PathLike[str]] | None = None,
         gather: float = GATHER,
+        clock: float | None = None,
     ) -> None:
         self.root = Path(root)
         super().__init__(name or self.root.name or str(self.root))
@@ -157,6 +158,7 @@ class LedgerDirectorySource(RunSource):
             only=only,
             gather=gather,
             notice=NOTICE,
+            clock=clock,
         )
         self._paths: dict[str, str] = {}
         self._gone: set[str] = set()

@@ -129,6 +129,8 @@ class LedgerDirectory:
         notice: how soon a write is noticed (seconds): the watcher looks at what it
             collected this often, waking a thread that takes the GIL each time, so a
             follower that can wait longer costs less while nothing is written.
+        clock: a fixed "now" (POSIX seconds) the runs' liveness is judged at, as the
+            app's ``clock`` setting fixes the times it shows: snapshots and tests.
     """
 
     def __init__(
@@ -141,8 +143,10 @@ class LedgerDirectory:
         only: Iterable[str | os.PathLike[str]] | None = None,
         gather: float = 0.0,
         notice: float = 0.001,
+        clock: float | None = None,
     ) -> None:
         self.root = Path(root)
+        self.clock = clock
         self.gather = gather
         self.notice = notice
         self.only = {os.path.abspath(path) for path in only} if only is not None else None
@@ -168,7 +172,10 @@ class LedgerDirectory:
 
     def scan(self) -> ScanResult:
         """Summarise every ledger under the directory now (blocking)."""
-        return scan_paths([self.root], stale_after=self.stale_after)
+        result = scan_paths([self.root], stale_after=self.stale_after)
+        for state in result.states.values():
+            state.clock = self.clock
+        return result
 
     async def watch(self, stop: asyncio.Event | None = None) -> AsyncIterator[DirectoryUpdate]:
         """Yield the initial runs, then every change, until ``stop`` is set.
@@ -327,6 +334,7 @@ class LedgerDirectory:
         except LedgerError as error:
             update.errors.append(error)
             return None
+        state.clock = self.clock
         tail = LedgerTail(path, start=state.complete_end, max_line_bytes=self.max_line_bytes)
         summary = state.summary()
         self._followed[path] = _Followed(state, tail, summary.status)
@@ -544,6 +552,7 @@ class LedgerDirectory:
         state = LedgerState(
             builder, complete_end=0, mtime=time.time(), stale_after=self.stale_after
         )
+        state.clock = self.clock
         tail = LedgerTail(path, max_line_bytes=self.max_line_bytes)
         followed = _Followed(state, tail)
         try:
@@ -572,7 +581,7 @@ class LedgerDirectory:
         a core.)
         """
         changed = {change.path for change in update.changes}
-        now = time.time()
+        now = time.time() if self.clock is None else self.clock
         running, awaiting = RunStatus.RUNNING, RunStatus.AWAITING_APPROVAL
         unknown = RunStatus.UNKNOWN  # an empty ledger turns stale with time alone
         live = [

@@ -79,6 +79,8 @@ class LedgerState:
         self.torn_bytes = torn_bytes
         """Bytes after the last ``\\n``: a line being written, or, once the writer is gone,
         a line that never will be (counted as damage)."""
+        self.clock: float | None = None
+        """A fixed "now" liveness is judged at when none is given (snapshots, tests)."""
 
     def summary(self, now: float | None = None) -> RunSummary:
         """The summary, with liveness judged from the last probe and write time."""
@@ -90,7 +92,7 @@ class LedgerState:
             summary,
             mtime=self.mtime,
             lock_held=self.lock_held,
-            now=now,
+            now=self.clock if now is None else now,
             stale_after=self.stale_after,
             torn_bytes=self.torn_bytes,
         )

@@ -45,6 +45,12 @@ def line(
     return json.dumps(record, separators=(",", ":")).encode() + b"\n"
 
 
+def written_ago(seconds: float) -> str:
+    """A line's ``time`` that many seconds before now: a run whose lines say so is live
+    (another writer's is judged by its last event's own time, not only the file's)."""
+    return f"{datetime.now(UTC) - timedelta(seconds=seconds):%Y-%m-%dT%H:%M:%S.%fZ}"
+
+
 def started(seq: int = 1, **payload: Any) -> bytes:
     return line(seq, "run_started", {"skill": "research", "input": {"q": "x"}, **payload})
 

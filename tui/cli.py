@@ -292,10 +292,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         args = watch_parser().parse_args(arguments)
         command = "watch"
-    if opens_the_app(command, args) and not has_terminal():
-        # Textual would draw its escape codes into a pipe and wait for keys forever.
-        say(sys.stderr, NO_TERMINAL)
-        return EXIT_ERROR
     try:
         module = importlib.import_module(f"tui.commands.{command}")
         if command == "ls" and args.json:
@@ -317,25 +313,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         say(sys.stderr, crash_line(error))
         return EXIT_CRASHED
     return status
-
-
-NO_TERMINAL: Final = (
-    "the app needs a terminal (its input and its stderr are not one); "
-    "as text: runtop ls, runtop show RUN_ID"
-)
-
-
-def opens_the_app(command: str, args: argparse.Namespace) -> bool:
-    """Whether ``command`` runs the Textual app (``samples --path`` only copies)."""
-    if command == "samples":
-        return not args.path
-    return command in {"watch", "demo", "replay"}
-
-
-def has_terminal() -> bool:
-    """Whether the app can run here: Textual reads keys from stdin and draws on stderr."""
-    stderr = sys.__stderr__
-    return sys.stdin is not None and sys.stdin.isatty() and stderr is not None and stderr.isatty()
 
 
 def _consoles(command: str) -> tuple[Console, Console]:

@@ -273,3 +273,14 @@ def test_a_run_updated_in_the_tail_of_a_large_ledger_is_read(tmp_path: Path) -> 
     summary = summarize_ledger(path)
     assert summary.partial
     assert (summary.agent, summary.input) == ("weather", "Paris?")
+
+
+def test_a_just_copied_ledger_of_an_old_unfinished_run_is_stale(
+    write_ledger: Callable[..., Path],
+) -> None:
+    """Written a moment ago (a copy, a checkout), its last event a week old: not running."""
+    path = write_ledger(started(), line(2, "node_enter", {"node_id": "tool:search#1"}))
+    assert summarize_ledger(path).status == RunStatus.STALE
+    # its writer's clock may be off by up to the stale limit
+    assert summarize_ledger(path, now=WRITTEN + 2 * 300 - 10).status == RunStatus.RUNNING
+    assert summarize_ledger(path, now=WRITTEN + 2 * 300 + 10).status == RunStatus.STALE

@@ -42,7 +42,7 @@ def ledger_line(run_id: str, seq: int, kind: str, payload: dict[str, Any], at: f
 
 
 def write_thinking_run(directory: Path, *tools: str) -> None:
-    """A run that called ``tools`` and is now waiting on a model (written just now, so live)."""
+    """A run that called ``tools`` and is now (at the app's clock) waiting on a model."""
     at = FROZEN - 20
     lines = [ledger_line(THINKING, 1, "run_started", {"skill": "research"}, at)]
     for n, name in enumerate(tools):
@@ -80,9 +80,13 @@ async def compare(pilot: Any, first: str, second: str, *words: str) -> str:
 # -- 1: a model call under way is one call, not 0 ----------------------------------------------
 
 
-async def test_a_model_call_under_way_is_counted_running_not_zero(fixtures: Path) -> None:
-    app = sample_app(fixtures)
-    write_thinking_run(fixtures)  # after the samples were aged: this one is live
+async def test_a_model_call_under_way_is_counted_running_not_zero(
+    fixtures: Path, tmp_path: Path
+) -> None:
+    live = tmp_path / "live"
+    live.mkdir()
+    write_thinking_run(live)  # its last event 10 s before the app's now: live at that now
+    app = sample_app(fixtures, LedgerDirectorySource(live, name="live", clock=FROZEN))
     async with app.run_test(size=(160, 48)) as pilot:
         await loaded(pilot, 7)
         text = await compare(pilot, RESEARCH, THINKING, "model calls")

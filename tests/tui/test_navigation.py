@@ -193,21 +193,22 @@ async def test_doing_now_says_a_tool_one_way(tmp_path: Path) -> None:
     """DOING NOW said ``tool web_search`` for one run and ``tool:web_search#1`` (its node
     id) for another; each now says ``tool web_search``."""
     from inspector import LedgerDirectorySource
-    from tests.conftest import line
+    from tests.conftest import line, written_ago
 
     in_node = "run_20261129T064500001_0000000000000001"
     in_call = "run_20261129T064500002_0000000000000002"
     directory = tmp_path / "runs"
     directory.mkdir()
+    at = written_ago(1)
     (directory / f"{in_node}.jsonl").write_bytes(
-        line(1, "run_started", {"skill": "a"}, run_id=in_node)
-        + line(2, "node_enter", {"node_id": "tool:web_search#1"}, run_id=in_node)
-        + line(3, "node_enter", {"node_id": "llm:claude-haiku#2"}, run_id=in_node)
-        + line(4, "node_exit", {"node_id": "llm:claude-haiku#2"}, run_id=in_node)
+        line(1, "run_started", {"skill": "a"}, run_id=in_node, time=at)
+        + line(2, "node_enter", {"node_id": "tool:web_search#1"}, run_id=in_node, time=at)
+        + line(3, "node_enter", {"node_id": "llm:claude-haiku#2"}, run_id=in_node, time=at)
+        + line(4, "node_exit", {"node_id": "llm:claude-haiku#2"}, run_id=in_node, time=at)
     )
     (directory / f"{in_call}.jsonl").write_bytes(
-        line(1, "run_started", {"skill": "b"}, run_id=in_call)
-        + line(2, "tool_call", {"call_id": "c1", "name": "web_search"}, run_id=in_call)
+        line(1, "run_started", {"skill": "b"}, run_id=in_call, time=at)
+        + line(2, "tool_call", {"call_id": "c1", "name": "web_search"}, run_id=in_call, time=at)
     )
     # Written just now, by another writer than runtop: live.
     app = make_app(Settings(flush_interval=0.01), [LedgerDirectorySource(directory)])

@@ -18,6 +18,7 @@ from textual.widgets import Input
 
 from inspector import LedgerDirectorySource, ManagerSource, ReplaySource
 from run_manager import Manager
+from tests.conftest import written_ago
 from tests.tui_support import (
     FROZEN,
     age,
@@ -237,8 +238,8 @@ def test_a_tool_call_still_going_is_running_in_every_word(tmp_path: Path, capsys
             json.dumps({"run_id": run_id, "seq": seq, "time": when, "type": kind, "payload": p})
             + "\n"
             for seq, when, kind, p in (
-                (1, "2026-11-28T14:31:00Z", "run_started", {"skill": "s"}),
-                (2, "2026-11-28T14:31:01Z", "tool_call", {"name": "fetch", "call_id": "c1"}),
+                (1, written_ago(2), "run_started", {"skill": "s"}),
+                (2, written_ago(1), "tool_call", {"name": "fetch", "call_id": "c1"}),
             )
         )
     )

@@ -87,9 +87,9 @@ def test_live_run_grown(snap_compare: Any, tmp_path: Path, size: str) -> None:
         await settle(pilot, lambda: "4 nodes" in str(summary.render()), "the summary")
         await pilot.pause(0.1)
 
-    clock = BASE.timestamp() + 4.0
+    clock = BASE.timestamp() + 4.0  # the run is live at the app's now, its last event 2 s old
     app = make_app(
         Settings(clock=clock, flush_interval=0.01),
-        [LedgerDirectorySource(tmp_path, name="runs")],
+        [LedgerDirectorySource(tmp_path, name="runs", clock=clock)],
     )
     assert snap_compare(app, terminal_size=SIZES[size], run_before=grow)

@@ -27,9 +27,12 @@ from tui.widgets.timeline_view import TimelineView
 pytestmark = pytest.mark.timeout(60)
 
 
-def app_on(directory: Path, clock: float = FROZEN) -> RuntopApp:
+def app_on(directory: Path, clock: float = FROZEN, *, judged_at_clock: bool = False) -> RuntopApp:
+    """The app on ``directory`` at ``clock``; its runs' liveness judged at that clock too, or
+    (by default) now, by which the timeline ledgers, written days ago, are long over."""
     settings = Settings(clock=clock, flush_interval=0.01)
-    return make_app(settings, [LedgerDirectorySource(directory, name="runs")])
+    judged = clock if judged_at_clock else None
+    return make_app(settings, [LedgerDirectorySource(directory, name="runs", clock=judged)])
 
 
 async def open_timeline(pilot: Pilot[Any], run_id: str, runs: int = 2) -> TimelinePane:
@@ -150,7 +153,7 @@ async def test_live_run_grows_at_the_right(tmp_path: Path) -> None:
     run.tool_start(2.5, "web_search", 1, {"q": "x"})
     path = run.write(tmp_path)
     clock = (BASE.timestamp()) + 4.0
-    app = app_on(tmp_path, clock=clock)
+    app = app_on(tmp_path, clock=clock, judged_at_clock=True)
     async with app.run_test(size=(120, 30)) as pilot:
         pane = await open_timeline(pilot, PARENT, runs=1)
         view = pane.view

@@ -20,11 +20,13 @@ from rich.console import Console
 from inspector import ManagerSource
 from run_manager import Manager
 from tui.app import make_app, run_until_exit
+from tui.commands.targets import require_terminal
 from tui.demo import STARTING, start_demo
 from tui.settings import settings_from
 
 
 def run(args: argparse.Namespace, out: Console, err: Console) -> int:
+    require_terminal()
     ledger_dir = Path(tempfile.mkdtemp(prefix="runtop-demo-"))
     manager = Manager(ledger_dir=ledger_dir, retained_runs=200)
     tasks: list[asyncio.Task[None]] = []

@@ -13,7 +13,7 @@ from rich.console import Console
 from inspector import SPEEDS, ReplaySource
 from inspector.ledger import LedgerError, LedgerUnreadable, NotALedgerFile, file_kind, find_ledgers
 from tui.app import make_app, run_until_exit
-from tui.commands.targets import CommandError
+from tui.commands.targets import CommandError, require_terminal
 from tui.settings import settings_from
 
 
@@ -56,6 +56,7 @@ def replay_files(paths: Sequence[str], skipped: list[LedgerError] | None = None)
 def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     skipped: list[LedgerError] = []
     files: list[str | os.PathLike[str]] = [*replay_files(args.files, skipped)]
+    require_terminal()
     for error in skipped:  # before the app's screen: still there when it closes
         err.print(f"runtop: {error}", markup=False, highlight=False)
     source = ReplaySource(files, speed=SPEEDS[args.speed], name="replay")

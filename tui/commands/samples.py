@@ -16,7 +16,7 @@ from typing import Final
 from rich.console import Console
 
 from inspector.ledger import make_private_dir, runtop_home
-from tui.commands.targets import CommandError
+from tui.commands.targets import CommandError, require_terminal
 
 SHIPPED: Final = Path(__file__).resolve().parent.parent / "samples"
 """The sample ledgers as the package holds them."""
@@ -50,6 +50,8 @@ def copy_samples(target: Path | None = None) -> Path:
 
 
 def run(args: argparse.Namespace, out: Console, err: Console) -> int:
+    if not args.path:
+        require_terminal()
     folder = copy_samples()
     if args.path:
         sys.stdout.write(f"{folder}\n")

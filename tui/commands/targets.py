@@ -7,6 +7,7 @@ A leaf: it imports no other command and neither Textual nor the run manager.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Final
@@ -99,6 +100,24 @@ def match_run_id(target: str, run_ids: Iterable[str], where: str) -> str:
     raise CommandError(f"{target} is ambiguous {where}: it names {named}{also}")
 
 
+NO_TERMINAL: Final = (
+    "the app needs a terminal (its input and its stderr are not one); "
+    "as text: runtop ls, runtop show RUN_ID"
+)
+
+
+def require_terminal() -> None:
+    """Before the app starts: Textual reads keys from stdin and draws on stderr, and
+    without a terminal would draw its escape codes into a pipe and wait for keys forever.
+
+    Raises:
+        CommandError: stdin or stderr is not a terminal.
+    """
+    stderr = sys.__stderr__
+    if not (sys.stdin is not None and sys.stdin.isatty() and stderr and stderr.isatty()):
+        raise CommandError(NO_TERMINAL)
+
+
 def require_run_id(target: str, why: str = "") -> str:
     """``target`` if it is a run id.
 
@@ -116,6 +135,7 @@ __all__ = [
     "is_url",
     "match_run_id",
     "require_run_id",
+    "require_terminal",
     "resolve_ledger",
     "split_targets",
 ]

@@ -10,7 +10,7 @@ from rich.console import Console
 from inspector import LedgerDirectorySource, RunSource
 from inspector.ledger import is_session_place
 from tui.app import make_app, run_until_exit
-from tui.commands.targets import CommandError, is_url
+from tui.commands.targets import CommandError, is_url, require_terminal
 from tui.settings import settings_from
 
 
@@ -20,6 +20,7 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     sources = sources_for(targets or [settings.ledger_dir], default=not targets, token=args.token)
     if not targets and not getattr(args, "no_sessions", False):
         sources.extend(home_sessions())
+    require_terminal()
     return run_until_exit(make_app(settings, sources))
 
 

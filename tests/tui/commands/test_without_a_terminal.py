@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import FIXTURES
-from tui.cli import NO_TERMINAL
+from tui.commands.targets import NO_TERMINAL
 
 
 @pytest.mark.parametrize(
