@@ -76,6 +76,6 @@ async def test_a_filter_typed_over_stops_the_search_before(tmp_path: Path) -> No
         assert first.is_set()
         second = screen._stop_search
         assert shown(app) == [list(SAID)[1]]
-        await filtered(app, pilot, "status:running")  # no has: left: nothing searched
+        await filtered(app, pilot, "skill:fetch")  # no has: left: nothing searched
         assert second.is_set()
         assert sorted(shown(app)) == sorted(SAID)
