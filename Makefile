@@ -17,10 +17,12 @@ $(BIN)/python:
 
 # constraints.txt pins what was tested (the snapshot tests draw with this Textual).
 $(RUN_STAMP): pyproject.toml constraints.txt | $(BIN)/python
+	# A .venv made before runtop was named runtop-agents holds the old name's install.
+	$(BIN)/python -m pip uninstall --quiet --yes runtop 2>/dev/null || true
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e .
 	# An editable install writes no bytecode, and PYTHONDONTWRITEBYTECODE (set on
 	# some machines) keeps Python from writing it: every launch would compile ~50 modules.
-	$(BIN)/python -m compileall -q inspector ledger_reader run_manager tui
+	$(BIN)/python -m compileall -q inspector ledger_reader run_manager tui runtop
 	rm -f $(VENV)/.installed-*
 	touch $@
 

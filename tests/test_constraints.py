@@ -15,6 +15,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from tests.conftest import REPO
+from tui.cli import DISTRIBUTION
 
 EXTRAS = ("test",)
 """The extras ``make test`` installs (the test extra names the others)."""
@@ -32,14 +33,14 @@ def needed() -> dict[str, str]:
     """Every distribution runtop with its test extra requires, at its installed version."""
     found: dict[str, str] = {}
     seen: set[tuple[str, frozenset[str]]] = set()
-    stack: list[tuple[str, frozenset[str]]] = [("runtop", frozenset(EXTRAS))]
+    stack: list[tuple[str, frozenset[str]]] = [(DISTRIBUTION, frozenset(EXTRAS))]
     while stack:
         name, extras = stack.pop()
         try:
             dist = distribution(name)
         except PackageNotFoundError:
             continue  # an optional dependency for another platform
-        if canonicalize_name(name) != "runtop":
+        if canonicalize_name(name) != DISTRIBUTION:
             found[canonicalize_name(name)] = dist.version
         for text in dist.requires or []:
             requirement = Requirement(text)

@@ -61,13 +61,17 @@ examples, one a form:
 """Every form of the command line with an example each: the end of ``runtop --help``."""
 
 
+DISTRIBUTION: Final = "runtop-agents"
+"""The name runtop is installed by: ``runtop`` on the package index is another project."""
+
+
 def version() -> str:
     """``runtop X.Y.Z``, as installed."""
     from importlib.metadata import PackageNotFoundError
     from importlib.metadata import version as installed
 
     try:
-        return f"runtop {installed('runtop')}"
+        return f"runtop {installed(DISTRIBUTION)}"
     except PackageNotFoundError:  # run from a checkout that was never installed
         return "runtop (not installed)"
 
@@ -212,16 +216,16 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         const=4317,
         metavar="PORT",
-        help="also receive OpenTelemetry traces over OTLP/gRPC (extra runtop[otlp]), with the "
-        "same token as authorization metadata: default port 4317; 0 picks one",
+        help="also receive OpenTelemetry traces over OTLP/gRPC (extra runtop-agents[otlp]), "
+        "with the same token as authorization metadata: default port 4317; 0 picks one",
     )
     serve.add_argument(
         "--ray",
         nargs="?",
         const="",
         metavar="ADDRESS",
-        help="execute runs on a Ray cluster (extra runtop[ray]): ADDRESS as ray.init takes it, "
-        "default the cluster Ray finds or a new local one",
+        help="execute runs on a Ray cluster (extra runtop-agents[ray]): ADDRESS as ray.init "
+        "takes it, default the cluster Ray finds or a new local one",
     )
     for sub in (ls, show, cancel):
         sub.add_argument(

@@ -416,7 +416,7 @@ def forecast(city: str) -> str:
 def weather_agent(pace: float = 1.0) -> object | None:
     """A PydanticAI agent on a PydanticAI function model that asks the forecast of the city
     its question names (PydanticAI's test model asked it of ``a``: the demo said "sunny in
-    a" to "What's the weather in Paris?"); ``None`` without runtop[pydantic-ai]."""
+    a" to "What's the weather in Paris?"); ``None`` without runtop-agents[pydantic-ai]."""
     try:
         from pydantic_ai import Agent
         from pydantic_ai.messages import (

@@ -8,9 +8,9 @@ into the manager's agent events, so the run's ledger holds the model
 calls, tokens, tool calls and handoffs, and cancel, resume and
 approvals work as for a plain agent.
 
-- PydanticAI (``pydantic_ai.Agent``, extra ``runtop[pydantic-ai]``): ``Agent.iter``,
+- PydanticAI (``pydantic_ai.Agent``, extra ``runtop-agents[pydantic-ai]``): ``Agent.iter``,
   each model request node's event stream and each tool node's event stream.
-- The OpenAI Agents SDK (``agents.Agent``, extra ``runtop[openai-agents]``): its
+- The OpenAI Agents SDK (``agents.Agent``, extra ``runtop-agents[openai-agents]``): its
   ``RunHooks`` (model calls, tools, handoffs) and ``Runner.run_streamed`` for text.
 """
 

@@ -8,7 +8,7 @@
 
 ``RayExecutor(address=None)`` joins the cluster ``ray.init()`` would find
 (or starts a local one); ``RayExecutor(address="ray://head:10001")``
-names one. Ray is an optional extra (``runtop[ray]``): nothing else in
+names one. Ray is an optional extra (``runtop-agents[ray]``): nothing else in
 ``run_manager`` imports it.
 
 How a run crosses the process boundary:

@@ -105,7 +105,7 @@ class OtlpRoute:
             raise _refuse(415, f"OTLP bodies are {_PROTOBUF} or {_JSON}, not {content_type!r}")
         protobuf = content_type == _PROTOBUF
         if protobuf and not _protobuf_available():
-            raise _refuse(415, "protobuf bodies need runtop[otlp] on the server; send JSON")
+            raise _refuse(415, "protobuf bodies need runtop-agents[otlp] on the server; send JSON")
         length = request.content_length
         if length is not None and length < LARGE_BODY:
             return await self._export(request, protobuf)

@@ -146,7 +146,9 @@ def _otlp_grpc_port(port: int | None) -> int | None:
         import grpc  # noqa: F401
         import opentelemetry.proto.collector.trace.v1.trace_service_pb2  # noqa: F401
     except ImportError as error:
-        raise CommandError(f"--otlp-grpc needs pip install 'runtop[otlp]' ({error})") from None
+        raise CommandError(
+            f"--otlp-grpc needs pip install 'runtop-agents[otlp]' ({error})"
+        ) from None
     return port
 
 
@@ -155,7 +157,7 @@ async def _ray_executor(address: str, err: Console) -> Any:
     try:
         from run_manager.executors.ray import RayExecutor
     except ImportError as error:
-        raise CommandError(f"--ray needs Ray: pip install 'runtop[ray]' ({error})") from None
+        raise CommandError(f"--ray needs Ray: pip install 'runtop-agents[ray]' ({error})") from None
     where = address or "the cluster ray.init() finds (or a new local one)"
     err.print(f"runtop serve: joining Ray at {where} ...")
     executor = RayExecutor(address or None)
