@@ -76,7 +76,7 @@ async def memory_after(counts: list[int]) -> list[float]:
     agent = NoOp()
     readings = []
     done = 0
-    async with Manager() as manager:
+    async with Manager(ledger_dir=False) as manager:
         for target in counts:
             while done < target:
                 handles = [manager.start(agent, "x") for _ in range(1000)]
@@ -104,7 +104,7 @@ async def ledger_rate(events: int, ledger_dir: Path) -> float:
 
 async def cancel_latency(samples: int) -> list[float]:
     latencies = []
-    async with Manager() as manager:
+    async with Manager(ledger_dir=False) as manager:
         for _ in range(samples):
             agent = Sleeper()
             handle = manager.start(agent, "x")

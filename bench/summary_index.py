@@ -55,7 +55,7 @@ def resident_mib() -> float:
 
 
 async def measure(runs: int, every: int, max_finished: int) -> list[tuple[int, float, int]]:
-    manager = Manager()
+    manager = Manager(ledger_dir=False)
     server = AttachServer(manager, token="bench", max_finished_runs=max_finished)
     agent = Lookup()
     points = []

@@ -24,12 +24,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from ledger_reader import LedgerError, LedgerFile, RunStarted, control, is_valid_run_id
 from ledger_reader.control import CancelRequest, ControlRequest, ResumeRequest, control_dir
 from ledger_reader.liveness import live_writer
-from ledger_reader.locations import foreign_access, make_private_dir
+from ledger_reader.locations import default_ledger_dir, foreign_access, make_private_dir
 from run_manager.agents import (
     FunctionAgent,
     agent_name,
@@ -72,7 +72,11 @@ class Manager:
     Args:
         retained_runs: finished runs kept listable (0 forgets them at once).
         ledger_dir: where runs write their ledgers (``~`` expanded; made ``0700`` now,
-            so a path that cannot be a directory is refused here); ``None`` writes none.
+            so a path that cannot be a directory is refused here). ``None`` (the
+            default) is the folder ``runtop`` and ``runtop ls`` look in:
+            ``$RUNTOP_LEDGER_DIR``, else ``~/.runtop/runs`` (``$RUNTOP_HOME/runs``).
+            ``False`` writes no ledger: runs live in memory only, and cannot be
+            resumed or cancelled by control file.
         agents: agents registered by name, for :meth:`resume` from a ledger
             and for control-file resumes.
         hub: the live fan-out (one is made if not given).
@@ -94,7 +98,7 @@ class Manager:
         self,
         *,
         retained_runs: int = DEFAULT_RETAINED,
-        ledger_dir: str | Path | None = None,
+        ledger_dir: str | Path | Literal[False] | None = None,
         agents: Iterable[object] = (),
         hub: Hub | None = None,
         watch_control: bool = True,
@@ -107,7 +111,10 @@ class Manager:
             raise ValueError("retained_runs must be 0 or more")
         self.retained_runs = retained_runs
         """Finished runs kept for :meth:`list`, :meth:`get` and :meth:`resume` from memory."""
-        self.ledger_dir = Path(ledger_dir).expanduser() if ledger_dir is not None else None
+        if ledger_dir is None:
+            ledger_dir = default_ledger_dir()
+        self.ledger_dir = Path(ledger_dir).expanduser() if ledger_dir is not False else None
+        """Where runs write their ledgers; ``None`` when they write none."""
         if self.ledger_dir is not None:
             prepare_ledger_dir(self.ledger_dir, shared=shared_ledger_dir)
         self.hub = hub or Hub()

@@ -62,10 +62,12 @@ def completed(seq: int, status: str = "ok", **payload: Any) -> bytes:
 @pytest.fixture(scope="session", autouse=True)
 def _private_runtop_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """The test session's own ``RUNTOP_HOME``: ``runtop ls`` writes its summary cache there,
-    and no test may write into (or read from) the home of whoever runs the tests. Session-wide,
-    so module-scoped fixtures that list ledgers are set up inside it too."""
+    a ``Manager()`` its ledgers (in ``runs``), and no test may write into (or read from) the
+    home of whoever runs the tests, nor the ledger folder their ``RUNTOP_LEDGER_DIR`` names.
+    Session-wide, so module-scoped fixtures that list ledgers are set up inside it too."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("RUNTOP_HOME", str(tmp_path_factory.mktemp("runtop-home")))
+        patch.delenv("RUNTOP_LEDGER_DIR", raising=False)
         yield
 
 

@@ -1,6 +1,9 @@
 """``runtop demo``: simulated agents in an embedded run manager, watched in the app.
 
-With ``runtop serve``, the only command that loads the run manager.
+Its runs write their ledgers where every runtop looks by default
+(``$RUNTOP_LEDGER_DIR``, else ``~/.runtop/runs``), so plain ``runtop`` and
+``runtop ls`` show them again after it. With ``runtop serve``, the only
+command that loads the run manager.
 """
 
 from __future__ import annotations
@@ -12,7 +15,6 @@ import os
 import shlex
 import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 from rich.console import Console
@@ -27,8 +29,8 @@ from tui.settings import settings_from
 
 def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     require_terminal()
-    ledger_dir = Path(tempfile.mkdtemp(prefix="runtop-demo-"))
-    manager = Manager(ledger_dir=ledger_dir, retained_runs=200)
+    manager = Manager(retained_runs=200)  # the default ledger folder
+    ledger_dir = manager.ledger_dir
     tasks: list[asyncio.Task[None]] = []
 
     async def stop() -> None:
@@ -48,8 +50,12 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
 
     app.call_later(lambda: app.run_worker(begin()))
     status = run_until_exit(app)
-    again = shlex.join([*runtop_as_typed(), str(ledger_dir)])
-    sys.stdout.write(f"The demo's ledgers are in {ledger_dir}\nWatch them again with: {again}\n")
+    typed = runtop_as_typed()
+    watch, listing = shlex.join(typed), shlex.join([*typed, "ls"])
+    sys.stdout.write(
+        f"The demo's runs are in {ledger_dir}\n"
+        f"Watch them again with: {watch}  (or list them: {listing})\n"
+    )
     return status
 
 

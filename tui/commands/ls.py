@@ -31,6 +31,7 @@ from inspector.ledger import (
 )
 from tui.commands.output import say, write_json
 from tui.commands.targets import CommandError, split_targets
+from tui.text import HOW_TO_START
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -127,7 +128,7 @@ def _gather(args: argparse.Namespace) -> tuple[list[RunSummary], bool]:
         and all(isinstance(e, LedgerGone | NoLedgers) for e in errors)
     ):
         # The default directory of a fresh home: nothing has run yet, which is no failure.
-        say(sys.stderr, f"no runs yet in {paths[0]}. To see runtop at work: runtop demo")
+        say(sys.stderr, f"no runs yet in {paths[0]}. {HOW_TO_START}")
         errors = []
     failed = bool(errors)
     for error in errors:

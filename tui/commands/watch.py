@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 from pathlib import Path
 
 from rich.console import Console
 
 from inspector import LedgerDirectorySource, RunSource
-from inspector.ledger import is_session_place
+from inspector.ledger import is_session_place, make_private_dir
 from tui.app import make_app, run_until_exit
 from tui.commands.targets import CommandError, is_url, require_terminal
 from tui.settings import settings_from
@@ -17,6 +18,10 @@ from tui.settings import settings_from
 def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     settings = settings_from(args)
     targets: list[Path | str] = list(args.paths)
+    if not targets:
+        # runtop's own folder, made as a Manager() makes it, so its first runs appear live
+        with contextlib.suppress(OSError):  # else the source says why it cannot be read
+            make_private_dir(settings.ledger_dir)
     sources = sources_for(targets or [settings.ledger_dir], default=not targets, token=args.token)
     if not targets and not getattr(args, "no_sessions", False):
         sources.extend(home_sessions())

@@ -29,7 +29,7 @@ from inspector.content_search import ContentSearch
 from inspector.filters import FIELDS as FILTER_FIELDS
 from tui.screens.runs_preview import PreviewingScreen
 from tui.store_news import StoreChanged
-from tui.text import inert
+from tui.text import HOW_TO_START, inert
 from tui.text.runs import now_or, short_id
 from tui.typed_ahead import type_into
 from tui.widgets.filter_box import FilterBox
@@ -325,14 +325,15 @@ class RunsScreen(PreviewingScreen):
             else:
                 where = inert(", ".join(source.description for source in snapshot.sources))
                 message = self.starting or (
-                    f"No runs yet in {where or 'any source'}. New runs appear here live."
+                    f"No runs yet in {where or 'any source'}. New runs appear here live. "
+                    f"{HOW_TO_START}"
                 )
                 if any(source.opening for source in snapshot.sources):
                     message = f"Opening {where}…"  # not "no runs": they are not known yet
                 if any(not source.available for source in snapshot.sources):
                     message = (
                         f"Nothing to show: {where} cannot be read (see above). New runs "
-                        "there appear here once it can be. To see runtop at work: runtop demo"
+                        f"there appear here once it can be. {HOW_TO_START}"
                     )
             empty.update(Text(message))
             empty.add_class("shown")

@@ -30,6 +30,9 @@ _CONTROL: Final = re.compile(
 )
 """C0 (bar tab and newline), DEL, C1, and the bidirectional overrides that reorder a line."""
 
+HOW_TO_START: Final = "To see runtop at work: runtop demo (or runtop samples: six sample runs)"
+"""What an empty listing of a fresh home says next, in ``runtop ls`` and the app alike."""
+
 _NAMED: Final = {"\x1b": "␛", "\r": "␍", "\x00": "␀", "\x07": "␇", "\x08": "␈"}
 
 _JSON_UNSAFE: Final = re.compile(

@@ -395,7 +395,7 @@ def test_ls_on_a_fresh_home_says_how_to_start(
     monkeypatch.delenv("RUNTOP_LEDGER_DIR", raising=False)
     code, out, err = run(capsys, "ls")
     assert (code, out) == (0, "")
-    assert err.endswith("To see runtop at work: runtop demo\n"), err
+    assert err.endswith("To see runtop at work: runtop demo (or runtop samples: six sample runs)\n")
     assert str(tmp_path / "fresh" / "runs") in err
     code, out, _ = run(capsys, "ls", "--json")
     assert (code, json.loads(out)) == (0, [])
