@@ -202,7 +202,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--web",
         action="store_true",
         help="also serve the app in a browser, at /web/ behind the same token "
-        "(extra runtop[web]); each page runs the app attached to this server",
+        "(extra runtop-agents[web]); each page runs the app attached to this server",
     )
     serve.add_argument(
         "--finish-runs",

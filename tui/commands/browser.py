@@ -39,7 +39,7 @@ try:
     from textual_serve.app_service import AppService
     from textual_serve.download_manager import DownloadManager
 except ImportError as error:  # the extra is not installed: serve --web says how to get it
-    raise CommandError(f"--web needs pip install 'runtop[web]' ({error})") from None
+    raise CommandError(f"--web needs pip install 'runtop-agents[web]' ({error})") from None
 
 PREFIX: Final = "/web"
 """Where the page is served, beside the attach API's ``/api/agent/``."""

@@ -108,11 +108,14 @@ NO_TERMINAL: Final = (
 
 def require_terminal() -> None:
     """Before the app starts: Textual reads keys from stdin and draws on stderr, and
-    without a terminal would draw its escape codes into a pipe and wait for keys forever.
+    without a terminal would draw its escape codes into a pipe and wait for keys forever
+    (unless another driver is named, as textual-serve does for a page in a browser).
 
     Raises:
         CommandError: stdin or stderr is not a terminal.
     """
+    if os.environ.get("TEXTUAL_DRIVER"):
+        return  # another driver draws (textual-serve's, for a page in a browser): no terminal
     stderr = sys.__stderr__
     if not (sys.stdin is not None and sys.stdin.isatty() and stderr and stderr.isatty()):
         raise CommandError(NO_TERMINAL)

@@ -18,14 +18,14 @@ from tui.settings import settings_from
 def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     settings = settings_from(args)
     targets: list[Path | str] = list(args.paths)
-    if not targets:
-        # runtop's own folder, made as a Manager() makes it, so its first runs appear live
-        with contextlib.suppress(OSError):  # else the source says why it cannot be read
-            make_private_dir(settings.ledger_dir)
     sources = sources_for(targets or [settings.ledger_dir], default=not targets, token=args.token)
     if not targets and not getattr(args, "no_sessions", False):
         sources.extend(home_sessions())
     require_terminal()
+    if not targets:
+        # runtop's own folder, made as a Manager() makes it, so its first runs appear live
+        with contextlib.suppress(OSError):  # else the source says why it cannot be read
+            make_private_dir(settings.ledger_dir)
     return run_until_exit(make_app(settings, sources))
 
 

@@ -184,7 +184,7 @@ def test_without_the_web_extra_serve_says_how_to_get_it(tmp_path: Path) -> None:
     _, stderr = process.communicate(timeout=30)
     assert process.returncode == 1
     assert stderr.strip().splitlines() == [
-        "runtop: --web needs pip install 'runtop[web]' (not here)"
+        "runtop: --web needs pip install 'runtop-agents[web]' (not here)"
     ]
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import FIXTURES, REPO, RUN_ID, completed, line, started
-from tui.cli import COMMANDS, main
+from tui.cli import COMMANDS, DISTRIBUTION, main
 from tui.commands.demo import runtop_as_typed
 from tui.commands.output import write_json
 
@@ -369,7 +369,7 @@ def test_version_is_the_installed_one(capsys: pytest.CaptureFixture[str]) -> Non
     with pytest.raises(SystemExit) as exited:
         main(["--version"])
     assert exited.value.code == 0
-    assert capsys.readouterr().out == f"runtop {version('runtop')}\n"
+    assert capsys.readouterr().out == f"runtop {version(DISTRIBUTION)}\n"
 
 
 def test_help_shows_every_form_with_an_example(capsys: pytest.CaptureFixture[str]) -> None:
