@@ -266,22 +266,32 @@ class AttachClient:
             ) as response:
                 body = await response.read()
                 if response.status >= 400:
-                    raise self._failure(response.status, body, response.headers)
+                    raise self._failure(response.status, body, response.headers, path)
         except (aiohttp.ClientError, TimeoutError, OSError) as error:
             raise ServerUnreachable(f"{self.url} cannot be reached: {_reason(error)}") from None
         try:
             return msgspec.json.decode(body)
         except msgspec.DecodeError:
-            raise ServerError(
-                response.status, f"{self.url} answered with something not JSON"
-            ) from None
+            raise ServerError(response.status, self._foreign(response.status, path)) from None
 
-    def _failure(self, status: int, body: bytes, headers: Mapping[str, str]) -> SourceError:
+    def _foreign(self, status: int, path: str) -> str:
+        """What a server that does not speak the attach API is told: named so, not a status."""
+        return (
+            f"{self.url} is not a runtop server (nor one with the attach API): it answered "
+            f"HTTP {status} to {API_PATH}{path}, not the API's JSON"
+        )
+
+    def _failure(
+        self, status: int, body: bytes, headers: Mapping[str, str], path: str
+    ) -> SourceError:
         try:
             message = str(msgspec.json.decode(body).get("error", ""))
         except (msgspec.DecodeError, AttributeError):
             message = ""
-        message = message or f"HTTP {status}"
+        if not message:  # the attach API says every error as {"error": ...}
+            return ServerError(
+                status, self._foreign(status, path), retry_after(headers.get("Retry-After"))
+            )
         if status == 401:
             if not self.token:
                 return TokenRefused(
@@ -307,7 +317,7 @@ class AttachClient:
             ) as response:
                 if response.status >= 400:
                     body = await response.read()
-                    raise self._failure(response.status, body, response.headers)
+                    raise self._failure(response.status, body, response.headers, path)
                 async for chunk in response.content.iter_any():
                     frames = parser.feed(chunk)
                     if frames:

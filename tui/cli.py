@@ -11,21 +11,26 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
 import importlib
+import math
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, NoReturn
 
 from inspector.ledger import LedgerError, default_ledger_dir
 from tui.commands.output import say
-from tui.commands.targets import CommandError
+from tui.commands.targets import CommandError, UsageError, is_url
 from tui.crash import EXIT_CRASHED, crash_line
+from tui.settings import SettingsError
 
 if TYPE_CHECKING:
     from rich.console import Console
 
 EXIT_ERROR: Final = 1
+EXIT_USAGE: Final = 2
+"""A mistake in the command line itself: an unknown command or option, a value out of range."""
 EXIT_INTERRUPTED: Final = 130
 
 COMMANDS: Final = {"ls", "show", "cancel", "serve", "demo", "replay", "samples"}
@@ -88,8 +93,76 @@ class VersionAction(argparse.Action):
         parser.exit()
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+class Parser(argparse.ArgumentParser):
+    """argparse, with a mistake said in one line (and where to look), exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        say(sys.stderr, f"{message} (see {self.prog} --help)")
+        sys.exit(EXIT_USAGE)
+
+
+def port_number(text: str) -> int:
+    """A TCP port: 0 (one the system picks) to 65535."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{text} is not a port (0 to 65535; 0 picks one)")
+    return port
+
+
+def seconds(text: str) -> float:
+    """A number of seconds, 0 or more."""
+    value = _number(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text} is less than no time")
+    return value
+
+
+def pace(text: str) -> float:
+    """A multiple of the demo's pace: more than 0 (``0.5`` twice as fast), at most 100."""
+    value = _number(text)
+    if not 0 < value <= 100:
+        raise argparse.ArgumentTypeError(
+            f"{text} is no pace: more than 0 and at most 100 (0.5 is twice as fast, 2 half)"
+        )
+    return value
+
+
+def _number(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text} is not a number")
+    return value
+
+
+def add_command(
+    commands: argparse._SubParsersAction[Parser],
+    name: str,
+    summary: str,
+    description: str,
+    examples: str,
+) -> Parser:
+    """A subcommand whose ``--help`` says what it does and shows it done."""
+    return commands.add_parser(
+        name,
+        help=summary,
+        description=description,
+        epilog=f"examples:\n{examples}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+
+
+TOKEN_HELP: Final = "an attach server's token (default: $RUNTOP_TOKEN or its token file)"
+WHERE_DEFAULT: Final = "(default: $RUNTOP_LEDGER_DIR, else $RUNTOP_HOME/runs: ~/.runtop/runs)"
+
+
+def build_parser() -> Parser:
+    parser = Parser(
         prog="runtop",
         usage=USAGE,
         description="See, stop and replay AI agent runs from the terminal.",
@@ -98,15 +171,30 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action=VersionAction)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", prog="runtop")
-    ls = commands.add_parser(
-        "ls", help="list the runs under ledger files, directories or attach servers"
+    ls = add_command(
+        commands,
+        "ls",
+        "list the runs under ledger files, directories or attach servers",
+        "One row per run, newest first: its status, id, skill, start, duration, events, "
+        "tokens and cost. Into a pipe, plain text, one run a line.",
+        "  runtop ls                                  the runs in ~/.runtop/runs\n"
+        "  runtop ls ~/.runtop/samples --json         the samples, as a JSON array\n"
+        "  runtop ls --from http://127.0.0.1:8765     a server's runs\n"
+        "  runtop ls --filter status:failed           only the failed ones",
     )
     ls.add_argument(
         "paths",
         nargs="*",
         metavar="PATH_OR_URL",
-        help="ledger files or directories, or attach servers' URLs "
-        "(default: $RUNTOP_LEDGER_DIR, else $RUNTOP_HOME/runs: ~/.runtop/runs)",
+        help=f"ledger files or directories, or attach servers' URLs {WHERE_DEFAULT}",
+    )
+    ls.add_argument(
+        "--from",
+        dest="more_paths",
+        action="append",
+        default=[],
+        metavar="DIR_OR_URL",
+        help="a ledger directory or an attach server's URL, as a PATH_OR_URL; may be repeated",
     )
     ls.add_argument("--json", action="store_true", help="print a JSON array of run summaries")
     ls.add_argument(
@@ -121,8 +209,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="read every ledger, neither using nor writing the summary cache in "
         "$RUNTOP_HOME/cache (also: RUNTOP_NO_CACHE=1)",
     )
-    show = commands.add_parser("show", help="print the events of one run")
-    show.add_argument("target", metavar="PATH_OR_RUN_ID", help="a ledger file or a run id")
+    show = add_command(
+        commands,
+        "show",
+        "print the events of one run",
+        "One run's events as the app's event stream reads them: streamed text gathered "
+        "into paragraphs, a tool call on its result's line. A run id may be any unique "
+        "start or end of it.",
+        "  runtop show 7b3d8a60 --from ~/.runtop/samples        a run, by the end of its id\n"
+        "  runtop show RUN_ID --timeline                        where its time went\n"
+        "  runtop show RUN_ID --follow                          as it runs, until it ends\n"
+        "  runtop show path/to/run.jsonl --json                 a ledger file, as JSON Lines",
+    )
+    show.add_argument(
+        "target", metavar="PATH_OR_RUN_ID", help="a ledger file, or a run id (or part of one)"
+    )
     show.add_argument("--json", action="store_true", help="print JSON Lines, one per ledger line")
     show.add_argument(
         "--timeline",
@@ -148,16 +249,24 @@ def build_parser() -> argparse.ArgumentParser:
         help="keep printing as the ledger grows, until the run ends or Ctrl-C",
     )
     show.add_argument(
-        "--dir",
         "--from",
         dest="dir",
         action="append",
         metavar="DIR_OR_URL",
         help="where to look for a run id: a directory or an attach server's URL "
-        "(default: $RUNTOP_LEDGER_DIR, else $RUNTOP_HOME/runs: ~/.runtop/runs); may be repeated",
+        f"{WHERE_DEFAULT}; may be repeated",
     )
-    cancel = commands.add_parser("cancel", help="ask a run to stop")
-    cancel.add_argument("run_id", metavar="RUN_ID")
+    show.add_argument("--dir", dest="dir", action="append", help=argparse.SUPPRESS)
+    cancel = add_command(
+        commands,
+        "cancel",
+        "ask a run to stop",
+        "Ask a live run to stop, by the same rules as the app's c: from a directory by a "
+        "control file its writer acts on, from a server through its attach API.",
+        '  runtop cancel RUN_ID --reason "runaway"\n'
+        "  runtop cancel 9c2e7b3d --from http://127.0.0.1:8765",
+    )
+    cancel.add_argument("run_id", metavar="RUN_ID", help="a run id, or a unique part of one")
     cancel.add_argument("--reason", help="why: recorded in the ledger and shown")
     cancel.add_argument("--user", help="who asks, as the ledger records it (default: the OS user)")
     cancel.add_argument(
@@ -166,14 +275,23 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR_OR_URL",
         default=str(default_ledger_dir()),
         help="the run's ledger directory (a control file is written) or an attach "
-        "server's URL (default: $RUNTOP_LEDGER_DIR, else $RUNTOP_HOME/runs: ~/.runtop/runs)",
+        f"server's URL {WHERE_DEFAULT}",
     )
-    serve = commands.add_parser("serve", help="run agents with the attach API (HTTP + SSE)")
+    serve = add_command(
+        commands,
+        "serve",
+        "run agents with the attach API (HTTP + SSE)",
+        "A run manager behind the attach API and OTLP ingest, until a signal. Clients on "
+        "this machine find its token in ~/.runtop/tokens; it is kept for the next start "
+        "on the same port.",
+        "  runtop serve --agents tui.demo:demo_agents     the demo's agents, on port 8765\n"
+        "  runtop serve --port 0 --otlp-grpc              any free port, and OTLP/gRPC\n"
+        "  RUNTOP_TOKEN=secret runtop serve --host 0.0.0.0   beyond this machine",
+    )
     serve.add_argument(
         "--ledger-dir",
         default=str(default_ledger_dir()),
-        help="where runs write their ledgers "
-        "(default: $RUNTOP_LEDGER_DIR, else $RUNTOP_HOME/runs: ~/.runtop/runs)",
+        help=f"where runs write their ledgers {WHERE_DEFAULT}",
     )
     serve.add_argument(
         "--agents",
@@ -182,7 +300,17 @@ def build_parser() -> argparse.ArgumentParser:
         "function returning one (try tui.demo:demo_agents)",
     )
     serve.add_argument("--host", default="127.0.0.1", help="default: 127.0.0.1 (this machine)")
-    serve.add_argument("--port", type=int, default=8765, help="default: 8765; 0 picks one")
+    serve.add_argument("--port", type=port_number, default=8765, help="default: 8765; 0 picks one")
+    serve.add_argument(
+        "--token",
+        help="the bearer token clients must send (default: $RUNTOP_TOKEN, else the one "
+        "kept from this port's last start, else a new one)",
+    )
+    serve.add_argument(
+        "--new-token",
+        action="store_true",
+        help="make a new token, even if one is kept or given (every client must learn it)",
+    )
     serve.add_argument("--read-only", action="store_true", help="refuse every POST (403)")
     serve.add_argument(
         "--retain",
@@ -209,11 +337,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="on exit, let live runs finish (up to --grace seconds) instead of cancelling them",
     )
-    serve.add_argument("--grace", type=float, default=10.0, help="seconds runs get to stop")
+    serve.add_argument(
+        "--grace", type=seconds, default=10.0, help="seconds runs get to stop (default: 10)"
+    )
     serve.add_argument(
         "--otlp-grpc",
         nargs="?",
-        type=int,
+        type=port_number,
         const=4317,
         metavar="PORT",
         help="also receive OpenTelemetry traces over OTLP/gRPC (extra runtop-agents[otlp]), "
@@ -228,23 +358,59 @@ def build_parser() -> argparse.ArgumentParser:
         "takes it, default the cluster Ray finds or a new local one",
     )
     for sub in (ls, show, cancel):
-        sub.add_argument(
-            "--token", help="an attach server's token (default: $RUNTOP_TOKEN or its token file)"
-        )
-    demo = commands.add_parser("demo", help="watch simulated agents run (ledgers are kept)")
-    demo.add_argument("--pace", type=float, default=1.0, help="slower (>1) or faster (<1)")
-    samples = commands.add_parser(
+        sub.add_argument("--token", help=TOKEN_HELP)
+    demo = add_command(
+        commands,
+        "demo",
+        "watch simulated agents run (their ledgers kept in ~/.runtop/runs)",
+        "Simulated agents in an embedded run manager, watched in the app: they think, "
+        "call tools, ask approvals and fail now and then. Their ledgers are written where "
+        "runtop looks by default, so runtop and runtop ls show them again afterwards.",
+        "  runtop demo\n  runtop demo --pace 0.5          twice as fast",
+    )
+    demo.add_argument(
+        "--pace", type=pace, default=1.0, help="slower (>1) or faster (<1); default 1"
+    )
+    samples = add_command(
+        commands,
         "samples",
-        help="six sample runs, copied into $RUNTOP_HOME/samples (~/.runtop/samples), in the app",
+        "six sample runs, copied into $RUNTOP_HOME/samples (~/.runtop/samples), in the app",
+        "The six sample ledgers runtop ships (a finished research run, a failed deploy, a "
+        "cancelled run, one waiting on an approval, a torn and a damaged ledger), copied "
+        "into ~/.runtop/samples and opened in the app.",
+        "  runtop samples\n"
+        "  runtop samples --path                       copy them and print where\n"
+        "  runtop ls ~/.runtop/samples                 then list them as text",
     )
     samples.add_argument(
         "--path", action="store_true", help="copy them and print the folder; no app"
     )
-    replay = commands.add_parser("replay", help="play past runs back as they happened")
+    replay = add_command(
+        commands,
+        "replay",
+        "play past runs back as they happened",
+        "Past runs played back in the app at their own pace (or faster): ledger files, "
+        "directories of them, or an attach server's runs.",
+        "  runtop replay ~/.runtop/runs --speed 10\n"
+        "  runtop replay ~/.runtop/samples/run_20261128T143000012_4f1a9c2e7b3d8a60.jsonl\n"
+        "  runtop replay http://127.0.0.1:8765 --speed max",
+    )
     replay.add_argument(
-        "files", nargs="+", metavar="PATH", help="ledger files, or directories of ledgers"
+        "files",
+        nargs="*",
+        metavar="PATH_OR_URL",
+        help=f"ledger files, directories of ledgers, or attach servers' URLs {WHERE_DEFAULT}",
+    )
+    replay.add_argument(
+        "--from",
+        dest="more_files",
+        action="append",
+        default=[],
+        metavar="DIR_OR_URL",
+        help="a ledger directory or an attach server's URL, as a PATH_OR_URL; may be repeated",
     )
     replay.add_argument("--speed", choices=["1", "2", "10", "max"], default="1")
+    replay.add_argument("--token", help=TOKEN_HELP)
     for sub in (demo, replay, samples):
         sub.add_argument("--theme", help="a Textual theme (also from the command palette)")
         sub.add_argument("--read-only", action="store_true", help="turn every action off")
@@ -252,13 +418,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def watch_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+def watch_parser() -> Parser:
+    parser = Parser(
         prog="runtop",
         usage=USAGE,
         description="Watch agent runs live in ledger directories or files and attach "
-        "servers. Other commands: runtop demo | replay | ls | show | cancel | serve "
-        "(each with --help).",
+        "servers. Other commands: runtop demo | samples | replay | ls | show | cancel | "
+        "serve (each with --help).",
         epilog=FORMS,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -287,12 +453,58 @@ def watch_parser() -> argparse.ArgumentParser:
     return parser
 
 
+APP_OPTIONS: Final = {"--token": True, "--theme": True, "--read-only": False}
+"""The app's options, each with whether it takes a value: before a command, they are its."""
+
+
+def command_first(arguments: list[str]) -> list[str]:
+    """``runtop --token abc ls DIR`` as ``runtop ls DIR --token abc``: the app's options
+    typed before a command go to the command (which says so if it has no such option)."""
+    at = 0
+    while at < len(arguments):
+        name, has_value, _ = arguments[at].partition("=")
+        if name not in APP_OPTIONS:
+            break
+        at += 1 + (APP_OPTIONS[name] and not has_value)
+    if 0 < at < len(arguments) and arguments[at] in COMMANDS:
+        return [arguments[at], *arguments[at + 1 :], *arguments[:at]]
+    return arguments
+
+
+def meant_command(word: str) -> str | None:
+    """The command ``word`` is a typo of (``lss``: ``ls``), when it names no path either."""
+    if (
+        word in COMMANDS
+        or word.startswith("-")
+        or is_url(word)
+        or os.sep in word
+        or os.path.lexists(word)
+    ):
+        return None
+    close = difflib.get_close_matches(word, sorted(COMMANDS), n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
-    arguments = list(sys.argv[1:] if argv is None else argv)
+    arguments = command_first(list(sys.argv[1:] if argv is None else argv))
+    meant = meant_command(arguments[0]) if arguments else None
+    if meant is not None:
+        said = f"{arguments[0]} is no command, file or directory; did you mean runtop {meant}?"
+        say(sys.stderr, said)
+        return EXIT_USAGE
     if arguments and arguments[0] in COMMANDS | {"-h", "--help", "--version"}:
-        args = build_parser().parse_args(arguments)
+        parser = build_parser()
+        args, extra = parser.parse_known_args(arguments)
         command = args.command
+        if extra:  # said by the command's own parser, whose options they are not
+            subparser = f"runtop {command}" if command else "runtop"
+            said = f"unrecognized arguments: {' '.join(extra)} (see {subparser} --help)"
+            say(sys.stderr, said)
+            return EXIT_USAGE
+        for into, more in (("paths", "more_paths"), ("files", "more_files")):
+            if hasattr(args, more):  # --from DIR_OR_URL: one more place to look
+                setattr(args, into, [*getattr(args, into), *getattr(args, more)])
     else:
         args = watch_parser().parse_args(arguments)
         command = "watch"
@@ -302,6 +514,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             status: int = module.run_json(args)  # JSON needs no consoles: no Rich loaded
         else:
             status = module.run(args, *_consoles(command))
+    except (UsageError, SettingsError) as error:
+        say(sys.stderr, str(error))
+        return EXIT_USAGE
     except (CommandError, LedgerError) as error:
         say(sys.stderr, str(error))
         return EXIT_ERROR

@@ -11,6 +11,7 @@ take (``bench/tui.py`` times the launch), for the parsing of five fields.
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -76,8 +77,17 @@ class Settings(msgspec.Struct, frozen=True):
         return cls(**values)
 
 
+class SettingsError(ValueError):
+    """A setting no app can run with (an unknown theme, a number that is none), from the
+    command line or the environment: said in one line, exit status 2."""
+
+
 def settings_from(args: argparse.Namespace) -> Settings:
-    """:meth:`Settings.from_env`, with the app's options of the command line over it."""
+    """:meth:`Settings.from_env`, with the app's options of the command line over it.
+
+    Raises:
+        SettingsError: a theme Textual does not have, or a variable that is not a number.
+    """
     values: dict[str, Any] = {}
     if getattr(args, "theme", None):
         values["theme"] = args.theme
@@ -85,7 +95,21 @@ def settings_from(args: argparse.Namespace) -> Settings:
         values["read_only"] = True
     if getattr(args, "user", None):
         values["user"] = args.user
-    return Settings.from_env(**values)
+    try:
+        settings = Settings.from_env(**values)
+    except ValueError as error:
+        raise SettingsError(str(error)) from None
+    if "theme" not in values and not os.environ.get("RUNTOP_THEME"):
+        return settings  # the default: no need to load Textual's themes to check it
+    from textual.theme import BUILTIN_THEMES
+
+    if settings.theme not in BUILTIN_THEMES:
+        given = "--theme" if values.get("theme") else "RUNTOP_THEME"
+        close = difflib.get_close_matches(settings.theme, sorted(BUILTIN_THEMES), n=1)
+        hint = f"; did you mean {close[0]}?" if close else ""
+        names = ", ".join(sorted(BUILTIN_THEMES))
+        raise SettingsError(f"{given} {settings.theme!r}: no such theme{hint} (themes: {names})")
+    return settings
 
 
 def load_state(path: Path | None) -> dict[str, Any]:

@@ -48,7 +48,9 @@ async def serve(
     """Serve the attach API until ``stop`` is set (or the task is cancelled).
 
     The token is written, 0600, where :func:`run_manager.server.tokens.token_path`
-    says, and ``ready(url, token_file)`` is called once the port is bound.
+    says, and ``ready(url, token_file)`` is called once the port is bound. The file
+    stays when the server stops: ``runtop serve`` takes the token up again at its next
+    start on the port, so clients elsewhere that were given it keep working.
     On the way out, streams end first; then live runs are cancelled, or with
     ``finish_runs`` given ``grace`` seconds to finish. ``body_timeout`` replaces
     both routes' own (15 s, and an export a second more a MiB), ``read_gap`` the
@@ -138,9 +140,6 @@ async def serve(
             if finish_runs:
                 await manager.close(cancel_running=False, grace=grace)
             await manager.close(cancel_running=True, grace=grace)
-            if written is not None:
-                with contextlib.suppress(OSError):
-                    written.unlink()
 
 
 async def _slash_added(request: web.Request) -> web.StreamResponse:

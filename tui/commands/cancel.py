@@ -18,7 +18,13 @@ from rich.console import Console
 from inspector import LedgerDirectorySource
 from inspector.actions import refusal
 from inspector.source import ActionRefused, SourceError
-from tui.commands.targets import CommandError, is_url, require_run_id, resolve_ledger
+from tui.commands.targets import (
+    CommandError,
+    is_url,
+    remote_run_id,
+    require_run_id,
+    resolve_ledger,
+)
 from tui.settings import Settings
 
 
@@ -28,6 +34,8 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     user = getattr(args, "user", None) or Settings.from_env().user
     if is_url(where):
         from inspector.attach_client import AttachClient, find_token
+
+        run_id = remote_run_id(where, args.token, run_id)
 
         async def cancel() -> None:
             async with AttachClient(where, find_token(where, args.token)) as client:

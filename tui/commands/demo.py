@@ -28,6 +28,7 @@ from tui.settings import settings_from
 
 
 def run(args: argparse.Namespace, out: Console, err: Console) -> int:
+    settings = settings_from(args)
     require_terminal()
     manager = Manager(retained_runs=200)  # the default ledger folder
     ledger_dir = manager.ledger_dir
@@ -39,7 +40,7 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
         await manager.close(grace=2.0)
 
     app = make_app(
-        settings_from(args),
+        settings,
         [ManagerSource(manager, name="demo")],
         on_exit=stop,
         starting=STARTING,

@@ -30,7 +30,7 @@ from inspector.ledger import (
     scan_summaries,
 )
 from tui.commands.output import say, write_json
-from tui.commands.targets import CommandError, split_targets
+from tui.commands.targets import CommandError, not_a_ledger, split_targets
 from tui.text import HOW_TO_START
 
 if TYPE_CHECKING:
@@ -105,7 +105,16 @@ def passes(run_filter: RunFilter, summary: RunSummary, source: str) -> bool:
 
 def _gather(args: argparse.Namespace) -> tuple[list[RunSummary], bool]:
     """Every run ``args`` name, newest first, and whether anything failed (said on stderr)."""
-    paths, urls = split_targets(args.paths)
+    named, urls = split_targets(args.paths)
+    paths: list[Path] = []
+    refused = False
+    for path in named:
+        why = not_a_ledger(path)
+        if why is None:
+            paths.append(path)
+        else:
+            say(sys.stderr, why)
+            refused = True
     # A listing keeps every summary it makes until it exits, and frees nothing on the way:
     # the collector would only walk that growing heap again and again (``bench/directory.py``
     # lists 10,000 ledgers). Nothing a scan
@@ -130,7 +139,7 @@ def _gather(args: argparse.Namespace) -> tuple[list[RunSummary], bool]:
         # The default directory of a fresh home: nothing has run yet, which is no failure.
         say(sys.stderr, f"no runs yet in {paths[0]}. {HOW_TO_START}")
         errors = []
-    failed = bool(errors)
+    failed = bool(errors) or refused
     for error in errors:
         say(sys.stderr, str(error))
     for url in urls:

@@ -3,17 +3,32 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import stat
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Final
 
 from rich.console import Console
 
 from inspector import SPEEDS, ReplaySource
-from inspector.ledger import LedgerError, LedgerUnreadable, NotALedgerFile, file_kind, find_ledgers
+from inspector.ledger import (
+    LedgerError,
+    LedgerUnreadable,
+    NotALedgerFile,
+    file_kind,
+    find_ledgers,
+    is_valid_run_id,
+)
 from tui.app import make_app, run_until_exit
-from tui.commands.targets import CommandError, require_terminal
+from tui.commands.targets import (
+    CommandError,
+    refuse_non_ledger,
+    require_terminal,
+    split_targets,
+)
 from tui.settings import settings_from
 
 
@@ -47,17 +62,55 @@ def replay_files(paths: Sequence[str], skipped: list[LedgerError] | None = None)
             if skipped is not None:
                 skipped.extend(errors)
         elif stat.S_ISREG(mode):
-            files.append(path)
+            files.append(refuse_non_ledger(path))
         else:
             raise CommandError(str(NotALedgerFile(name, file_kind(mode))))
     return list(dict.fromkeys(files))
 
 
+SERVER_RUNS: Final = 200
+"""The newest runs of an attach server a replay plays (each one's events are fetched)."""
+
+
 def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     skipped: list[LedgerError] = []
-    files: list[str | os.PathLike[str]] = [*replay_files(args.files, skipped)]
+    paths, urls = split_targets(args.files)
+    files: list[str | os.PathLike[str]] = [*replay_files([str(p) for p in paths], skipped)]
+    settings = settings_from(args)
     require_terminal()
-    for error in skipped:  # before the app's screen: still there when it closes
-        err.print(f"runtop: {error}", markup=False, highlight=False)
-    source = ReplaySource(files, speed=SPEEDS[args.speed], name="replay")
-    return run_until_exit(make_app(settings_from(args), [source]))
+    with tempfile.TemporaryDirectory(prefix="runtop-replay-") as fetched:
+        for url in urls:
+            files.extend(asyncio.run(fetch_runs(url, args.token, Path(fetched))))
+        if not files:
+            raise CommandError(f"no runs to replay on {', '.join(urls)}")
+        for error in skipped:  # before the app's screen: still there when it closes
+            err.print(f"runtop: {error}", markup=False, highlight=False)
+        source = ReplaySource(files, speed=SPEEDS[args.speed], name="replay")
+        return run_until_exit(make_app(settings, [source]))
+
+
+async def fetch_runs(url: str, token: str | None, into: Path) -> list[Path]:
+    """The newest :data:`SERVER_RUNS` runs of the attach server at ``url``, each written
+    into ``into`` as a ledger of the events the server sends for it.
+
+    Raises:
+        CommandError: the server cannot be reached or refuses.
+    """
+    from inspector.attach_client import AttachClient, find_token
+    from inspector.source import SourceError
+
+    written: list[Path] = []
+    try:
+        async with AttachClient(url, find_token(url, token)) as client:
+            for summary in (await client.runs())[:SERVER_RUNS]:
+                if not is_valid_run_id(summary.run_id):
+                    continue  # never joined to a path
+                lines: list[bytes] = []
+                async for frames in client.frames(f"runs/{summary.run_id}/events"):
+                    lines.extend(f.data + b"\n" for f in frames if f.event is None and f.data)
+                path = into / f"{summary.run_id}.jsonl"
+                path.write_bytes(b"".join(lines))
+                written.append(path)
+    except SourceError as error:
+        raise CommandError(str(error)) from None
+    return sorted(written)

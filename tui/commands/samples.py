@@ -50,15 +50,14 @@ def copy_samples(target: Path | None = None) -> Path:
 
 
 def run(args: argparse.Namespace, out: Console, err: Console) -> int:
-    if not args.path:
-        require_terminal()
-    folder = copy_samples()
     if args.path:
-        sys.stdout.write(f"{folder}\n")
+        sys.stdout.write(f"{copy_samples()}\n")
         return 0
     from inspector import LedgerDirectorySource
     from tui.app import make_app, run_until_exit
     from tui.settings import settings_from
 
-    source = LedgerDirectorySource(folder, name="samples")
-    return run_until_exit(make_app(settings_from(args), [source]))
+    settings = settings_from(args)
+    require_terminal()
+    source = LedgerDirectorySource(copy_samples(), name="samples")
+    return run_until_exit(make_app(settings, [source]))

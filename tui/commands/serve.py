@@ -9,6 +9,7 @@ import argparse
 import asyncio
 import importlib
 import ipaddress
+import os
 import signal
 import sys
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import Any
 
 from rich.console import Console
 
-from tui.commands.targets import CommandError
+from tui.commands.targets import CommandError, UsageError
 
 
 def load_agents(spec: str) -> list[object]:
@@ -24,26 +25,40 @@ def load_agents(spec: str) -> list[object]:
 
     The current directory is importable, as for ``python -m``.
     """
+    from run_manager.agents import as_runnable
+
     module_name, _, attribute = spec.partition(":")
     if not module_name or not attribute:
-        raise CommandError(f"--agents {spec!r}: expected MODULE:ATTR, like myapp.agents:AGENTS")
+        raise UsageError(f"--agents {spec!r}: expected MODULE:ATTR, like myapp.agents:AGENTS")
     if "" not in sys.path:
         sys.path.insert(0, "")
     try:
         module = importlib.import_module(module_name)
     except ImportError as error:
-        raise CommandError(f"--agents: cannot import {module_name}: {error}") from None
+        raise UsageError(f"--agents: cannot import {module_name}: {error}") from None
     try:
         found: Any = getattr(module, attribute)
     except AttributeError:
-        raise CommandError(f"--agents: {module_name} has no {attribute}") from None
+        raise UsageError(f"--agents: {module_name} has no {attribute}") from None
     if not isinstance(found, list | tuple) and callable(found):
-        found = found()
+        try:
+            found = found()
+        except Exception as error:  # someone else's function: whatever it raises is theirs
+            said = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+            raise UsageError(
+                f"--agents {spec}: expected a list of agents or a function returning one; "
+                f"{attribute}() failed ({said})"
+            ) from None
     if not isinstance(found, list | tuple):
-        raise CommandError(
+        raise UsageError(
             f"--agents {spec}: expected a list of agents or a function returning one, "
             f"got {type(found).__name__}"
         )
+    for agent in found:
+        try:
+            as_runnable(agent)
+        except TypeError as error:
+            raise UsageError(f"--agents {spec}: {error}") from None
     return list(found)
 
 
@@ -52,9 +67,8 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     from run_manager.manager import LedgerDirShared, prepare_ledger_dir
     from run_manager.server.retention import BadRetention, Retention
     from run_manager.server.standalone import serve
-    from run_manager.server.tokens import make_token
 
-    token = make_token()
+    token = choose_token(args)
     page = _browser_view(token, args.read_only) if args.web else None
     try:
         retention = Retention.parse(args.retain)
@@ -63,7 +77,7 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     agents = load_agents(args.agents) if args.agents else []
     ledger_dir = Path(args.ledger_dir).expanduser()
     if not _is_loopback(args.host):
-        err.print(
+        tell(
             f"runtop serve: listening on {args.host}, beyond this machine: anyone with the "
             "token can start and cancel runs (the token travels in the clear without TLS)"
         )
@@ -90,15 +104,22 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
         def ready(url: str, token_file: Path) -> None:
             names = ", ".join(sorted(manager.agents)) or "none (runs cannot be started over HTTP)"
             mode = " read-only" if args.read_only else ""
-            err.print(f"runtop serve: {url}{mode}, ledgers in {ledger_dir}")
-            err.print(f"  token: {token_file} (clients on this machine find it there)")
-            err.print(f"  agents: {names}")
-            err.print(f"  keeps: {retention.describe()} (--retain)")
-            err.print(f"  watch with: runtop {url}")
-            if grpc_address:
-                err.print(f"  OTLP/gRPC: {grpc_address[0]} (the same token)")
-            if page is not None:
-                err.print(f"  in a browser: {page.address(url, with_token=err.is_terminal)}")
+            for line in (
+                f"runtop serve: {url}{mode}, ledgers in {ledger_dir}",
+                f"  token: {token_file} (clients on this machine find it there; kept for "
+                "the next start on this port, --new-token makes another)",
+                f"  agents: {names}",
+                f"  keeps: {retention.describe()} (--retain)",
+                f"  watch with: runtop {url}",
+                otlp_http_line(url, protobuf_available()),
+                *(f"  OTLP/gRPC: {address} (the same token)" for address in grpc_address),
+                *(
+                    [f"  in a browser: {page.address(url, with_token=sys.stderr.isatty())}"]
+                    if page is not None
+                    else []
+                ),
+            ):
+                tell(line)
 
         grpc_address: list[str] = []
         stop = asyncio.Event()
@@ -136,6 +157,57 @@ def _browser_view(token: str, read_only: bool) -> Any:
     from tui.commands.browser import BrowserView  # says how to install the extra if missing
 
     return BrowserView(token, read_only=read_only)
+
+
+def tell(line: str) -> None:
+    """One line of the banner on stderr, whole: never wrapped at the terminal's width (or at
+    80 columns into a pipe, where a script reads the URL and the token file from it)."""
+    sys.stderr.write(f"{line}\n")
+    sys.stderr.flush()
+
+
+def choose_token(args: argparse.Namespace) -> str:
+    """The server's token: ``--token``, else ``$RUNTOP_TOKEN``, else the one kept from this
+    port's last start (so watchers elsewhere keep working across a restart), else a new one;
+    ``--new-token`` always makes a new one.
+
+    Raises:
+        UsageError: ``--token`` and ``--new-token`` together.
+    """
+    from run_manager.server.tokens import make_token, read_token
+
+    if args.new_token:
+        if args.token:
+            raise UsageError("--token and --new-token: give one or the other")
+        return make_token()
+    given: str | None = args.token or os.environ.get("RUNTOP_TOKEN") or None
+    if given is not None:
+        return given
+    kept = read_token(args.host, args.port) if args.port else None
+    return kept or make_token()
+
+
+def protobuf_available() -> bool:
+    """Whether OTLP's protobuf bodies can be read here (the ``otlp`` extra is installed)."""
+    from importlib.util import find_spec
+
+    try:
+        return (
+            find_spec("opentelemetry.proto") is not None
+            and find_spec("google.protobuf") is not None
+        )
+    except ImportError:  # find_spec imports the parent package, which may be missing
+        return False
+
+
+def otlp_http_line(url: str, protobuf: bool) -> str:
+    """The banner's OTLP/HTTP line: where exporters send traces, and whether they can."""
+    if protobuf:
+        return f"  OTLP/HTTP: {url}/v1/traces (protobuf or JSON, the same token)"
+    return (
+        f"  OTLP/HTTP: {url}/v1/traces takes JSON only: exporters send protobuf by default "
+        "and get 415 until pip install 'runtop-agents[otlp]'"
+    )
 
 
 def _otlp_grpc_port(port: int | None) -> int | None:

@@ -55,9 +55,10 @@ from inspector.timeline import Timeline, outcome_of_status
 from tui.commands.output import say, write_json
 from tui.commands.targets import (
     CommandError,
+    NoSuchRun,
     default_ledger_dir,
     is_url,
-    require_run_id,
+    remote_run_id,
     resolve_ledger,
 )
 from tui.text import compact_json, inert, offset
@@ -137,6 +138,15 @@ class EventPrinter:
             block.append(line.raw)
         if block:
             write_json(b"\n".join(block))
+
+    def settle(self) -> None:
+        """Print the entry held, unless it is a paragraph still streaming: followed, a run's
+        streamed text is printed as ``show`` prints it, a paragraph a line, once it ends
+        (a chunk a line was 27 lines for a sentence)."""
+        first = self._entry[0] if self._entry else None
+        if isinstance(first, LlmChunk | ReasoningChunk) and not self.finished:
+            return
+        self.flush()
 
     def flush(self) -> None:
         """Print the entry held so far (a paragraph may go on: the rest is a new line)."""
@@ -246,7 +256,7 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     search = [Path(path) for path in args.dir] if args.dir else [default_ledger_dir()]
     try:
         path = resolve_ledger(args.target, search)
-    except CommandError as error:
+    except NoSuchRun as error:
         if args.dir:
             raise
         # Looked only where runs are written by default: say how to look elsewhere.
@@ -263,7 +273,10 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.follow:
         # One reader from the first byte: the file printed is the file followed, even if
         # it is replaced between the two.
-        asyncio.run(_follow(path, printer, err))
+        try:
+            asyncio.run(_follow(path, printer, err))
+        finally:
+            printer.flush()  # a paragraph cut short by Ctrl-C, as far as it went
         return 0
     summary = summarize_ledger(path)
     gone = writer_gone(summary)
@@ -415,10 +428,12 @@ async def _follow(path: Path, printer: EventPrinter, err: Console) -> None:
                         say(err.file, f"{path}: the ledger was {batch.reset}; {again}")
                         printer.started = None
                     printer.lines(batch.lines)
-                    printer.flush()  # what streamed so far; the paragraph goes on the next line
+                    printer.settle()
                     if printer.finished:
+                        printer.flush()
                         return
         except LedgerGone:
+            printer.flush()  # a paragraph cut short, as far as it went
             say(err.file, f"{path}: the ledger was moved or removed; waiting for it to return")
         else:
             # The file it watched went away (renamed): read on from what the name holds now.
@@ -460,7 +475,7 @@ def _show_remote(args: argparse.Namespace, url: str, out: Console) -> int:
     from inspector.attach_client import item_of
     from inspector.source import SourceError
 
-    run_id = require_run_id(args.target, " (a server is asked by run id)")
+    run_id = remote_run_id(url, args.token, args.target)
     if getattr(args, "timeline", False):
         return _remote_timeline(args, url, run_id, out)
     printer = EventPrinter(
@@ -474,7 +489,7 @@ def _show_remote(args: argparse.Namespace, url: str, out: Console) -> int:
                 if item is not None:
                     printer.line(Line(0, 0, item, frame.data if frame.event is None else b""))
             if args.follow:
-                printer.flush()  # what has come so far; a paragraph goes on on the next line
+                printer.settle()
         printer.flush()
 
     try:

@@ -12,12 +12,23 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Final
 
+import msgspec
+
 from inspector.ledger import default_ledger_dir, find_ledgers, find_session, is_valid_run_id
 
 
 class CommandError(Exception):
     """A failure a user can cause (a missing path, a bad run id, a port in use): said in
     one line on stderr, with a non-zero exit status."""
+
+
+class NoSuchRun(CommandError):
+    """No run of the id (or the part of one) given is where it was looked for."""
+
+
+class UsageError(CommandError):
+    """A mistake in the command line itself (options that do not go together, an
+    ``--agents`` that names no agents): exit status 2, as argparse's own."""
 
 
 def is_url(target: str) -> bool:
@@ -33,6 +44,54 @@ def split_targets(targets: Sequence[str]) -> tuple[list[Path], list[str]]:
     ]
 
 
+FIRST_LINE_BYTES: Final = 64 * 1024
+"""How much of a file named as a ledger is read to tell whether it is one."""
+
+
+def not_a_ledger(path: Path) -> str | None:
+    """Why the file ``path`` is not a ledger (``runtop ls /etc/hosts``), or ``None`` when
+    it may be one: it is named ``*.jsonl`` (the reader says what is damaged in it), or its
+    first line is a ledger event, a JSON object with a ``type``. What cannot be read, or
+    is no regular file, is the reader's to report."""
+    if path.name.endswith(".jsonl") or not path.is_file():
+        return None
+    try:
+        with path.open("rb") as file:
+            head = file.read(FIRST_LINE_BYTES)
+    except OSError:
+        return None
+    first = next((line for line in head.splitlines() if line.strip()), None)
+    if first is None:
+        return (
+            f"{path}: not a ledger: it is empty"
+            if not head
+            else f"{path}: not a ledger: it is blank"
+        )
+    if len(first) == len(head) == FIRST_LINE_BYTES:
+        return None  # a first line longer than we read: a big event, perhaps
+    try:
+        event = msgspec.json.decode(first)
+    except msgspec.DecodeError:
+        why = "its first line is not JSON"
+    else:
+        if isinstance(event, dict) and isinstance(event.get("type"), str):
+            return None
+        why = "its first line is not a ledger event, a JSON object with a type"
+    return f"{path}: not a ledger: {why} (a ledger is a .jsonl file, one JSON event a line)"
+
+
+def refuse_non_ledger(path: Path) -> Path:
+    """``path``, if it may be a ledger.
+
+    Raises:
+        CommandError: it is a file that is not a ledger, with the reason.
+    """
+    why = not_a_ledger(path)
+    if why is not None:
+        raise CommandError(why)
+    return path
+
+
 def resolve_ledger(target: str, search: Sequence[Path]) -> Path:
     """The ledger ``target`` names: a path, or a run id found under ``search``.
 
@@ -45,7 +104,7 @@ def resolve_ledger(target: str, search: Sequence[Path]) -> Path:
             raise CommandError(f"{target}: no such file")
         if path.is_dir():
             raise CommandError(f"{target}: is a directory; give one ledger file or a run id")
-        return path
+        return refuse_non_ledger(path)
     if not is_valid_run_id(target):
         raise CommandError(f"{target!r} is neither a ledger file nor a valid run id")
     wanted = f"{target}.jsonl"
@@ -91,7 +150,7 @@ def match_run_id(target: str, run_ids: Iterable[str], where: str) -> str:
     if not matching or len(target) < SHORTEST_PART:
         short = f" (a part of a run id: {SHORTEST_PART} characters at least)"
         said = short if matching else ""
-        raise CommandError(f"no ledger for run {target} {where}{said}")
+        raise NoSuchRun(f"no ledger for run {target} {where}{said}")
     if len(matching) == 1:
         return matching[0]
     named = ", ".join(matching[:SHOWN_AMBIGUOUS])
@@ -121,6 +180,31 @@ def require_terminal() -> None:
         raise CommandError(NO_TERMINAL)
 
 
+def remote_run_id(url: str, token: str | None, target: str) -> str:
+    """The whole id of the run ``target`` names (whole, or a unique part) on the attach
+    server at ``url``, as the server lists its runs.
+
+    Raises:
+        CommandError: no such run there, or several, or the server cannot be asked.
+    """
+    import asyncio
+
+    from inspector.attach_client import AttachClient, find_token
+    from inspector.source import SourceError
+
+    require_run_id(target, " (a server is asked by run id)")
+
+    async def listed() -> list[str]:
+        async with AttachClient(url, find_token(url, token)) as client:
+            return [summary.run_id for summary in await client.runs()]
+
+    try:
+        run_ids = asyncio.run(listed())
+    except SourceError as error:
+        raise CommandError(str(error)) from None
+    return match_run_id(target, run_ids, f"on {url}")
+
+
 def require_run_id(target: str, why: str = "") -> str:
     """``target`` if it is a run id.
 
@@ -134,9 +218,14 @@ def require_run_id(target: str, why: str = "") -> str:
 
 __all__ = [
     "CommandError",
+    "NoSuchRun",
+    "UsageError",
     "default_ledger_dir",
     "is_url",
     "match_run_id",
+    "not_a_ledger",
+    "refuse_non_ledger",
+    "remote_run_id",
     "require_run_id",
     "require_terminal",
     "resolve_ledger",

@@ -11,7 +11,7 @@ from rich.console import Console
 from inspector import LedgerDirectorySource, RunSource
 from inspector.ledger import is_session_place, make_private_dir
 from tui.app import make_app, run_until_exit
-from tui.commands.targets import CommandError, is_url, require_terminal
+from tui.commands.targets import CommandError, is_url, refuse_non_ledger, require_terminal
 from tui.settings import settings_from
 
 
@@ -91,7 +91,7 @@ def sources_for(
             names.add(unique)
             sources.append(LedgerDirectorySource(path, name=unique))
         elif path.is_file():
-            files.append(path)
+            files.append(refuse_non_ledger(path))
         else:
             raise CommandError(f"{path}: no such file or directory")
     by_directory: dict[Path, list[tuple[Path, Path]]] = {}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -139,7 +140,7 @@ def test_serve_then_ls_show_and_cancel_by_url(
 
     process.send_signal(signal.SIGTERM)
     assert process.wait(10) == 0
-    assert not token_file.exists()  # a stopped server leaves no token behind
+    assert token_file.read_text().strip() == token  # kept for the next start on this port
     gone = runtop("ls", url, env=env)
     assert gone.returncode == 1
     assert "cannot be reached" in gone.stderr
@@ -148,5 +149,38 @@ def test_serve_then_ls_show_and_cancel_by_url(
 def test_serve_refuses_a_bad_agents_spec(tmp_path: Path) -> None:
     env = {**os.environ, "RUNTOP_HOME": str(tmp_path)}
     failed = runtop("serve", "--port", "0", "--agents", "nowhere_at_all:x", env=env)
-    assert failed.returncode == 1
+    assert failed.returncode == 2  # a mistake in the command line
     assert "cannot import nowhere_at_all" in failed.stderr
+
+
+def test_a_servers_run_by_a_part_of_its_id_and_replayed_from_it(
+    server: tuple[str, dict[str, str], subprocess.Popen[str]],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tui.commands.replay import fetch_runs
+
+    url, env, _ = server
+    port = url.rsplit(":", 1)[1]
+    token = (tmp_path / "home" / "tokens" / f"127.0.0.1_{port}").read_text().strip()
+    quick = str(post(url, "runs", {"skill_name": "slow", "input": "0.01"}, token)["run_id"])
+    for _ in range(50):  # until it has finished (it takes 10 ms)
+        listed = json.loads(runtop("ls", "--from", url, "--json", env=env).stdout)
+        if listed and listed[0]["status"] == "succeeded":
+            break
+    shown = runtop("show", quick[-8:], "--from", url, env=env)  # the end the app shows
+    assert shown.returncode == 0, shown.stderr
+    assert "■ run succeeded: done" in shown.stdout
+    missing = runtop("cancel", "ffffffff", "--from", url, env=env)
+    assert missing.returncode == 1
+    assert f"no ledger for run ffffffff on {url}" in missing.stderr
+
+    monkeypatch.setenv("RUNTOP_HOME", env["RUNTOP_HOME"])  # where its token is found
+    fetched = tmp_path / "fetched"
+    fetched.mkdir()
+    [ledger] = asyncio.run(fetch_runs(url, None, fetched))
+    assert ledger == fetched / f"{quick}.jsonl"
+    events = [json.loads(line) for line in ledger.read_text().splitlines()]
+    assert events[0]["type"] == "run_started"
+    assert events[-1]["type"] == "run_completed"
+    assert [event["seq"] for event in events] == list(range(1, len(events) + 1))
