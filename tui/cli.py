@@ -157,6 +157,21 @@ def add_command(
     )
 
 
+def add_places(command: Parser, dest: str, what: str) -> None:
+    """Where ``command`` looks for runs: ``PATH_OR_URL`` arguments, and as many ``--from
+    DIR_OR_URL`` as given, gathered into ``dest`` by :func:`main`."""
+    command.add_argument("places", nargs="*", metavar="PATH_OR_URL", help=f"{what} {WHERE_DEFAULT}")
+    command.add_argument(
+        "--from",
+        dest="more_places",
+        action="append",
+        default=[],
+        metavar="DIR_OR_URL",
+        help="a ledger directory or an attach server's URL, as a PATH_OR_URL; may be repeated",
+    )
+    command.set_defaults(places_into=dest)
+
+
 TOKEN_HELP: Final = "an attach server's token (default: $RUNTOP_TOKEN or its token file)"
 WHERE_DEFAULT: Final = "(default: $RUNTOP_LEDGER_DIR, else $RUNTOP_HOME/runs: ~/.runtop/runs)"
 
@@ -182,20 +197,7 @@ def build_parser() -> Parser:
         "  runtop ls --from http://127.0.0.1:8765     a server's runs\n"
         "  runtop ls --filter status:failed           only the failed ones",
     )
-    ls.add_argument(
-        "paths",
-        nargs="*",
-        metavar="PATH_OR_URL",
-        help=f"ledger files or directories, or attach servers' URLs {WHERE_DEFAULT}",
-    )
-    ls.add_argument(
-        "--from",
-        dest="more_paths",
-        action="append",
-        default=[],
-        metavar="DIR_OR_URL",
-        help="a ledger directory or an attach server's URL, as a PATH_OR_URL; may be repeated",
-    )
+    add_places(ls, "paths", "ledger files or directories, or attach servers' URLs")
     ls.add_argument("--json", action="store_true", help="print a JSON array of run summaries")
     ls.add_argument(
         "--filter",
@@ -395,20 +397,7 @@ def build_parser() -> Parser:
         "  runtop replay ~/.runtop/samples/run_20261128T143000012_4f1a9c2e7b3d8a60.jsonl\n"
         "  runtop replay http://127.0.0.1:8765 --speed max",
     )
-    replay.add_argument(
-        "files",
-        nargs="*",
-        metavar="PATH_OR_URL",
-        help=f"ledger files, directories of ledgers, or attach servers' URLs {WHERE_DEFAULT}",
-    )
-    replay.add_argument(
-        "--from",
-        dest="more_files",
-        action="append",
-        default=[],
-        metavar="DIR_OR_URL",
-        help="a ledger directory or an attach server's URL, as a PATH_OR_URL; may be repeated",
-    )
+    add_places(replay, "files", "ledger files, directories of ledgers, or attach servers' URLs")
     replay.add_argument("--speed", choices=["1", "2", "10", "max"], default="1")
     replay.add_argument("--token", help=TOKEN_HELP)
     for sub in (demo, replay, samples):
@@ -502,9 +491,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             said = f"unrecognized arguments: {' '.join(extra)} (see {subparser} --help)"
             say(sys.stderr, said)
             return EXIT_USAGE
-        for into, more in (("paths", "more_paths"), ("files", "more_files")):
-            if hasattr(args, more):  # --from DIR_OR_URL: one more place to look
-                setattr(args, into, [*getattr(args, into), *getattr(args, more)])
+        if hasattr(args, "places_into"):  # --from DIR_OR_URL: one more place to look
+            setattr(args, args.places_into, [*args.places, *args.more_places])
     else:
         args = watch_parser().parse_args(arguments)
         command = "watch"
