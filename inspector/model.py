@@ -311,7 +311,9 @@ def make_view(
     """Freeze a run's summary and extras into the view the UI draws."""
     started = _epoch(summary.started_at)
     if extras is None:
-        return RunView(key, summary, started, detailed, recorded=recorded)
+        # No event of it folded here: its totals are its summary's, as ``runtop ls`` says
+        # them (a coding agent's session read whole by its source, not detailed again).
+        return RunView(key, summary, started, detailed, totals=summary.totals, recorded=recorded)
     current_tool = None
     if extras.open_tools and summary.status.is_live:
         current_tool = next(reversed(extras.open_tools.values()))

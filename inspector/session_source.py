@@ -35,7 +35,14 @@ SETTLE: Final = 2.0
 TICK: Final = 1.0
 """How often followed sessions are looked at without a write (to settle, and to judge)."""
 FOLLOW_WINDOW: Final = 600.0
-"""Sessions written in the last this many seconds are followed from the start."""
+"""Sessions written in the last this many seconds are followed from the start..."""
+FOLLOW_LIMIT: Final = 32
+"""... the newest this many of them: a followed session keeps its events."""
+DETAILED: Final = 200
+"""The newest sessions (and every followed one) whose events the store folds again for
+their tool counts; the others show the totals their whole read gave."""
+FIRST_STEP: Final = 200
+"""Sessions looked at (head and tail) before the first of them are reported."""
 BATCH: Final = 64
 """Sessions read whole between two updates of the first load."""
 OPENED: Final = 4
@@ -78,6 +85,8 @@ class SessionSource(RunSource):
         self._followed: dict[str, SessionFile] = {}
         self._opened: OrderedDict[str, SessionFile] = OrderedDict()
         self._reported: dict[str, RunSummary] = {}
+        self._read_whole = 0
+        """Sessions read whole so far (the newest first)."""
 
     def describe(self) -> str:
         return "the coding agents' sessions in " + ", ".join(self.roots)
@@ -92,17 +101,21 @@ class SessionSource(RunSource):
             found.extend(find_sessions(root))
         return found
 
-    def _quick(self, files: list[str]) -> tuple[list[RunUpdate], list[LedgerError]]:
-        """The head-and-tail summaries of ``files``, the newest first (blocking)."""
+    def _newest_first(self) -> list[str]:
+        """The session files, the most recently written first (blocking)."""
         stamped: list[tuple[float, str]] = []
-        for path in files:
+        for path in self._files():
             with contextlib.suppress(OSError):
                 stamped.append((os.stat(path).st_mtime, path))
         stamped.sort(reverse=True)
+        return [path for _, path in stamped]
+
+    def _quick(self, files: list[str]) -> tuple[list[RunUpdate], list[LedgerError]]:
+        """The head-and-tail summaries of ``files`` (blocking)."""
         runs: list[RunUpdate] = []
         errors: list[LedgerError] = []
         now = time.time()
-        for _, path in stamped:
+        for path in files:
             try:
                 summary = quick_summary(path, now)
             except LedgerError as error:
@@ -126,7 +139,10 @@ class SessionSource(RunSource):
         now = time.time()
         for path in paths:
             try:
-                recent = now - os.stat(path).st_mtime < FOLLOW_WINDOW
+                recent = (
+                    now - os.stat(path).st_mtime < FOLLOW_WINDOW
+                    and len(self._followed) < FOLLOW_LIMIT
+                )
                 session = SessionFile(path, keep=recent)
                 items, _ = session.poll(final=not recent)
             except (LedgerError, OSError) as error:
@@ -135,8 +151,15 @@ class SessionSource(RunSource):
                 continue
             if recent:
                 self._followed[path] = session
+            self._read_whole += 1
+            detailed = recent or self._read_whole <= DETAILED
             runs.append(
-                self._note(path, session.summary(now), reset=True, history_count=len(items))
+                self._note(
+                    path,
+                    session.summary(now),
+                    reset=True,
+                    history_count=len(items) if detailed else None,
+                )
             )
         return runs, errors
 
@@ -171,11 +194,13 @@ class SessionSource(RunSource):
         for path, session in self._followed.items():
             if path in exclude:
                 continue
+            before = self._reported.get(self._runs.get(path, ""))
+            if before is not None and not before.status.is_live and session.fold.settled():
+                continue  # idle, and nothing held: only a write changes it
             items: list[LedgerItem] = []
             if not session.fold.settled() and now - session.mtime >= self.settle:
                 items = session.rest()
             summary = session.summary(now)
-            before = self._reported.get(self._runs.get(path, ""))
             if items or before is None or before.status is not summary.status:
                 runs.append(self._note(path, summary, items=items))
         return runs
@@ -186,16 +211,20 @@ class SessionSource(RunSource):
     # -- the source ---------------------------------------------------------------
 
     async def updates(self) -> AsyncIterator[SourceUpdate]:
-        files = await asyncio.to_thread(self._files)
-        runs, errors = await asyncio.to_thread(self._quick, files)
-        order = [self._paths[run.run_id] for run in runs]
+        files = await asyncio.to_thread(self._newest_first)
+        runs, errors = await asyncio.to_thread(self._quick, files[:FIRST_STEP])
         yield SourceUpdate(
             runs=runs,
             initial=True,
-            pending=len(order),
-            status=f"reading {len(order):,} sessions" if order else None,
+            pending=len(files),
+            status=f"reading {len(files):,} sessions" if files else None,
             error=_error(errors),
         )
+        if len(files) > FIRST_STEP:
+            more, errors = await asyncio.to_thread(self._quick, files[FIRST_STEP:])
+            runs.extend(more)
+            yield SourceUpdate(runs=more, pending=len(files), error=_error(errors))
+        order = [self._paths[run.run_id] for run in runs]
         changes: asyncio.Queue[set[str]] = asyncio.Queue()
         watcher = asyncio.create_task(self._watch(changes))
         try:

@@ -125,6 +125,9 @@ class SessionFold:
         self.calls = 0
         self._latest: tuple[datetime, str] | None = None
         self._started_at: dict[str, str] = {}
+        self.priced = True
+        """Estimate each call's cost (a quick look at a file's ends leaves the price
+        library alone: its sums are not kept)."""
 
     # -- what subclasses call --------------------------------------------------
 
@@ -270,8 +273,12 @@ class SessionFold:
             payload.output_tokens = usage.output
             payload.cache_read_tokens = usage.cache_read
             payload.cache_write_tokens = usage.cache_write
-            cost = estimate_cost(
-                model, usage.prompt, usage.cache_read, usage.cache_write, usage.output or 0
+            cost = (
+                estimate_cost(
+                    model, usage.prompt, usage.cache_read, usage.cache_write, usage.output or 0
+                )
+                if self.priced
+                else None
             )
             if cost is not None:
                 payload.cost_usd = round(cost, 10)

@@ -31,7 +31,7 @@ CODEX: Final = "codex"
 GEMINI_CLI: Final = "gemini-cli"
 AGENTS: Final = (CLAUDE_CODE, CODEX, GEMINI_CLI)
 READ_CHUNK: Final = 1024 * 1024
-QUICK_BYTES: Final = 64 * 1024
+QUICK_BYTES: Final = 32 * 1024
 """Bytes read at each end of a large session for a quick summary."""
 
 _decode: Final = msgspec.json.Decoder()
@@ -110,10 +110,13 @@ class SessionFile:
         keep: keep every item read (to serve them by position); a listing keeps none.
     """
 
-    def __init__(self, path: str, agent: str | None = None, *, keep: bool = True) -> None:
+    def __init__(
+        self, path: str, agent: str | None = None, *, keep: bool = True, priced: bool = True
+    ) -> None:
         self.path = path
         self.agent = agent or agent_of(path) or CLAUDE_CODE
         self.keep = keep
+        self.priced = priced
         self.items: list[LedgerItem] = []
         self.mtime = 0.0
         self.size = 0
@@ -121,6 +124,7 @@ class SessionFile:
 
     def _reset(self) -> None:
         self.fold = _FOLDS[self.agent](path=self.path)
+        self.fold.priced = self.priced
         self.builder = SummaryBuilder("", self.path)
         self.items = []
         self._lines = LineAssembler(0, decode=False)
@@ -314,12 +318,13 @@ def quick_summary(path: str, now: float | None = None) -> RunSummary:
     """A session's summary from its head and tail only (a large home's first screen).
 
     Its id, project, branch, first prompt, model, last write and whether it waits
-    on the person are known; its counts and tokens are not (``partial``).
+    on the person are known; its counts and tokens are not (``partial``), and no cost
+    is estimated (a small file, read whole, has its counts and tokens).
 
     Raises:
         LedgerGone, LedgerUnreadable: the file vanished or cannot be read.
     """
-    session = SessionFile(path, keep=False)
+    session = SessionFile(path, keep=False, priced=False)
     fd, stat = open_ledger_fd(path)
     try:
         size = stat.st_size
@@ -327,7 +332,8 @@ def quick_summary(path: str, now: float | None = None) -> RunSummary:
         if size <= 2 * QUICK_BYTES or session.agent == GEMINI_CLI:
             os.close(fd)
             fd = -1
-            return read_session(path).summary(now)
+            session.read(final=True)
+            return session.summary(now)
         session._read_lines(fd, QUICK_BYTES)
         session.fold.rest(final=True)
         session._take()
