@@ -178,7 +178,8 @@ CHILD = textwrap.dedent(
         store = app.store
         while True:  # every session read whole: nothing pending, every run detailed
             views = [store.get(key) for key in list(store._runs)]
-            if len(views) >= expected and all(v is not None and not v.summary.partial for v in views):
+            whole = [v for v in views if v is not None and not v.summary.partial]
+            if len(whole) >= expected:
                 break
             await __import__("asyncio").sleep(0.2)
         print("loaded", time.time() - spawned, flush=True)
@@ -254,7 +255,8 @@ def main() -> None:
         results.append(found)
         print(
             f"  run {turn + 1}: first rows {found.get('some', float('nan')):.2f} s, all listed "
-            f"{found.get('all', float('nan')):.2f} s, all read whole {found.get('loaded', float('nan')):.1f} s, "
+            f"{found.get('all', float('nan')):.2f} s, all read whole "
+            f"{found.get('loaded', float('nan')):.1f} s, "
             f"peak RSS {found.get('rss_after_mb', float('nan')):.0f} MB, idle "
             f"{found.get('idle', float('nan')):.1%} of a core (load {before} -> {load_average()})"
         )
