@@ -192,6 +192,33 @@ async def run_timeline(pilot: Pilot[Any]) -> None:
     await pilot.pause(0.5)
 
 
+SESSIONS: Final = Path(__file__).resolve().parent.parent / "tests" / "sessions_home"
+"""Real coding agents' sessions (their README says whose), laid out as a home."""
+
+
+async def coding_agents(pilot: Pilot[Any]) -> None:
+    """The demo's runs beside coding agents' sessions, as plain ``runtop`` shows a home
+    holding both; the sessions dated long ago (idle), so the picture holds still."""
+    from inspector.session_source import SessionSource
+
+    app = pilot.app
+    assert isinstance(app, RuntopApp)
+    home = Path(tempfile.gettempdir()) / "runtop-sessions"
+    shutil.rmtree(home, ignore_errors=True)
+    shutil.copytree(SESSIONS, home)
+    for path in home.rglob("*.json*"):
+        os.utime(path, (1_770_000_000, 1_770_000_000))
+    folders = [
+        home / ".claude" / "projects",
+        home / ".codex" / "sessions",
+        home / ".gemini" / "tmp",
+    ]
+    app.store.add_source(SessionSource(folders, name="coding agents"))
+    await _until(pilot, lambda: sum(r.key.source == "coding agents" for r in _rows(app).rows) >= 6)
+    await _until(pilot, lambda: len(_rows(app).rows) >= 10)
+    await pilot.pause(2.0)
+
+
 SCENARIOS: dict[str, Callable[[Pilot[Any]], Awaitable[None]]] = {
     "runs": runs_live,
     "run-tool-call": run_with_tool_call,
@@ -203,6 +230,7 @@ SCENARIOS: dict[str, Callable[[Pilot[Any]], Awaitable[None]]] = {
     "tool-drilldown": tool_drilldown,
     "compare-resumed": compare_resumed,
     "run-timeline": run_timeline,
+    "coding-agents": coding_agents,
 }
 
 
