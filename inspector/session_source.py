@@ -41,8 +41,9 @@ FOLLOW_LIMIT: Final = 32
 DETAILED: Final = 200
 """The newest sessions (and every followed one) whose events the store folds again for
 their tool counts; the others show the totals their whole read gave."""
-FIRST_STEP: Final = 200
-"""Sessions looked at (head and tail) before the first of them are reported."""
+FIRST_STEP: Final = 64
+"""Sessions looked at (head and tail) before the first of them are reported: more than a
+screenful, as few as that (each costs a couple of milliseconds)."""
 BATCH: Final = 64
 """Sessions read whole between two updates of the first load."""
 OPENED: Final = 4
