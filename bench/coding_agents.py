@@ -39,6 +39,10 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from bench.tui import bare_first_screen  # noqa: E402
+
 REAL = REPO / "tests" / "sessions_home"
 CLAUDE_21 = next(REAL.glob(".claude/projects/-home-*/ae4a77f8-*.jsonl"))
 SUBAGENT_21 = next(REAL.glob(".claude/projects/-home-*/ae4a77f8-*/subagents/agent-*.jsonl"))
@@ -252,15 +256,18 @@ def main() -> None:
     for turn in range(args.runs):
         before = load_average()
         found = launch(args.home, expected)
+        found["bare"] = bare_first_screen()["all"]  # the floor, in the same minute
         results.append(found)
         print(
             f"  run {turn + 1}: first rows {found.get('some', float('nan')):.2f} s, all listed "
             f"{found.get('all', float('nan')):.2f} s, all read whole "
             f"{found.get('loaded', float('nan')):.1f} s, "
             f"peak RSS {found.get('rss_after_mb', float('nan')):.0f} MB, idle "
-            f"{found.get('idle', float('nan')):.1%} of a core (load {before} -> {load_average()})"
+            f"{found.get('idle', float('nan')):.1%} of a core; a bare Textual app's first "
+            f"frame {found['bare']:.2f} s (load {before} -> {load_average()})"
         )
     for name, unit in (
+        ("bare", "s"),
         ("some", "s"),
         ("all", "s"),
         ("loaded", "s"),
