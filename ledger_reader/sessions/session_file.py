@@ -332,7 +332,7 @@ def quick_summary(path: str, now: float | None = None) -> RunSummary:
         if size <= 2 * QUICK_BYTES or session.agent == GEMINI_CLI:
             os.close(fd)
             fd = -1
-            session.read(final=True)
+            session.poll(final=True)
             return session.summary(now)
         session._read_lines(fd, QUICK_BYTES)
         session.fold.rest(final=True)
