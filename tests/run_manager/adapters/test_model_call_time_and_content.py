@@ -143,7 +143,9 @@ async def test_the_wait_for_the_model_is_model_time(
     summary = timeline_of(path).summary(None)
     assert summary.model_calls == 2
     assert summary.model >= 2 * WAIT - 0.2
-    assert summary.idle < 0.3
+    # What is left is the framework's own work between calls, which a loaded machine
+    # stretches (0.65 s at -n 4 under load); a wait counted as idle would be 2 * WAIT.
+    assert summary.idle < summary.model / 4
     # While the model thinks, the run is in its model call (the header says so).
     assert len(nodes.current) == 2
     assert all((node or "").startswith("llm:") for node in nodes.current)
