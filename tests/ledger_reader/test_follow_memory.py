@@ -14,17 +14,20 @@ import subprocess
 import sys
 import tracemalloc
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from ledger_reader import LedgerDirectory, LedgerFile, LedgerTail, iter_events
 from ledger_reader.tail import FOLLOW_BYTES
-from tests.conftest import completed, started
+from tests.conftest import completed, line, started
 
 RUN = "run_20261129T064500123_9f2c4e1a0b3d5e7f"
+NOW = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ").encode()
+"""The lines' time: a run another writer wrote a week ago is stale, not followed."""
 LINE = (
-    b'{"run_id":"' + RUN.encode() + b'","seq":%d,"time":"2026-11-29T06:45:00.000000Z",'
+    b'{"run_id":"' + RUN.encode() + b'","seq":%d,"time":"' + NOW + b'",'
     b'"type":"llm_chunk","payload":{"index":%d,"delta":"' + b"streamed text " * 16 + b'"}}\n'
 )
 """A typical line of about 300 bytes."""
@@ -167,7 +170,7 @@ def _peak_rss_mb(process: subprocess.Popen[str]) -> float:
 
 
 def _started_follower(args: list[str], path: Path) -> subprocess.Popen[str]:
-    path.write_bytes(started())
+    path.write_bytes(line(1, "run_started", {"skill": "research"}, time=NOW.decode()))
     return subprocess.Popen(
         [sys.executable, *args],
         stdout=subprocess.PIPE,
