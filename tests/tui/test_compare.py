@@ -226,9 +226,10 @@ async def test_a_live_run_against_a_finished_one_from_another_source(tmp_path: P
             assert "1× running" in text  # the fetch in flight
             agent.open_all()
             assert await asyncio.wait_for(live.result(), 10) == "summary"
-            text = await compared(pilot, "✓ succeeded where A failed")
-            assert "so far" not in text
-            assert "$0.2500" in text  # its model call's cost, read as it came
+            await compared(pilot, "✓ succeeded where A failed")
+            await settle(pilot, lambda: "so far" not in table_text(app), "B's figures settled")
+            # Settled only once read after it ended: never the count taken while it ran.
+            assert "$0.2500" in table_text(app)  # its model call's cost, read as it came
 
 
 async def test_both_timelines_on_one_axis_from_each_start(tmp_path: Path) -> None:

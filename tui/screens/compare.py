@@ -60,7 +60,11 @@ class CompareScreen(RuntopScreen):
         self.clock = clock
         self.tallies: dict[RunKey, RunTally] = {left: RunTally(), right: RunTally()}
         self.totals: dict[RunKey, int | None] = {left: None, right: None}
-        """How many events each run has, as last counted (``None`` until counted)."""
+        """How many events each run has, as last counted (``None`` until counted, or when
+        counted while the run was live and it has ended since: its last events are not read
+        yet, so its figures are not whole)."""
+        self.counted_live: set[RunKey] = set()
+        """The runs whose events were last counted while they were live."""
         self.failures: dict[RunKey, str] = {}
         """Why a run's events could not be read, when they could not."""
         self._header_text = Text()
@@ -148,6 +152,10 @@ class CompareScreen(RuntopScreen):
                 tally = self.tallies[key]
                 if run is not None and run.event_count is not None and run.event_count < tally.read:
                     tally = self.tallies[key] = RunTally()  # rewritten shorter: read it again
+                if run is not None and run.live:
+                    self.counted_live.add(key)
+                else:
+                    self.counted_live.discard(key)
                 try:
                     self.totals[key] = await tally_run(self.store, key, tally)
                     self.failures.pop(key, None)
@@ -178,7 +186,10 @@ class CompareScreen(RuntopScreen):
                 run,
                 self.tallies[run.key],
                 now=now,
-                events_total=self.totals[run.key],
+                # Counted while live, ended since: not whole until read again.
+                events_total=None
+                if run.key in self.counted_live and not run.live
+                else self.totals[run.key],
                 source_down=run.source in down,
             )
 
