@@ -98,13 +98,10 @@ def free_port() -> str:
 
 @pytest.fixture
 def home(tmp_path: Path) -> Path:
-    """A new home, with the samples copied in as ``runtop samples --path`` copies them (the
-    documents' examples read them there, after the README's first lines)."""
+    """A new home, as a new user's: nothing in it, not even the samples (a line that reads
+    them in ``~/.runtop/samples`` works without ``runtop samples`` first)."""
     home = tmp_path / "home"
     home.mkdir()
-    subprocess.run(
-        [RUNTOP, "samples", "--path"], env=environment(home), check=True, capture_output=True
-    )
     return home
 
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Final, NoReturn
 
 from inspector.ledger import LedgerError, default_ledger_dir
 from tui.commands.output import say
+from tui.commands.samples import named_samples_restored
 from tui.commands.targets import CommandError, UsageError, is_url
 from tui.crash import EXIT_CRASHED, crash_line
 from tui.settings import SettingsError
@@ -477,6 +478,13 @@ def meant_command(word: str) -> str | None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
     arguments = command_first(list(sys.argv[1:] if argv is None else argv))
+    try:
+        copied = named_samples_restored(arguments)
+    except CommandError as error:
+        say(sys.stderr, str(error))
+        return EXIT_ERROR
+    if copied is not None:
+        say(sys.stderr, f"copied the sample runs runtop ships to {copied}")
     meant = meant_command(arguments[0]) if arguments else None
     if meant is not None:
         said = f"{arguments[0]} is no command, file or directory; did you mean runtop {meant}?"

@@ -10,13 +10,15 @@ from __future__ import annotations
 import argparse
 import shutil
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Final
-
-from rich.console import Console
+from typing import TYPE_CHECKING, Final
 
 from inspector.ledger import make_private_dir, runtop_home
 from tui.commands.targets import CommandError, require_terminal
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 SHIPPED: Final = Path(__file__).resolve().parent.parent / "samples"
 """The sample ledgers as the package holds them."""
@@ -47,6 +49,29 @@ def copy_samples(target: Path | None = None) -> Path:
             f"cannot copy the samples to {target}: {error.strerror or error}"
         ) from None
     return target
+
+
+def named_samples_restored(arguments: Sequence[str]) -> Path | None:
+    """Copy the samples if ``arguments`` name their folder, or a file in it, and it is missing.
+
+    The documents show ``runtop ls ~/.runtop/samples`` and ``--from ~/.runtop/samples``
+    after ``runtop samples``; each such line works on its own too, in a new home or after
+    the folder was removed, rather than saying there is no such folder.
+
+    Returns:
+        The folder, when it was copied now; ``None`` when nothing was named or it exists.
+
+    Raises:
+        CommandError: it was named, is missing and cannot be made.
+    """
+    home = samples_dir()
+    if home.exists():
+        return None
+    for argument in arguments:
+        named = Path(argument.partition("=")[2] if argument.startswith("--") else argument)
+        if named.expanduser().absolute() in (home, home / named.name):
+            return copy_samples(home)
+    return None
 
 
 def run(args: argparse.Namespace, out: Console, err: Console) -> int:

@@ -52,3 +52,41 @@ def test_fresh_copies_of_the_samples_are_not_running(
         "b4c5": "stale",
         "6f5e": "succeeded",
     }
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["ls", "{home}/samples"],
+        ["ls", "{home}/samples", "--json"],
+        ["show", "7b3d8a60", "--from", "{home}/samples"],
+        ["show", "7b3d8a60", "--from={home}/samples"],
+        ["show", "{home}/samples/run_20261128T143000012_4f1a9c2e7b3d8a60.jsonl"],
+    ],
+)
+def test_a_line_naming_the_samples_folder_works_in_a_new_home(
+    command: list[str],
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The documents' ``runtop ls ~/.runtop/samples`` lines, each on its own, before any
+    ``runtop samples``: the folder is made then, and the run is there."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("RUNTOP_HOME", str(home))
+    assert main([word.format(home=home) for word in command]) == 0
+    said = capsys.readouterr()
+    assert "research" in said.out  # the run of 4f1a9c2e7b3d8a60
+    assert f"copied the sample runs runtop ships to {home / 'samples'}" in said.err
+    assert main([word.format(home=home) for word in command]) == 0  # then, as any folder
+    assert "copied" not in capsys.readouterr().err
+
+
+def test_another_missing_folder_is_still_missing(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RUNTOP_HOME", str(tmp_path / "home"))
+    assert main(["ls", str(tmp_path / "home" / "sample")]) == 1
+    said = capsys.readouterr().err
+    assert "no such file or directory" in said
+    assert not (tmp_path / "home" / "samples").exists()
