@@ -23,7 +23,7 @@ from inspector.ledger import LedgerError, default_ledger_dir
 from tui.commands.output import say
 from tui.commands.samples import named_samples_restored
 from tui.commands.targets import CommandError, UsageError, is_url
-from tui.crash import EXIT_CRASHED, crash_line
+from tui.crash import DISTRIBUTION, EXIT_CRASHED, crash_line
 from tui.settings import SettingsError
 
 if TYPE_CHECKING:
@@ -65,10 +65,6 @@ examples, one a form:
   runtop serve --agents tui.demo:demo_agents    the attach API on http://127.0.0.1:8765
 """
 """Every form of the command line with an example each: the end of ``runtop --help``."""
-
-
-DISTRIBUTION: Final = "runtop-agents"
-"""The name runtop is installed by: ``runtop`` on the package index is another project."""
 
 
 def version() -> str:

@@ -41,11 +41,38 @@ def keep_traceback(error: BaseException) -> Path:
     raise OSError("no directory to keep the traceback in")
 
 
+DISTRIBUTION: Final = "runtop-agents"
+"""The name runtop is installed by: ``runtop`` on the package index is another project."""
+
+
+def issues_address(project_urls: list[str]) -> str | None:
+    """The address to report a bug at, from the package's ``Project-URL`` lines (``Issues,
+    https://...`` as ``[project.urls]`` writes them), or ``None`` when it names none."""
+    for line in project_urls:
+        label, _, address = line.partition(",")
+        if label.strip().lower() in {"issues", "bug tracker", "bugs"} and address.strip():
+            return address.strip()
+    return None
+
+
+def installed_issues_address() -> str | None:
+    """:func:`issues_address` of runtop as installed (``None`` from a bare checkout)."""
+    from importlib.metadata import PackageNotFoundError, metadata
+
+    try:
+        return issues_address(metadata(DISTRIBUTION).get_all("Project-URL") or [])
+    except PackageNotFoundError:
+        return None
+
+
 def crash_line(error: BaseException) -> str:
-    """The one line a crash is said in (its traceback kept in a file first)."""
+    """The one line a crash is said in (its traceback kept in a file first), naming where to
+    report it when the package says where."""
     what = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
     try:
         where = f"the full traceback is in {keep_traceback(error)}"
     except OSError as failure:
         where = f"and its traceback could not be kept ({failure})"
-    return f"crashed with {what}; {where}. Please report it."
+    address = installed_issues_address()
+    report = f"Please report it at {address}" if address else "Please report it"
+    return f"crashed with {what}; {where}. {report}."

@@ -54,7 +54,7 @@ def test_a_crash_restores_the_terminal_says_one_line_and_exits_non_zero(
     assert len(lines) == 1, lines
     said = lines[0]
     assert said.startswith("runtop: crashed with RuntimeError: injected ␛[31mfault;"), said
-    kept = Path(said.split("the full traceback is in ", 1)[1].removesuffix(". Please report it."))
+    kept = Path(said.split("the full traceback is in ", 1)[1].split(". Please report it", 1)[0])
     assert kept.parent == tmp_path / ".runtop"
     assert kept.stat().st_mode & 0o777 == 0o600
     traceback = kept.read_text()
@@ -75,3 +75,16 @@ def test_a_crash_before_the_app_starts_is_said_the_same_way(tmp_path: Path) -> N
     lines = [line for line in text.split("\n") if line.strip()]
     assert len(lines) == 1, lines
     assert lines[0].startswith("runtop: crashed with RuntimeError: injected"), lines
+
+
+def test_the_report_address_is_the_packages_issues_url() -> None:
+    """Where a crash says to report it comes from ``[project.urls]`` as installed: one
+    place to set it; a package that names none is told so, not sent to a made-up address."""
+    from tui.crash import issues_address
+
+    lines = ["Homepage, https://example.org/runtop", "Issues, https://example.org/runtop/issues"]
+    assert issues_address(lines) == "https://example.org/runtop/issues"
+    assert issues_address(["Bug Tracker, https://example.org/bugs"]) == "https://example.org/bugs"
+    assert issues_address(["Homepage, https://example.org/runtop"]) is None
+    assert issues_address(["Issues,"]) is None
+    assert issues_address([]) is None
