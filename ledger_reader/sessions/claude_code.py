@@ -82,9 +82,11 @@ class ClaudeCodeFold(SessionFold):
             self.damaged(offset, length, "not a JSON object")
             return
         kind = as_str(record.get("type"))
+        time = as_str(record.get("timestamp"))
+        if time:
+            self.seen = time
         if kind in SKIPPED:
             return
-        time = as_str(record.get("timestamp"))
         self._identify(record)
         if kind == "assistant":
             self._assistant(record, time)
@@ -213,7 +215,6 @@ class ClaudeCodeFold(SessionFold):
                     name,
                     arguments,
                     asks=self._question(name, arguments),
-                    node_id=node_id,
                 )
 
     def _close(self) -> None:
@@ -253,7 +254,7 @@ class ClaudeCodeFold(SessionFold):
             self._close()
 
     def settled(self) -> bool:
-        return self._open is None
+        return self._open is None and super().settled()
 
 
 __all__ = ["ClaudeCodeFold"]

@@ -20,7 +20,14 @@ from typing import Any, ClassVar, Final
 
 import msgspec
 
-from ledger_reader.sessions.fold import SessionFold, Usage, as_int, as_str, text_of
+from ledger_reader.sessions.fold import (
+    SessionFold,
+    Usage,
+    as_int,
+    as_str,
+    exit_code_of,
+    text_of,
+)
 
 SKIPPED_EVENTS: Final = frozenset(
     {
@@ -30,7 +37,6 @@ SKIPPED_EVENTS: Final = frozenset(
         "task_started",
         "task_complete",
         "exec_command_begin",
-        "exec_command_end",
         "patch_apply_begin",
         "patch_apply_end",
         "exec_approval_request",
@@ -77,6 +83,8 @@ class CodexFold(SessionFold):
         self._total: Any = None
         self._carried: Usage | None = None
         self._requested = ""
+        self._exit_codes: dict[str, int] = {}
+        """Commands' exit codes said by ``exec_command_end`` before their output, by call id."""
 
     def feed(self, record: Any, offset: int, length: int) -> None:
         if not isinstance(record, dict):
@@ -84,6 +92,8 @@ class CodexFold(SessionFold):
             return
         kind = as_str(record.get("type"))
         time = as_str(record.get("timestamp"))
+        if time:
+            self.seen = time
         payload = record.get("payload")
         fields = payload if isinstance(payload, dict) else {}
         if kind == "session_meta":
@@ -114,6 +124,10 @@ class CodexFold(SessionFold):
         kind = as_str(fields.get("type"))
         if kind == "token_count":
             self._tokens(fields, time)
+        elif kind == "exec_command_end":
+            code = fields.get("exit_code")
+            if isinstance(code, int) and not isinstance(code, bool):
+                self._exit_codes[as_str(fields.get("call_id"))] = code
         elif kind == "user_message":
             words = as_str(fields.get("message"))
             self._close(None)
@@ -155,11 +169,15 @@ class CodexFold(SessionFold):
         if kind in ("function_call_output", "custom_tool_call_output"):
             self._close(None)
             output = fields.get("output")
+            call_id = as_str(fields.get("call_id"))
             failed = False
             if isinstance(output, dict):  # older versions: {"content": ..., "success": ...}
                 failed = output.get("success") is False
                 output = output.get("content", output)
-            self.tool_result(time, as_str(fields.get("call_id")), output, is_error=failed)
+            code = self._exit_codes.pop(call_id, None)
+            code = exit_code_of(output) if code is None else code
+            failed = failed or (code is not None and code != 0)
+            self.tool_result(time, call_id, output, is_error=failed)
             self._requested = time
             return
         self.unknown(kind or "response_item", time, record)
@@ -210,7 +228,7 @@ class CodexFold(SessionFold):
             for _, call_id, name, arguments in response.calls
         ]
         answered = max(response.last, time) if time else response.last
-        node_id = self.model_call(
+        self.model_call(
             requested=self._requested or response.first,
             answered=answered,
             model=self._model,
@@ -227,7 +245,6 @@ class CodexFold(SessionFold):
                 name,
                 arguments,
                 asks=self._asks(name, arguments),
-                node_id=node_id,
             )
         self._requested = answered
 
@@ -250,7 +267,7 @@ class CodexFold(SessionFold):
             self._close(None)
 
     def settled(self) -> bool:
-        return self._open is None
+        return self._open is None and super().settled()
 
 
 __all__ = ["CodexFold"]

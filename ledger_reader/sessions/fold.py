@@ -14,7 +14,15 @@ id as the run id:
 - per model response: its thinking (``reasoning_chunk``) and text (``llm_chunk``),
   then one ``llm_call`` with its tokens (counted once) and what it answered,
   inside a ``node_enter``/``node_exit`` from the request to the answer;
-- per tool use a ``tool_call``, and its ``tool_result`` when the output comes;
+- per tool use a node of its own (``tool:<name>#<n>``): ``node_enter``,
+  ``tool_call``, then ``tool_result`` and ``node_exit`` when the output comes.
+  A tool use is held until its result, so that the two are told together even
+  where a response asked for several tools at once and their results came after
+  all of them (a reader pairs a call with the result that follows it): it is
+  told without its result when it waits on the person, when :data:`HOLD` seconds
+  of the session's records passed without its result, or when the file goes
+  quiet. Its result fails (``is_error``) where the agent said so or where the
+  command it ran exited non-zero;
 - a tool use that waits on the person (a permission prompt, a question) is an
   ``approval_request``, answered (``approval_response``) by its result, so the
   run reads ``awaiting_approval`` exactly while it waits.
@@ -29,8 +37,11 @@ on what a file holds.
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Any, ClassVar, Final
+
+import msgspec
 
 from ledger_reader.events import (
     ApprovalRequest,
@@ -59,10 +70,14 @@ from ledger_reader.events import (
 )
 from ledger_reader.sessions.prices import estimate_cost
 
+_decode_json: Final = msgspec.json.decode
 USER_MESSAGE: Final = "user_message"
 """The event type of a prompt a person typed into a coding agent."""
 TEXT_LIMIT: Final = 64 * 1024
 """Text, thinking and tool output over this are cut, as a ledger writer cuts user data."""
+HOLD: Final = 1.0
+"""Seconds of a session's records after a tool use without its result, after which the use
+is told without it (it runs on: its result, when it comes, is a line of its own)."""
 
 
 def cut(text: str) -> tuple[str, bool]:
@@ -88,6 +103,22 @@ class Usage:
     def prompt(self) -> int:
         """Everything the model was sent: the uncached input and the cache's parts."""
         return self.input + self.cache_read + self.cache_write
+
+
+class _Held:
+    """A tool use not told yet: it waits for its result to be told with it."""
+
+    __slots__ = ("arguments", "asks", "call_id", "name", "node_id", "time")
+
+    def __init__(
+        self, time: str, call_id: str, name: str, arguments: Any, asks: str | None, node_id: str
+    ) -> None:
+        self.time = time
+        self.call_id = call_id
+        self.name = name
+        self.arguments = arguments
+        self.asks = asks
+        self.node_id = node_id
 
 
 class SessionFold:
@@ -123,6 +154,14 @@ class SessionFold:
         self.asked: dict[str, str] = {}
         """Of those, the ones asked (an ``approval_request`` made): call id → approval id."""
         self.calls = 0
+        self.tools = 0
+        self.seen = ""
+        """The time of the last record of any kind (progress too): how long a tool use was
+        held is measured against it."""
+        self._held: dict[str, _Held] = {}
+        """Tool uses not told yet, by call id, in the order they came."""
+        self._told: dict[str, str] = {}
+        """Tool uses told without their result yet: call id → their node's id."""
         self._latest: tuple[datetime, str] | None = None
         self._started_at: dict[str, str] = {}
         self.priced = True
@@ -136,12 +175,13 @@ class SessionFold:
         items, self.items = self.items, []
         return items
 
-    def emit(self, cls: type[Any], time: str, payload: Any) -> None:
-        """Add one event of ``cls`` at ``time`` with ``payload``, numbered next."""
+    def emit(self, cls: type[Any], time: str, payload: Any) -> str:
+        """Add one event of ``cls`` at ``time`` with ``payload``, numbered next; the time it
+        was given (never before the event before it)."""
         self.seq += 1
-        self.items.append(
-            cls(run_id=self.run_id, seq=self.seq, time=self._in_order(time), payload=payload)
-        )
+        time = self._in_order(time)
+        self.items.append(cls(run_id=self.run_id, seq=self.seq, time=time, payload=payload))
+        return time
 
     def _in_order(self, time: str) -> str:
         """``time``, or the last event's when it is earlier: records stamp a response's parts
@@ -239,8 +279,9 @@ class SessionFold:
         """A model request's start (``node_enter``); the node's id."""
         self.calls += 1
         node_id = f"llm:{model or 'model'}#{self.calls}"
-        self.emit(NodeEnter, requested, NodeEnterPayload(node_id=node_id, node_name=model))
-        self._started_at[node_id] = requested
+        self._started_at[node_id] = self.emit(
+            NodeEnter, requested, NodeEnterPayload(node_id=node_id, node_name=model)
+        )
         return node_id
 
     def said(self, node_id: str, time: str, words: str, *, thinking: bool) -> dict[str, Any]:
@@ -283,13 +324,18 @@ class SessionFold:
             if cost is not None:
                 payload.cost_usd = round(cost, 10)
                 payload.cost_estimated = True
-        self.emit(LlmCall, answered, payload)
+        answered = self.emit(LlmCall, answered, payload)
+        self.exit_node(node_id, answered, success=True)
+
+    def exit_node(self, node_id: str, time: str, *, success: bool) -> None:
+        """A node's end, its duration from the time its enter was given (as a timeline
+        measures it: the two never disagree)."""
         start = self._started_at.pop(node_id, "")
         self.emit(
             NodeExit,
-            answered,
+            time,
             NodeExitPayload(
-                node_id=node_id, success=True, duration_micros=micros_between(start, answered)
+                node_id=node_id, success=success, duration_micros=micros_between(start, time)
             ),
         )
 
@@ -301,16 +347,32 @@ class SessionFold:
         arguments: Any,
         *,
         asks: str | None = None,
-        node_id: str | None = None,
     ) -> None:
-        """A tool use; ``asks`` is what it asks the person, when it waits on them to run."""
-        self.emit(
-            ToolCall,
-            time,
-            ToolCallPayload(call_id=call_id, name=name, arguments=arguments, node_id=node_id),
-        )
+        """A tool use; ``asks`` is what it asks the person, when it waits on them to run.
+
+        It is held until its result (:meth:`tool_result`) or the end of a read (:meth:`rest`).
+        """
+        self.tools += 1
+        node_id = f"tool:{name or 'tool'}#{self.tools}"
+        self._held[call_id] = _Held(time, call_id, name, arguments, asks, node_id)
         if asks is not None:
             self.waiting[call_id] = (time, asks)
+
+    def _tell(self, held: _Held) -> None:
+        """A held tool use's node and call, at the time it was made."""
+        time = self.emit(NodeEnter, held.time, NodeEnterPayload(node_id=held.node_id))
+        self._started_at[held.node_id] = time
+        self.emit(
+            ToolCall,
+            held.time,
+            ToolCallPayload(
+                call_id=held.call_id,
+                name=held.name,
+                arguments=held.arguments,
+                node_id=held.node_id,
+            ),
+        )
+        self._told[held.call_id] = held.node_id
 
     def rest(self, *, final: bool) -> None:
         """The reader has read all there is for now.
@@ -319,10 +381,19 @@ class SessionFold:
         (the file has gone quiet, or is read once). A tool use still waiting
         on the person is asked now (an ``approval_request``): the question is
         only known to wait when nothing has answered it by the end of a read.
+        Tool uses held without their result are told when they ask, when they
+        were made :data:`HOLD` seconds of records ago, or when ``final``.
         """
         self.close_open(final=final)
+        seen = parse_time(self.seen)
+        for call_id, held in list(self._held.items()):
+            made = parse_time(held.time)
+            old = seen is not None and made is not None and (seen - made).total_seconds() >= HOLD
+            if final or held.asks is not None or old:
+                del self._held[call_id]
+                self._tell(held)
         for call_id, (time, question) in list(self.waiting.items()):
-            if call_id not in self.asked:
+            if call_id not in self.asked and call_id in self._told:
                 approval_id = f"ask-{call_id}"
                 self.asked[call_id] = approval_id
                 self.emit(
@@ -332,8 +403,13 @@ class SessionFold:
                 )
 
     def tool_result(self, time: str, call_id: str, output: Any, *, is_error: bool) -> None:
-        """A tool's output; it answers the question its use asked, if it asked one."""
+        """A tool's output, told after its use; it answers the question its use asked, if
+        it asked one."""
+        held = self._held.pop(call_id, None)
+        if held is not None:
+            self._tell(held)
         self.waiting.pop(call_id, None)
+        node_id = self._told.pop(call_id, None)
         approval_id = self.asked.pop(call_id, None)
         if approval_id is not None:
             denied = is_error and _denied(output)
@@ -351,13 +427,19 @@ class SessionFold:
         if isinstance(output, str):
             output, was_cut = cut(output)
             truncated = was_cut or None
-        self.emit(
+        time = self.emit(
             ToolResult,
             time,
             ToolResultPayload(
-                call_id=call_id, output=output, is_error=is_error or None, truncated=truncated
+                call_id=call_id,
+                node_id=node_id,
+                output=output,
+                is_error=is_error or None,
+                truncated=truncated,
             ),
         )
+        if node_id is not None:
+            self.exit_node(node_id, time, success=not is_error)
 
     # -- what subclasses implement ----------------------------------------------
 
@@ -371,7 +453,7 @@ class SessionFold:
 
     def settled(self) -> bool:
         """Whether nothing is held open that a later record could still change."""
-        return True
+        return not self._held
 
 
 def _denied(output: Any) -> bool:
@@ -379,6 +461,35 @@ def _denied(output: Any) -> bool:
     text = output if isinstance(output, str) else str(output)
     lowered = text[:400].lower()
     return "denied" in lowered or "rejected" in lowered or "doesn't want" in lowered
+
+
+_EXIT_CODE: Final = re.compile(
+    r"^(?:Exit code:|Exit Code:|Process exited with code) *(-?\d+)", re.MULTILINE
+)
+
+
+def exit_code_of(output: Any) -> int | None:
+    """The exit code a shell command's output says, or ``None`` when it says none.
+
+    The agents put it in words: ``Exit code: 1`` (Codex's ``shell_command``),
+    ``Process exited with code 1`` (Codex's ``exec_command``), ``Exit Code: 1``
+    (Gemini CLI's ``run_shell_command``); or in a JSON string's
+    ``metadata.exit_code`` (Codex's ``shell`` and ``apply_patch``).
+    """
+    if isinstance(output, dict):
+        metadata = output.get("metadata")
+        code = metadata.get("exit_code") if isinstance(metadata, dict) else None
+        return code if isinstance(code, int) and not isinstance(code, bool) else None
+    if not isinstance(output, str):
+        return None
+    head = output[:4096]
+    if head.startswith("{") and '"exit_code"' in head:
+        try:
+            return exit_code_of(_decode_json(output))
+        except (msgspec.DecodeError, ValueError, RecursionError):
+            return None
+    found = _EXIT_CODE.search(head)
+    return int(found.group(1)) if found else None
 
 
 def project_name(project: str | None) -> str | None:
@@ -429,6 +540,7 @@ __all__ = [
     "as_int",
     "as_str",
     "cut",
+    "exit_code_of",
     "micros_between",
     "project_name",
     "text_of",

@@ -18,7 +18,14 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from ledger_reader.sessions.fold import SessionFold, Usage, as_int, as_str, text_of
+from ledger_reader.sessions.fold import (
+    SessionFold,
+    Usage,
+    as_int,
+    as_str,
+    exit_code_of,
+    text_of,
+)
 
 
 class GeminiFold(SessionFold):
@@ -30,7 +37,7 @@ class GeminiFold(SessionFold):
         super().__init__(run_id, path)
         self.folded: list[str] = []
         """The ids of the messages folded, in order: a rewrite that changes them starts over."""
-        self._held: dict[str, Any] | None = None
+        self._message: dict[str, Any] | None = None
         self._start_time = ""
 
     def header(self, document: dict[str, Any]) -> None:
@@ -73,23 +80,23 @@ class GeminiFold(SessionFold):
         """Take one message; the one before it, if held, is whole now."""
         if not isinstance(message, dict):
             return
-        held = self._held
+        held = self._message
         if held is not None and held.get("id") == message.get("id"):
-            self._held = message  # the same message, rewritten with more in it
+            self._message = message  # the same message, rewritten with more in it
             return
         self.close_open(final=True)
-        self._held = message
+        self._message = message
 
     def close_open(self, *, final: bool) -> None:
-        message = self._held
+        message = self._message
         if message is None or not final:
             return
-        self._held = None
+        self._message = None
         self.folded.append(as_str(message.get("id")))
         self._fold(message)
 
     def settled(self) -> bool:
-        return self._held is None
+        return self._message is None and super().settled()
 
     def _fold(self, message: dict[str, Any]) -> None:
         kind = as_str(message.get("type"))
@@ -106,8 +113,9 @@ class GeminiFold(SessionFold):
         else:
             self.start(self._start_time or time)
             self.unknown(kind or "message", time, message)
-        if time:
+        if time and time > self.last_time:
             self.last_time = time
+        self.seen = max(self.seen, time)
 
     def _answer(self, message: dict[str, Any], time: str) -> None:
         thoughts = message.get("thoughts")
@@ -127,7 +135,7 @@ class GeminiFold(SessionFold):
             usage.cache_read = cached
             usage.output = as_int(tokens.get("output")) + as_int(tokens.get("thoughts"))
         model = as_str(message.get("model")) or None
-        node_id = self.model_call(
+        self.model_call(
             requested=self.last_time or time,
             answered=time,
             model=model,
@@ -145,21 +153,31 @@ class GeminiFold(SessionFold):
             ],
             provider="google",
         )
+        # A call is made with the answer that asked for it; its own time is when its
+        # result was written.
         for call in calls:
             call_id = as_str(call.get("id"))
-            at = as_str(call.get("timestamp")) or time
             status = as_str(call.get("status"))
             asks = f"{as_str(call.get('name'))}" if status == "awaiting_approval" else None
             self.tool_call(
-                at,
+                time,
                 call_id,
                 as_str(call.get("name")) or "?",
                 call.get("args"),
                 asks=asks,
-                node_id=node_id,
             )
+        for call in calls:
+            status = as_str(call.get("status"))
             if status in ("success", "error", "cancelled"):
-                self.tool_result(at, call_id, _result(call), is_error=status != "success")
+                output = _result(call)
+                code = exit_code_of(output)
+                failed = status != "success" or (code is not None and code != 0)
+                at = as_str(call.get("timestamp")) or time
+                self.tool_result(at, as_str(call.get("id")), output, is_error=failed)
+        if calls:
+            ended = max((as_str(call.get("timestamp")) for call in calls), default="")
+            self.last_time = max(self.last_time, ended, time)
+            self.seen = max(self.seen, ended)
 
 
 def _thought(thought: dict[str, Any]) -> str:
