@@ -29,7 +29,7 @@ from ledger_reader import (
     event_of,
     is_valid_run_id,
 )
-from ledger_reader.control import request_cancel, request_resume
+from ledger_reader.control import request_approve, request_cancel, request_resume
 from ledger_reader.head_tail import writer_gone
 from ledger_reader.lines import read_ledger_lines
 from ledger_reader.liveness import judge_liveness, ledger_lock_held, writer_exited
@@ -130,13 +130,14 @@ def count_lines(files: LedgerFiles, path: str, *, torn_tail: bool = False) -> in
 class LedgerDirectorySource(RunSource):
     """Every ledger under a directory tree, followed live.
 
-    Cancel and resume work through control files (LEDGER.md), and only for
-    runs whose ``run_started`` names runtop's writer, which honours them.
+    Cancel, resume and answers to approvals work through control files (LEDGER.md),
+    and only for runs whose ``run_started`` names runtop's writer, which honours them.
     """
 
     live: ClassVar[bool] = True
     can_cancel: ClassVar[bool] = True
     can_resume: ClassVar[bool] = True
+    can_approve: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -249,8 +250,6 @@ class LedgerDirectorySource(RunSource):
         return await asyncio.to_thread(ledger.wait_indexed)
 
     def refusal(self, action: str, summary: RunSummary) -> str | None:
-        if action == "approve":
-            return "approvals cannot be given through a ledger directory"
         if summary.writer != "runtop":
             return "its writer does not take control files (only runtop's does)"
         if action == "resume" and writer_exited(summary):
@@ -268,6 +267,31 @@ class LedgerDirectorySource(RunSource):
             reason=reason,
             source=ACTED_BY,
             requested_by=by,
+        )
+
+    async def approve(
+        self,
+        run_id: str,
+        approval_id: str | None,
+        approved: bool,
+        reason: str | None,
+        *,
+        by: str | None = None,
+    ) -> None:
+        """Write an approve request in ``.control/``: the manager writing the run answers."""
+        if not is_valid_run_id(run_id):
+            raise ActionRefused(f"invalid run id {run_id!r}")
+        await asyncio.to_thread(
+            functools.partial(
+                request_approve,
+                self._control_root(run_id),
+                run_id,
+                approved=approved,
+                approval_id=approval_id,
+                reason=reason,
+                source=ACTED_BY,
+                answered_by=by,
+            )
         )
 
     async def resume(self, run_id: str) -> str:

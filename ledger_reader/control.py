@@ -1,10 +1,11 @@
-"""Control files: asking a run's writer, through its ledger directory, to cancel or resume.
+"""Control files: asking a run's writer, through its ledger directory, to cancel or resume
+it, or to answer the approval it waits on.
 
 The protocol (LEDGER.md, *Control files*) in one place, for both sides:
 
-- a client writes ``.control/<run_id>.cancel`` or ``.control/<run_id>.resume``
-  whole or not at all (:func:`request_cancel`, :func:`request_resume`: a
-  temporary file renamed into place);
+- a client writes ``.control/<run_id>.cancel``, ``.resume`` or ``.approve``
+  whole or not at all (:func:`request_cancel`, :func:`request_resume`,
+  :func:`request_approve`: a temporary file renamed into place);
 - the writer reads a request only if it is a regular file, opened without
   following a symlink and without blocking (a FIFO named like a request
   must not freeze the process that reads it), and no bigger than
@@ -54,6 +55,8 @@ class RequestKind(StrEnum):
 
     CANCEL = "cancel"
     RESUME = "resume"
+    APPROVE = "approve"
+    """Approve or deny (``"approved": false``) the approval the live run waits on."""
 
 
 class ControlFileError(Exception):
@@ -80,7 +83,21 @@ class ResumeRequest:
     source: str | None = None
 
 
-ControlRequest = CancelRequest | ResumeRequest
+@dataclass(frozen=True, slots=True)
+class ApproveRequest:
+    """Answer an approval of the live run ``run_id`` (``approval_id`` ``None``: the one it
+    waits on); the file at ``path`` is removed once answered."""
+
+    run_id: str
+    path: Path
+    approved: bool
+    approval_id: str | None = None
+    reason: str | None = None
+    source: str | None = None
+    answered_by: str | None = None
+
+
+ControlRequest = CancelRequest | ResumeRequest | ApproveRequest
 
 
 def control_dir(ledger_dir: str | os.PathLike[str]) -> Path:
@@ -170,6 +187,31 @@ def request_resume(
     """Ask a manager writing into ``ledger_dir`` that knows the run's agent to re-issue it."""
     body = {"source": source, "requested_at": requested_at or _now()}
     return write_request(ledger_dir, run_id, RequestKind.RESUME, body)
+
+
+def request_approve(
+    ledger_dir: str | os.PathLike[str],
+    run_id: str,
+    *,
+    approved: bool,
+    approval_id: str | None = None,
+    reason: str | None = None,
+    source: str = "control-file",
+    answered_by: str | None = None,
+    requested_at: str | None = None,
+) -> Path:
+    """Ask the writer of the live run ``run_id`` to approve or deny the approval it waits on
+    (what ``runtop approve`` and ``runtop deny`` do with a directory); ``answered_by``: who
+    decided, recorded in the run's ``approval_response``."""
+    body = {
+        "approved": approved,
+        "approval_id": approval_id,
+        "reason": reason,
+        "source": source,
+        "answered_by": answered_by,
+        "requested_at": requested_at or _now(),
+    }
+    return write_request(ledger_dir, run_id, RequestKind.APPROVE, body)
 
 
 # -- reading, claiming and answering (the writer) --------------------------------------------
@@ -332,6 +374,7 @@ def _now() -> str:
 __all__ = [
     "CONTROL_DIR",
     "MAX_REQUEST_BYTES",
+    "ApproveRequest",
     "CancelRequest",
     "ControlFileError",
     "ControlRequest",
@@ -344,6 +387,7 @@ __all__ = [
     "fail",
     "parse_name",
     "read_request",
+    "request_approve",
     "request_cancel",
     "request_resume",
     "text_field",

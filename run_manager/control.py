@@ -3,11 +3,12 @@
 The protocol itself (what a request is, how it is read safely, claimed,
 completed or answered as failed) is :mod:`ledger_reader.control`. This
 module only finds requests and hands them over: :class:`ControlWatcher`
-yields :class:`~ledger_reader.control.CancelRequest` and
+yields :class:`~ledger_reader.control.CancelRequest`,
+:class:`~ledger_reader.control.ApproveRequest` and
 :class:`~ledger_reader.control.ResumeRequest` values, and the manager acts
 on them and completes or fails each one. It knows nothing of the manager
-beyond one question, whether a run is live here (a cancel for a run
-another manager owns is left for that manager).
+beyond one question, whether a run is live here (a cancel or an answer for
+a run another manager owns is left for that manager).
 
 The watcher survives whatever it finds: a directory, FIFO or symlink
 named like a request is never opened, a request it cannot read is set
@@ -26,6 +27,7 @@ from typing import Final
 
 from ledger_reader.control import (
     FAILED_SUFFIX,
+    ApproveRequest,
     CancelRequest,
     ControlFileError,
     ControlRequest,
@@ -57,7 +59,7 @@ class ControlWatcher:
     Args:
         ledger_dir: the ledger directory the manager writes into.
         is_live: whether a run is live in this manager (only such runs'
-            cancels are taken; another manager may own the rest).
+            cancels and answers are taken; another manager may own the rest).
     """
 
     def __init__(self, ledger_dir: Path, is_live: Callable[[str], bool]) -> None:
@@ -135,10 +137,12 @@ class ControlWatcher:
     def _request(self, path: Path) -> ControlRequest | None:
         parsed = parse_name(path.name)
         if parsed is None:
-            self._skip_once(path, "its name asks for nothing (<run_id>.cancel or .resume)")
+            self._skip_once(
+                path, "its name asks for nothing (<run_id>.cancel, .resume or .approve)"
+            )
             return None
         kind, run_id = parsed
-        if kind is RequestKind.CANCEL:
+        if kind is not RequestKind.RESUME:
             if not self.is_live(run_id):
                 return None  # not a run of ours (yet): another manager's, or a later one
             try:
@@ -148,6 +152,16 @@ class ControlWatcher:
                 return None
             except FileNotFoundError:
                 return None
+            if kind is RequestKind.APPROVE:
+                return ApproveRequest(
+                    run_id,
+                    path,
+                    body.get("approved") is True,  # anything but a plain yes is no
+                    text_field(body, "approval_id"),
+                    text_field(body, "reason"),
+                    text_field(body, "source"),
+                    text_field(body, "answered_by"),
+                )
             return CancelRequest(
                 run_id,
                 path,

@@ -27,7 +27,13 @@ from types import TracebackType
 from typing import Any, Final, Literal
 
 from ledger_reader import LedgerError, LedgerFile, RunStarted, control, is_valid_run_id
-from ledger_reader.control import CancelRequest, ControlRequest, ResumeRequest, control_dir
+from ledger_reader.control import (
+    ApproveRequest,
+    CancelRequest,
+    ControlRequest,
+    ResumeRequest,
+    control_dir,
+)
 from ledger_reader.liveness import live_writer
 from ledger_reader.locations import default_ledger_dir, foreign_access, make_private_dir
 from run_manager.agents import (
@@ -80,8 +86,8 @@ class Manager:
         agents: agents registered by name, for :meth:`resume` from a ledger
             and for control-file resumes.
         hub: the live fan-out (one is made if not given).
-        watch_control: follow ``<ledger_dir>/.control`` for cancel and resume
-            requests.
+        watch_control: follow ``<ledger_dir>/.control`` for cancel, resume and
+            approve requests.
         executor: where agents execute; ``None`` (the default) runs them on
             this event loop (or a thread of their own); ``RayExecutor()``
             (``run_manager.executors.ray``) on Ray workers. The manager closes it.
@@ -482,6 +488,21 @@ class Manager:
                         requested_by=request.requested_by,
                     )
                 control.complete(request.path)
+            case ApproveRequest(run_id=run_id):
+                try:
+                    self.approve(
+                        run_id,
+                        request.approval_id,
+                        request.approved,
+                        request.reason,
+                        source=request.source or "control-file",
+                        answered_by=request.answered_by,
+                    )
+                except (RunNotFound, ApprovalNotFound) as error:
+                    # Answered meanwhile, or it ended: said once, beside the request.
+                    control.fail(request.path, f"cannot answer {run_id}'s approval: {error}")
+                else:
+                    control.complete(request.path)
             case ResumeRequest(run_id=run_id):
                 try:
                     self.resume(run_id)

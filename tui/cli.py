@@ -34,7 +34,11 @@ EXIT_USAGE: Final = 2
 """A mistake in the command line itself: an unknown command or option, a value out of range."""
 EXIT_INTERRUPTED: Final = 130
 
-COMMANDS: Final = {"ls", "show", "cancel", "serve", "demo", "replay", "samples"}
+DECLARED: Final = ("approve", "deny", "resume")
+"""Commands whose module declares its own options: ``HELP`` (summary, description,
+examples) and ``add_arguments(parser)``."""
+
+COMMANDS: Final = {"ls", "show", "cancel", "serve", "demo", "replay", "samples", *DECLARED}
 """The subcommands; anything else is the app's paths (``runtop [PATH_OR_URL...]``)."""
 
 
@@ -62,6 +66,9 @@ examples, one a form:
   runtop ls --json                              the runs as a JSON array
   runtop show RUN_ID --timeline                 where one run's time went
   runtop cancel RUN_ID --reason "runaway"       ask a live run to stop
+  runtop approve RUN_ID                         say yes to the question a run waits on
+  runtop deny RUN_ID --reason "not today"       or no
+  runtop resume RUN_ID                          a new run with its recorded input
   runtop serve --agents tui.demo:demo_agents    the attach API on http://127.0.0.1:8765
 """
 """Every form of the command line with an example each: the end of ``runtop --help``."""
@@ -401,6 +408,9 @@ def build_parser() -> Parser:
         sub.add_argument("--theme", help="a Textual theme (also from the command palette)")
         sub.add_argument("--read-only", action="store_true", help="turn every action off")
         sub.add_argument("--user", help="who the app's cancels and answers say asked")
+    for name in DECLARED:
+        module = importlib.import_module(f"tui.commands.{name}")
+        module.add_arguments(add_command(commands, name, *module.HELP))
     return parser
 
 
@@ -410,7 +420,7 @@ def watch_parser() -> Parser:
         usage=USAGE,
         description="Watch agent runs live in ledger directories or files and attach "
         "servers. Other commands: runtop demo | samples | replay | ls | show | cancel | "
-        "serve (each with --help).",
+        "approve | deny | resume | serve (each with --help).",
         epilog=FORMS,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
