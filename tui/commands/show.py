@@ -5,6 +5,12 @@ stream (:mod:`tui.text.entries`): a paragraph of streamed text or thinking, a
 tool call with its result; ``--raw`` prints every event on its own line.
 ``--messages`` prints under each model call what it was sent and answered.
 Never loads Textual. ``--follow`` keeps printing until the run ends.
+
+Readable, an OTLP run's nodes are listed as the app lists them: none before the
+node it is inside (:class:`inspector.span_order.SpanOrder`), though exporters
+wrote the root's chain last. ``--json`` prints the ledger's lines in its own
+order, and ``--follow`` prints each line as it lands (a parent arriving late is
+printed then).
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ import contextlib
 import itertools
 import os
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
@@ -36,9 +42,11 @@ from inspector.ledger import (
     LlmCall,
     LlmChunk,
     Message,
+    NodeEnter,
     ReasoningChunk,
     RunCompleted,
     RunEvent,
+    RunStarted,
     RunStatus,
     RunSummary,
     agent_of,
@@ -51,6 +59,7 @@ from inspector.ledger import (
     summarize_ledger,
     writer_gone,
 )
+from inspector.span_order import SpanOrder, ordered_by_spans
 from inspector.timeline import Timeline, outcome_of_status
 from tui.commands.output import say, write_json
 from tui.commands.targets import (
@@ -280,13 +289,53 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
         return 0
     summary = summarize_ledger(path)
     gone = writer_gone(summary)
-    lines = read_ledger_lines(path, keep_raw=True, torn_tail=gone)
+
+    def read() -> Iterator[Line]:
+        return read_ledger_lines(path, keep_raw=True, torn_tail=gone)
+
+    ordered = ordered_by_spans(summary.writer) and not args.json
+    lines = in_span_order(read) if ordered else read()
     while batch := list(itertools.islice(lines, PRINT_BATCH)):
         printer.lines(batch)
     printer.flush()
     if not printer.finished and not args.json:
         out.print(Text(f"{'':>10}  {unended(summary)}", style="dim"))
     return 0
+
+
+def in_span_order(read: Callable[[], Iterable[Line]]) -> Iterator[Line]:
+    """A run's lines as they are listed: each node after the node it is inside.
+
+    ``read`` is called twice: the first pass places the nodes (keeping only the
+    ``node_enter`` lines, which may move), the second yields the lines, as many as
+    the first pass saw (a live run's later lines are for the next ``show``).
+    """
+    order = SpanOrder()
+    heads: dict[int, Line] = {}
+    for line in read():
+        if line.item is None:
+            continue
+        if isinstance(line.item, NodeEnter):
+            heads[order.folded] = line
+        order.add(line.item)
+    if not order.moved:
+        heads.clear()
+    position = 0
+    for line in read():
+        if line.item is None:
+            continue
+        if position >= order.folded:
+            return
+        if not order.is_moved(position):
+            for head in order.chain(position):
+                yield heads[head]
+            yield line
+        position += 1
+
+
+def _ordered(first: object) -> bool:
+    """Whether a run whose first event is ``first`` is listed in :func:`in_span_order`."""
+    return isinstance(first, RunStarted) and ordered_by_spans(first.payload.writer)
 
 
 def _show_session(path: Path, args: argparse.Namespace, out: Console) -> int:
@@ -482,14 +531,27 @@ def _show_remote(args: argparse.Namespace, url: str, out: Console) -> int:
         out, as_json=args.json, raw=getattr(args, "raw", False), messages=_messages(args)
     )
 
+    # Read whole first where its nodes are listed in their order (not as JSON, not followed).
+    held: list[Line] | None = None if args.follow or args.json else []
+
     async def show() -> None:
+        nonlocal held
         async for frames in _remote_batches(url, args.token, run_id, follow=args.follow):
             for frame in frames:
                 item = item_of(frame)
-                if item is not None:
-                    printer.line(Line(0, 0, item, frame.data if frame.event is None else b""))
+                if item is None:
+                    continue
+                line = Line(0, 0, item, frame.data if frame.event is None else b"")
+                if held is not None and not held and not _ordered(item):
+                    held = None  # its writer's nodes come in order: print as they come
+                if held is not None:
+                    held.append(line)
+                else:
+                    printer.line(line)
             if args.follow:
                 printer.settle()
+        if held:
+            printer.lines(list(in_span_order(lambda: held or [])))
         printer.flush()
 
     try:

@@ -385,9 +385,9 @@ class RunScreen(RuntopScreen):
             self.notify(f"{text!r} is not in this run", timeout=2, markup=False)
 
     def _cursor_entry(self) -> int:
-        """Where the entry selected starts (-1: none is)."""
+        """The ledger position where the entry selected starts (-1: none is)."""
         events = self.query_one(EventList)
-        return events.entry_of(events.cursor).start if events.count else -1
+        return events.position_of(events.entry_of(events.cursor).start) if events.count else -1
 
     def is_searching(self) -> bool:
         """Whether a search is still reading the run."""
@@ -400,10 +400,9 @@ class RunScreen(RuntopScreen):
         if not self.matches:
             box.border_title = Text(inert(f"no match for {self.search_text}", single_line=True))
             return
-        events = self.query_one(EventList)
-        entry = events.entry_of(events.cursor) if events.count else None
-        at = bisect_left(self.matches, entry.start) if entry is not None else 0
-        here = at < len(self.matches) and entry is not None and self.matches[at] == entry.start
+        start = self._cursor_entry()
+        at = bisect_left(self.matches, start) if start >= 0 else 0
+        here = at < len(self.matches) and start >= 0 and self.matches[at] == start
         entries, hits = len(self.matches), self.matching_events
         told = f"{hits:,} match{'' if hits == 1 else 'es'}"
         where = (
@@ -428,15 +427,15 @@ class RunScreen(RuntopScreen):
         if not self.matches:
             return
         events = self.query_one(EventList)
-        entry = events.entry_of(events.cursor)
+        start = self._cursor_entry()  # matches are ledger positions
         if forward:
-            at = bisect_right(self.matches, entry.start)
+            at = bisect_right(self.matches, start)
             target = self.matches[at] if at < len(self.matches) else self.matches[0]
         else:
-            at = bisect_left(self.matches, entry.start) - 1
+            at = bisect_left(self.matches, start) - 1
             target = self.matches[at] if at >= 0 else self.matches[-1]
         events.follow = False
-        events.cursor = target
+        events.cursor = events.index_of(target)
         self._say_where()
 
     async def action_back(self) -> None:

@@ -8,6 +8,14 @@ like one of ten. Scrolling is by entry; the scroll bar measures events
 (and shows only when the entries do not all fit).
 Follow mode keeps the newest entry in view and pauses when the user
 scrolls up.
+
+A run whose nodes may be written before the node they are inside (an OTLP
+run: spans arrive as they end) is listed in :class:`inspector.span_order.SpanOrder`:
+its events are read once as they come, in batches of the new ones, and a node's
+``node_enter`` is listed before the nodes inside it. The list's *indexes* are
+then not the ledger's *positions*: :meth:`EventList.index_of` and
+:meth:`EventList.position_of` map them, and only the list's own drawing and
+moving use indexes.
 """
 
 from __future__ import annotations
@@ -35,6 +43,7 @@ from inspector.events import (
     ToolResult,
     event_of,
 )
+from inspector.span_order import SpanOrder, ordered_by_spans
 from tui.event_pages import PAGE, EventPages
 from tui.text import inert, offset
 from tui.text.entries import Entry, EntryIndex, folded_steps, is_step
@@ -49,6 +58,8 @@ PARAGRAPH_TEXT_ROOM: Final = 12
 """Characters of a paragraph's text its line keeps before its count gives way."""
 FIT_CHECK_EVENTS: Final = 4 * PAGE
 """Runs up to this many events are checked for entries that all fit on screen."""
+ORDER_READ: Final = 16 * PAGE
+"""Events read at a time to place a run's nodes (:class:`SpanOrder`)."""
 
 
 class EventList(ScrollView, can_focus=True):
@@ -65,7 +76,7 @@ class EventList(ScrollView, can_focus=True):
     }
 
     cursor: reactive[int] = reactive(0, always_update=True)
-    """The first event of the selected entry."""
+    """The index of the selected entry's first event."""
     follow: reactive[bool] = reactive(True)
     """Keep the newest event in view."""
     search: reactive[str] = reactive("")
@@ -115,13 +126,20 @@ class EventList(ScrollView, can_focus=True):
         self._window: list[Entry] = []
         self._announced: tuple[Entry, int, bool] | None = None
         self._pending: int | None = None
-        """An event to select once read (:meth:`select`)."""
-        """The entry the detail pane was last told of."""
+        """The position of an event to select once read (:meth:`select`)."""
+        self._order: SpanOrder | None = None
+        """Where each event is listed, for a run whose nodes may come before the node they
+        are inside; ``None``: in the ledger's order."""
+        self._selected_at = 0
+        """The position of the event the cursor is on: kept there when nodes move."""
         self._window_key: tuple[int, int, int, int] = (-1, -1, -1, -1)
 
     # -- data -------------------------------------------------------------------------
 
     def on_mount(self) -> None:
+        run = self.store.get(self.key)
+        if run is not None and ordered_by_spans(run.writer):
+            self._order = SpanOrder()
         self.reload()
 
     def reload(self) -> None:
@@ -142,17 +160,58 @@ class EventList(ScrollView, can_focus=True):
 
     @work(exclusive=True, group="event-count", exit_on_error=False)
     async def _count_events(self) -> None:
+        moved = False
         try:
             count = await self.store.event_count(self.key)
+            if self._order is not None:
+                version = self._order.version
+                count = await self._place(count)
+                moved = self._order.version != version
         except SourceError as error:
             self.notify(str(error), severity="error", markup=False)
             return
         self._set_count(count)
+        if moved and not self.follow:
+            self._keep_in_view(self.cursor)  # its event was listed elsewhere
         if not self._recounted:
             # A huge ledger is first counted by its last seq, while its index builds:
             # count once more a moment later, exactly.
             self._recounted = True
             self.set_timer(RECOUNT_AFTER, self.reload)
+
+    async def _place(self, count: int) -> int:
+        """Fold the events not folded yet, up to ``count``, into the run's order (read the
+        new ones only, in batches); how many are folded: the events listed.
+
+        Raises:
+            SourceError: the run's source could not be read.
+        """
+        order = self._order
+        assert order is not None
+        while order.folded < count:
+            version = order.version
+            stop = min(count, order.folded + ORDER_READ)
+            items = await self.store.events(self.key, order.folded, stop)
+            if not items:
+                break
+            for item in items:
+                order.add(item)
+            if order.version != version:
+                # Heads moved: entries are found anew, the cursor kept on its event.
+                self._index.clear()
+                self._window_key = (-1, -1, -1, -1)
+                if self.count:
+                    index = order.index(min(self._selected_at, self.count - 1))
+                    self.set_reactive(EventList.cursor, self._index.start(index))
+        return order.folded
+
+    def index_of(self, position: int) -> int:
+        """The index the event at ledger ``position`` is listed at."""
+        return self._order.index(position) if self._order is not None else position
+
+    def position_of(self, index: int) -> int:
+        """The ledger position of the event listed at ``index``."""
+        return self._order.position(index) if self._order is not None else index
 
     def _set_count(self, count: int) -> None:
         grew = count != self.count
@@ -170,7 +229,8 @@ class EventList(ScrollView, can_focus=True):
         self.refresh()
 
     def select(self, position: int) -> None:
-        """Select the entry holding event ``position`` once it is read, and stop following."""
+        """Select the entry holding the event at ledger ``position`` once it is read, and
+        stop following."""
         self.follow = False
         self._pending = position
         self._select_pending()
@@ -179,10 +239,11 @@ class EventList(ScrollView, can_focus=True):
         position = self._pending
         if position is None or position >= self.count:
             return
-        if self.item(position) is None:
+        index = self.index_of(position)
+        if self.item(index) is None:
             return  # asked for: done again when its page is read
         self._pending = None
-        self.cursor = self._index.start(position)
+        self.cursor = self._index.start(index)
         self._keep_in_view(self.cursor)
 
     def show_last(self) -> None:
@@ -232,10 +293,11 @@ class EventList(ScrollView, can_focus=True):
         return [item for item in items if item is not None]
 
     def item(self, index: int) -> LedgerItem | None:
-        """The event at ``index``; ``None`` (and its page asked for) until it is read."""
-        item = self.pages.item(index)
+        """The event listed at ``index``; ``None`` (and its page asked for) until it is read."""
+        position = self.position_of(index) if self._order is not None else index
+        item = self.pages.item(position)
         if item is None:
-            page = self.pages.wanted(index)
+            page = self.pages.wanted(position)
             if page is not None:
                 self.run_worker(self._read_page(page), group=f"page-{page}", exit_on_error=False)
         return item
@@ -255,7 +317,7 @@ class EventList(ScrollView, can_focus=True):
             self.started_at = moment.timestamp() if moment is not None else None
         self._select_pending()
         self._announce()  # the selected entry may reach into this page
-        if self.follow and self.count and page == (self.count - 1) // PAGE:
+        if self.follow and self.count and page == self.position_of(self.count - 1) // PAGE:
             self.show_last()  # the newest paragraph may reach back further than thought
         self.refresh()
 
@@ -290,6 +352,8 @@ class EventList(ScrollView, can_focus=True):
         """The run's events were replaced: forget what was read and where entries are."""
         self.pages.clear()
         self._index.clear()
+        if self._order is not None:
+            self._order = SpanOrder()
         self._announced = None
         self.reload()
 
@@ -421,6 +485,7 @@ class EventList(ScrollView, can_focus=True):
     # -- input ------------------------------------------------------------------------------
 
     def watch_cursor(self, index: int) -> None:
+        self._selected_at = self.position_of(index)
         self._keep_in_view(index)
         self._announce()
         self.refresh()

@@ -257,3 +257,30 @@ def test_each_recording_nests_the_same_in_every_order(name: str, tmp_path: Path)
             for node in timeline.rows()
         )
     assert trees["ended"] == trees["batched"] == trees["shuffled"]
+
+
+@pytest.mark.parametrize("order", ["ended", "shuffled"])
+def test_show_lists_no_node_before_the_node_it_is_in(server: OtlpServer, order: str) -> None:
+    """``runtop show`` of a directory and of the server: each node's ``enter`` line after
+    the ``enter`` of the node its span is inside, though the root's chain came last."""
+    trace = hashlib.sha256(f"langgraph/show/{order}".encode()).digest()[:16]
+    for body in requests_in(order, "langgraph", trace):
+        send(server, "http", body)
+    [events] = runs_of(server, trace.hex())
+    entered = payloads(events, "node_enter")
+    node_of = {node.span_id: node.node_id for node in entered}
+    parent_of = {node.node_id: node_of.get(node.parent_span_id) for node in entered}
+    run_id = events[0].run_id
+    for where in (str(server.runs), server.url):
+        shown = runtop(server, "show", run_id, "--from", where)
+        listed, tools = [], 0
+        for line in shown.splitlines():
+            if "→ enter " in line:
+                listed.append(line.split("→ enter ")[1])
+            elif "⚙ get_weather" in line:  # a tool node's enter, call and result: one line
+                tools += 1
+                listed.append(f"tool:get_weather#{tools}")
+        assert sorted(listed) == sorted(parent_of)
+        for at, node in enumerate(listed):
+            parent = parent_of[node]
+            assert parent is None or listed.index(parent) < at, f"{node} before {parent}"
