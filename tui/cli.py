@@ -356,6 +356,12 @@ def build_parser() -> Parser:
         "with the same token as authorization metadata: default port 4317; 0 picks one",
     )
     serve.add_argument(
+        "--every-trace",
+        action="store_true",
+        help="make every OpenTelemetry trace a run (by default only a trace with an agent, "
+        "a model call or a tool call is one: a web service's own requests are not)",
+    )
+    serve.add_argument(
         "--ray",
         nargs="?",
         const="",

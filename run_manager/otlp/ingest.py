@@ -2,7 +2,7 @@
 
 ``runtop serve`` answers ``POST /v1/traces`` (OTLP/HTTP, protobuf or JSON,
 optionally gzipped) with :class:`OtlpIngest`, behind the server's bearer
-token. Each trace is a run, written as a ledger (``writer: "otlp"``) in
+token. Each agent's trace is a run, written as a ledger (``writer: "otlp"``) in
 the server's ledger directory, so ``ls``, ``show``, replay and the TUI
 read it as any other; its events are published on the manager's hub, so
 attached clients see it live. ``../shared/design/OTLP.md`` is the design;
@@ -30,6 +30,12 @@ in short:
   id>``; a nested agent's run takes its span id);
 - a span that cannot be read (JSON nested deeper than Python recurses, say)
   is rejected alone and counted; its neighbours are written;
+- only a trace with an agent, a model call or a tool call is a run: the
+  spans of a trace with none of them yet (a web service's requests, when a
+  collector forwards everything) are held in memory, up to
+  :data:`MAX_HELD_SPANS` and for :data:`HOLD_SECONDS`, and written with
+  the first span that makes it an agent's; ``every_trace`` keeps every
+  trace as a run;
 - a span sent twice (an exporter's retry) is written once: spans placed
   are remembered per trace, and a run's ledger is read back for them
   after a restart;
@@ -55,8 +61,9 @@ import hashlib
 import logging
 import operator
 import os
+import time
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -73,7 +80,7 @@ from ledger_reader.events import (
 )
 from ledger_reader.locations import make_private_dir
 from run_manager.ledger import cap_payload_value
-from run_manager.otlp.families import AGENT, described
+from run_manager.otlp.families import AGENT, MODEL, TOOL, described
 from run_manager.otlp.span_events import (
     UNREADABLE,
     complete_run,
@@ -101,6 +108,15 @@ if TYPE_CHECKING:
 
 MAX_TRACES: Final = 10_000
 """Traces whose span ids are kept in memory; an older one is read back from its ledger."""
+
+AGENTS_OWN: Final = frozenset({AGENT, MODEL, TOOL})
+"""The kinds of span that make a trace an agent's, and so a run."""
+MAX_HELD_SPANS: Final = 20_000
+"""Spans of traces that are no agent's (yet) held in memory, of all traces together: past
+it, the traces held longest are let go."""
+HOLD_SECONDS: Final = 300.0
+"""How long a trace with no agent, model call or tool call is held after its last span
+came: as long as a run without news stays live (the stale rule)."""
 
 _log = logging.getLogger(__name__)
 
@@ -137,6 +153,7 @@ class IngestResult:
     """What one export request did."""
 
     accepted: int = 0
+    """Spans taken: written, or held until their trace shows it is an agent's."""
     duplicates: int = 0
     rejected: int = 0
     reason: str = ""
@@ -149,8 +166,24 @@ class OtlpIngest:
     Call :meth:`ingest` on the event loop that runs the hub (the server's).
     """
 
-    def __init__(self, ledger_dir: str | os.PathLike[str], hub: Hub | None = None) -> None:
+    def __init__(
+        self,
+        ledger_dir: str | os.PathLike[str],
+        hub: Hub | None = None,
+        *,
+        every_trace: bool = False,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.ledger_dir = Path(ledger_dir)
+        self.every_trace = every_trace
+        """Every trace is a run, not only an agent's (``runtop serve --every-trace``)."""
+        self._clock = clock
+        self._held: OrderedDict[str, tuple[float, list[Span]]] = OrderedDict()
+        """The spans of traces with no agent, model call or tool call yet, by trace id, with
+        when the last came; the least recent first."""
+        self._held_spans = 0
+        self.let_go = 0
+        """Spans of traces let go as no agent's (held too long, or too many held)."""
         self._ledger_prefix = os.path.join(self.ledger_dir, "")
         """What a ledger's path starts with (``os.path.join(ledger_dir, name)`` is this + name)."""
         self.hub = hub
@@ -174,6 +207,10 @@ class OtlpIngest:
                 by_trace[span.trace_id] = [span]
             else:
                 spans.append(span)
+        held: dict[str, list[Span]] = {}
+        released: dict[str, list[Span]] = {}
+        if not self.every_trace:
+            held, released = self._hold_or_release(by_trace)
         touched: dict[str, OtlpRun] = {}
         accepted = duplicates = unreadable = 0
         reason = ""
@@ -244,7 +281,9 @@ class OtlpIngest:
             for child in trace.children.values():
                 if child.pending:
                     touched[child.run_id] = child
-        result.accepted, result.duplicates = accepted, duplicates
+        # Spans released from the hold were taken by the requests that sent them.
+        accepted -= sum(len(spans) for spans in released.values())
+        result.accepted, result.duplicates = max(accepted, 0) + held_count(held), duplicates
         if unreadable:
             result.rejected += unreadable
             result.reason = reason
@@ -259,11 +298,68 @@ class OtlpIngest:
             for trace_id in by_trace:
                 self._traces.pop(trace_id, None)
             self._on_disk = None
+            # Spans held from earlier requests were taken already: held again, not lost.
+            for trace_id, spans in released.items():
+                self._keep_held(trace_id, spans)
             raise LedgerWriteFailed(
                 f"the spans could not be written to the ledger: {error.strerror or error}"
             ) from error
         result.runs = set(touched)
         return result
+
+    # -- traces that are no agent's (yet) ------------------------------------------------
+
+    def _hold_or_release(
+        self, by_trace: dict[str, list[Span]]
+    ) -> tuple[dict[str, list[Span]], dict[str, list[Span]]]:
+        """Take out of ``by_trace`` the traces that are no agent's yet, holding their spans;
+        put back in it the spans held of those that now are. Returns what this request held,
+        and what it released (the spans of earlier requests now placed), by trace id."""
+        self._let_go_old()
+        held: dict[str, list[Span]] = {}
+        released: dict[str, list[Span]] = {}
+        for trace_id, spans in list(by_trace.items()):
+            before = self._held.pop(trace_id, None)
+            if before is not None:
+                self._held_spans -= len(before[1])
+            if self._is_a_run(trace_id, spans):
+                if before is not None:
+                    released[trace_id] = before[1]
+                    by_trace[trace_id] = [*before[1], *spans]
+                continue
+            del by_trace[trace_id]
+            held[trace_id] = spans
+            self._keep_held(trace_id, [*before[1], *spans] if before is not None else spans)
+        return held, released
+
+    def _is_a_run(self, trace_id: str, spans: list[Span]) -> bool:
+        """The trace is an agent's: it has a run here or on disk, or ``spans`` hold an
+        agent, a model call or a tool call."""
+        trace = self._traces.get(trace_id)
+        if trace is not None and (trace.run is not None or trace.children):
+            return True
+        if any((span.kind or kind_of(span)) in AGENTS_OWN for span in spans):
+            return True
+        return trace_id[16:] in self._ledgers_on_disk()
+
+    def _keep_held(self, trace_id: str, spans: list[Span]) -> None:
+        self._held[trace_id] = (self._clock(), spans)
+        self._held_spans += len(spans)
+        while self._held_spans > MAX_HELD_SPANS and len(self._held) > 1:
+            _, (_, oldest) = self._held.popitem(last=False)
+            self._held_spans -= len(oldest)
+            self.let_go += len(oldest)
+
+    def _let_go_old(self) -> None:
+        """Let go of the traces that had no span for :data:`HOLD_SECONDS`."""
+        oldest = self._clock() - HOLD_SECONDS
+        while self._held:
+            trace_id, (last, spans) = next(iter(self._held.items()))
+            if last > oldest:
+                return
+            del self._held[trace_id]
+            self._held_spans -= len(spans)
+            self.let_go += len(spans)
 
     # -- runs --------------------------------------------------------------------------
 
@@ -499,6 +595,10 @@ class OtlpIngest:
         return run
 
 
+def held_count(held: dict[str, list[Span]]) -> int:
+    return sum(len(spans) for spans in held.values())
+
+
 def _described(spans: list[Span], own: Span | None) -> dict[str, Any]:
     """Who a run was for and which conversation, as its first span of a request says it (an
     instrumentation's context attributes are on every span) or its own span does."""
@@ -519,6 +619,8 @@ def _why(error: BaseException) -> str:
 
 
 __all__ = [
+    "HOLD_SECONDS",
+    "MAX_HELD_SPANS",
     "MAX_TRACES",
     "READ_ONLY_REASON",
     "WRITER",

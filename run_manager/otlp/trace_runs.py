@@ -256,6 +256,12 @@ def write_runs(runs: Iterable[OtlpRun], hub: Hub | None) -> None:
                 # writer of its ledgers), so a retry never meets half a span.
                 with contextlib.suppress(OSError):
                     os.ftruncate(fd, before)
+                if not before and not run.written:
+                    # Its first write: no empty ledger is left behind, so the exporter's
+                    # retry makes the run again under the same id (an empty file of its
+                    # name would be no ledger of this trace, and the run would take another).
+                    with contextlib.suppress(OSError):
+                        os.unlink(run.path)
                 raise
         finally:
             os.close(fd)

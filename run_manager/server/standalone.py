@@ -44,6 +44,7 @@ async def serve(
     otlp_grpc_ready: Callable[[str], None] | None = None,
     mounts: Mapping[str, web.Application] | None = None,
     retention: Retention | None = None,
+    every_trace: bool = False,
 ) -> None:
     """Serve the attach API until ``stop`` is set (or the task is cancelled).
 
@@ -61,7 +62,8 @@ async def serve(
     prefix (``runtop serve --web`` mounts the app's page at ``/web``): they answer for
     themselves, the token included.
     ``retention`` keeps the ledger directory bounded (:mod:`run_manager.server.retention`;
-    ``None``: its defaults).
+    ``None``: its defaults). Only traces with an agent, a model call or a tool call are
+    runs; ``every_trace`` makes every trace one.
     """
     token = token or make_token()
     open_files = raise_open_file_limit()
@@ -76,7 +78,7 @@ async def serve(
     root.add_subapp(API_PREFIX, server.app)
     ingest: OtlpIngest | None = None
     if manager.ledger_dir is not None:  # OTLP/HTTP: POST /v1/traces, behind the same token
-        ingest = OtlpIngest(manager.ledger_dir, manager.hub)
+        ingest = OtlpIngest(manager.ledger_dir, manager.hub, every_trace=every_trace)
         middlewares = [server.json_errors, server._authorize]
         otlp = OtlpRoute(ingest, body_timeout=body_timeout or OTLP_BODY_TIMEOUT, read_gap=read_gap)
         root.add_subapp(OTLP_PREFIX, otlp.app(middlewares))

@@ -112,6 +112,12 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
                 f"  keeps: {retention.describe()} (--retain)",
                 f"  watch with: runtop {url}",
                 otlp_http_line(url, protobuf_available()),
+                "  runs from traces: "
+                + (
+                    "every trace (--every-trace)"
+                    if args.every_trace
+                    else "those with an agent, a model call or a tool call (--every-trace: all)"
+                ),
                 *(f"  OTLP/gRPC: {address} (the same token)" for address in grpc_address),
                 *(
                     [f"  in a browser: {page.address(url, with_token=sys.stderr.isatty())}"]
@@ -138,6 +144,7 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
             otlp_grpc_port=_otlp_grpc_port(args.otlp_grpc),
             otlp_grpc_ready=grpc_address.append,
             retention=retention,
+            every_trace=args.every_trace,
             token=token,
             mounts={page.prefix: page.app} if page is not None else None,
         )

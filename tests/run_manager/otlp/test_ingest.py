@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -475,7 +476,7 @@ def test_spans_without_genai_attributes_are_kept_and_errors_recorded(tmp_path: P
              db__system="postgresql", status=2, events=[exception]),
         span("f000000000000000", "GET /weather", 0.0, 1.0, status=2, message="upstream failed"),
     ]  # fmt: skip
-    OtlpIngest(tmp_path).ingest(decode_json(request(*spans)))
+    OtlpIngest(tmp_path, every_trace=True).ingest(decode_json(request(*spans)))
     [events] = ledgers(tmp_path).values()
     assert events[0]["payload"]["agent"] == "GET /weather"  # no agent: named after its root
     generic = [event for event in events if event["type"] == "otel_span"]
@@ -485,6 +486,130 @@ def test_spans_without_genai_attributes_are_kept_and_errors_recorded(tmp_path: P
     assert "TimeoutError: db \x1b[31m slow" in errors
     assert events[-1]["type"] == "run_completed"
     assert events[-1]["payload"] == {"status": "error", "error": "upstream failed"}
+
+
+def web_request(trace: str, start: float = 0.0) -> list[dict[str, Any]]:
+    """A web service's request, traced: no agent, no model call, no tool call."""
+    return [
+        span("e000000000000001", "SELECT users", start + 0.1, start + 0.2, trace=trace,
+             parent="e000000000000000", db__system="postgresql"),
+        span("e000000000000000", "GET /users", start, start + 0.3, trace=trace,
+             http__request__method="GET"),
+    ]  # fmt: skip
+
+
+def test_a_trace_with_no_agent_model_or_tool_call_is_no_run(tmp_path: Path) -> None:
+    """A collector forwarding a web service's traces: one ledger per HTTP request, 115 GB a
+    day, unless only agents' traces are runs."""
+    ingest = OtlpIngest(tmp_path)
+    result = ingest.ingest(decode_json(request(*web_request(TRACE))))
+    assert (result.accepted, result.rejected) == (2, 0)  # taken, not refused: no retry
+    assert ledgers(tmp_path) == {}
+    kept = OtlpIngest(tmp_path / "all", every_trace=True)
+    kept.ingest(decode_json(request(*web_request(TRACE))))
+    assert len(ledgers(tmp_path / "all")) == 1
+
+
+@pytest.mark.parametrize("every_trace", [False, True])
+def test_runtop_serve_makes_runs_of_agents_traces_or_of_every_trace(
+    tmp_path: Path, every_trace: bool
+) -> None:
+    runs = tmp_path / "runs"
+    env = {**os.environ, "RUNTOP_HOME": str(tmp_path / "home"), "PYTHONPATH": str(REPO)}
+    command = [sys.executable, "-m", "tui.cli", "serve", "--port", "0", "--ledger-dir", str(runs)]
+    command += ["--token", TOKEN, *(["--every-trace"] if every_trace else [])]
+    serving = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert serving.stderr is not None
+        said = ""
+        while "runs from traces:" not in said:
+            line = serving.stderr.readline()
+            assert line, said
+            said += line
+        url = said.split("runtop serve: ", 1)[1].split(",", 1)[0].split()[0]
+        for body in (request(*web_request(TRACE)), request(*agent_run())):
+            sent = urllib.request.Request(
+                f"{url}/v1/traces",
+                data=body,
+                headers={"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"},
+            )
+            with urllib.request.urlopen(sent, timeout=10) as answer:
+                assert answer.status == 200
+        written = ledgers(runs)
+        # The agent's trace is the web trace's too (one trace id): its spans join its run.
+        [events] = written.values()
+        generic = [e["payload"]["name"] for e in events if e["type"] == "otel_span"]
+        assert generic == ["GET /users", "SELECT users"]
+        other = request(*web_request("0" * 31 + "9"))
+        sent = urllib.request.Request(
+            f"{url}/v1/traces",
+            data=other,
+            headers={"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(sent, timeout=10) as answer:
+            assert answer.status == 200
+        assert len(ledgers(runs)) == (2 if every_trace else 1)
+        assert ("every trace" in said) == every_trace
+    finally:
+        serving.terminate()
+        serving.communicate(timeout=20)
+
+
+def test_a_traces_first_spans_are_held_until_an_agents_span_comes(tmp_path: Path) -> None:
+    """Spans sent as they end: a tool's HTTP call ends (and is sent) before the tool's own
+    span, before anything says the trace is an agent's. It is written when that comes."""
+    http = span("f000000000000009", "GET api.weather", 0.52, 0.58, parent=TOOL,
+                http__request__method="GET")  # fmt: skip
+    ingest = OtlpIngest(tmp_path)
+    assert ingest.ingest(decode_json(request(http))).accepted == 1
+    assert ledgers(tmp_path) == {}
+    assert ingest.ingest(decode_json(request(*agent_run()))).accepted == 3
+    [events] = ledgers(tmp_path).values()
+    names = [event["payload"].get("name") for event in events if event["type"] == "otel_span"]
+    assert names == ["GET api.weather"]  # the held span, in its run
+    assert events[-1]["type"] == "run_completed"
+    assert ingest.ingest(decode_json(request(http))).duplicates == 1  # a retry: once
+
+
+def test_held_spans_are_let_go_after_a_while_and_past_a_bound(tmp_path: Path) -> None:
+    from run_manager.otlp import ingest as module
+
+    now = [0.0]
+    ingest = OtlpIngest(tmp_path, clock=lambda: now[0])
+    ingest.ingest(decode_json(request(*web_request(TRACE))))
+    now[0] = module.HOLD_SECONDS + 1
+    ingest.ingest(decode_json(request(*web_request("0" * 31 + "2"))))
+    assert ingest.let_go == 2  # the first trace, idle too long
+    # The first trace's agent comes after all: a run of its own spans only.
+    ingest.ingest(decode_json(request(*agent_run())))
+    [events] = ledgers(tmp_path).values()
+    assert not [event for event in events if event["type"] == "otel_span"]
+    crowd = [request(*web_request(f"{n:032x}", start=n)) for n in range(3, module.MAX_HELD_SPANS)]
+    for body in crowd[: module.MAX_HELD_SPANS // 2 + 5]:
+        ingest.ingest(decode_json(body))
+    assert ingest.let_go > 2  # bounded: the oldest held went first
+    assert len(ledgers(tmp_path)) == 1
+
+
+def test_held_spans_survive_a_failed_write(tmp_path: Path) -> None:
+    """The held spans were taken by an earlier request: a failed write of the request that
+    releases them holds them again, and the retry writes them."""
+    http = span("f000000000000009", "GET api.weather", 0.52, 0.58, parent=TOOL,
+                http__request__method="GET")  # fmt: skip
+    ingest = OtlpIngest(tmp_path / "runs")
+    ingest.ingest(decode_json(request(http)))
+    limits = resource.getrlimit(resource.RLIMIT_FSIZE)
+    old_handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (40, limits[1]))  # a disk that is full
+    try:
+        with pytest.raises(LedgerWriteFailed):
+            ingest.ingest(decode_json(request(*agent_run())))
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, limits)
+        signal.signal(signal.SIGXFSZ, old_handler)
+    ingest.ingest(decode_json(request(*agent_run())))
+    [events] = ledgers(tmp_path / "runs").values()
+    assert [e["payload"]["name"] for e in events if e["type"] == "otel_span"] == ["GET api.weather"]
 
 
 def test_a_span_without_ids_is_rejected_not_a_crash(tmp_path: Path) -> None:
@@ -852,6 +977,29 @@ def test_a_disk_that_fills_mid_request_leaves_no_half_span(tmp_path: Path) -> No
     [events] = ledgers(tmp_path).values()
     assert types(events).count("tool_result") == 1
     assert types(events)[-1] == "run_completed"
+
+
+def test_a_failed_first_write_leaves_no_ledger_and_the_retry_the_same_run(
+    tmp_path: Path,
+) -> None:
+    """A disk full at a run's first write: no 0-byte ledger, and the exporter's retry is the
+    run that the first write would have made, under the same id."""
+    OtlpIngest(tmp_path / "whole").ingest(decode_json(request(*agent_run())))
+    [wanted] = ledgers(tmp_path / "whole")
+    ingest = OtlpIngest(tmp_path / "runs")
+    (tmp_path / "runs").mkdir()
+    limits = resource.getrlimit(resource.RLIMIT_FSIZE)
+    old_handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (40, limits[1]))  # a few bytes land, then full
+    try:
+        with pytest.raises(LedgerWriteFailed):
+            ingest.ingest(decode_json(request(*agent_run())))
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, limits)
+        signal.signal(signal.SIGXFSZ, old_handler)
+    assert list((tmp_path / "runs").iterdir()) == []
+    assert ingest.ingest(decode_json(request(*agent_run()))).accepted == 3
+    assert list(ledgers(tmp_path / "runs")) == [wanted]
 
 
 async def test_the_server_answers_a_failed_write_with_503_so_exporters_retry(
