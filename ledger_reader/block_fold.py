@@ -65,6 +65,7 @@ _SUMMARY_TYPES: Final = frozenset(
     (
         "run_started",
         "run_updated",
+        "budget_updated",
         "run_completed",
         "error",
         "approval_request",

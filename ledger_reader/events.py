@@ -98,6 +98,46 @@ class RunDescribedPayload(Payload):
     """*Extension*: the service that sent its spans (OpenTelemetry's ``service.name``)."""
 
 
+class BudgetLimits(Payload):
+    """*Extension*: what a run may spend before it is stopped (``run_started.budget``, and
+    ``budget_updated`` as the limits grow); a limit left out is none."""
+
+    cost_usd: float | None = None
+    """Dollars its model calls may cost."""
+    tokens: int | None = None
+    """Tokens they may send and answer with (prompt and output tokens)."""
+    model_calls: int | None = None
+    """Model calls it may make."""
+    seconds: float | None = None
+    """Seconds it may last."""
+    ask_at: float | None = None
+    """The share of a limit at which the run asks whether to go on (``0.8``); absent: it
+    never asks, it stops at the limit."""
+
+
+class BudgetSpent(Payload):
+    """*Extension*: what a budgeted run has spent of its budget, its child runs' included."""
+
+    cost_usd: float | None = None
+    tokens: int | None = None
+    model_calls: int | None = None
+    seconds: float | None = None
+
+
+class BudgetState(BudgetLimits):
+    """*Extension*, ``budget_updated``'s payload: a run's budget as it stands, its limits as
+    they are now (an approval grows one by its first size), what was spent, and ``state``."""
+
+    spent: BudgetSpent | None = None
+    state: str | None = None
+    """``ok``; ``asking`` (it waits on its approval to go on past ``ask_at``); ``exceeded``
+    (a limit was reached, the run is cancelled); ``denied`` (asked, not approved:
+    cancelled)."""
+    limit: str | None = None
+    """The limit ``state`` is about (``cost_usd``, ``tokens``, ``model_calls``,
+    ``seconds``), when it is about one."""
+
+
 class RunStartedPayload(RunDescribedPayload):
     """What a run was asked to do, and by whom; the first line of a ledger."""
 
@@ -115,6 +155,8 @@ class RunStartedPayload(RunDescribedPayload):
     truncated: bool | None = None
     executor: str | None = None
     """*Extension*: where the run's code executes, when not in the writer's process (``ray``)."""
+    budget: BudgetLimits | None = None
+    """*Extension*: the run's budget as it was given (its state later: ``budget_updated``)."""
 
     project: str | None = None
     """*Extension*: the folder the run worked in (a coding agent's project)."""
@@ -415,6 +457,12 @@ class RunPlaced(TypedEvent, tag="run_placed"):
     payload: RunPlacedPayload = msgspec.field(default_factory=RunPlacedPayload)
 
 
+class BudgetUpdated(TypedEvent, tag="budget_updated"):
+    """``budget_updated``: a budgeted run's budget as it stands, after each change."""
+
+    payload: BudgetState = msgspec.field(default_factory=BudgetState)
+
+
 class UnknownEvent(Envelope):
     """A line whose type is unknown, or whose payload does not fit its type.
 
@@ -461,6 +509,7 @@ KNOWN_EVENTS: Final[tuple[type[TypedEvent], ...]] = (
     CancelRequested,
     RunPlaced,
     RunUpdated,
+    BudgetUpdated,
 )
 
 EVENT_TYPES: Final[dict[str, type[TypedEvent]]] = {
@@ -486,6 +535,7 @@ KnownEvent = (
     | CancelRequested
     | RunPlaced
     | RunUpdated
+    | BudgetUpdated
 )
 """An event of a type LEDGER.md defines (msgspec decodes it in one pass)."""
 

@@ -22,6 +22,8 @@ import msgspec
 from ledger_reader.events import (
     ApprovalRequest,
     ApprovalResponse,
+    BudgetState,
+    BudgetUpdated,
     CancelRequested,
     DamagedLine,
     ErrorEvent,
@@ -163,6 +165,10 @@ class RunSummary(msgspec.Struct, kw_only=True):
     """The folder the run worked in, when its writer said (a coding agent's project)."""
     git_branch: str | None = None
     """The git branch checked out there, when its writer said."""
+    budget: BudgetState | None = None
+    """Its budget, when it has one: the limits as they stand, what was spent of them (its
+    child runs' included) and its ``state``, as its last ``budget_updated`` (else its
+    ``run_started``) said."""
 
     @property
     def totals(self) -> RunTotals:
@@ -356,6 +362,13 @@ class SummaryBuilder:
         self._describe(payload)
         summary.project = payload.project or summary.project
         summary.git_branch = payload.git_branch or summary.git_branch
+        if payload.budget is not None and summary.budget is None:
+            limits = msgspec.structs.asdict(payload.budget)
+            summary.budget = BudgetState(**limits, state="ok")
+
+    def _budget_updated(self, event: BudgetUpdated) -> None:
+        """The budget as it stands now replaces what was said before."""
+        self._summary.budget = event.payload
 
     def _run_updated(self, event: RunUpdated) -> None:
         """What the writer learned of the run after it began: each field said replaces the
@@ -439,6 +452,7 @@ class SummaryBuilder:
     _APPLY: Final[dict[type, Callable[[SummaryBuilder, Any], None]]] = {
         RunStarted: _run_started,
         RunUpdated: _run_updated,
+        BudgetUpdated: _budget_updated,
         RunCompleted: _run_completed,
         ErrorEvent: _error,
         ApprovalRequest: _approval_request,

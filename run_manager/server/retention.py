@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from ledger_reader import timespan
+from ledger_reader import quantities
 from ledger_reader.liveness import ledger_lock_held
 
 log = logging.getLogger(__name__)
@@ -32,9 +32,6 @@ QUIET: Final = 600.0
 """Seconds a ledger must have gone unwritten before it may be removed."""
 DEFAULT_LEDGERS: Final = 50_000
 DEFAULT_BYTES: Final = 20 * 1024**3
-
-_UNITS: Final = {"": 1, "k": 1000, "m": 1000**2, "g": 1000**3, "t": 1000**4}
-_BYTE_UNITS: Final = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
 
 
 class BadRetention(ValueError):
@@ -65,12 +62,10 @@ class Retention:
                 )
             bounds[name] = value.strip().lower()
         try:
-            count = _number(bounds["count"], _UNITS) if "count" in bounds else None
-            size = (
-                _number(bounds["size"].removesuffix("b"), _BYTE_UNITS) if "size" in bounds else None
-            )
-            age = _seconds(bounds["age"]) if "age" in bounds else None
-        except ValueError as error:
+            count = quantities.count(bounds["count"]) if "count" in bounds else None
+            size = quantities.size(bounds["size"]) if "size" in bounds else None
+            age = quantities.seconds(bounds["age"], bare=False) if "age" in bounds else None
+        except quantities.BadQuantity as error:
             raise BadRetention(str(error)) from None
         return cls(None if count == 0 else count, None if size == 0 else size, age or None)
 
@@ -83,27 +78,6 @@ class Retention:
         if self.max_age is not None:
             said.append(f"{self.max_age / 86400:g} days")
         return "the newest " + ", ".join(said) if said else "every ledger"
-
-
-def _number(text: str, units: dict[str, int]) -> int:
-    unit = text[-1] if text[-1:] in units else ""
-    digits = text[: -len(unit)] if unit else text
-    try:
-        value = float(digits)
-    except ValueError:
-        raise ValueError(f"{text!r} is not a number") from None
-    if value < 0:
-        raise ValueError(f"{text!r} is negative")
-    return int(value * units[unit])
-
-
-def _seconds(text: str) -> float:
-    if not text[:1].isdigit() or text[-1:] not in ("s", "m", "h", "d"):
-        raise ValueError(f"{text!r} is not a time span like 30d or 12h")
-    try:
-        return -timespan.since(text, 0.0)
-    except timespan.BadTimeSpan:
-        raise ValueError(f"{text!r} is not a time span like 30d or 12h") from None
 
 
 def prune(ledger_dir: Path, retention: Retention, *, now: float | None = None) -> list[Path]:
