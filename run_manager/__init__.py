@@ -24,6 +24,7 @@ from run_manager.agents import (
     ToolCallEvent,
     ToolResultEvent,
 )
+from run_manager.budget import BadBudget, Budget
 from run_manager.current import current_run_id
 from run_manager.errors import RunCanceled, RunFailed, RunNotFound, RunNotResumable
 from run_manager.handle import Handle, Info
@@ -49,6 +50,8 @@ __all__ = [
     "AgentEvent",
     "Approval",
     "ApprovalNotFound",
+    "BadBudget",
+    "Budget",
     "CancelKind",
     "CancelToken",
     "Canceled",

@@ -141,6 +141,8 @@ class Complete:
     """Tokens answered."""
     cost_usd: float | None = None
     """What the call cost, where the agent knows it."""
+    cost_estimated: bool = False
+    """``cost_usd`` was worked out from the tokens with a price library, not billed."""
     metadata: dict[str, Any] = field(default_factory=dict)
     """Anything else to keep in the ``llm_call`` (JSON-like)."""
     response: Any = None

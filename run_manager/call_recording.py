@@ -17,7 +17,7 @@ import secrets
 import time
 from collections import deque
 from collections.abc import AsyncIterator
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
@@ -50,6 +50,9 @@ from run_manager.agents import (
     ToolResultEvent,
 )
 from run_manager.ledger import cap_messages, cap_payload_value
+
+if TYPE_CHECKING:
+    from run_manager.budget import BudgetAccount
 
 STREAM_BUFFER: Final = 10_000
 """Agent events a streamed run keeps for :meth:`Handle.events` readers."""
@@ -108,9 +111,15 @@ class CallRecording:
     _llm_call: ModelCallSoFar
     _content: list[str]
     _chunk_index: int
+    budgets: tuple[BudgetAccount, ...]
+    """The budgets its model calls spend from (:mod:`run_manager.budget`)."""
 
     def emit(self, event_type: type[Any], payload: Any) -> RunEvent:
         """Number, write and publish one event (the run's)."""
+        raise NotImplementedError
+
+    def check_budgets(self) -> None:
+        """Check the run's budgets now, without waiting (the run's)."""
         raise NotImplementedError
 
     def next_node(self, kind: str, name: str) -> str:
@@ -177,6 +186,8 @@ class CallRecording:
         content), so the call shows what it was asked while it waits, and after a cancel.
         """
         if self._llm_node is None:
+            if self.budgets:  # for a call no gate checked before it started (on Ray)
+                self.check_budgets()
             node_id = self.next_node("llm", name)
             self._llm_node = (node_id, time.monotonic())
             call = self._llm_call = ModelCallSoFar(requested=True)
@@ -214,6 +225,8 @@ class CallRecording:
             call.requested = False  # no request opened it: the wait before it is unknown
         elif streamed and call.first_token is None and self._llm_node is not None:
             call.first_token = time.monotonic() - self._llm_node[1]
+        if self.budgets:  # while the answer streams in: a limit stops it at once
+            self.check_budgets()
         if self.record_content:
             call.parts.append((reasoning, text))
         payload = ChunkPayload(index=self._chunk_index, delta=text, node_id=node_id)
@@ -246,6 +259,8 @@ class CallRecording:
             if cut or response_cut:
                 usage.truncated = True
         self.emit(LlmCall, usage)
+        for account in self.budgets:
+            account.add(usage)
         self._close_llm_node(success=success)
 
     def llm_unanswered(self, status: str) -> None:
@@ -300,6 +315,7 @@ class CallRecording:
                         prompt_tokens=event.prompt_tokens,
                         output_tokens=event.output_tokens,
                         cost_usd=event.cost_usd,
+                        cost_estimated=True if event.cost_estimated else None,
                         messages=event.messages,
                         response=event.response,
                         first_token_micros=event.first_token_micros,

@@ -60,10 +60,15 @@ async def _stream(run: Run, runnable: Any) -> str:
         message = f"agent {run.agent_name!r} cannot stream (it has no run_stream method)"
         run.record_error(message)
         raise StreamFailed(message)
-    async for event in run_stream(as_agent_input(run.input)):
-        run.on_agent_event(event)
-        if isinstance(event, AgentError):
-            raise StreamFailed(event.message)
+    stream = run_stream(as_agent_input(run.input))
+    # Closed in this task should recording stop between two of its events (a budget's
+    # gate); an iterator that is not a generator has nothing to close.
+    closing = contextlib.aclosing(stream) if hasattr(stream, "aclose") else contextlib.nullcontext()
+    async with closing:
+        async for event in stream:
+            await run.record(event)
+            if isinstance(event, AgentError):
+                raise StreamFailed(event.message)
     output = getattr(runnable, "output", None)  # an adapter knows the framework's output
     return output if isinstance(output, str) else run.streamed_output
 

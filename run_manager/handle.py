@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ledger_reader.events import BudgetState
 from run_manager.agents import AgentEvent
 from run_manager.errors import RunCanceled, RunFailed
 from run_manager.run import Run, Status
@@ -52,6 +53,10 @@ class Info:
     """The ids of the approvals the run waits on now, oldest first: a run at an
     :func:`approval` gate has one, and :meth:`Manager.approve` decides it (given
     ``None`` for the id, the only one)."""
+    budget: BudgetState | None = None
+    """The budget given to the run, as it stands: its limits now (an approval grows
+    one), what the run and its child runs spent of it (``spent``) and its ``state``
+    (``ok``, ``asking``, ``exceeded``, ``denied``); ``None`` for a run given none."""
 
 
 def info_of(run: Run) -> Info:
@@ -71,6 +76,7 @@ def info_of(run: Run) -> Info:
         resumed_from=run.resumed_from,
         ledger_path=run.writer.path if run.writer is not None else None,
         pending_approvals=tuple(run.pending_approvals),
+        budget=run.budgets[0].now() if run.budget is not None else None,
     )
 
 

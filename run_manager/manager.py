@@ -41,6 +41,7 @@ from run_manager.agents import (
     agent_name,
     as_runnable,
 )
+from run_manager.budget import Budget, BudgetAccount
 from run_manager.control import ControlWatcher
 from run_manager.current import context_of, current_run_id
 from run_manager.drivers import drive
@@ -98,6 +99,9 @@ class Manager:
         shared_ledger_dir: take a ``ledger_dir`` that another user owns or may write
             into, warning, where it is refused otherwise (:class:`LedgerDirShared`):
             whoever can write there can cancel and resume runs and remove ledgers.
+        budget: what each run it starts may spend (:class:`~run_manager.Budget`), unless
+            :meth:`start` gives one; a run started inside a budgeted run spends from that
+            run's budget instead.
     """
 
     def __init__(
@@ -112,6 +116,7 @@ class Manager:
         executor: Executor | None = None,
         record_content: bool = True,
         shared_ledger_dir: bool = False,
+        budget: Budget | None = None,
     ) -> None:
         if retained_runs < 0:
             raise ValueError("retained_runs must be 0 or more")
@@ -133,6 +138,8 @@ class Manager:
         """Where agents execute; ``None``: on this event loop, or a thread of their own."""
         self.record_content = record_content and content_allowed()
         """Whether runs record model calls' messages (the argument and the environment)."""
+        self.budget = budget
+        """What each run may spend, unless its start gives a budget (or its parent has one)."""
         self._live: dict[str, Run] = {}
         self._finished: OrderedDict[str, Run] = OrderedDict()
         self._agents: dict[str, object] = {}
@@ -166,6 +173,7 @@ class Manager:
         detached: bool = False,
         parent_run_id: str | None = None,
         resumed_from: str | None = None,
+        budget: Budget | None = None,
     ) -> Handle:
         """Start a run of ``agent`` on ``input``; ``run_started`` is written before it returns.
 
@@ -183,6 +191,10 @@ class Manager:
                 code starts it (:func:`~run_manager.current_run_id`), so sub-agents
                 nest in the app's tree.
             resumed_from: the run this one re-issues (:meth:`resume` sets it).
+            budget: what this run (and the runs it starts) may spend, in place of the
+                manager's ``budget``: at its ``ask_at`` the run asks to go on, at a limit it
+                is cancelled (:class:`~run_manager.Budget`). A run started inside a
+                budgeted run spends from that budget as well as from its own.
 
         Returns:
             The run's handle, at once: await ``handle.result()`` for its output.
@@ -191,7 +203,9 @@ class Manager:
             RuntimeError: the manager is closed.
             TypeError: ``agent`` is none of the above.
         """
-        return self._start(agent, input, False, timeout, detached, parent_run_id, resumed_from)
+        return self._start(
+            agent, input, False, timeout, detached, parent_run_id, resumed_from, budget
+        )
 
     def stream(
         self,
@@ -202,13 +216,16 @@ class Manager:
         detached: bool = False,
         parent_run_id: str | None = None,
         resumed_from: str | None = None,
+        budget: Budget | None = None,
     ) -> Handle:
         """Start a streamed run: ``handle.events()`` yields what the agent reports as it goes.
 
         Takes what :meth:`start` takes. An agent without ``run_stream`` fails the run
         at once with a clear error.
         """
-        return self._start(agent, input, True, timeout, detached, parent_run_id, resumed_from)
+        return self._start(
+            agent, input, True, timeout, detached, parent_run_id, resumed_from, budget
+        )
 
     def _start(
         self,
@@ -219,6 +236,7 @@ class Manager:
         detached: bool,
         parent_run_id: str | None,
         resumed_from: str | None,
+        budget: Budget | None,
     ) -> Handle:
         if self._closed:
             raise RuntimeError("the manager is closed")
@@ -244,8 +262,16 @@ class Manager:
         # Elsewhere, a synchronous agent's thread is the executor's to stop: cancel the task.
         run.in_thread = self.executor is None and isinstance(runnable, FunctionAgent)
         run.executor_name = self.executor.name if self.executor is not None else None
+        above = self._live.get(parent) if parent is not None else None
+        inherited = above.budgets if above is not None else ()
+        if budget is None and not inherited:
+            budget = self.budget
+        run.budget = budget
+        run.budgets = ((BudgetAccount(budget, run),) if budget is not None else ()) + inherited
         self._live[run_id] = run
         run.record_started()
+        if budget is not None:
+            run.budgets[0].arm()
         run.task = loop.create_task(
             drive(run, runnable, streamed, self.executor), context=context_of(run)
         )
@@ -422,7 +448,13 @@ class Manager:
         retained = self._finished.get(run_id)
         if retained is not None:
             reissue = self.stream if retained.stream is not None else self.start
-            return reissue(retained.agent, retained.input, detached=detached, resumed_from=run_id)
+            return reissue(
+                retained.agent,
+                retained.input,
+                detached=detached,
+                resumed_from=run_id,
+                budget=retained.budget,
+            )
         started = self._recorded_start(run_id)
         payload = started.payload
         assert self.ledger_dir is not None  # a run found by its ledger
@@ -443,7 +475,8 @@ class Manager:
             )
         # A ledger does not say whether the run was streamed: stream whatever can stream.
         reissue = self.stream if callable(getattr(agent, "run_stream", None)) else self.start
-        return reissue(agent, payload.input, detached=detached, resumed_from=run_id)
+        given = Budget.of(payload.budget) if payload.budget is not None else None
+        return reissue(agent, payload.input, detached=detached, resumed_from=run_id, budget=given)
 
     def _recorded_start(self, run_id: str) -> RunStarted:
         if self.ledger_dir is None or not is_valid_run_id(run_id):

@@ -35,17 +35,24 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, ParamSpec, Self, TypeVar
 
 from ledger_reader.events import LlmCallPayload
+from run_manager.budget import gate, gate_sync
 from run_manager.current import current_run
 
 if TYPE_CHECKING:
-    from run_manager.run import Approval
+    from run_manager.run import Approval, Run
 
 P = ParamSpec("P")
 R = TypeVar("R")
 
 
 class _Recording:
-    """A block that records a call: ``with`` in a thread, ``async with`` on the loop."""
+    """A block that records a call: ``with`` in a thread, ``async with`` on the loop.
+
+    The call starts only once the run's budgets allow it (:mod:`run_manager.budget`):
+    it may wait on the question a budget asks, or stop the run at a limit.
+    """
+
+    _run: Run | None
 
     def _begin(self) -> Self:
         raise NotImplementedError
@@ -54,6 +61,8 @@ class _Recording:
         raise NotImplementedError
 
     def __enter__(self) -> Self:
+        if self._run is not None:
+            gate_sync(self._run)
         return self._begin()
 
     def __exit__(
@@ -65,6 +74,8 @@ class _Recording:
         self._end(error)
 
     async def __aenter__(self) -> Self:
+        if self._run is not None:
+            await gate(self._run)
         return self._begin()
 
     async def __aexit__(

@@ -45,9 +45,8 @@ from ledger_reader.events import (
     RunStarted,
     RunStartedPayload,
 )
-from run_manager.agents import (
-    CancelToken,
-)
+from run_manager.agents import AgentEvent, CancelToken
+from run_manager.budget import Budget, BudgetAccount, check_budgets, gate, starts_a_call
 from run_manager.call_recording import AgentEventStream, CallRecording, ModelCallSoFar
 from run_manager.ids import utc_now
 from run_manager.ledger import LedgerWriter, cap_payload_value
@@ -81,6 +80,7 @@ class CancelKind(StrEnum):
     TIMEOUT = "timeout"
     SHUTDOWN = "shutdown"
     PARENT = "parent"
+    BUDGET = "budget"
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,7 +178,11 @@ class Run(CallRecording):
         self.in_thread = False
         self.executor_name: str | None = None
         """Where the agent executes, when not on this loop (``run_started.executor``)."""
-        """A synchronous agent: cancelling the task would not stop its thread, the token does."""
+        self.budget: Budget | None = None
+        """The budget given to this run (``run_started.budget``), if any."""
+        self.budgets: tuple[BudgetAccount, ...] = ()
+        """The budgets its calls spend from and are checked against: its own, then its
+        parent's (and theirs), so a child run counts against its parent's budget."""
 
     # -- recording -----------------------------------------------------------
 
@@ -240,8 +244,24 @@ class Run(CallRecording):
                 writer=self.writer_name,
                 flavor="py",
                 executor=self.executor_name,
+                budget=self.budget.limits() if self.budget is not None else None,
             ),
         )
+
+    async def record(self, event: AgentEvent) -> None:
+        """Record an agent event; one that starts a model or tool call first waits until
+        the run's budgets allow it (:func:`run_manager.budget.gate`)."""
+        if self.budgets and starts_a_call(event):
+            await gate(self)
+        self.on_agent_event(event)
+
+    def stop_for_budget(self, reason: str) -> bool:
+        """Cancel the run, its budget spent or its question denied (reason ``budget``)."""
+        return self.request_cancel(reason, source="budget", kind=CancelKind.BUDGET)
+
+    def check_budgets(self) -> None:
+        """Check the run's budgets now, without waiting (:func:`run_manager.budget.check`)."""
+        check_budgets(self)
 
     # -- approvals -----------------------------------------------------------
 
@@ -439,6 +459,9 @@ class Run(CallRecording):
         for timer in (self.timeout_handle, self._redeliver):
             if timer is not None:
                 timer.cancel()
+        for account in self.budgets:
+            if account.owner is self:
+                account.close()
         if self.stream is not None:
             self.stream.close()
         if not self.done.done():

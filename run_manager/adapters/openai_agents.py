@@ -35,6 +35,7 @@ from agents.items import ModelResponse
 from agents.stream_events import RawResponsesStreamEvent, RunItemStreamEvent
 
 from ledger_reader.events import NodeEnter, NodeEnterPayload, NodeExit, NodeExitPayload
+from ledger_reader.sessions.prices import estimate_cost
 from run_manager.agents import (
     AgentEvent,
     Complete,
@@ -44,6 +45,7 @@ from run_manager.agents import (
     ToolCallEvent,
     ToolResultEvent,
 )
+from run_manager.budget import gate
 from run_manager.current import current_run
 from run_manager.run import Run
 
@@ -146,6 +148,7 @@ class StreamedRequests(RunHooks[Any]):
         self.model = _model_name(agent)
         if self.run is None:
             return
+        await gate(self.run)  # the run's budgets allow the call, or it stops here
         loop = asyncio.get_running_loop()
         give_up = loop.time() + CATCH_UP_SECONDS
         while not self._caught_up() and loop.time() < give_up:
@@ -162,6 +165,10 @@ class StreamedRequests(RunHooks[Any]):
 
     async def on_llm_end(self, context: Any, agent: Agent[Any], response: ModelResponse) -> None:
         self._happened["llm"] += 1
+
+    async def on_tool_start(self, context: Any, agent: Agent[Any], tool: Any) -> None:
+        if self.run is not None:
+            await gate(self.run)
 
     async def on_tool_end(self, context: Any, agent: Agent[Any], tool: Any, result: object) -> None:
         self._happened["tool"] += 1
@@ -187,6 +194,8 @@ class RunRecorder(RunHooks[Any]):
     async def on_llm_start(
         self, context: Any, agent: Agent[Any], system_prompt: str | None, input_items: Any
     ) -> None:
+        if self.run is not None:
+            await gate(self.run)  # the run's budgets allow the call, or it stops here
         sent = messages_of(system_prompt, input_items) if self._content else None
         self._record(ModelRequest(model=_model_name(agent), messages=sent))
 
@@ -198,17 +207,21 @@ class RunRecorder(RunHooks[Any]):
                     if isinstance(text, str) and text:
                         self._record(Content(text))
         usage = response.usage
+        model = _model_name(agent)
         self._record(
             Complete(
-                model=_model_name(agent),
+                model=model,
                 provider=_provider(agent),
                 prompt_tokens=usage.input_tokens,
                 output_tokens=usage.output_tokens,
                 response=messages_of(None, response.output) if self._content else None,
+                **_estimated(model, usage),
             )
         )
 
     async def on_tool_start(self, context: Any, agent: Agent[Any], tool: Any) -> None:
+        if self.run is not None:
+            await gate(self.run)  # the run's budgets allow the call, or it stops here
         call_id = getattr(context, "tool_call_id", None) or f"call_{id(context):x}"
         arguments = _arguments(getattr(context, "tool_arguments", None))
         self._record(ToolCallEvent(call_id, tool.name, arguments, status="executing"))
@@ -240,14 +253,27 @@ def _raw_event(data: Any, model: str | None, first_token: int | None) -> AgentEv
         usage = response.usage
         run = current_run()
         content = run is not None and getattr(run, "record_content", True) is not False
+        named = model or response.model or None
         return Complete(
-            model=model or response.model or None,
+            model=named,
             prompt_tokens=usage.input_tokens if usage is not None else None,
             output_tokens=usage.output_tokens if usage is not None else None,
             response=messages_of(None, response.output) if content else None,
             first_token_micros=first_token,
+            **(_estimated(named, usage) if usage is not None else {}),
         )
     return None
+
+
+def _estimated(model: str | None, usage: Any) -> dict[str, Any]:
+    """The call's cost, estimated from its tokens (the SDK says none): ``cost_usd`` and
+    ``cost_estimated``, or nothing for a model without a known price."""
+    details = getattr(usage, "input_tokens_details", None)
+    cached = getattr(details, "cached_tokens", None) or 0
+    cost = estimate_cost(
+        model, usage.input_tokens or 0, cached, 0, getattr(usage, "output_tokens", 0) or 0
+    )
+    return {} if cost is None else {"cost_usd": cost, "cost_estimated": True}
 
 
 def messages_of(system_prompt: str | None, items: Any) -> list[dict[str, Any]]:

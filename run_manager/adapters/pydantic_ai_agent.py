@@ -19,8 +19,9 @@ Cancel needs nothing of PydanticAI: the run's task is cancelled, and
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 import pydantic_core
@@ -46,6 +47,7 @@ from pydantic_ai.messages import (
     ModelRequest as PydanticModelRequest,
 )
 
+from ledger_reader.totals import RunTotals
 from run_manager.agents import (
     AgentEvent,
     Complete,
@@ -55,6 +57,7 @@ from run_manager.agents import (
     ToolCallEvent,
     ToolResultEvent,
 )
+from run_manager.budget import check_budgets
 from run_manager.current import current_run
 
 _FAILED_OUTCOMES = frozenset({"failed", "denied", "interrupted", "retried"})
@@ -72,9 +75,12 @@ class PydanticAIAgent:
     async def run(self, input: str) -> str:
         """Run to the end, recording each model request and tool call as it completes."""
         run = current_run()
-        async for event in self._events(input, streamed=False):
-            if run is not None:
-                run.on_agent_event(event)
+        # Closed here, in this task, should recording stop it between two of its events
+        # (a budget's gate): PydanticAI's run must be left in the task that entered it.
+        async with contextlib.aclosing(self._events(input, streamed=False)) as events:
+            async for event in events:
+                if run is not None:
+                    await run.record(event)
         return self.output or ""
 
     async def run_stream(self, input: str) -> AsyncIterator[AgentEvent]:
@@ -82,7 +88,7 @@ class PydanticAIAgent:
         async for event in self._events(input, streamed=True):
             yield event
 
-    async def _events(self, input: str, *, streamed: bool) -> AsyncIterator[AgentEvent]:
+    async def _events(self, input: str, *, streamed: bool) -> AsyncGenerator[AgentEvent, None]:
         open_calls: dict[str, str] = {}
         run = current_run()
         content = run is not None and getattr(run, "record_content", True)
@@ -103,6 +109,8 @@ class PydanticAIAgent:
                             async for event in request_stream:
                                 if first_token is None:  # text or a tool call's start
                                     first_token = int((time.monotonic() - requested) * 1e6)
+                                if run is not None and run.budgets:  # what it spent so far
+                                    check_budgets(run, _so_far(request_stream.response))
                                 for item in _streamed(event):
                                     yield item
                 elif Agent.is_call_tools_node(node):
@@ -159,13 +167,26 @@ def _response_text(response: ModelResponse) -> list[AgentEvent]:
     return items
 
 
+def _cost(response: ModelResponse) -> float | None:
+    try:
+        return float(response.cost().total_price)
+    except Exception:  # an unknown model or provider has no price: say nothing, not 0
+        return None
+
+
+def _so_far(response: ModelResponse) -> RunTotals:
+    """What a model request streaming in has used so far, as its budget counts it."""
+    usage = response.usage
+    return RunTotals(
+        prompt_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        cost_usd=_cost(response),
+    )
+
+
 def _usage(response: ModelResponse, model: str, answer: Any, first_token: int | None) -> Complete:
     usage = response.usage
-    cost: float | None
-    try:
-        cost = float(response.cost().total_price)
-    except Exception:  # an unknown model or provider has no price: say nothing, not 0
-        cost = None
+    cost = _cost(response)
     return Complete(
         model=model,
         provider=response.provider_name,

@@ -68,6 +68,9 @@ class _WorkerRun:
     numbers or writes events, the manager does.
     """
 
+    budgets: tuple[Any, ...] = ()
+    """None here: the manager checks a run's budgets as its calls arrive."""
+
     def __init__(self, run_id: str, loop: asyncio.AbstractEventLoop) -> None:
         self.id = run_id
         self.token = CancelToken()
@@ -125,6 +128,10 @@ class _WorkerRun:
 
     def record_error(self, message: str, node_id: str | None = None) -> None:
         self._record(("error", message, node_id))
+
+    async def record(self, event: AgentEvent) -> None:
+        """As the manager's run records an agent event (its budgets are checked there)."""
+        self.on_agent_event(event)
 
     def on_agent_event(self, event: AgentEvent) -> None:
         self._record(("agent_event", _portable_event(event)))
