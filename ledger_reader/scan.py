@@ -58,8 +58,29 @@ def find_ledgers(root: Path, errors: list[LedgerError], *, say_skipped: bool = F
     return [Path(name) for name in ledger_names(os.fspath(root), errors, say_skipped=say_skipped)]
 
 
-def ledger_names(root: str, errors: list[LedgerError], *, say_skipped: bool = False) -> list[str]:
-    """:func:`find_ledgers` as plain strings (a scan of 10,000 files feels pathlib's cost)."""
+def ledger_names(
+    root: str,
+    errors: list[LedgerError],
+    *,
+    say_skipped: bool = False,
+    sessions: list[str] | None = None,
+) -> list[str]:
+    """:func:`find_ledgers` as plain strings (a scan of 10,000 files feels pathlib's cost).
+
+    A coding agent's session file (``~/.claude/projects/…/<uuid>.jsonl``, a Codex
+    ``rollout-*.jsonl``: :func:`~ledger_reader.sessions.agent_of`) is no ledger: it is put
+    in ``sessions`` when given (to be read as a session), else left out.
+    """
+    from ledger_reader.sessions import agent_of
+
+    def is_session(path: str, name: str) -> bool:
+        # Cheap first (a walk of 10,000 ledgers): a ledger is named run_….jsonl or by its id.
+        return (
+            name.startswith(("rollout-", "agent-", "session-"))
+            or (len(name) == 42 and name[8] == "-")
+            or "/.claude/" in path
+        ) and agent_of(path) is not None
+
     found: list[str] = []
     seen: set[tuple[int, int]] = set()
     stack = [root]
@@ -82,7 +103,10 @@ def ledger_names(root: str, errors: list[LedgerError], *, say_skipped: bool = Fa
                             if entry.name != CONTROL_DIR:
                                 stack.append(entry.path)
                         elif entry.name.endswith(LEDGER_SUFFIX):
-                            if entry.is_file():
+                            if is_session(entry.path, entry.name):
+                                if sessions is not None and entry.is_file():
+                                    sessions.append(entry.path)
+                            elif entry.is_file():
                                 found.append(entry.path)
                             elif say_skipped:
                                 errors.append(_not_a_ledger(entry))
@@ -114,8 +138,11 @@ def error_for(path: Path, error: OSError) -> LedgerError:
     return LedgerUnreadable(path, error)
 
 
-def _ledger_files(paths: list[Path], errors: list[LedgerError]) -> list[str]:
-    """The ledger files ``paths`` name (files, or directories walked), errors noted."""
+def _ledger_files(
+    paths: list[Path], errors: list[LedgerError], sessions: list[str] | None = None
+) -> list[str]:
+    """The ledger files ``paths`` name (files, or directories walked), errors noted; the
+    coding agents' session files found on the way go to ``sessions``."""
     files: list[str] = []
     for path in paths:
         try:
@@ -125,8 +152,10 @@ def _ledger_files(paths: list[Path], errors: list[LedgerError]) -> list[str]:
             continue
         if stat_module.S_ISDIR(info.st_mode):
             before = len(errors)
-            found = ledger_names(os.fspath(path), errors, say_skipped=True)
-            if not found and len(errors) == before:
+            held = len(sessions) if sessions is not None else 0
+            found = ledger_names(os.fspath(path), errors, say_skipped=True, sessions=sessions)
+            some = found or (sessions is not None and len(sessions) > held)
+            if not some and len(errors) == before:
                 errors.append(NoLedgers(path))
             files.extend(found)
         else:
@@ -179,21 +208,24 @@ def scan_summaries(
     from ledger_reader.sessions import is_session_place, session_summaries
 
     now = time.time() if now is None else now
-    sessions = [os.fspath(path) for path in paths if is_session_place(path)]
-    summaries, errors = session_summaries(sessions, now) if sessions else ([], [])
-    paths = [path for path in paths if os.fspath(path) not in sessions]
     if cache is not None and cache.max_line_bytes != max_line_bytes:
         cache = None  # its summaries were read with another idea of a damaged line
-    files = _ledger_files(paths, errors)
+    sessions = [os.fspath(path) for path in paths if is_session_place(path)]
+    paths = [path for path in paths if os.fspath(path) not in sessions]
+    found: list[str] = []
+    errors: list[LedgerError] = []
+    files = _ledger_files(paths, errors, found)
+    summaries, unread = session_summaries([*sessions, *found], now, cache=cache)
+    errors.extend(unread)
     if cache is not None:
-        unread: list[str] = []
+        unread_files: list[str] = []
         for file in files:
             cached = cache.summary(file, now=now, stale_after=stale_after)
             if cached is not None:
                 summaries.append(cached)
             else:
-                unread.append(file)
-        files = unread
+                unread_files.append(file)
+        files = unread_files
     for file in files:
         try:
             read = read_ledger(file, max_line_bytes=max_line_bytes)

@@ -46,7 +46,7 @@ import stat as stat_module
 import sys
 import time
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Final
 
@@ -124,8 +124,12 @@ def reader_fingerprint(package: Path | None = None) -> str | None:
     """
     package = Path(__file__).parent if package is None else package
     try:
-        with os.scandir(package) as entries:
-            names = sorted(entry.name for entry in entries if entry.name.endswith(".py"))
+        names = sorted(
+            os.path.relpath(os.path.join(folder, name), package)
+            for folder, _, files in os.walk(package)
+            for name in files
+            if name.endswith(".py")
+        )  # its sub-packages too (the coding agents' sessions)
         if not names:
             return None
         chunks = [f"{CACHE_FORMAT} {msgspec.__version__} {sys.version}".encode()]
@@ -224,11 +228,20 @@ class SummaryCache:
             return {}
         return _entries_decoder.decode(body)
 
-    def summary(self, path: str, *, now: float, stale_after: float) -> RunSummary | None:
+    def summary(
+        self,
+        path: str,
+        *,
+        now: float,
+        stale_after: float = 0.0,
+        judge: Callable[..., RunSummary] | None = None,
+    ) -> RunSummary | None:
         """The summary of the ledger at ``path`` if its entry still holds, liveness judged now.
 
         ``None`` when it must be read: no entry, a stamp changed, or the
-        file changed between the look and the lock probe.
+        file changed between the look and the lock probe. ``judge`` judges another
+        kind of file's liveness (a coding agent's session:
+        :func:`~ledger_reader.sessions.judge_session`, from its last write).
         """
         entry = self._old.pop(path, None)
         if entry is None:
@@ -241,6 +254,8 @@ class SummaryCache:
             return None
         self.hits += 1
         self._new[path] = entry
+        if judge is not None:
+            return judge(summary, mtime=info.st_mtime, now=now)
         return judge_summary(
             summary,
             mtime=info.st_mtime,
@@ -291,6 +306,11 @@ class SummaryCache:
         if len(encoded) <= MAX_ENTRY_BYTES:
             self._new[path] = _Entry(key, read.terminal, read.torn_bytes, msgspec.Raw(encoded))
             self._changed = True
+
+    def store_summary(self, path: str, key: FileKey, summary: RunSummary) -> None:
+        """Keep the summary (before liveness) of a file that is not a ledger (a coding
+        agent's session), read when its stamps were ``key``."""
+        self.store(path, LedgerRead(key, 0.0, None, 0, False, summary))
 
     def save(self) -> None:
         """Write the entries this listing used or made, if they differ from the file's."""

@@ -210,6 +210,12 @@ def build_parser() -> Parser:
         'status:failed, skill:deploy, since:1h, has:"connection refused" (docs/filters.md)',
     )
     ls.add_argument(
+        "--no-sessions",
+        action="store_true",
+        help="without paths, leave out the coding agents' sessions found in the home "
+        "(~/.claude/projects, ~/.codex/sessions, ~/.gemini/tmp), as the app's option does",
+    )
+    ls.add_argument(
         "--no-cache",
         action="store_true",
         help="read every ledger, neither using nor writing the summary cache in "

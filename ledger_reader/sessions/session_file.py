@@ -11,13 +11,15 @@ time it changes; one caught mid-rewrite is read again at the next change.
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import msgspec
 
 from ledger_reader.errors import LedgerError, LedgerGone, LedgerUnreadable
 from ledger_reader.events import LedgerItem, RunEvent, event_of
+from ledger_reader.head_tail import FileKey, file_key
 from ledger_reader.lines import LineAssembler, open_ledger_fd
 from ledger_reader.sessions.claude_code import ClaudeCodeFold
 from ledger_reader.sessions.codex import CodexFold
@@ -25,6 +27,9 @@ from ledger_reader.sessions.fold import SessionFold
 from ledger_reader.sessions.gemini import GeminiFold
 from ledger_reader.sessions.status import judge_session
 from ledger_reader.summary import RunSummary, SummaryBuilder
+
+if TYPE_CHECKING:
+    from ledger_reader.summary_cache import SummaryCache
 
 CLAUDE_CODE: Final = "claude-code"
 CODEX: Final = "codex"
@@ -120,6 +125,8 @@ class SessionFile:
         self.items: list[LedgerItem] = []
         self.mtime = 0.0
         self.size = 0
+        self.key: FileKey | None = None
+        """The file's identity and change stamps at the last read (the summary cache's key)."""
         self._reset()
 
     def _reset(self) -> None:
@@ -147,6 +154,7 @@ class SessionFile:
         try:
             stamp = (stat.st_ino, stat.st_size, stat.st_mtime_ns)
             self.mtime, self.size = stat.st_mtime, stat.st_size
+            self.key = file_key(stat)
             reset = False
             if self.agent == GEMINI_CLI and not self.path.endswith(".jsonl"):
                 if stamp != self._stamp:
@@ -238,13 +246,14 @@ class SessionFile:
             fold.message(message)
         return reset
 
-    def summary(self, now: float | None = None) -> RunSummary:
-        """The run's summary now: what its events say, its liveness from its last write."""
+    def summary(self, now: float | None = None, *, judged: bool = True) -> RunSummary:
+        """The run's summary now: what its events say, its liveness from its last write
+        (unless not ``judged``: what the bytes say, for the summary cache)."""
         summary = self.builder.summary()
         summary.path = self.path
         if not summary.run_id:
             summary.run_id = self.fold.run_id
-        return judge_session(summary, mtime=self.mtime, now=now)
+        return judge_session(summary, mtime=self.mtime, now=now) if judged else summary
 
 
 def read_session(path: str) -> SessionFile:
@@ -266,22 +275,38 @@ def is_session_place(path: str | os.PathLike[str]) -> bool:
 
 
 def session_summaries(
-    paths: list[str], now: float | None = None
+    paths: list[str], now: float | None = None, *, cache: SummaryCache | None = None
 ) -> tuple[list[RunSummary], list[LedgerError]]:
     """Every session under ``paths`` (session files or folders), read whole, and what could
-    not be read."""
+    not be read.
+
+    With a ``cache`` (a listing's, :mod:`ledger_reader.summary_cache`), a session whose
+    file has not changed since it was last listed is not read again: what its bytes said
+    is kept there as a ledger's is, and how live it is judged now.
+    """
     summaries: list[RunSummary] = []
     errors: list[LedgerError] = []
+    now = time.time() if now is None else now
     for path in paths:
         if not os.path.exists(path):
             errors.append(LedgerGone(path))
             continue
         files = find_sessions(path) if os.path.isdir(path) else [path]
         for file in files:
+            if cache is not None:
+                cached = cache.summary(file, now=now, judge=judge_session)
+                if cached is not None:
+                    summaries.append(cached)
+                    continue
             try:
-                summaries.append(read_session(file).summary(now))
+                session = read_session(file)
             except LedgerError as error:
                 errors.append(error)
+                continue
+            summary = session.summary(now, judged=False)
+            if cache is not None and session.key is not None:
+                cache.store_summary(file, session.key, summary)
+            summaries.append(judge_session(summary, mtime=session.mtime, now=now))
     return summaries, errors
 
 

@@ -106,6 +106,10 @@ def passes(run_filter: RunFilter, summary: RunSummary, source: str) -> bool:
 def _gather(args: argparse.Namespace) -> tuple[list[RunSummary], bool]:
     """Every run ``args`` name, newest first, and whether anything failed (said on stderr)."""
     named, urls = split_targets(args.paths)
+    if not args.paths and not getattr(args, "no_sessions", False):
+        from inspector.ledger import home_session_dirs
+
+        named.extend(home_session_dirs())  # as plain runtop shows them
     paths: list[Path] = []
     refused = False
     for path in named:
@@ -131,14 +135,16 @@ def _gather(args: argparse.Namespace) -> tuple[list[RunSummary], bool]:
     finally:
         if collecting:
             gc.enable()
-    if (
-        not args.paths
-        and not summaries
-        and all(isinstance(e, LedgerGone | NoLedgers) for e in errors)
-    ):
-        # The default directory of a fresh home: nothing has run yet, which is no failure.
-        say(sys.stderr, f"no runs yet in {paths[0]}. {HOW_TO_START}")
-        errors = []
+    if not args.paths:
+        # The default directory of a fresh home: nothing has run yet, which is no failure
+        # (the coding agents' sessions beside it may be all there is).
+        default = str(paths[0])
+        fresh = [
+            e for e in errors if isinstance(e, LedgerGone | NoLedgers) and str(e.path) == default
+        ]
+        errors = [e for e in errors if e not in fresh]
+        if not summaries and not errors:
+            say(sys.stderr, f"no runs yet in {paths[0]}. {HOW_TO_START}")
     failed = bool(errors) or refused
     for error in errors:
         say(sys.stderr, str(error))

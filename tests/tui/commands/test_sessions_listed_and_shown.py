@@ -5,10 +5,15 @@ cost, and a session's events found by its own id."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import time
 from pathlib import Path
 
 import pytest
 
+from ledger_reader import RunStatus, RunSummary, SummaryCache, scan_summaries
+from ledger_reader.summary_cache import cache_file, reader_fingerprint
 from tui.cli import main
 
 HOME = Path(__file__).parent.parent.parent / "sessions_home"
@@ -53,3 +58,59 @@ def test_show_json_prints_ledger_events(capsys: pytest.CaptureFixture[str]) -> N
     assert events[0]["type"] == "run_started"
     assert [event["seq"] for event in events] == list(range(1, len(events) + 1))
     assert {"llm_call", "tool_call", "tool_result"} <= {event["type"] for event in events}
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A home holding the three agents' sessions (written an hour ago) and no runs yet."""
+    home = tmp_path / "home"
+    for folder in (".claude", ".codex", ".gemini"):
+        shutil.copytree(HOME / folder, home / folder)
+    hour_ago = time.time() - 3600
+    for path in home.rglob("*"):
+        os.utime(path, (hour_ago, hour_ago))
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("RUNTOP_LEDGER_DIR", str(tmp_path / "runs"))
+    return home
+
+
+def test_plain_ls_lists_the_homes_sessions_as_plain_runtop_shows_them(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["ls", "--json"]) == 0
+    runs = json.loads(capsys.readouterr().out)
+    assert {run["agent"] for run in runs} == {"claude-code", "codex", "gemini-cli"}
+    assert len(runs) == 6
+    assert main(["ls", "--json", "--no-sessions"]) == 0
+    assert json.loads(capsys.readouterr().out) == []
+
+
+def test_ls_of_a_folder_reads_the_session_files_in_it_as_sessions(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["ls", "--json", str(home)]) == 0
+    runs = json.loads(capsys.readouterr().out)
+    jsonl = list(home.rglob("*.jsonl"))  # the Gemini CLI document is no *.jsonl
+    assert len(runs) == len(jsonl) == 5
+    assert all(run["agent"] in ("claude-code", "codex") for run in runs)
+    assert all(run["damaged_lines"] == 0 and run["model"] for run in runs)
+
+
+def test_a_second_listing_takes_the_sessions_from_the_summary_cache(home: Path) -> None:
+    folders = [home / ".claude" / "projects", home / ".codex" / "sessions"]
+    place = cache_file(folders, None)
+
+    def listing() -> tuple[list[RunSummary], SummaryCache]:
+        # A file copied just now changed too lately to be kept (its ctime): not here.
+        cache = SummaryCache(place, reader_fingerprint(), racy_seconds=0)
+        summaries, errors = scan_summaries(folders, cache=cache)
+        assert not errors
+        return summaries, cache
+
+    first, cache = listing()
+    assert (cache.hits, cache.misses) == (0, 5)
+    again, cache = listing()
+    assert (cache.hits, cache.misses) == (5, 0)
+    assert again == first
+    assert {summary.status for summary in again} == {RunStatus.IDLE}
+    assert {summary.agent for summary in again} == {"claude-code", "codex"}
