@@ -270,8 +270,12 @@ def test_the_fingerprint_follows_every_byte_of_the_readers_source(tmp_path: Path
     assert reader_fingerprint(package) == before
     scan = package / "scan.py"
     scan.write_bytes(scan.read_bytes() + b"\n")
-    assert reader_fingerprint(package) not in (None, before)
-    for source in package.glob("*.py"):
+    changed = reader_fingerprint(package)
+    assert changed not in (None, before)
+    fold = package / "sessions" / "fold.py"  # a sub-package's source too
+    fold.write_bytes(fold.read_bytes() + b"\n")
+    assert reader_fingerprint(package) not in (None, before, changed)
+    for source in package.rglob("*.py"):
         source.unlink()
     assert reader_fingerprint(package) is None
 
