@@ -76,6 +76,30 @@ def _fields(data: bytes) -> Iterator[tuple[int, int, bytes]]:
         yield number, wire, data[start:at]
 
 
+def length_delimited_fields(data: bytes) -> Iterator[tuple[int, bytes]]:
+    """The length-delimited fields of a message (its sub-messages, strings and bytes), each
+    as its number and bytes; the others are skipped.
+
+    Raises:
+        ValueError: the message's wire format is broken.
+    """
+    for number, wire, payload in _fields(data):
+        if wire == _LEN:
+            yield number, payload
+
+
+def length_delimited(data: bytes, number: int) -> Iterator[bytes]:
+    """The bytes of each length-delimited field ``number`` of a message (a repeated
+    sub-message's elements), in order.
+
+    Raises:
+        ValueError: the message's wire format is broken.
+    """
+    for field, payload in length_delimited_fields(data):
+        if field == number:
+            yield payload
+
+
 def _field(number: int, payload: bytes) -> bytes:
     return _encode_varint(number << 3 | _LEN) + _encode_varint(len(payload)) + payload
 
@@ -204,4 +228,12 @@ def holds_too_deep(value: Any) -> bool:
     return False
 
 
-__all__ = ["MAX_DEPTH", "TOO_DEEP", "holds_too_deep", "mend_json", "salvage_protobuf"]
+__all__ = [
+    "MAX_DEPTH",
+    "TOO_DEEP",
+    "holds_too_deep",
+    "length_delimited",
+    "length_delimited_fields",
+    "mend_json",
+    "salvage_protobuf",
+]

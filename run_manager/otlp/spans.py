@@ -19,7 +19,13 @@ from typing import Any, Final
 
 import msgspec
 
-from run_manager.otlp.damaged_requests import holds_too_deep, mend_json, salvage_protobuf
+from run_manager.otlp.damaged_requests import (
+    holds_too_deep,
+    length_delimited,
+    length_delimited_fields,
+    mend_json,
+    salvage_protobuf,
+)
 
 MAX_INFLATED: Final = 64 * 1024 * 1024
 """Bytes a gzipped body may grow to once inflated (a small bomb must not eat the server)."""
@@ -105,6 +111,13 @@ def inflate(body: bytes) -> bytes:
 # -- protobuf ---------------------------------------------------------------------------
 
 
+PIECEWISE: Final = 256 * 1024
+"""Bytes from which a protobuf request is decoded span by span: decoding it whole holds the
+interpreter in one call (about 100 ms for 40 MB here), while a large request is decoded
+in a thread beside the event loop (:mod:`run_manager.otlp.export`), whose clients would
+wait that long."""
+
+
 def decode_protobuf(body: bytes) -> Decoded:
     """An ``ExportTraceServiceRequest`` in protobuf."""
     from google.protobuf.message import DecodeError
@@ -112,6 +125,13 @@ def decode_protobuf(body: bytes) -> Decoded:
         ExportTraceServiceRequest,
     )
 
+    if len(body) >= PIECEWISE:
+        try:
+            return _decode_span_by_span(body)
+        except ValueError as error:
+            raise UndecodableRequest(
+                f"the body is not an OTLP protobuf export request: {error}"
+            ) from error
     request = ExportTraceServiceRequest()
     decoded = Decoded([])
     try:
@@ -124,61 +144,99 @@ def decode_protobuf(body: bytes) -> Decoded:
         except (ValueError, DecodeError):
             message = f"the body is not an OTLP protobuf export request: {error}"
             raise UndecodableRequest(message) from error
-    spans = decoded.spans
     for resource_spans in request.resource_spans:
         service = _service_pb(resource_spans.resource.attributes)
         for scope_spans in resource_spans.scope_spans:
             for span in scope_spans.spans:
-                trace_raw, span_raw = span.trace_id, span.span_id
-                if (
-                    len(trace_raw) != 16
-                    or len(span_raw) != 8
-                    or trace_raw == _NO_TRACE
-                    or span_raw == _NO_SPAN
-                ):
+                _add_span_pb(decoded, span, service)
+    return decoded
+
+
+def _decode_span_by_span(body: bytes) -> Decoded:
+    """:func:`decode_protobuf` of a large request: walked in its wire format, each resource
+    and span decoded alone (no call holds the interpreter for long; a damaged span is
+    rejected alone, as :func:`salvage_protobuf` would).
+
+    Raises:
+        ValueError: the request's own structure is broken.
+    """
+    from google.protobuf.message import DecodeError
+    from opentelemetry.proto.resource.v1.resource_pb2 import Resource
+    from opentelemetry.proto.trace.v1.trace_pb2 import Span as SpanMessage
+
+    decoded = Decoded([])
+    for resource_spans in length_delimited(body, 1):
+        scopes: list[bytes] = []
+        service: str | None = None
+        resource_ok = True
+        for number, data in length_delimited_fields(resource_spans):
+            if number == 1:
+                try:
+                    service = _service_pb(Resource.FromString(data).attributes)
+                except (DecodeError, RecursionError):
+                    resource_ok = False
+            elif number == 2:
+                scopes.append(data)
+        for scope_spans in scopes:
+            for piece in length_delimited(scope_spans, 2):
+                if not resource_ok:
                     decoded.rejected += 1
-                    decoded.reason = "a span has no valid trace_id or span_id"
+                    decoded.reason = "a span cannot be read: its resource cannot be read"
                     continue
                 try:
-                    attributes = _attributes_pb(span.attributes)
-                    events = span.events
-                    read_events = (
-                        tuple(
-                            [
-                                SpanEvent(
-                                    event.time_unix_nano,
-                                    event.name,
-                                    _attributes_pb(event.attributes),
-                                )
-                                for event in events
-                            ]
-                        )
-                        if events
-                        else ()
-                    )
-                except (TypeError, ValueError, RecursionError) as error:
+                    span = SpanMessage.FromString(piece)
+                except (DecodeError, RecursionError) as error:
                     decoded.rejected += 1
-                    decoded.reason = f"a span cannot be read: {_why(error)}"
-                    continue
-                status = span.status
-                code = status.code
-                spans.append(
-                    Span(
-                        trace_raw.hex(),
-                        span_raw.hex(),
-                        span.parent_span_id.hex(),
-                        span.name[:MAX_NAME],
-                        span.start_time_unix_nano,
-                        span.end_time_unix_nano,
-                        attributes,
-                        code,
-                        # Read only where a status says something (OTLP sets it on errors).
-                        status.message[:MAX_MESSAGE] if code else "",
-                        read_events,
-                        service,
+                    decoded.reason = (
+                        f"a span cannot be read: {(str(error) or type(error).__name__)[:200]}"
                     )
-                )
+                    continue
+                _add_span_pb(decoded, span, service)
     return decoded
+
+
+def _add_span_pb(decoded: Decoded, span: Any, service: str | None) -> None:
+    """``span`` (a protobuf ``Span``) read into ``decoded``, or counted as rejected."""
+    trace_raw, span_raw = span.trace_id, span.span_id
+    if len(trace_raw) != 16 or len(span_raw) != 8 or trace_raw == _NO_TRACE or span_raw == _NO_SPAN:
+        decoded.rejected += 1
+        decoded.reason = "a span has no valid trace_id or span_id"
+        return
+    try:
+        attributes = _attributes_pb(span.attributes)
+        events = span.events
+        read_events = (
+            tuple(
+                [
+                    SpanEvent(event.time_unix_nano, event.name, _attributes_pb(event.attributes))
+                    for event in events
+                ]
+            )
+            if events
+            else ()
+        )
+    except (TypeError, ValueError, RecursionError) as error:
+        decoded.rejected += 1
+        decoded.reason = f"a span cannot be read: {_why(error)}"
+        return
+    status = span.status
+    code = status.code
+    decoded.spans.append(
+        Span(
+            trace_raw.hex(),
+            span_raw.hex(),
+            span.parent_span_id.hex(),
+            span.name[:MAX_NAME],
+            span.start_time_unix_nano,
+            span.end_time_unix_nano,
+            attributes,
+            code,
+            # Read only where a status says something (OTLP sets it on errors).
+            status.message[:MAX_MESSAGE] if code else "",
+            read_events,
+            service,
+        )
+    )
 
 
 _SCALARS: Final = frozenset({"string_value", "int_value", "double_value", "bool_value"})
