@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -144,6 +145,79 @@ def ledger_directory(count: int = 10_000, events: int = 40) -> Path:
         (sub / f"{run_id}.jsonl").write_bytes(b"".join(lines))
     marker.touch()
     return root
+
+
+def timed_line(
+    run_id: str, seq: int, kind: str, payload: dict[str, object], moment: float
+) -> bytes:
+    """One ledger line at ``moment`` (POSIX seconds)."""
+    whole = int(moment)
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole))
+    record = {
+        "run_id": run_id,
+        "seq": seq,
+        "time": f"{stamp}.{int((moment - whole) * 1_000_000):06d}Z",
+        "type": kind,
+        "payload": payload,
+    }
+    return json.dumps(record, separators=(",", ":")).encode() + b"\n"
+
+
+_MODELS = ["claude-haiku-4-5", "claude-sonnet-4-5", "gpt-5.2", "gemini-2.5-pro"]
+
+
+def varied_ledgers(root: Path, count: int, *, first: int = 0) -> list[Path]:
+    """``count`` small ledgers under ``root`` whose numbers differ as real runs' do: each
+    run's model calls (0 to 11, of one or two models, some saying no cost), its length
+    (0.2 s to 10 min) and its end (succeeded, failed, or never written: stale). The same
+    ``first`` and ``count`` make the same ledgers (what the filters are checked on)."""
+    import random
+
+    chosen = random.Random(first * 7919 + count)
+    root.mkdir(parents=True, exist_ok=True)
+    paths: list[Path] = []
+    for index in range(first, first + count):
+        run_id = f"run_20261129T{index // 1000 % 100:02d}{index % 1000:04d}000_{index:016x}"
+        start = 1_795_932_000.0 + index * 3.0  # 2026-11-29T06:00:00Z onwards
+        length = chosen.choice([0.2, 2.0, 29.0, 31.0, 45.0, 90.0, 600.0]) * chosen.uniform(0.9, 1.1)
+        calls = chosen.choice([0, 1, 2, 3, 6, 11])
+        models = chosen.sample(_MODELS, chosen.choice([1, 1, 2]))
+        priced = chosen.random() < 0.85
+        events: list[tuple[str, dict[str, object], float]] = []
+        skill = chosen.choice(["research", "deploy", "summarize", "triage"])
+        events.append(
+            ("run_started", {"skill": skill, "agent": "bench", "writer": "runtop"}, start)
+        )
+        for number in range(calls):
+            moment = start + length * (number + 1) / (calls + 1)
+            call: dict[str, object] = {
+                "model": models[number % len(models)],
+                "provider": "bench",
+                "prompt_tokens": chosen.randrange(200, 9000),
+                "output_tokens": chosen.randrange(20, 1500),
+            }
+            if priced:
+                call["cost_usd"] = round(chosen.uniform(0.0001, 0.02), 6)
+            events.append(("llm_call", call, moment))
+        ending = chosen.random()
+        if ending < 0.7:
+            events.append(("run_completed", {"status": "ok"}, start + length))
+        elif ending < 0.9:
+            events.append(("error", {"message": "tool shell failed"}, start + length))
+            events.append(("run_completed", {"status": "error", "error": "boom"}, start + length))
+        else:
+            events.append(
+                ("node_enter", {"node_id": "tool:shell#1", "node_name": "shell"}, start + length)
+            )
+        path = root / f"{run_id}.jsonl"
+        path.write_bytes(
+            b"".join(
+                timed_line(run_id, seq, kind, payload, moment)
+                for seq, (kind, payload, moment) in enumerate(events, 1)
+            )
+        )
+        paths.append(path)
+    return paths
 
 
 if __name__ == "__main__":

@@ -100,6 +100,12 @@ class RunView(msgspec.Struct, frozen=True, gc=False):
     recorded: bool = False
     """Its source plays a recording (a replay): a run still playing has lasted until its
     last event so far, not until now (it started yesterday, not 21 hours ago)."""
+    last_at: float | None = None
+    """Its last event's time (else its end's) as POSIX seconds, worked out up front as the
+    start is."""
+    lasted: float | None = None
+    """How long it lasted, for a run that will last no longer (not live): worked out up
+    front, as a sort by duration and the filter's ``duration:`` ask it of every run."""
 
     @property
     def prompt_tokens(self) -> int:
@@ -209,15 +215,20 @@ class RunView(msgspec.Struct, frozen=True, gc=False):
         yesterday, not 21 hours ago); not given, until its last event so far. A run that
         ended or stopped (stale, abandoned) lasted until its last event, whatever the clock:
         the one rule of :func:`ledger_reader.timespan.elapsed`, as ``runtop ls`` says it."""
-        if self.started_at is None:
+        if self.lasted is not None:
+            return self.lasted
+        start = self.started_at
+        if start is None:
             return None
-        if self.live and not self.recorded and self.summary.completed_at is None:
+        summary = self.summary
+        live = summary.status in LIVE
+        if live and not self.recorded and summary.completed_at is None:
             end = now if now is not None else time.time()
         else:
-            end = self.last_event_at or self.ended_at or self.started_at
-            if self.live and replayed_at is not None:
+            end = self.last_at or start
+            if live and replayed_at is not None:
                 end = max(end, replayed_at)
-        return elapsed(self.started_at, end)
+        return elapsed(start, end)
 
     @property
     def doing(self) -> str:
@@ -236,6 +247,9 @@ class RunView(msgspec.Struct, frozen=True, gc=False):
             return node_words(self.current_node)
         return ""
 
+
+LIVE: Final = frozenset(status for status in RunStatus if status.is_live)
+"""The statuses of a run that may still write events (:attr:`RunStatus.is_live`)."""
 
 UNANSWERED: Final = "approval unanswered: "
 """Before the question of a run that asked an approval and stopped waiting on it (stale, or
@@ -310,10 +324,24 @@ def make_view(
 ) -> RunView:
     """Freeze a run's summary and extras into the view the UI draws."""
     started = _epoch(summary.started_at)
+    last = _epoch(summary.last_event_at) or _epoch(summary.completed_at)
+    lasted = None if summary.status in LIVE else elapsed(started, last or started)
     if extras is None:
         # No event of it folded here: its totals are its summary's, as ``runtop ls`` says
         # them (a coding agent's session read whole by its source, not detailed again).
-        return RunView(key, summary, started, detailed, totals=summary.totals, recorded=recorded)
+        return RunView(
+            key,
+            summary,
+            started,
+            detailed,
+            totals=summary.totals,
+            recorded=recorded,
+            last_at=last,
+            lasted=lasted,
+        )
+    totals = extras.totals.copy()
+    if detailed and totals.model_calls is None:
+        totals.model_calls = 0  # every event folded, and no model call among them
     current_tool = None
     if extras.open_tools and summary.status.is_live:
         current_tool = next(reversed(extras.open_tools.values()))
@@ -325,9 +353,11 @@ def make_view(
         extras.error_count,
         extras.tool_calls,
         extras.tool_errors,
-        extras.totals.copy(),
+        totals,
         current_tool,
         recorded,
+        last,
+        lasted,
     )
 
 

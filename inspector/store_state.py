@@ -147,11 +147,12 @@ class Snapshot(msgspec.Struct, frozen=True):
     """The moment each replay has played up to: the last event of its runs so far (only
     sources that play a recording are here)."""
 
-    def filtered(self, run_filter: RunFilter | None) -> list[RunView]:
+    def filtered(self, run_filter: RunFilter | None, *, now: float | None = None) -> list[RunView]:
+        """The runs ``run_filter`` passes (but for its ``has:``), newest first; a live run's
+        duration measured to ``now`` (default: the clock), as the table shows it."""
         if run_filter is None:
             return list(self.runs)
-        down = self.sources_down()
-        return [run for run in self.runs if run_filter.matches(run, source_down=run.source in down)]
+        return run_filter.select_views(self.runs, self.sources_down(), now, self.replayed_at)
 
     def sources_down(self) -> SourcesDown:
         """The sources that cannot be read now: their live runs show as unknown."""

@@ -161,6 +161,10 @@ class RunSummary(msgspec.Struct, kw_only=True):
     agent's session says no prices)."""
     model: str | None = None
     """The model of the run's last model call that named one."""
+    models: list[str] | None = None
+    """Every model its model calls named, in the order first named (``None``: none did)."""
+    model_calls: int | None = None
+    """Its model calls, counted; ``None`` when only the head and tail were read."""
     project: str | None = None
     """The folder the run worked in, when its writer said (a coding agent's project)."""
     git_branch: str | None = None
@@ -236,7 +240,11 @@ class SummaryBuilder:
 
     def resume_from(self, summary: RunSummary) -> None:
         """Continue from a summary read earlier, as if its events had been folded here."""
-        self._summary = msgspec.structs.replace(summary, warnings=list(summary.warnings))
+        self._summary = msgspec.structs.replace(
+            summary,
+            warnings=list(summary.warnings),
+            models=list(summary.models) if summary.models is not None else None,
+        )
         if not self.run_id:
             self.run_id = summary.run_id
         self._last_seq = summary.last_seq or None
@@ -439,7 +447,12 @@ class SummaryBuilder:
         if call.cost_estimated and call.cost_usd is not None:
             self._summary.cost_estimated = True
         if call.model:
-            self._summary.model = call.model
+            summary = self._summary
+            summary.model = call.model
+            if summary.models is None:
+                summary.models = [call.model]
+            elif call.model not in summary.models:
+                summary.models.append(call.model)
 
     def _node_enter(self, event: NodeEnter) -> None:
         if event.payload.node_id:
@@ -466,7 +479,11 @@ class SummaryBuilder:
 
     def summary(self) -> RunSummary:
         """The summary so far (a copy: later events do not change it)."""
-        summary = msgspec.structs.replace(self._summary, warnings=list(self._summary.warnings))
+        summary = msgspec.structs.replace(
+            self._summary,
+            warnings=list(self._summary.warnings),
+            models=list(self._summary.models) if self._summary.models is not None else None,
+        )
         if summary.partial:
             # seq has no gaps, so the last one counts the events, if the tail held one.
             summary.event_count = summary.last_seq if self.tail_events else None
@@ -478,6 +495,7 @@ class SummaryBuilder:
             summary.event_count = max(self._counted, summary.last_seq)
             summary.damaged_lines = self._damaged
             totals = self._totals.rounded()
+            totals.model_calls = totals.model_calls or 0  # read whole: none is 0, known
         for name in FIGURES:
             setattr(summary, name, getattr(totals, name))
         summary.pending_approval = next(reversed(self._pending.values())) if self._pending else None

@@ -132,6 +132,23 @@ def since(value: str, now: float) -> float:
     return parsed.timestamp()
 
 
+_LENGTH: Final = re.compile(r"(\d+(?:\.\d*)?|\.\d+)\s*(ms|[smhd]?)", re.IGNORECASE)
+_LENGTH_SECONDS: Final = {"": 1.0, "ms": 0.001, **{unit: float(n) for unit, n in _SECONDS.items()}}
+
+
+def span_seconds(value: str) -> float:
+    """The seconds a span of time like ``30s``, ``1.5m``, ``500ms``, ``2h``, ``7d`` or ``45``
+    (seconds) says: a run's duration in the filter's ``duration:``.
+
+    Raises:
+        BadTimeSpan: ``value`` is no such span.
+    """
+    match = _LENGTH.fullmatch(value.strip())
+    if match is None:
+        raise BadTimeSpan(f"{value!r} is not a span of time like 500ms, 30s, 5m, 1h or 7d")
+    return float(match[1]) * _LENGTH_SECONDS[match[2].lower()]
+
+
 __all__ = [
     "CLOCK_SLACK",
     "BadTimeSpan",
@@ -140,5 +157,6 @@ __all__ = [
     "elapsed",
     "offset_in_run",
     "since",
+    "span_seconds",
     "span_words",
 ]

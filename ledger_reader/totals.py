@@ -8,7 +8,8 @@ folds (:class:`inspector.model.RunExtras`), ``runtop show`` from either: all thr
 To count one more figure of a model call: a field here named as the ``llm_call``
 payload's, and the same field on :class:`~ledger_reader.summary.RunSummary` (what
 ``ls --json`` prints and the server sends). Nothing else: the fold, the copies to and
-from a summary and the app's view go by the fields' names.
+from a summary and the app's view go by the fields' names. ``model_calls``, the one
+figure no call says of itself, is counted here too: the filter's ``calls:`` reads it.
 """
 
 from __future__ import annotations
@@ -37,13 +38,17 @@ class RunTotals(msgspec.Struct):
     """The part of ``prompt_tokens`` read from the provider's prompt cache."""
     cache_write_tokens: int | None = None
     """The part of ``prompt_tokens`` written to it."""
+    model_calls: int | None = None
+    """The model calls counted; ``None`` when none was (a run read whole says ``0``:
+    :meth:`~ledger_reader.summary.SummaryBuilder.summary`)."""
 
     def add_call(self, call: LlmCallPayload) -> None:
         """Count one model call (what it did not say stays unsaid)."""
-        for name in FIGURES:
+        for name in SAID:
             value = getattr(call, name)
             if value is not None:
                 setattr(self, name, (getattr(self, name) or 0) + value)
+        self.model_calls = (self.model_calls or 0) + 1
 
     @property
     def tokens(self) -> int | None:
@@ -55,7 +60,7 @@ class RunTotals(msgspec.Struct):
     @property
     def said(self) -> bool:
         """Some model call said what it used or cost."""
-        return any(getattr(self, name) is not None for name in FIGURES)
+        return any(getattr(self, name) is not None for name in SAID)
 
     def copy(self) -> RunTotals:
         """A copy that later calls do not change."""
@@ -69,4 +74,7 @@ class RunTotals(msgspec.Struct):
 
 
 FIGURES: Final = RunTotals.__struct_fields__
-"""The figures a run's totals hold, each named as the ``llm_call`` payload's."""
+"""The figures a run's totals hold, each named as a summary's field."""
+
+SAID: Final = tuple(name for name in FIGURES if name != "model_calls")
+"""The figures a model call says of itself, each named as the ``llm_call`` payload's."""

@@ -12,6 +12,7 @@ import msgspec
 from aiohttp import web
 
 from ledger_reader import RunSummary
+from ledger_reader.totals import FIGURES
 from run_manager.server.summary_index import IndexedRun, SummaryIndex
 
 _encoder: Final = msgspec.json.Encoder()
@@ -42,23 +43,28 @@ def encode(data: Any) -> bytes:
     return _encoder.encode(data)
 
 
-def wire_summary(booked: IndexedRun, summary: RunSummary | None = None) -> dict[str, Any]:
-    """A run's summary as the API names it (no server paths, no warnings list).
-
-    ``tokens`` and ``cost_usd`` are ``null`` where they were not counted from every
-    event (a ledger found at start-up, read by head and tail), or where no model call
-    said them: null, never a 0 that reads as free.
-    """
+def as_listed(booked: IndexedRun, summary: RunSummary | None = None) -> RunSummary:
+    """A run's summary as the API states it: its model calls' figures (tokens, cost, the
+    calls counted) are ``None`` where they were not counted from every event (a ledger
+    found at start-up, read by head and tail): unknown, never a 0 that reads as free. The
+    listing's ``?filter=`` reads this, so what it selects is what the answer says."""
     summary = summary if summary is not None else booked.summary()
+    if booked.counted:
+        return summary
+    return msgspec.structs.replace(summary, **dict.fromkeys(FIGURES))
+
+
+def wire_summary(booked: IndexedRun, summary: RunSummary | None = None) -> dict[str, Any]:
+    """A run's summary as the API names it (no server paths, no warnings list), its figures
+    as :func:`as_listed` states them; ``tokens`` and ``cost_usd`` are also ``null`` where no
+    model call said them."""
+    summary = as_listed(booked, summary)
     wire = msgspec.to_builtins(summary)
     wire.pop("path", None)
     wire.pop("warnings", None)
     totals = summary.totals
-    counted = booked.counted
-    wire["tokens"] = totals.tokens if counted else None
-    wire["cost_usd"] = (
-        round(totals.cost_usd, 6) if counted and totals.cost_usd is not None else None
-    )
+    wire["tokens"] = totals.tokens
+    wire["cost_usd"] = round(totals.cost_usd, 6) if totals.cost_usd is not None else None
     return wire  # type: ignore[no-any-return]
 
 

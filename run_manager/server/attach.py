@@ -28,6 +28,7 @@ from aiohttp import web
 
 from ledger_reader import RunEvent, is_valid_run_id, timespan
 from ledger_reader.liveness import live_writer
+from ledger_reader.run_filter import FilterError, RunFilter, summary_fields
 from run_manager.errors import RunNotFound, RunNotResumable
 from run_manager.manager import Manager
 from run_manager.otlp.ingest import READ_ONLY_REASON as OTLP_REFUSAL
@@ -42,6 +43,7 @@ from run_manager.otlp.request_body import (
 from run_manager.run import ApprovalNotFound, Status
 from run_manager.server.answers import (
     ApiError,
+    as_listed,
     booked_run,
     error_response,
     json_response,
@@ -74,6 +76,27 @@ def _since(value: str) -> float:
         return timespan.since(value, time.time())
     except timespan.BadTimeSpan as error:
         raise ApiError(400, f"since: {error}") from None
+
+
+UNANSWERED_TERMS: Final = ("has", "source")
+"""Terms of the filter language a server cannot answer: ``has:`` searches the files of the
+runs a watcher lists, ``source:`` names a source as the watcher does."""
+
+
+def _run_filter(text: str) -> RunFilter:
+    """``?filter=``, in the language of the app's ``/`` (docs/filters.md); a term that is
+    wrong, or one only a watcher can answer, is a 400 that names it."""
+    try:
+        run_filter = RunFilter.parse(text)
+    except FilterError as error:
+        raise ApiError(400, f"filter: {error}") from None
+    said = {term.field for term in run_filter.terms}
+    if run_filter.phrases:
+        said.add("has")
+    for field in UNANSWERED_TERMS:
+        if field in said:
+            raise ApiError(400, f"filter: {field}: is not answered by the server, only by runtop")
+    return run_filter
 
 
 class AttachServer:
@@ -231,8 +254,9 @@ class AttachServer:
     async def list_runs(self, request: web.Request) -> web.Response:
         """``GET runs``: a page of run summaries, newest first.
 
-        Filtered by ``status`` (comma-separated), ``skill``, ``parent`` and ``since``
-        (``5m``, ``1h``, ``7d`` or an RFC 3339 time); ``limit`` (1 to 500, default 50)
+        Filtered by ``status`` (comma-separated), ``skill``, ``parent``, ``since``
+        (``5m``, ``1h``, ``7d`` or an RFC 3339 time) and ``filter`` (the app's filter
+        language: :mod:`ledger_reader.run_filter`); ``limit`` (1 to 500, default 50)
         runs a page, the next page from ``cursor``, the ``next_cursor`` of this one.
         """
         query = request.query
@@ -243,6 +267,8 @@ class AttachServer:
         skill = query.get("skill")
         parent = query.get("parent")
         since = _since(query["since"]) if "since" in query else None
+        run_filter = _run_filter(query["filter"]) if query.get("filter", "").strip() else None
+        fields = summary_fields() if run_filter is not None else {}
         runs = self.book.newest_first()
         cursor = query.get("cursor")
         if cursor:
@@ -262,6 +288,8 @@ class AttachServer:
             if skill and skill not in {summary.skill, summary.agent}:
                 continue
             if parent and summary.parent_run_id != parent:
+                continue
+            if run_filter is not None and not run_filter.passes(as_listed(booked, summary), fields):
                 continue
             if len(page) == limit:
                 more = True

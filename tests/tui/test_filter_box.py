@@ -124,6 +124,24 @@ def test_the_runs_screen_passes_the_keys_the_box_edits_with() -> None:
 
 
 @pytest.mark.parametrize("size", [(80, 24), (160, 48)])
+async def test_a_number_that_is_none_is_named_in_the_box(
+    fixtures: Path, size: tuple[int, int]
+) -> None:
+    """``cost:>abc`` is refused, the term named; the numbers that parse select runs."""
+    app = sample_app(fixtures)
+    async with app.run_test(size=size) as pilot:
+        await loaded(pilot)
+        await apply(pilot, "cost:>0.01")
+        assert shown(app) == ["run_20261128T143000012_4f1a9c2e7b3d8a60"]  # $0.0102
+        await pilot.press("slash", *typed("duration:>20x"))
+        await settle(pilot, lambda: "20x" in line(app), "the filter not applied")
+        assert "not applied: duration:>20x: '20x' is not a duration" in box_lines(app)
+        assert shown(app) == ["run_20261128T143000012_4f1a9c2e7b3d8a60"]
+        await pilot.press("ctrl+u", *typed("duration:>20s"), "enter")
+        await settle(pilot, lambda: shown(app) == [FAILED], "the run that took 30 s")
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)])
 async def test_a_filter_that_does_not_parse_is_named_beside_the_one_applied(
     fixtures: Path, size: tuple[int, int]
 ) -> None:

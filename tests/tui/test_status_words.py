@@ -44,8 +44,8 @@ def test_an_unknown_field_or_status_is_named() -> None:
         RunFilter.parse("status:bogus")
     with pytest.raises(FilterError, match="unknown field colour"):
         RunFilter.parse("colour:red")
-    assert RunFilter.parse('"colour:red"').terms[0].field is None  # quoted: text
-    assert RunFilter.parse("14:30").terms[0].field is None  # not a field's name
+    assert RunFilter.parse('"colour:red"').terms[0].field == "text"  # quoted: text
+    assert RunFilter.parse("14:30").terms[0].field == "text"  # not a field's name
 
 
 async def test_the_filter_takes_the_words_the_table_shows(fixtures: Path) -> None:

@@ -30,7 +30,7 @@ from inspector.ledger import (
     scan_summaries,
 )
 from tui.commands.output import say, write_json
-from tui.commands.targets import CommandError, not_a_ledger, split_targets
+from tui.commands.targets import UsageError, not_a_ledger, split_targets
 from tui.text import HOW_TO_START
 
 if TYPE_CHECKING:
@@ -67,17 +67,45 @@ def _filtered(args: argparse.Namespace) -> tuple[list[RunSummary], bool]:
     text = getattr(args, "filter", None) or ""
     if not text.strip():
         return _gather(args)
+    run_filter = parse_filter(text)
+    summaries, failed = _gather(args)
+    roots, _ = split_targets(args.paths)
+    return select(run_filter, summaries, roots), failed
+
+
+def parse_filter(text: str) -> RunFilter:
+    """``--filter``'s text, read; one that does not parse is a mistake in the command line
+    (exit status 2), named."""
     from inspector.filters import FilterError, RunFilter
 
     try:
-        run_filter = RunFilter.parse(text)
+        return RunFilter.parse(text)
     except FilterError as error:
-        raise CommandError(f"--filter {text!r}: {error}") from None
-    summaries, failed = _gather(args)
-    roots, _ = split_targets(args.paths)
-    return [
-        summary for summary in summaries if passes(run_filter, summary, _source(summary, roots))
-    ], failed
+        raise UsageError(f"--filter {text!r}: {error}") from None
+
+
+def select(
+    run_filter: RunFilter, summaries: list[RunSummary], roots: list[Path]
+) -> list[RunSummary]:
+    """The runs ``run_filter`` passes, read as the app's table reads them (a view of each);
+    their files are searched for ``has:`` only if every other term passes."""
+    from inspector.content_search import ContentSearch
+    from inspector.model import RunKey, make_view
+
+    views = [
+        make_view(
+            RunKey(_source(summary, roots), summary.run_id),
+            summary,
+            None,
+            detailed=not summary.partial,
+        )
+        for summary in summaries
+    ]
+    chosen = [view.summary for view in run_filter.select_views(views)]
+    if not run_filter.phrases:
+        return chosen
+    search = ContentSearch(run_filter.phrases)
+    return [summary for summary in chosen if search.passes(summary)]
 
 
 def _source(summary: RunSummary, roots: list[Path]) -> str:
@@ -89,18 +117,6 @@ def _source(summary: RunSummary, roots: list[Path]) -> str:
         if summary.path == str(root) or summary.path.startswith(str(root).rstrip("/") + "/"):
             return root.resolve().name or str(root)
     return Path(summary.path).parent.name
-
-
-def passes(run_filter: RunFilter, summary: RunSummary, source: str) -> bool:
-    """Whether ``summary``'s run passes ``run_filter``, as the app's table would show it;
-    its files are searched for ``has:`` only if every other term passes."""
-    from inspector.content_search import ContentSearch
-    from inspector.model import RunKey, make_view
-
-    view = make_view(RunKey(source, summary.run_id), summary, None, detailed=not summary.partial)
-    if not run_filter.matches(view):
-        return False
-    return not run_filter.phrases or ContentSearch(run_filter.phrases).passes(summary)
 
 
 def _gather(args: argparse.Namespace) -> tuple[list[RunSummary], bool]:

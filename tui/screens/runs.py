@@ -279,7 +279,7 @@ class RunsScreen(PreviewingScreen):
     def refresh_runs(self) -> None:
         snapshot = self.store.snapshot()
         self._shown_version = snapshot.version
-        runs = snapshot.filtered(self.run_filter)
+        runs = snapshot.filtered(self.run_filter, now=self.clock)
         if self._contents is not None:
             runs = [run for run in runs if self._passed(run)]
         if self.sort != "started" or not self.reverse:
@@ -543,7 +543,7 @@ class RunsScreen(PreviewingScreen):
             return
         runs = [
             run
-            for run in self.store.snapshot().filtered(self.run_filter)
+            for run in self.store.snapshot().filtered(self.run_filter, now=self.clock)
             if (judged := self._judged.get(run.key)) is None or judged[0] is not run
         ]
         if runs:

@@ -53,5 +53,5 @@ def test_has_goes_with_the_other_terms(runs: Path, capsys: pytest.CaptureFixture
 def test_a_filter_that_does_not_parse_says_why(
     runs: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["ls", str(runs), "--filter", "colour:red"]) == 1
+    assert main(["ls", str(runs), "--filter", "colour:red"]) == 2
     assert "unknown field colour" in capsys.readouterr().err
