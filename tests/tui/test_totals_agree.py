@@ -13,7 +13,7 @@ import pytest
 from inspector import LedgerDirectorySource, RunKey, RunStore, RunView
 from ledger_reader import RunSummary, RunTotals
 from ledger_reader.events import LlmCallPayload
-from ledger_reader.totals import FIGURES
+from ledger_reader.totals import FIGURES, SAID
 from tests.conftest import line
 from tui.cli import main
 from tui.text.runs import tokens_and_cost, tokens_said
@@ -80,11 +80,13 @@ async def test_ls_and_the_app_sum_every_run_alike(
 
 
 def test_a_figure_of_the_totals_is_a_figure_of_a_model_call_and_of_a_summary() -> None:
-    """Adding a field to RunTotals is the whole change: the fold and the copies go by name."""
-    assert set(FIGURES) <= set(LlmCallPayload.__struct_fields__)
+    """Adding a field to RunTotals is the whole change: the fold and the copies go by name.
+    The calls themselves are counted beside what they say (``model_calls``)."""
+    assert set(SAID) <= set(LlmCallPayload.__struct_fields__)
+    assert set(FIGURES) == {*SAID, "model_calls"}
     assert set(FIGURES) <= set(RunSummary.__struct_fields__)
     totals = RunTotals()
-    call = msgspec.convert(dict.fromkeys(FIGURES, 2), LlmCallPayload)
+    call = msgspec.convert(dict.fromkeys(SAID, 2), LlmCallPayload)
     totals.add_call(call)
     totals.add_call(LlmCallPayload())
     assert all(getattr(totals, figure) == 2 for figure in FIGURES)
