@@ -1,22 +1,86 @@
 """What can be done to a run (cancel, resume, approve or deny), and why not when it cannot.
 
-The one decision every key, key bar, palette entry and ``runtop cancel`` reads, in the
-same words: the run first (sent over OpenTelemetry? ended? a cancel already asked? an
-approval awaited?), then what its source can carry (:meth:`RunSource.refusal`: a ledger
-written by another program takes no control files, a server may be read-only), then
-whether the source can be reached now.
+:data:`RUN_ACTIONS` is the one list of them: each with its key, the words its key bar,
+palette and ``?`` say, and what the run is asked (:data:`Action`). The app's keys, bars,
+palette, typed-ahead keys and ``check_action``, and the commands, all read it; a new run
+key is one entry here, the confirmation that does it (a method of
+:class:`tui.run_actions.RunKeys` of the entry's name) and its test.
+
+Whether one can be done now is one decision every key, key bar, palette entry and
+``runtop cancel`` reads, in the same words: the run first (sent over OpenTelemetry?
+ended? a cancel already asked? an approval awaited?), then what its source can carry
+(:meth:`RunSource.refusal`: a ledger written by another program takes no control files,
+a server may be read-only), then whether the source can be reached now.
 """
 
 from __future__ import annotations
 
 import getpass
+from dataclasses import dataclass
 from typing import Final, Literal
 
 from inspector.source import RunSource
 from ledger_reader import RunStatus, RunSummary
 
 Action = Literal["cancel", "resume", "approve"]
-"""What can be asked of a run (a denial answers an approval: ``approve``)."""
+"""What can be asked of a run and its source (a denial answers an approval: ``approve``):
+what :func:`refusal` decides."""
+
+
+@dataclass(frozen=True)
+class RunAction:
+    """One thing a user can do to a run: its key and words, and what the run is asked."""
+
+    name: str
+    """Its name: the key's action (``run_key('cancel')``), the confirmation that does it
+    (the method of :class:`tui.run_actions.RunKeys` of that name), the command's."""
+    key: str
+    """The key that does it on a screen with a run."""
+    asks: Action
+    """What the run is asked it can take (:func:`refusal`): a denial answers an approval."""
+    word: str
+    """The key bar's word for it (and the palette's title)."""
+    says: str
+    """What it does, as the palette and ``?`` say."""
+    pair: str | None = None
+    """The action it stays with in a narrow key bar (``a`` without ``d`` reads as the only
+    answer to an approval)."""
+
+
+RUN_ACTIONS: Final = (
+    RunAction("cancel", "c", "cancel", "Cancel run", "Cancel the selected run, with a reason"),
+    RunAction("resume", "r", "resume", "Resume", "Re-issue the selected run with its input"),
+    RunAction(
+        "approve",
+        "a",
+        "approve",
+        "Approve",
+        "Approve the selected run's pending approval",
+        pair="deny",
+    ),
+    RunAction(
+        "deny", "d", "approve", "Deny", "Deny the selected run's pending approval", pair="approve"
+    ),
+)
+"""Every run action, in the order the key bar shows them: the only list of them."""
+
+
+def run_action(name: str) -> RunAction:
+    """The run action called ``name``.
+
+    Raises:
+        KeyError: no run action has that name.
+    """
+    for action in RUN_ACTIONS:
+        if action.name == name:
+            return action
+    raise KeyError(name)
+
+
+def asked() -> tuple[Action, ...]:
+    """What the run actions ask of a run, each once (what a screen's keys' states read)."""
+    return tuple(dict.fromkeys(action.asks for action in RUN_ACTIONS))
+
 
 OTLP_REFUSAL: Final = "sent over OpenTelemetry; runtop cannot stop it"
 """Why runs from OTLP spans (``writer: "otlp"``) take no action: runtop does not run them."""

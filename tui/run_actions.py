@@ -1,20 +1,23 @@
 """What ``c``, ``r``, ``a``, ``d`` and ``t`` do: a confirmation over the run the keys act
 on, then, confirmed, the store asked and the outcome said; the tool calls' screen.
 
+Each run action of :data:`inspector.actions.RUN_ACTIONS` is done by the method of
+:class:`RunKeys` of its name.
+
 The confirmation is pushed at once, in the turn of the key that asked for it: keys typed
 in the same burst (a reason, Enter) then reach it, not the screen under it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from textual.app import App
 
 from inspector import ActionRefused, RunKey, RunStore, RunView
-from inspector.actions import Action
-from tui.run_keys import REFUSED_AS, ScreenKeys
+from inspector.actions import Action, RunAction
+from tui.run_keys import ScreenKeys
 from tui.text.runs import short_id
 
 
@@ -46,16 +49,12 @@ class RunKeys(ScreenKeys):
             return "no run is selected"
         return self.store.refusal(run.key, kind)
 
-    def act(self, action: str, run: RunView | None) -> None:
-        """``action`` (a run key's) on ``run``, unless refused."""
-        if run is None or self.refusal(REFUSED_AS[action], run):
+    def act(self, action: RunAction, run: RunView | None) -> None:
+        """``action`` (a run key's) on ``run``, unless refused: the method of its name."""
+        if run is None or self.refusal(action.asks, run):
             return
-        if action == "cancel":
-            self.cancel(run)
-        elif action == "resume":
-            self.resume(run)
-        else:
-            self.answer(run, approve=action == "approve")
+        confirm: Callable[[RunView], None] = getattr(self, action.name)
+        confirm(run)
 
     def show_tools(self, store: RunStore, clock: float | None) -> None:
         from tui.screens.tools import ToolsScreen  # its DataTable: not needed at launch
@@ -100,6 +99,14 @@ class RunKeys(ScreenKeys):
                 self.app.run_worker(resumed(), group="actions")
 
         self.app.push_screen(ResumeScreen(run), confirmed)
+
+    def approve(self, run: RunView) -> None:
+        """Approve ``run``'s pending approval, once confirmed."""
+        self.answer(run, approve=True)
+
+    def deny(self, run: RunView) -> None:
+        """Deny ``run``'s pending approval, once confirmed."""
+        self.answer(run, approve=False)
 
     def answer(self, run: RunView, *, approve: bool) -> None:
         """Approve or deny ``run``'s pending approval, after a confirmation that shows the

@@ -1,6 +1,6 @@
-"""The keys of a screen with a run: ``c``, ``r``, ``a`` and ``d`` (the run keys), their
-bindings, and what a screen asks of the app when one is pressed (:class:`ScreenKeys`,
-done by :class:`tui.run_actions.RunKeys`).
+"""The keys of a screen with a run: the run keys (``c``, ``r``, ``a`` and ``d``, from
+:data:`inspector.actions.RUN_ACTIONS`), their bindings, and what a screen asks of the
+app when one is pressed (:class:`ScreenKeys`, done by :class:`tui.run_actions.RunKeys`).
 
 Below the screens: the screens bind these keys, the app does what they ask.
 """
@@ -13,26 +13,18 @@ from typing import Final
 from textual.binding import Binding
 
 from inspector import RunKey, RunStore, RunView
-from inspector.actions import Action
+from inspector.actions import RUN_ACTIONS, Action, RunAction
 from tui.textual_compat import CompatApp
 
-RUN_KEYS: Final = {
-    "c": ("cancel", "Cancel run", "Cancel the selected run, with a reason"),
-    "r": ("resume", "Resume", "Re-issue the selected run with its input"),
-    "a": ("approve", "Approve", "Approve the selected run's pending approval"),
-    "d": ("deny", "Deny", "Deny the selected run's pending approval"),
-}
-"""Each key that opens a confirmation over the run selected: its action, the key bar's word
-for it, and what it does (the palette's)."""
 
-REFUSED_AS: Final[dict[str, Action]] = {
-    "cancel": "cancel",
-    "resume": "resume",
-    "approve": "approve",
-    "deny": "approve",
-}
-"""What the store is asked it can do to the run for each run key's action (a denial
-answers an approval too): why the key is greyed or refused, if it is."""
+def bound(action: RunAction) -> str:
+    """The binding's action for the run action ``action``: ``run_key('cancel')``, one
+    method of the screens for every run key."""
+    return f"run_key({action.name!r})"
+
+
+KEYED: Final = {action.key: action for action in RUN_ACTIONS}
+"""Each run key's action, by its key (what keys typed ahead are held behind)."""
 
 RUN_KEY_BINDINGS: Final = [
     # The screen's ordinary bindings, done as the key comes round, after the keys typed
@@ -40,9 +32,11 @@ RUN_KEY_BINDINGS: Final = [
     # reason and Enter, in one burst) are held until then (tui.typed_ahead), so they reach
     # the confirmation it opens, not the table under it. An Input focused takes them as
     # letters; over a confirmation the screen under it is not asked.
-    Binding(key, action, word, tooltip=says)
-    for key, (action, word, says) in RUN_KEYS.items()
+    Binding(action.key, bound(action), action.word, tooltip=action.says)
+    for action in RUN_ACTIONS
 ]
+"""The run keys' bindings, in :data:`~inspector.actions.RUN_ACTIONS`' order: the key bar,
+``?`` and the palette say them."""
 
 
 class ScreenKeys(ABC):
@@ -55,7 +49,7 @@ class ScreenKeys(ABC):
         """Why ``kind`` (cancel, resume, approve) cannot be done to ``run``, or ``None``."""
 
     @abstractmethod
-    def act(self, action: str, run: RunView | None) -> None:
+    def act(self, action: RunAction, run: RunView | None) -> None:
         """A run key's ``action`` on ``run``: its confirmation, unless refused."""
 
     @abstractmethod

@@ -13,7 +13,8 @@ from textual.message import Message
 from textual.screen import ModalScreen, Screen
 
 from inspector import RunStore, RunView
-from tui.run_keys import REFUSED_AS, RUN_KEY_BINDINGS, RunKeysApp, ScreenKeys
+from inspector.actions import run_action
+from tui.run_keys import RUN_KEY_BINDINGS, RunKeysApp, ScreenKeys
 
 ResultType = TypeVar("ResultType")
 
@@ -81,7 +82,7 @@ class RuntopScreen(Screen[None]):
             return not self.LISTS_TOOL_CALLS
         if action == "copy":  # not where there is nothing to copy (the tools' stats)
             return self.COPIES_ITS_TEXT or self.current_run() is not None
-        if action not in REFUSED_AS:
+        if action != "run_key":
             return True
         run = self.current_run()
         if run is None and not self.RUN_KEYS_WITHOUT_A_RUN:
@@ -89,23 +90,14 @@ class RuntopScreen(Screen[None]):
         keys = self.run_keys
         if keys is None:
             return False
-        return None if keys.refusal(REFUSED_AS[action], run) else True
+        asks = run_action(str(parameters[0])).asks
+        return None if keys.refusal(asks, run) else True
 
-    def action_cancel(self) -> None:
-        self._run_key("cancel")
-
-    def action_resume(self) -> None:
-        self._run_key("resume")
-
-    def action_approve(self) -> None:
-        self._run_key("approve")
-
-    def action_deny(self) -> None:
-        self._run_key("deny")
-
-    def _run_key(self, action: str) -> None:
+    def action_run_key(self, name: str) -> None:
+        """The run action ``name`` (:data:`inspector.actions.RUN_ACTIONS`) on the run the
+        keys act on."""
         if (keys := self.run_keys) is not None:
-            keys.act(action, self.current_run())
+            keys.act(run_action(name), self.current_run())
 
     def action_copy(self) -> None:
         if text := self.copy_text():

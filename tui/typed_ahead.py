@@ -28,7 +28,7 @@ from textual.timer import Timer
 from textual.widgets import Input
 
 from inspector.actions import Action
-from tui.run_keys import REFUSED_AS, RUN_KEYS
+from tui.run_keys import KEYED
 
 HELD_AT_MOST: Final = 10.0
 """Seconds keys are held behind a run key at most, should it be lost on its way without
@@ -98,16 +98,16 @@ class TypeAhead:
     def _refused(self, event: Key) -> str | None:
         """A run key come round: why it is refused (said at once unless held for), else
         ``None``, its binding then doing it."""
-        action = RUN_KEYS[event.key][0] if event.key in RUN_KEYS else None
+        action = KEYED.get(event.key)
         if action is None or isinstance(self.app.screen, ModalScreen):
             return None
         focused = self.app.focused
         if focused is not None and focused.check_consume_key(event.key, event.character):
             return None  # a box took the focus meanwhile: the key is its letter
-        reason = self.refusal(REFUSED_AS[action])
+        reason = self.refusal(action.asks)
         if reason is None:
             return None
-        said = f"cannot {REFUSED_AS[action]}: {reason}"
+        said = f"cannot {action.asks}: {reason}"
         if event is not self.holding_for:
             self.app.notify(said, severity="warning", markup=False)
         return said
@@ -115,7 +115,7 @@ class TypeAhead:
     def _holds_behind(self, key: Key) -> bool:
         """Whether ``key``, handed on, is a run key whose burst to hold: not over a
         confirmation (the keys are its), not a letter a focused box types."""
-        if key.key not in RUN_KEYS or isinstance(self.app.screen, ModalScreen):
+        if key.key not in KEYED or isinstance(self.app.screen, ModalScreen):
             return False
         focused = self.app.focused
         return focused is None or not focused.check_consume_key(key.key, key.character)

@@ -173,7 +173,7 @@ async def test_an_action_the_source_cannot_do_says_why(fixtures: Path) -> None:
         assert not isinstance(app.screen, CancelScreen)
         said = await noticed(pilot, "cannot cancel")
         assert "already ended" in said
-        assert app.screen.check_action("cancel", ()) is None  # greyed in the footer
+        assert app.screen.check_action("run_key", ("cancel",)) is None  # greyed in the footer
 
 
 async def test_cancel_with_a_reason_shows_cancelling_then_canceled(fixtures: Path) -> None:

@@ -75,7 +75,7 @@ async def test_a_run_whose_source_is_down_does_not_look_live_on_its_screen() -> 
     app = make_app(Settings(flush_interval=0.01), [source])
     async with app.run_test(size=(160, 48), notifications=True) as pilot:
         rows = await loaded(pilot, 1)
-        assert app.screen.check_action("cancel", ()) is True  # while the server is there
+        assert app.screen.check_action("run_key", ("cancel",)) is True  # while the server is there
         source.away.set()
         await settle(pilot, lambda: "unknown" in rows.show_text(), "the run unknown")
         await pilot.press("enter")
@@ -85,7 +85,7 @@ async def test_a_run_whose_source_is_down_does_not_look_live_on_its_screen() -> 
         assert "following" not in lines[1], lines[1]
         assert "reading…" not in "\n".join(lines)
         assert "not read: its source cannot be reached" in "\n".join(lines)
-        assert app.screen.check_action("cancel", ()) is None  # greyed: it would only fail
+        assert app.screen.check_action("run_key", ("cancel",)) is None  # greyed: it would only fail
         await pilot.press("c")
         said = await noticed(pilot, "cannot be reached now")
         assert "127.0.0.1:8765" in said

@@ -25,6 +25,7 @@ from inspector import (
     RunStore,
     RunView,
 )
+from inspector.actions import asked
 from inspector.content_search import ContentSearch
 from inspector.filters import FIELDS as FILTER_FIELDS
 from tui.screens.runs_preview import PreviewingScreen
@@ -258,9 +259,7 @@ class RunsScreen(PreviewingScreen):
         key bar asked every binding ten times a second while a hundred runs streamed)."""
         run = self.current_run()
         refusals = (
-            [self.store.refusal(run.key, kind) for kind in ("cancel", "resume", "approve")]
-            if run is not None
-            else []
+            [self.store.refusal(run.key, kind) for kind in asked()] if run is not None else []
         )
         marked = [key for key in self.marked if self.store.get(key) is not None]
         return (run.key if run else None, *refusals, *marked, self.store.snapshot().sources)

@@ -16,6 +16,8 @@ from textual import events
 from textual.screen import Screen
 from textual.widget import Widget
 
+from inspector.actions import RUN_ACTIONS, run_action
+from tui.run_keys import bound
 from tui.runtop_screen import RuntopScreen, key_description
 
 ESSENTIAL: Final = ("help", "quit")
@@ -24,10 +26,7 @@ quit (``q``)."""
 
 APPLY_NOW: Final = frozenset(
     {
-        "approve",
-        "deny",
-        "cancel",
-        "resume",
+        *map(bound, RUN_ACTIONS),
         *(f"replay_{what}" for what in ("toggle", "step", "speed", "restart")),
         "toggle_mark",
     }
@@ -40,7 +39,9 @@ REPLAY_KEYS: Final = frozenset({"space", "n", "x", "R"})
 """A replay's keys: while one is open they apply now, whichever screen names them (the
 run screen's ``n`` steps the replay until something is searched)."""
 
-PAIRS: Final = {"approve": "deny", "deny": "approve"}
+PAIRS: Final = {
+    bound(action): bound(run_action(action.pair)) for action in RUN_ACTIONS if action.pair
+}
 """Keys that stay in a narrow bar or leave it together: ``a`` without ``d`` reads as the
 only answer to an approval."""
 

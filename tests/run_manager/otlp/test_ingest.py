@@ -927,7 +927,7 @@ async def test_the_tui_greys_cancel_on_an_otlp_run_and_says_why(tmp_path: Path) 
         assert not isinstance(app.screen, CancelScreen)
         messages = [notification.message for notification in notices_shown(app)]
         assert any(OTLP_REFUSAL in message for message in messages)
-        assert app.screen.check_action("cancel", ()) is None  # greyed in the footer
+        assert app.screen.check_action("run_key", ("cancel",)) is None  # greyed in the footer
 
 
 # -- a ledger that cannot be written -------------------------------------------------------
