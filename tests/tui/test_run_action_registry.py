@@ -18,7 +18,7 @@ pytestmark = pytest.mark.timeout(60)
 
 ROOT = Path(__file__).resolve().parents[2]
 
-NEW_KEY = '''
+NEW_KEY = """
 import asyncio, json, sys
 from pathlib import Path
 
@@ -77,7 +77,7 @@ async def main(fixtures: Path) -> dict[str, object]:
 
 
 print(json.dumps(asyncio.run(main(Path(sys.argv[1])))))
-'''
+"""
 
 
 def test_a_new_run_key_is_one_entry_and_its_method(fixtures: Path) -> None:
