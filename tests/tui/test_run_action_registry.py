@@ -121,7 +121,7 @@ def literal_lists_of_run_actions(path: Path) -> list[int]:
             if isinstance(item, ast.Constant) and item.value in RUN_ACTION_NAMES
         }
         if len(named) >= 2:
-            lines.append(node.lineno)
+            lines.append(getattr(node, "lineno", 0))
     return lines
 
 
