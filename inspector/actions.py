@@ -42,6 +42,9 @@ class RunAction:
     """The key bar's word for it (and the palette's title)."""
     says: str
     """What it does, as the palette and ``?`` say."""
+    command: bool = True
+    """Whether it is a command too (``runtop cancel``): its module ``tui/commands/NAME.py``
+    declares its options (``HELP``, ``add_arguments``) and does it (``run``)."""
     pair: str | None = None
     """The action it stays with in a narrow key bar (``a`` without ``d`` reads as the only
     answer to an approval)."""

@@ -19,6 +19,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final, NoReturn
 
+from inspector.actions import RUN_ACTIONS
 from inspector.ledger import LedgerError, default_ledger_dir
 from tui.commands.output import say
 from tui.commands.samples import named_samples_restored
@@ -34,11 +35,11 @@ EXIT_USAGE: Final = 2
 """A mistake in the command line itself: an unknown command or option, a value out of range."""
 EXIT_INTERRUPTED: Final = 130
 
-DECLARED: Final = ("approve", "deny", "resume")
+DECLARED: Final = tuple(action.name for action in RUN_ACTIONS if action.command)
 """Commands whose module declares its own options: ``HELP`` (summary, description,
-examples) and ``add_arguments(parser)``."""
+examples) and ``add_arguments(parser)``: the run actions' (``runtop cancel``, ...)."""
 
-COMMANDS: Final = {"ls", "show", "cancel", "serve", "demo", "replay", "samples", *DECLARED}
+COMMANDS: Final = {"ls", "show", "serve", "demo", "replay", "samples", *DECLARED}
 """The subcommands; anything else is the app's paths (``runtop [PATH_OR_URL...]``)."""
 
 
@@ -269,26 +270,6 @@ def build_parser() -> Parser:
         f"{WHERE_DEFAULT}; may be repeated",
     )
     show.add_argument("--dir", dest="dir", action="append", help=argparse.SUPPRESS)
-    cancel = add_command(
-        commands,
-        "cancel",
-        "ask a run to stop",
-        "Ask a live run to stop, by the same rules as the app's c: from a directory by a "
-        "control file its writer acts on, from a server through its attach API.",
-        '  runtop cancel RUN_ID --reason "runaway"\n'
-        "  runtop cancel 9c2e7b3d --from http://127.0.0.1:8765",
-    )
-    cancel.add_argument("run_id", metavar="RUN_ID", help="a run id, or a unique part of one")
-    cancel.add_argument("--reason", help="why: recorded in the ledger and shown")
-    cancel.add_argument("--user", help="who asks, as the ledger records it (default: the OS user)")
-    cancel.add_argument(
-        "--from",
-        dest="where",
-        metavar="DIR_OR_URL",
-        default=str(default_ledger_dir()),
-        help="the run's ledger directory (a control file is written) or an attach "
-        f"server's URL {WHERE_DEFAULT}",
-    )
     serve = add_command(
         commands,
         "serve",
@@ -375,7 +356,7 @@ def build_parser() -> Parser:
         help="execute runs on a Ray cluster (extra runtop-agents[ray]): ADDRESS as ray.init "
         "takes it, default the cluster Ray finds or a new local one",
     )
-    for sub in (ls, show, cancel):
+    for sub in (ls, show):
         sub.add_argument("--token", help=TOKEN_HELP)
     demo = add_command(
         commands,

@@ -27,7 +27,9 @@ import inspector.actions as actions
 # The action: one entry in the registry (asking what an approval asks of the run).
 actions.RUN_ACTIONS = (
     *actions.RUN_ACTIONS,
-    actions.RunAction("nudge", "z", "approve", "Nudge", "Nudge the selected run's approval"),
+    actions.RunAction(
+        "nudge", "z", "approve", "Nudge", "Nudge the selected run's approval", command=False
+    ),
 )
 
 # The key's screen: what the key does, a method of that name.

@@ -8,14 +8,29 @@ same words, and the request records the same ``source``.
 from __future__ import annotations
 
 import argparse
+from typing import Final
 
 from rich.console import Console
 
 from inspector.ledger import RunSummary
 from inspector.source import RunSource
-from tui.commands.run_action import act
+from tui.commands.run_action import act, add_run_arguments
 from tui.commands.targets import is_url
 from tui.settings import Settings
+
+HELP: Final = (
+    "ask a run to stop",
+    "Ask a live run to stop, by the same rules as the app's c: from a directory by a "
+    "control file its writer acts on, from a server through its attach API.",
+    '  runtop cancel RUN_ID --reason "runaway"\n'
+    "  runtop cancel 9c2e7b3d --from http://127.0.0.1:8765",
+)
+"""``runtop cancel``'s summary, description and examples (``runtop cancel --help``)."""
+
+
+def add_arguments(command: argparse.ArgumentParser) -> None:
+    add_run_arguments(command)
+    command.add_argument("--reason", help="why: recorded in the ledger and shown")
 
 
 def run(args: argparse.Namespace, out: Console, err: Console) -> int:
@@ -31,3 +46,6 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
         how = " (by control file: a runtop writer there acts on it)"
     out.print(f"cancel requested: {run_id}{how}")
     return 0
+
+
+__all__ = ["HELP", "add_arguments", "run"]
