@@ -181,7 +181,8 @@ class EventList(ScrollView, can_focus=True):
 
     async def _place(self, count: int) -> int:
         """Fold the events not folded yet, up to ``count``, into the run's order (read the
-        new ones only, in batches); how many are folded: the events listed.
+        new ones only, in batches); how many are folded: the events listed. A run opened
+        with more than a batch to read is listed as far as folded after each batch.
 
         Raises:
             SourceError: the run's source could not be read.
@@ -203,6 +204,8 @@ class EventList(ScrollView, can_focus=True):
                 if self.count:
                     index = order.index(min(self._selected_at, self.count - 1))
                     self.set_reactive(EventList.cursor, self._index.start(index))
+            if order.folded < count:
+                self._set_count(order.folded)
         return order.folded
 
     def index_of(self, position: int) -> int:
