@@ -1,10 +1,12 @@
 """A PydanticAI agent, run by the manager with what it does recorded.
 
 The run is driven through ``Agent.iter``, PydanticAI's own way to watch a
-run node by node. A model request node is handed over before it runs, so
-its model call's node opens when the request is sent (the wait for the
-answer is model time, streamed or not), with the messages it sends: the
-run's history so far and the node's request. It is streamed
+run node by node. A model request is recorded by a ``before_model_request``
+hook (PydanticAI's ``Hooks`` capability, added to the run), so its model
+call's node opens when the request is sent (the wait for the answer is
+model time, streamed or not), with the messages it sends as PydanticAI sends
+them: the run's history and the request, its instructions resolved (the
+request node, before it runs, has none yet). It is streamed
 (``node.stream``) when the run is streamed, so its text and thinking
 arrive as deltas; each tool node's event stream gives every function
 tool call with its arguments and its result; and each model response
@@ -25,7 +27,8 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 import pydantic_core
-from pydantic_ai import Agent
+from pydantic_ai import Agent, RunContext
+from pydantic_ai.capabilities import Hooks
 from pydantic_ai.messages import (
     BaseToolCallPart,
     BaseToolReturnPart,
@@ -46,6 +49,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.messages import (
     ModelRequest as PydanticModelRequest,
 )
+from pydantic_ai.models import ModelRequestContext
 
 from ledger_reader.totals import RunTotals
 from run_manager.agents import (
@@ -94,15 +98,21 @@ class PydanticAIAgent:
         content = run is not None and getattr(run, "record_content", True)
         model = "default"
         first_token: int | None = None
-        async with self.agent.iter(input) as agent_run:
+
+        async def sent(ctx: RunContext[Any], request: ModelRequestContext) -> ModelRequestContext:
+            # Recorded into the run as the request goes out (PydanticAI runs the request in
+            # this task, so whatever this iterator yielded before is recorded already).
+            nonlocal model
+            model = _model_name(request) or model
+            if run is not None:
+                messages = messages_of(list(request.messages)) if content else None
+                run.on_agent_event(ModelRequest(model=model, messages=messages))
+            return request
+
+        requests = Hooks[Any](before_model_request=sent)
+        async with self.agent.iter(input, capabilities=[requests]) as agent_run:
             async for node in agent_run:
                 if Agent.is_model_request_node(node):
-                    model = _model_name(agent_run.ctx.deps) or model
-                    sent = None
-                    if content:
-                        sent = messages_of([*agent_run.ctx.state.message_history, node.request])
-                    # Handed over before the node runs: the request is sent when it does.
-                    yield ModelRequest(model=model, messages=sent)
                     if streamed:
                         requested = time.monotonic()
                         async with node.stream(agent_run.ctx) as request_stream:
@@ -198,9 +208,9 @@ def _usage(response: ModelResponse, model: str, answer: Any, first_token: int | 
     )
 
 
-def _model_name(deps: Any) -> str | None:
-    """The name of the model the run asks (``Model.model_name``)."""
-    name = getattr(getattr(deps, "model", None), "model_name", None)
+def _model_name(request: Any) -> str | None:
+    """The name of the model a request asks (``Model.model_name``)."""
+    name = getattr(getattr(request, "model", None), "model_name", None)
     return name if isinstance(name, str) and name else None
 
 

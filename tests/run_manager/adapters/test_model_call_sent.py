@@ -31,6 +31,7 @@ from tests.run_manager.adapters.test_openai_agents import ScriptedModel, say
 from tui.cli import main
 
 QUESTION = "Which way does the heron fly?"
+INSTRUCTIONS = "Answer in one word."
 
 
 class Thinking:
@@ -57,7 +58,7 @@ def pydantic_agent(model: Thinking) -> object:
     return Agent(
         FunctionModel(answer, stream_function=stream, model_name="slow-heron"),
         name="birder",
-        instructions="Answer in one word.",
+        instructions=INSTRUCTIONS,
     )
 
 
@@ -77,7 +78,7 @@ class SlowSdkModel(ScriptedModel):
 
 
 def sdk_agent(model: Thinking) -> object:
-    return SdkAgent(name="birder", model=SlowSdkModel(model), instructions="Answer in one word.")
+    return SdkAgent(name="birder", model=SlowSdkModel(model), instructions=INSTRUCTIONS)
 
 
 class PlainAgent:
@@ -90,7 +91,7 @@ class PlainAgent:
 
     async def run(self, input: str) -> str:
         asked = [
-            {"role": "system", "content": "Answer in one word."},
+            {"role": "system", "content": INSTRUCTIONS},
             {"role": "user", "content": input},
         ]
         async with model_call("slow-heron", provider="aviary", messages=asked) as call:
@@ -120,7 +121,11 @@ def model_nodes_entered(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def asked(messages: Any) -> bool:
-    return any(m.role == "user" and QUESTION in m.text for m in conversation(messages))
+    """Whether ``messages`` hold the question and the instructions it was asked with."""
+    said = conversation(messages)
+    return any(m.role == "user" and QUESTION in m.text for m in said) and any(
+        m.role == "system" and INSTRUCTIONS in m.text for m in said
+    )
 
 
 @pytest.mark.parametrize("framework", sorted(AGENTS))
@@ -160,6 +165,7 @@ async def test_a_waiting_call_shows_what_it_was_sent_and_keeps_it_when_canceled(
     [canceled] = [line for line in out.splitlines() if "canceled before it answered" in line]
     assert "◆ model slow-heron" in canceled or "◆ model SlowSdkModel" in canceled
     assert QUESTION in out.partition(canceled)[2]
+    assert INSTRUCTIONS in out.partition(canceled)[2]  # what it was sent, whole
 
 
 @pytest.mark.parametrize("framework", sorted(AGENTS))
@@ -191,3 +197,47 @@ async def test_no_messages_when_content_is_not_recorded(tmp_path: Path, framewor
     text = (tmp_path / f"{handle.run_id}.jsonl").read_text()
     assert QUESTION not in text.split("\n", 1)[1]  # only the run's own input says it
     assert '"messages"' not in text
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["start", "stream"])
+async def test_a_pydantic_ai_call_records_what_the_model_is_sent_whole(
+    tmp_path: Path, streamed: bool
+) -> None:
+    """Its system prompts, static and dynamic instructions and the question: as the model
+    receives them, once the request is sent (instructions are resolved only then)."""
+    from run_manager.adapters.pydantic_ai_agent import messages_of
+
+    model = Thinking()
+    received: list[Any] = []
+
+    async def answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        received.append(messages_of(messages))
+        await model.think()
+        return ModelResponse(parts=[TextPart("South.")])
+
+    async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str]:
+        received.append(messages_of(messages))
+        await model.think()
+        yield "South."
+
+    agent: Agent[None, str] = Agent(
+        FunctionModel(answer, stream_function=stream, model_name="slow-heron"),
+        name="birder",
+        system_prompt="You watch birds.",
+        instructions=INSTRUCTIONS,
+    )
+
+    @agent.instructions
+    def season() -> str:
+        return "It is autumn."
+
+    async with Manager(ledger_dir=tmp_path) as manager:
+        handle = (manager.stream if streamed else manager.start)(agent, QUESTION)
+        await model.asked.wait()
+        [entered] = model_nodes_entered(recorded(tmp_path, handle.run_id))
+        handle.cancel()
+        with pytest.raises(RunCanceled):
+            await handle.result()
+    assert received == [entered["messages"]]
+    said = [m.text for m in conversation(entered["messages"])]
+    assert all(text in "\n".join(said) for text in ("You watch birds.", INSTRUCTIONS, "autumn"))
