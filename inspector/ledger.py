@@ -53,8 +53,10 @@ from ledger_reader import (
     scan_summaries,
     summarize_ledger,
 )
+from ledger_reader.budgets import budget_words, limit_words, limits_of, seconds_words
 from ledger_reader.decode import decode_line
 from ledger_reader.errors import file_kind
+from ledger_reader.events import BudgetLimits, BudgetSpent, BudgetState, BudgetUpdated
 from ledger_reader.head_tail import writer_gone
 from ledger_reader.locations import default_ledger_dir, make_private_dir, runtop_home
 from ledger_reader.messages import THINKING, TOOL_CALL, TOOL_RESULT, Message, conversation
@@ -89,6 +91,10 @@ __all__ = [
     "TOOL_RESULT",
     "ApprovalRequest",
     "ApprovalResponse",
+    "BudgetLimits",
+    "BudgetSpent",
+    "BudgetState",
+    "BudgetUpdated",
     "CancelRequested",
     "DamagedLine",
     "ErrorEvent",
@@ -123,6 +129,7 @@ __all__ = [
     "UnknownEvent",
     "agent_of",
     "agent_of_folder",
+    "budget_words",
     "call_as_sent",
     "conversation",
     "decode_line",
@@ -134,6 +141,8 @@ __all__ = [
     "home_session_dirs",
     "is_session_place",
     "is_valid_run_id",
+    "limit_words",
+    "limits_of",
     "make_private_dir",
     "offset_in_run",
     "parse_time",
@@ -141,6 +150,7 @@ __all__ = [
     "read_session",
     "runtop_home",
     "scan_summaries",
+    "seconds_words",
     "summarize_ledger",
     "writer_gone",
 ]

@@ -55,6 +55,17 @@ def spent_of(name: str, spent: float, limit: float) -> str:
     return f"{seconds_words(spent)} of {seconds_words(limit)}"
 
 
+def limit_words(name: str, limit: float) -> str:
+    """One limit alone: ``$1.00``, ``200k tokens``, ``10 model calls``, ``10m``."""
+    if name == "cost_usd":
+        return dollars(limit, limit)
+    if name == "tokens":
+        return f"{count_words(limit)} tokens"
+    if name == "model_calls":
+        return f"{limit:g} model calls"
+    return seconds_words(limit)
+
+
 def limits_of(budget: BudgetLimits) -> dict[str, float]:
     """The limits a budget sets, by name (those it leaves out are none)."""
     found = ((name, getattr(budget, name)) for name in LIMITS)
@@ -75,6 +86,7 @@ __all__ = [
     "budget_words",
     "count_words",
     "dollars",
+    "limit_words",
     "limits_of",
     "seconds_words",
     "spent_of",

@@ -125,7 +125,7 @@ class Budget:
             try:
                 given[_NAMES.get(word, "ask_at")] = _amount(word, value)
             except quantities.BadQuantity as error:
-                raise BadBudget(f"{word}={value.strip()}: {error}") from None
+                raise BadBudget(f"{error} (for {word})") from None
         if not any(name in given for name in LIMITS):
             raise BadBudget(f"{text.strip()!r} sets no limit: {_GRAMMAR}")
         tokens, calls = given.get("tokens"), given.get("model_calls")

@@ -314,6 +314,13 @@ def build_parser() -> Parser:
         "ledgers go first)",
     )
     serve.add_argument(
+        "--budget",
+        metavar="LIMITS",
+        help="what each run it starts may spend: cost=DOLLARS, tokens=N[k|M], calls=N, "
+        "time=N[s|m|h], ask=0.8 (or ask=off), comma-separated; at ask of a limit the run "
+        "asks to go on, at the limit it is cancelled (example: cost=1.00,tokens=200k)",
+    )
+    serve.add_argument(
         "--shared-ledger-dir",
         action="store_true",
         help="take a --ledger-dir another user owns or may write into, with a warning (it is "

@@ -156,7 +156,7 @@ def test_a_budget_reads_as_written(text: str, budget: Budget) -> None:
     ("text", "said"),
     [
         ("cots=1", "'cots' is not a limit (did you mean cost?)"),
-        ("cost=lots", "cost=lots: 'lots' is not an amount of dollars"),
+        ("cost=lots", "'lots' is not an amount of dollars like 1.00 (for cost)"),
         ("tokens", "expected NAME=VALUE"),
         ("ask=0.5", "sets no limit"),
         ("cost=1,ask=2", "ask_at must be between 0 and 1"),

@@ -63,11 +63,15 @@ def load_agents(spec: str) -> list[object]:
 
 
 def run(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from run_manager import Manager
+    from run_manager import BadBudget, Budget, Manager
     from run_manager.manager import LedgerDirShared, prepare_ledger_dir
     from run_manager.server.retention import BadRetention, Retention
     from run_manager.server.standalone import serve
 
+    try:
+        budget = Budget.parse(args.budget) if args.budget is not None else None
+    except BadBudget as error:
+        raise UsageError(f"--budget {args.budget}: {error}") from None
     token = choose_token(args)
     page = _browser_view(token, args.read_only) if args.web else None
     try:
@@ -99,6 +103,7 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
             agents=agents,
             executor=executor,
             shared_ledger_dir=args.shared_ledger_dir,
+            budget=budget,
         )
 
         def ready(url: str, token_file: Path) -> None:
@@ -110,6 +115,7 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
                 "the next start on this port, --new-token makes another)",
                 f"  agents: {names}",
                 f"  keeps: {retention.describe()} (--retain)",
+                *([f"  budget: {budget_said(budget)} a run (--budget)"] if budget else []),
                 f"  watch with: runtop {url}",
                 otlp_http_line(url, protobuf_available()),
                 "  runs from traces: "
@@ -157,6 +163,15 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
             f"cannot listen on {args.host}:{args.port}: {error.strerror or error}"
         ) from None
     return 0
+
+
+def budget_said(budget: Any) -> str:
+    """``$1.00, 200k tokens, asks at 80%``: the banner's words for ``--budget``."""
+    from inspector.ledger import limit_words, limits_of
+
+    said = [limit_words(name, limit) for name, limit in limits_of(budget.limits()).items()]
+    said.append(f"asks at {budget.ask_at:.0%}" if budget.ask_at is not None else "never asks")
+    return ", ".join(said)
 
 
 def _browser_view(token: str, read_only: bool) -> Any:
