@@ -18,6 +18,7 @@ from typing import Any, Final, NamedTuple
 
 import msgspec
 
+from inspector.burn import RecentCall, RecentCalls
 from ledger_reader import (
     ErrorEvent,
     LedgerItem,
@@ -106,6 +107,9 @@ class RunView(msgspec.Struct, frozen=True, gc=False):
     lasted: float | None = None
     """How long it lasted, for a run that will last no longer (not live): worked out up
     front, as a sort by duration and the filter's ``duration:`` ask it of every run."""
+    recent_calls: tuple[RecentCall, ...] = ()
+    """Its model calls of the minute before its newest one: its burn rate
+    (:mod:`inspector.burn`)."""
 
     @property
     def prompt_tokens(self) -> int:
@@ -288,6 +292,8 @@ class RunExtras(msgspec.Struct):
     open_tools: dict[str, str] = msgspec.field(default_factory=dict)
     closed_tools: set[str] = msgspec.field(default_factory=set)
     """Calls whose result came before their call was folded (history folded after live events)."""
+    recent: RecentCalls = msgspec.field(default_factory=RecentCalls)
+    """Its model calls of the last minute, for its burn rate."""
 
     def add(self, event: RunEvent) -> None:
         match event:
@@ -306,6 +312,7 @@ class RunExtras(msgspec.Struct):
                     self.tool_errors += 1
             case LlmCall(payload=payload):
                 self.totals.add_call(payload)
+                self.recent.add(event)
             case ErrorEvent():
                 self.error_count += 1
             case RunCompleted():
@@ -358,6 +365,7 @@ def make_view(
         recorded,
         last,
         lasted,
+        tuple(extras.recent.calls),
     )
 
 

@@ -320,6 +320,8 @@ class BudgetAccount:
     def close(self) -> None:
         """The owner ended: its time stops counting, and is checked no more."""
         self.ended = time.monotonic()
+        if self.state == "asking":  # its question went with it
+            self.state = "ok"
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None

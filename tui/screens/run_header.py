@@ -15,6 +15,7 @@ from inspector.status_words import ended_reason
 from tui.text import cell, inert, skill_and_agent
 from tui.text.events import input_said, who_said
 from tui.text.runs import now_or, replay_moments, run_time, status_mark, tokens_said
+from tui.text.spending import budget_said, burn_said, runs_burn
 
 SOURCE_ROOM: Final = 40
 """Cells the run's source and its state have at least (an 80-column screen's half)."""
@@ -100,6 +101,11 @@ def run_header(
     # The source first on its line: a replay's state (paused, at 2x) reads whole at 80x24.
     where = source_said(store, run.source, width)
     parts.append(f"\n{where}  {input_said(run.input, 100)}  " + "  ".join(links))
+    now = now_or(clock)
+    burn = runs_burn((run,), now)
+    spending = [part for part in (burn_said(burn), budget_said(run, burn, now)) if part]
+    if spending:  # over the last minute, and what it leaves of a budget
+        parts.append("\n" + "  ".join(spending))
     described = who_said(run.summary)
     if described:  # who it was for, which conversation: OpenTelemetry runs say it
         parts.append(f"\n{described}")

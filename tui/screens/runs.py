@@ -32,6 +32,7 @@ from tui.screens.runs_preview import PreviewingScreen
 from tui.store_news import StoreChanged
 from tui.text import HOW_TO_START, inert
 from tui.text.runs import now_or, short_id
+from tui.text.spending import spending_said
 from tui.typed_ahead import type_into
 from tui.widgets.filter_box import FilterBox
 from tui.widgets.key_bar import KeyBar
@@ -240,7 +241,9 @@ class RunsScreen(PreviewingScreen):
             self.refresh_runs()
 
     def _tick(self) -> None:
-        self.query_one(RunTable).tick()
+        table = self.query_one(RunTable)
+        table.tick()
+        self.query_one(SourceLine).burn = spending_said(table.rows, now_or(self.clock))
 
     # -- data ----------------------------------------------------------------------------
 
@@ -315,6 +318,7 @@ class RunsScreen(PreviewingScreen):
         line.replayed_at = replayed_at
         line.total, line.shown = len(snapshot.runs), len(runs)
         line.by_status, line.spent = table.tally.totals()
+        line.burn = spending_said(runs, now_or(self.clock))
         empty = self.query_one("#empty", Static)
         if not runs:
             if snapshot.runs and self.searching:

@@ -12,6 +12,8 @@ from typing import Any, Final, Protocol
 from inspector.ledger import (
     ApprovalRequest,
     ApprovalResponse,
+    BudgetLimits,
+    BudgetUpdated,
     CancelRequested,
     DamagedLine,
     ErrorEvent,
@@ -30,7 +32,10 @@ from inspector.ledger import (
     ToolCall,
     ToolResult,
     UnknownEvent,
+    budget_words,
     conversation,
+    limit_words,
+    limits_of,
 )
 from inspector.status_words import (
     CALL_ERROR,
@@ -68,8 +73,25 @@ GLYPHS: Final = {
     "cancel_requested": "⊘",
     "run_placed": "⌂",
     "run_updated": "✎",
+    "budget_updated": "¤",
     "damaged_line": "!",
 }
+
+_BUDGET_STATES: Final = {
+    "ok": "",
+    "asking": "asking to go on",
+    "exceeded": "limit reached",
+    "denied": "not approved",
+}
+"""What a ``budget_updated``'s state says beside its figures."""
+
+
+def budget_given(budget: BudgetLimits) -> str:
+    """A budget as given: ``$1.00, 200k tokens, asks at 80%``."""
+    said = [limit_words(name, limit) for name, limit in limits_of(budget).items()]
+    said.append(f"asks at {budget.ask_at:.0%}" if budget.ask_at is not None else "never asks")
+    return ", ".join(said)
+
 
 DENIED: Final = "⊗"
 """The mark of an approval denied."""
@@ -124,6 +146,8 @@ def describe(item: RunEvent | DamagedLine) -> str:
             extra = f" resumed from {_text(p.resumed_from, 64)}" if p.resumed_from else ""
             parent = f" parent {_text(p.parent_run_id, 64)}" if p.parent_run_id else ""
             said = f"started {who or '(no skill)'}{parent}{extra} {input_said(p.input)}"
+            if p.budget is not None:
+                said += f"  budget {_text(budget_given(p.budget), 120)}"
             described = who_said(p)
             return f"{said}  {described}" if described else said
         case RunUpdated(payload=p):
@@ -140,6 +164,10 @@ def describe(item: RunEvent | DamagedLine) -> str:
             if described:
                 words.append(described)
             return "updated " + ("  ".join(words) or "(nothing)")
+        case BudgetUpdated(payload=p):
+            state = _BUDGET_STATES.get(p.state or "", _text(p.state, 20) if p.state else "")
+            said = f"budget {_text(budget_words(p, p.spent), 160)} spent"
+            return f"{said}, {state}" if state else said
         case RunCompleted(payload=p):
             # The run's outcome, said as the run's: after a denied approval, "run succeeded"
             # reads as what the agent did next, not as a tick on the denial.

@@ -19,9 +19,10 @@ GAP: Final = "  "
 
 
 class SourceLine(Widget):
-    """`` samples (live)  6 runs  ✔2 ✘1  2.9k tok $0.0100  filter: status:failed``.
+    """`` samples (live)  6 runs  ✔2 ✘1  2.9k tok $0.0100  $0.01/min 2.9k tok/min  filter: …``.
 
-    Too narrow for all of it, the tokens and cost give way first, whole;
+    Too narrow for all of it, the rate of the last minute gives way first, whole
+    (``$0.24/min 12k tok/min``), then the tokens and cost;
     then the sources' words: a failing source says how it stands
     (``reconnecting in 8 s``) before anything else of it, and a path or a
     URL is cut in its middle, its end kept. Only then do the runs by status
@@ -48,6 +49,9 @@ class SourceLine(Widget):
     """The runs shown, counted by status (``●2 ✔7 ✘1``)."""
     spent: reactive[str] = reactive("", layout=False)
     """The tokens and cost of the runs shown (``14.5k tok $0.0560``)."""
+    burn: reactive[str] = reactive("", layout=False)
+    """What the runs shown spent over the last minute, and how soon a budget of theirs is
+    reached at that rate (``$0.24/min 12.0k tok/min, a budget in 50s``)."""
     filter_text: reactive[str] = reactive("", layout=False)
     """The filter applied (the runs counted are those it lets through)."""
     filter_invalid: reactive[str] = reactive("", layout=False)
@@ -117,6 +121,8 @@ class SourceLine(Widget):
             parts.append((GAP + self.by_status, None, 3))
         if self.spent:
             parts.append((GAP + self.spent, None, 4))
+        if self.burn:
+            parts.append((GAP + self.burn, None, 5))
         if self.as_tree:
             parts.append((GAP + "as a tree", filter_style, 2))
         applied = inert(self.filter_text, single_line=True)
@@ -134,8 +140,9 @@ class SourceLine(Widget):
             rest = sum(cell_len(text) for text, _, _ in parts)
             return sources.cell_len + cell_len(counted) + wanted.cell_len + rest - room
 
-        if over() > 0:
-            parts = [part for part in parts if part[2] != 4]
+        for gives_way in (5, 4):  # the rate first, then the totals
+            if over() > 0:
+                parts = [part for part in parts if part[2] != gives_way]
         # Still too long: the sources' words give way before the runs by status. A source
         # that fails says how it stands (reconnecting in 8 s) before anything else of the
         # sources (so it stays in view with the keys help open beside the line); the
