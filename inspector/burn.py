@@ -2,9 +2,10 @@
 left to a run's budget at that rate.
 
 Each run keeps its model calls of the last minute (:class:`RecentCalls`, folded with
-its events in :class:`~inspector.model.RunExtras`); :func:`burn_of` sums those of any
-runs over the minute before ``now``, and :func:`time_to_budget` says which limit of a
-budget that rate reaches first, and when.
+its events in :class:`~inspector.model.RunExtras`); :func:`burn_of` makes a run's rate
+of them over the minute before ``now`` (or since the run started, if later),
+:func:`total` adds runs' rates, and :func:`time_to_budget` says which limit of a budget
+that rate reaches first, and when.
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ from ledger_reader.events import BudgetState
 
 WINDOW: Final = 60.0
 """Seconds the burn rate is taken over: the last minute."""
+SHORTEST: Final = 5.0
+"""Seconds a rate is taken over at least: a run's first call, a second after its start,
+does not make a rate sixty times what it spent."""
 KEPT: Final = 1000
 """Model calls of the last minute a run keeps at most (a run calling faster is rare, and
 its rate is then what the newest 1,000 say)."""
@@ -81,21 +85,34 @@ def _place(calls: list[RecentCall], at: float) -> int:
     return 0
 
 
-def burn_of(runs_calls: Iterable[tuple[RecentCall, ...]], now: float) -> Burn:
-    """What the calls of the minute before ``now`` spent, over all the runs given."""
+def burn_of(calls: tuple[RecentCall, ...], now: float, started: float | None = None) -> Burn:
+    """A run's rate per minute over the minute before ``now``, or since it ``started``
+    where that is sooner (a run 10 s old that spent $0.10 spends $0.60 a minute), taken
+    over :data:`SHORTEST` seconds at least."""
+    since = now - WINDOW if started is None else max(now - WINDOW, started)
     cost, tokens, count, said = 0.0, 0, 0, False
-    since = now - WINDOW
-    for calls in runs_calls:
-        for call in reversed(calls):
-            if call.at < since:
-                break
-            if call.at > now:
-                continue
-            count += 1
-            tokens += call.tokens
-            if call.cost_usd is not None:
-                cost += call.cost_usd
-                said = True
+    for call in reversed(calls):
+        if call.at < since:
+            break
+        if call.at > now:
+            continue
+        count += 1
+        tokens += call.tokens
+        if call.cost_usd is not None:
+            cost += call.cost_usd
+            said = True
+    scale = WINDOW / max(SHORTEST, now - since)
+    return Burn(cost * scale, round(tokens * scale), round(count * scale), said)
+
+
+def total(burns: Iterable[Burn]) -> Burn:
+    """The rates of several runs together."""
+    cost, tokens, count, said = 0.0, 0, 0, False
+    for burn in burns:
+        cost += burn.cost_usd
+        tokens += burn.tokens
+        count += burn.model_calls
+        said = said or burn.cost_said
     return Burn(cost, tokens, count, said)
 
 
@@ -128,4 +145,14 @@ def time_to_budget(
     return soonest
 
 
-__all__ = ["KEPT", "WINDOW", "Burn", "RecentCall", "RecentCalls", "burn_of", "time_to_budget"]
+__all__ = [
+    "KEPT",
+    "SHORTEST",
+    "WINDOW",
+    "Burn",
+    "RecentCall",
+    "RecentCalls",
+    "burn_of",
+    "time_to_budget",
+    "total",
+]

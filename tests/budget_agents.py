@@ -14,21 +14,28 @@ from run_manager.manager import Manager
 
 class Spender:
     """Makes ``calls`` model calls of ``cost`` dollars and ``tokens`` tokens each, a tool
-    call after each, and says how many it made."""
+    call of ``pause`` seconds after each, and says how many it made."""
 
     def __init__(
-        self, calls: int = 20, cost: float = 0.2, tokens: int = 100, name: str = "spender"
+        self,
+        calls: int = 20,
+        cost: float = 0.2,
+        tokens: int = 100,
+        name: str = "spender",
+        pause: float = 0.0,
     ) -> None:
         self.name = name
         self.calls = calls
         self.cost = cost
         self.tokens = tokens
+        self.pause = pause
 
     async def run(self, input: str) -> str:
         for number in range(self.calls):
             async with model_call("gpt-4o", provider="openai") as model:
                 model.usage(prompt_tokens=self.tokens, output_tokens=0, cost_usd=self.cost)
             async with tool_call("note", {"n": number}) as call:
+                await asyncio.sleep(self.pause)
                 call.output = "noted"
         return f"{self.calls} calls"
 

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from typing import Final
 
 from inspector import RunView
-from inspector.burn import Burn, burn_of, time_to_budget
+from inspector.burn import Burn, burn_of, time_to_budget, total
 from inspector.ledger import BudgetSpent, budget_words, limit_words, limits_of, seconds_words
 from tui.text import cost, inert, tokens
 
@@ -24,8 +24,8 @@ _STATES: Final = {
 
 
 def burn_said(burn: Burn) -> str:
-    """``$0.24/min 12.0k tok/min``: what runs spent over the last minute; nothing when they
-    made no model call in it. A cost no call said is left out, never ``$0``."""
+    """``$0.24/min 12.0k tok/min``: how fast runs spent over the last minute; nothing when
+    they made no model call in it. A cost no call said is left out, never ``$0``."""
     if not burn.spending:
         return ""
     said = f"{tokens(burn.tokens)} tok/min"
@@ -33,8 +33,13 @@ def burn_said(burn: Burn) -> str:
 
 
 def runs_burn(runs: Iterable[RunView], now: float) -> Burn:
-    """What ``runs`` spent over the minute before ``now``."""
-    return burn_of((run.recent_calls for run in runs if run.recent_calls), now)
+    """How fast the live ones of ``runs`` spend, each over the minute before ``now`` (or
+    since it started): a run that ended spends nothing more."""
+    return total(
+        burn_of(run.recent_calls, now, run.started_at)
+        for run in runs
+        if run.recent_calls and run.live
+    )
 
 
 def spending_said(runs: Iterable[RunView], now: float) -> str:
@@ -46,7 +51,7 @@ def spending_said(runs: Iterable[RunView], now: float) -> str:
     soonest: float | None = None
     for run in shown:
         budget = run.summary.budget
-        if budget is None or not run.live or budget.state not in (None, "ok", "asking"):
+        if budget is None or not run.live or budget.state not in (None, "ok"):
             continue
         reached = time_to_budget(budget, runs_burn((run,), now), run.duration(now))
         if reached is not None and (soonest is None or reached[1] < soonest):
@@ -80,7 +85,7 @@ def budget_said(run: RunView, burn: Burn, now: float) -> str:
     state = _STATES.get(budget.state or "")
     if state and (budget.state != "asking" or run.live):  # an ended run asks nothing
         said += f", {state}"
-    if run.live and budget.state in (None, "ok", "asking"):
+    if run.live and budget.state in (None, "ok"):
         reached = time_to_budget(budget, burn, elapsed)
         if reached is not None:
             name, seconds = reached
