@@ -99,8 +99,12 @@ class Budget:
     def __post_init__(self) -> None:
         for name in LIMITS:
             value = getattr(self, name)
-            if value is not None and not (isinstance(value, int | float) and 0 < value < math.inf):
+            number = isinstance(value, int | float) and not isinstance(value, bool)
+            if value is not None and not (number and 0 < value < math.inf):
                 raise BadBudget(f"{name} must be a number above 0, not {value!r}")
+        ask = self.ask_at
+        if ask is not None and (not isinstance(ask, int | float) or isinstance(ask, bool)):
+            raise BadBudget(f"ask_at must be a number between 0 and 1, not {ask!r}")
         if self.ask_at is not None and not 0 < self.ask_at < 1:
             raise BadBudget(f"ask_at must be between 0 and 1 (0.8 asks at 80%), not {self.ask_at}")
 

@@ -29,6 +29,7 @@ from aiohttp import web
 from ledger_reader import RunEvent, is_valid_run_id, timespan
 from ledger_reader.liveness import live_writer
 from ledger_reader.run_filter import FilterError, RunFilter, summary_fields
+from run_manager.budget import BadBudget, Budget
 from run_manager.errors import RunNotFound, RunNotResumable
 from run_manager.manager import Manager
 from run_manager.otlp.ingest import READ_ONLY_REASON as OTLP_REFUSAL
@@ -322,10 +323,12 @@ class AttachServer:
         return body
 
     async def start_run(self, request: web.Request) -> web.Response:
-        """``POST runs`` ``{"skill_name": ..., "input": ...}``: start a registered agent.
+        """``POST runs`` ``{"skill_name": ..., "input": ..., "budget"?: {...}}``: start a
+        registered agent, with the server's budget unless the body gives one.
 
         Answers 201 with the new ``run_id``; 404 names the registered agents when
-        ``skill_name`` is none of them. The run outlives the request (detached).
+        ``skill_name`` is none of them; 400 says what is wrong with a budget. The run
+        outlives the request (detached).
         """
         body = await self._body(request)
         name = body.get("skill_name")
@@ -338,8 +341,9 @@ class AttachServer:
                 404, f"no agent named {name!r} is registered here (registered: {registered})"
             )
         value = body.get("input", {})
+        budget = _budget_of(body.get("budget"))
         starter = self.manager.stream if callable(getattr(agent, "run_stream", None)) else None
-        handle = (starter or self.manager.start)(agent, value, detached=True)
+        handle = (starter or self.manager.start)(agent, value, detached=True, budget=budget)
         started = handle.info().started_at
         return json_response({"run_id": handle.run_id, "started_at": _rfc3339(started)}, 201)
 
@@ -464,6 +468,23 @@ def _optional_str(body: dict[str, Any], key: str) -> str | None:
     if not isinstance(value, str):
         raise ApiError(400, f"{key} must be a string")
     return value
+
+
+def _budget_of(given: Any) -> Budget | None:
+    """A run's budget as a request gives it: ``{"cost_usd": 1.0, "tokens": 200000,
+    "ask_at": 0.8}`` (``run_started.budget``'s fields; ``ask_at`` 0.8 unless said);
+    ``None`` for none given (the server's applies)."""
+    if given is None:
+        return None
+    if not isinstance(given, dict):
+        raise ApiError(400, 'budget must be an object like {"cost_usd": 1.0}')
+    unknown = sorted(set(given) - set(Budget.__dataclass_fields__))
+    if unknown:
+        raise ApiError(400, f"budget: {', '.join(map(repr, unknown))} is not a limit")
+    try:
+        return Budget(**given)
+    except (BadBudget, TypeError) as error:
+        raise ApiError(400, f"budget: {error}") from None
 
 
 def _rfc3339(moment: datetime) -> str:

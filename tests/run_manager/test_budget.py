@@ -166,3 +166,32 @@ def test_a_budget_reads_as_written(text: str, budget: Budget) -> None:
 def test_a_budget_that_cannot_be_read_says_why(text: str, said: str) -> None:
     with pytest.raises(BadBudget, match=re.escape(said)):
         Budget.parse(text)
+
+
+async def test_a_child_takes_no_default_budget_under_a_budgeted_parent(tmp_path: Path) -> None:
+    default = Budget(model_calls=100, ask_at=None)
+    async with Manager(ledger_dir=tmp_path, budget=default) as manager:
+        parent = Delegator(manager, Spender(calls=3))
+        handle = manager.start(parent, "go")
+        assert await handle.result() == "3 calls"
+        child = manager.get(parent.child_ids[0])
+    assert events(handle.info().ledger_path, "run_started")[0]["payload"]["budget"]
+    assert "budget" not in events(child.info().ledger_path, "run_started")[0]["payload"]
+    budget = handle.info().budget
+    assert budget is not None
+    assert budget.spent is not None
+    assert budget.spent.model_calls == 3  # the child's calls, spent from its parent's budget
+
+
+async def test_a_resumed_run_has_the_budget_it_was_given(tmp_path: Path) -> None:
+    async with Manager(ledger_dir=tmp_path, agents=[Spender()]) as manager:
+        first = manager.start(Spender(), "go", budget=Budget(model_calls=2, ask_at=None))
+        with pytest.raises(RunCanceled, match="budget"):
+            await first.result()
+        again = manager.resume(first.run_id)  # from memory
+        with pytest.raises(RunCanceled, match="budget: 2 of 2 model calls spent"):
+            await again.result()
+    async with Manager(ledger_dir=tmp_path, agents=[Spender()]) as other:
+        from_ledger = other.resume(first.run_id)  # from its ledger: the budget it recorded
+        with pytest.raises(RunCanceled, match="budget: 2 of 2 model calls spent"):
+            await from_ledger.result()

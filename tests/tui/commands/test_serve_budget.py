@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -131,6 +132,26 @@ def test_runs_started_over_http_ask_go_on_ask_again_and_stop_when_denied(
     run = waiting_for(server, run_id, lambda run: run["status"] == "canceled")
     assert run["error"] == "canceled: budget: $1.60 of $2.00 spent; not approved: enough"
     assert (run["budget"]["state"], run["budget"]["cost_usd"]) == ("denied", 2.0)
+
+
+def test_a_budget_given_with_a_run_is_its_budget_and_a_wrong_one_is_refused(
+    serve: Callable[[str], Server],
+) -> None:
+    server = serve("cost=1.00")
+    given = {"model_calls": 2, "ask_at": None}
+    body = {"skill_name": "spender", "input": "go", "budget": given}
+    run_id = str(post(server, "runs", body)["run_id"])
+    run = waiting_for(server, run_id, lambda run: run["status"] == "canceled")
+    assert run["error"] == "canceled: budget: 2 of 2 model calls spent"
+    for wrong, said in (
+        ({"cost": 1}, "budget: 'cost' is not a limit"),
+        ({"tokens": -5}, "budget: tokens must be a number above 0"),
+        ("cost=1", "budget must be an object"),
+    ):
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            post(server, "runs", {"skill_name": "spender", "budget": wrong})
+        assert refused.value.code == 400
+        assert said in json.load(refused.value)["error"]
 
 
 def test_a_run_started_over_http_stops_at_its_limit(serve: Callable[[str], Server]) -> None:
