@@ -25,6 +25,7 @@ import dataclasses
 import difflib
 import math
 import time
+from collections.abc import Mapping
 from typing import Any, Final, Protocol
 
 from ledger_reader import quantities
@@ -132,14 +133,7 @@ class Budget:
                 raise BadBudget(f"{error} (for {word})") from None
         if not any(name in given for name in LIMITS):
             raise BadBudget(f"{text.strip()!r} sets no limit: {_GRAMMAR}")
-        tokens, calls = given.get("tokens"), given.get("model_calls")
-        return cls(
-            cost_usd=given.get("cost_usd"),
-            tokens=None if tokens is None else int(tokens),
-            model_calls=None if calls is None else int(calls),
-            seconds=given.get("seconds"),
-            ask_at=given.get("ask_at", 0.8),
-        )
+        return cls(**_counted(given), ask_at=given.get("ask_at", 0.8))
 
     def limits(self) -> BudgetLimits:
         """The budget as the ledger's ``run_started`` records it."""
@@ -164,6 +158,16 @@ class Budget:
 
 
 _GRAMMAR: Final = "cost=DOLLARS, tokens=N[k|M], calls=N, time=N[s|m|h], ask=0.8 or ask=off"
+
+
+def _counted(limits: Mapping[str, float | None]) -> dict[str, Any]:
+    """Limits by name, each of :data:`LIMITS` (``None`` where not set), tokens and model
+    calls as whole numbers."""
+    counted: dict[str, Any] = {name: limits.get(name) for name in LIMITS}
+    for name in ("tokens", "model_calls"):
+        if counted[name] is not None:
+            counted[name] = int(counted[name])
+    return counted
 
 
 def _amount(word: str, value: str) -> float | None:
@@ -339,13 +343,8 @@ class BudgetAccount:
     def now(self, *, limit: str | None = None) -> BudgetState:
         """The budget as it stands: its limits now, what was spent, its state."""
         spent = self.spent()
-        limits = self.limits
-        tokens, calls = limits.get("tokens"), limits.get("model_calls")
         return BudgetState(
-            cost_usd=limits.get("cost_usd"),
-            tokens=None if tokens is None else int(tokens),
-            model_calls=None if calls is None else int(calls),
-            seconds=limits.get("seconds"),
+            **_counted(self.limits),
             ask_at=self.budget.ask_at,
             spent=BudgetSpent(
                 cost_usd=round(spent["cost_usd"], 10) if self.totals.cost_usd is not None else None,

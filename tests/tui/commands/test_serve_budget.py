@@ -18,6 +18,8 @@ from typing import Any
 import pytest
 
 from tests.conftest import REPO
+from tests.tui.commands.test_serve import post as post_to
+from tests.tui.commands.test_serve import runtop
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -71,29 +73,14 @@ def serve(tmp_path: Path) -> Iterator[Callable[[str], Server]]:
 
 def post(server: Server, path: str, body: dict[str, object]) -> dict[str, Any]:
     url, token, _ = server
-    request = urllib.request.Request(
-        f"{url}/api/agent/{path}",
-        data=json.dumps(body).encode(),
-        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
-        method="POST",
-    )
-    with urllib.request.urlopen(request, timeout=10) as response:
-        answer: dict[str, Any] = json.load(response)
-        return answer
+    return post_to(url, path, body, token)
 
 
 def listed(server: Server, run_id: str) -> dict[str, Any]:
     """The run as ``runtop ls URL --json`` says it."""
     url, _, env = server
-    done = subprocess.run(
-        [sys.executable, "-m", "tui.cli", "ls", url, "--json"],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=REPO,
-        timeout=30,
-        check=True,
-    )
+    done = runtop("ls", url, "--json", env=env)
+    assert done.returncode == 0, done.stderr
     runs: list[dict[str, Any]] = json.loads(done.stdout)
     return next(run for run in runs if run["run_id"] == run_id)
 
@@ -139,7 +126,7 @@ def test_a_budget_given_with_a_run_is_its_budget_and_a_wrong_one_is_refused(
 ) -> None:
     server = serve("cost=1.00")
     given = {"model_calls": 2, "ask_at": None}
-    body = {"skill_name": "spender", "input": "go", "budget": given}
+    body: dict[str, object] = {"skill_name": "spender", "input": "go", "budget": given}
     run_id = str(post(server, "runs", body)["run_id"])
     run = waiting_for(server, run_id, lambda run: run["status"] == "canceled")
     assert run["error"] == "canceled: budget: 2 of 2 model calls spent"
