@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import ClassVar, Final
 
@@ -33,6 +33,7 @@ from ledger_reader.control import request_approve, request_cancel, request_resum
 from ledger_reader.head_tail import writer_gone
 from ledger_reader.lines import read_ledger_lines
 from ledger_reader.liveness import judge_liveness, ledger_lock_held, writer_exited
+from ledger_reader.sessions import agent_of, read_session
 from ledger_reader.summary import run_id_from_path
 
 _OPEN_FILES: Final = 8
@@ -309,6 +310,21 @@ class LedgerDirectorySource(RunSource):
         self._files.close()
 
 
+def _recorded_items(path: Path) -> Iterator[LedgerItem]:
+    """What a replay plays of ``path``: a ledger's lines, or a coding agent's session
+    folded into the same events, as every reader reads it.
+
+    Raises:
+        LedgerError: the file cannot be read.
+    """
+    if agent_of(path) is not None:
+        yield from read_session(str(path)).items
+        return
+    for line in read_ledger_lines(path):
+        if line.item is not None:
+            yield line.item
+
+
 SPEEDS: Final = {"1": 1.0, "2": 2.0, "10": 10.0, "max": 0.0}
 """Replay speeds by name: recorded speed, faster, or at once."""
 
@@ -387,14 +403,15 @@ class ReplaySource(RunSource):
         errors: list[SourceError] = []
         order = 0
         for path in self.paths:
-            run_id = run_id_from_path(path)
+            # A session's file is named by its session, not its run (a sub-agent's run is
+            # <session>.agent-<id>): its events say which run they are.
+            run_id = "" if agent_of(path) is not None else run_id_from_path(path)
             last = 0.0
             try:
-                for line in read_ledger_lines(path):
-                    item = line.item
-                    if item is None:
-                        continue
+                for item in _recorded_items(path):
                     event = event_of(item)
+                    if not run_id and event is not None:
+                        run_id = event.run_id
                     moment = event.timestamp if event is not None else None
                     when = moment.timestamp() if moment is not None else last
                     last = when

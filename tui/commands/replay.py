@@ -1,4 +1,5 @@
-"""``runtop replay PATH...``: past runs played back in the app as they happened."""
+"""``runtop replay PATH...``: past runs played back in the app as they happened (ledgers,
+and coding agents' sessions read as every reader reads them)."""
 
 from __future__ import annotations
 
@@ -18,8 +19,10 @@ from inspector.ledger import (
     LedgerError,
     LedgerUnreadable,
     NotALedgerFile,
+    agent_of,
     file_kind,
     find_ledgers,
+    find_sessions,
     is_valid_run_id,
 )
 from tui.app import make_app, run_until_exit
@@ -55,14 +58,15 @@ def replay_files(paths: Sequence[str], skipped: list[LedgerError] | None = None)
         if stat.S_ISDIR(mode):
             errors: list[LedgerError] = []
             found = sorted(find_ledgers(path, errors, say_skipped=True))
+            found.extend(sorted(Path(session) for session in find_sessions(path)))
             if not found:
                 why = f" ({errors[0]})" if errors else ""
-                raise CommandError(f"{name}: no ledgers (*.jsonl) found{why}")
+                raise CommandError(f"{name}: no ledgers (*.jsonl) nor sessions found{why}")
             files.extend(found)
             if skipped is not None:
                 skipped.extend(errors)
         elif stat.S_ISREG(mode):
-            files.append(refuse_non_ledger(path))
+            files.append(path if agent_of(path) is not None else refuse_non_ledger(path))
         else:
             raise CommandError(str(NotALedgerFile(name, file_kind(mode))))
     return list(dict.fromkeys(files))
