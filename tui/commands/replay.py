@@ -61,7 +61,7 @@ def replay_files(paths: Sequence[str], skipped: list[LedgerError] | None = None)
             found.extend(sorted(Path(session) for session in find_sessions(path)))
             if not found:
                 why = f" ({errors[0]})" if errors else ""
-                raise CommandError(f"{name}: no ledgers (*.jsonl) nor sessions found{why}")
+                raise CommandError(f"{name}: no ledgers (*.jsonl) found{why}")
             files.extend(found)
             if skipped is not None:
                 skipped.extend(errors)
