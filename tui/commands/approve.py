@@ -8,11 +8,12 @@ The run is found and refused as ``runtop cancel`` finds and refuses it, and answ
 from __future__ import annotations
 
 import argparse
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from rich.console import Console
+from tui.commands.run_arguments import add_answer_arguments
 
-from tui.commands.run_action import add_answer_arguments, answer
+if TYPE_CHECKING:
+    from rich.console import Console
 
 HELP: Final = (
     "approve the question a run waits on",
@@ -29,6 +30,8 @@ def add_arguments(command: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from tui.commands.run_action import answer
+
     return answer(args, out, approved=True)
 
 

@@ -4,11 +4,12 @@
 from __future__ import annotations
 
 import argparse
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from rich.console import Console
+from tui.commands.run_arguments import add_answer_arguments
 
-from tui.commands.run_action import add_answer_arguments, answer
+if TYPE_CHECKING:
+    from rich.console import Console
 
 HELP: Final = (
     "deny the question a run waits on",
@@ -25,6 +26,8 @@ def add_arguments(command: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from tui.commands.run_action import answer
+
     return answer(args, out, approved=False)
 
 

@@ -4,13 +4,15 @@ HTTP or by a control file beside its ledger (:mod:`tui.commands.run_action`)."""
 from __future__ import annotations
 
 import argparse
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from rich.console import Console
+from tui.commands.run_arguments import add_run_arguments
 
-from inspector.ledger import RunSummary
-from inspector.source import RunSource
-from tui.commands.run_action import act, add_run_arguments
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from inspector.ledger import RunSummary
+    from inspector.source import RunSource
 
 HELP: Final = (
     "re-issue a run with its recorded input",
@@ -27,6 +29,8 @@ def add_arguments(command: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from tui.commands.run_action import act
+
     async def resume(source: RunSource, summary: RunSummary) -> str:
         return await source.resume(summary.run_id)
 

@@ -14,12 +14,12 @@ import argparse
 import asyncio
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from pathlib import Path
-from typing import Final, TypeVar
+from typing import TypeVar
 
 from rich.console import Console
 
 from inspector.actions import Action, refusal
-from inspector.ledger import RunSummary, default_ledger_dir
+from inspector.ledger import RunSummary
 from inspector.source import ActionRefused, RunSource, SourceError
 from tui.commands.targets import (
     CommandError,
@@ -37,30 +37,6 @@ T = TypeVar("T")
 Request = Callable[[RunSource, RunSummary], Awaitable[T]]
 """What is asked of the run once its source may: called with the source and the run as
 the source sees it."""
-
-WHERE_HELP: Final = (
-    "the run's ledger directory (a control file is written) or an attach server's URL "
-    "(default: $RUNTOP_LEDGER_DIR, else $RUNTOP_HOME/runs: ~/.runtop/runs)"
-)
-
-
-def add_run_arguments(command: argparse.ArgumentParser, *, user: bool = True) -> None:
-    """``RUN_ID``, ``--from DIR_OR_URL``, ``--token`` (and ``--user``), as ``cancel`` has."""
-    command.add_argument("run_id", metavar="RUN_ID", help="a run id, or a unique part of one")
-    command.add_argument(
-        "--from",
-        dest="where",
-        metavar="DIR_OR_URL",
-        default=str(default_ledger_dir()),
-        help=WHERE_HELP,
-    )
-    command.add_argument(
-        "--token", help="an attach server's token (default: $RUNTOP_TOKEN or its token file)"
-    )
-    if user:
-        command.add_argument(
-            "--user", help="who asks, as the ledger records it (default: the OS user)"
-        )
 
 
 def act(
@@ -132,12 +108,6 @@ async def _ask(
         await source.close()
 
 
-def add_answer_arguments(command: argparse.ArgumentParser) -> None:
-    """``approve``'s and ``deny``'s: the run's, and ``--reason``."""
-    add_run_arguments(command)
-    command.add_argument("--reason", help="why: recorded in the ledger with the answer")
-
-
 def answer(args: argparse.Namespace, out: Console, *, approved: bool) -> int:
     """Approve (or deny) the approval the run waits on, and say what was answered; who
     answered (``--user``, else ``RUNTOP_USER``, else the OS user) is recorded in the run's
@@ -158,4 +128,4 @@ def answer(args: argparse.Namespace, out: Console, *, approved: bool) -> int:
     return 0
 
 
-__all__ = ["WHERE_HELP", "Request", "act", "add_answer_arguments", "add_run_arguments", "answer"]
+__all__ = ["Request", "act", "answer"]
