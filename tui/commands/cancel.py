@@ -8,15 +8,17 @@ same words, and the request records the same ``source``.
 from __future__ import annotations
 
 import argparse
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from rich.console import Console
-
-from inspector.ledger import RunSummary
-from inspector.source import RunSource
-from tui.commands.run_action import act, add_run_arguments
+from tui.commands.run_arguments import add_run_arguments
 from tui.commands.targets import is_url
 from tui.settings import Settings
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from inspector.ledger import RunSummary
+    from inspector.source import RunSource
 
 HELP: Final = (
     "ask a run to stop",
@@ -34,6 +36,8 @@ def add_arguments(command: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from tui.commands.run_action import act
+
     user = getattr(args, "user", None) or Settings.from_env().user
 
     async def cancel(source: RunSource, summary: RunSummary) -> None:
