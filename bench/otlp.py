@@ -68,7 +68,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -292,6 +292,113 @@ def openinference_requests(count: int) -> tuple[list[bytes], int]:
     return bodies, lines
 
 
+def openllmetry_requests(count: int) -> tuple[list[bytes], int]:
+    """``count`` export requests of agent runs in OpenLLMetry's conventions (as
+    ``traceloop-sdk`` traces an OpenAI SDK loop: its ``agent`` and ``tool`` spans, the
+    OpenAI instrumentation's ``chat`` spans with GenAI messages), and the ledger lines
+    they make."""
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+    from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+    from opentelemetry.proto.trace.v1.trace_pb2 import Span
+
+    def attribute(key: str, value: str | int) -> KeyValue:
+        if isinstance(value, int):
+            return KeyValue(key=key, value=AnyValue(int_value=value))
+        return KeyValue(key=key, value=AnyValue(string_value=value))
+
+    asked = '[{"role": "user", "parts": [{"type": "text", "content": "textual datatable"}]}]'
+    now = time.time_ns()
+    bodies: list[bytes] = []
+    lines = 0
+    for _ in range(count):
+        request = ExportTraceServiceRequest()
+        resource = request.resource_spans.add()
+        resource.resource.attributes.append(attribute("service.name", "bench"))
+        spans = resource.scope_spans.add().spans
+        while len(spans) + 9 <= SPANS_PER_REQUEST:
+            trace_id = secrets.token_bytes(16)
+            agent_id = secrets.token_bytes(8)
+            for step in range(4):
+                call_id = f"call_{secrets.token_hex(8)}"
+                answered = (
+                    '[{"role": "assistant", "parts": [{"type": "tool_call", "id": '
+                    f'"{call_id}", "name": "search", '
+                    '"arguments": {"q": "textual datatable"}}]}]'
+                )
+                chat = Span(
+                    trace_id=trace_id,
+                    span_id=secrets.token_bytes(8),
+                    parent_span_id=agent_id,
+                    name="openai.chat",
+                    start_time_unix_nano=now + step * 1000,
+                    end_time_unix_nano=now + step * 1000 + 500,
+                )
+                chat.attributes.extend(
+                    [
+                        attribute("gen_ai.operation.name", "chat"),
+                        attribute("gen_ai.agent.name", "researcher"),
+                        attribute("gen_ai.provider.name", "openai"),
+                        attribute("gen_ai.request.model", "gpt-5"),
+                        attribute("gen_ai.input.messages", asked),
+                        attribute("gen_ai.output.messages", answered),
+                        attribute("gen_ai.usage.input_tokens", 812),
+                        attribute("gen_ai.usage.output_tokens", 41),
+                    ]
+                )
+                tool = Span(
+                    trace_id=trace_id,
+                    span_id=secrets.token_bytes(8),
+                    parent_span_id=agent_id,
+                    name="search.tool",
+                    start_time_unix_nano=now + step * 1000 + 600,
+                    end_time_unix_nano=now + step * 1000 + 900,
+                )
+                tool.attributes.extend(
+                    [
+                        attribute("traceloop.span.kind", "tool"),
+                        attribute("traceloop.entity.name", "search"),
+                        attribute("gen_ai.tool.name", "search"),
+                        attribute(
+                            "traceloop.entity.input",
+                            '{"args": [], "kwargs": {"q": "textual datatable"}}',
+                        ),
+                        attribute("traceloop.entity.output", '"DataTable: rows, columns, cursor"'),
+                    ]
+                )
+                spans.extend([chat, tool])
+            agent = Span(
+                trace_id=trace_id,
+                span_id=agent_id,
+                name="researcher.agent",
+                start_time_unix_nano=now,
+                end_time_unix_nano=now + 5000,
+            )
+            agent.attributes.extend(
+                [
+                    attribute("traceloop.span.kind", "agent"),
+                    attribute("traceloop.entity.name", "researcher"),
+                    attribute("gen_ai.agent.name", "researcher"),
+                    attribute("traceloop.entity.input", '{"args": ["textual datatable"]}'),
+                    attribute("traceloop.entity.output", '"Use the cursor."'),
+                ]
+            )
+            spans.append(agent)
+            lines += 2 + 4 * 3 + 4 * 4  # run_started, run_completed; per chat 3; per tool 4
+        bodies.append(request.SerializeToString())
+    return bodies, lines
+
+
+FAMILIES: Final = {
+    "GenAI": agent_requests,
+    "OpenInference": openinference_requests,
+    "OpenLLMetry": openllmetry_requests,
+}
+"""Each family's requests: PydanticAI's GenAI spans, a LangGraph agent's OpenInference spans,
+an OpenAI SDK loop's OpenLLMetry spans."""
+
+
 async def post_all(server: Server, bodies: list[bytes]) -> float:
     import aiohttp
 
@@ -472,62 +579,44 @@ def _cpu(runs: list[Ingested]) -> str:
 
 
 def measure(repeats: int, scratch: Path, peer: Path | None) -> None:
-    mine: list[Ingested] = []
-    openinference: list[Ingested] = []
-    peers: list[Ingested] = []
-    peer_inference: list[Ingested] = []
+    mine: dict[str, list[Ingested]] = {family: [] for family in FAMILIES}
+    peers: dict[str, list[Ingested]] = {family: [] for family in FAMILIES}
     floors: list[float] = []
     creates: list[float] = []
     for repeat in range(repeats):
-        bodies, lines = agent_requests(REQUESTS)
-        if peer is not None and repeat % 2:  # each goes first in turn: neither is always second
-            peers.append(ingest_once(scratch, bodies, lines, peer))
-        mine.append(ingest_once(scratch, bodies, lines))
-        if peer is not None and not repeat % 2:
-            peers.append(ingest_once(scratch, bodies, lines, peer))
+        for family, requests in FAMILIES.items():
+            bodies, lines = requests(REQUESTS)
+            if peer is not None and repeat % 2:  # each goes first in turn: neither always second
+                peers[family].append(ingest_once(scratch, bodies, lines, peer))
+            mine[family].append(ingest_once(scratch, bodies, lines))
+            if peer is not None and not repeat % 2:
+                peers[family].append(ingest_once(scratch, bodies, lines, peer))
+        bodies, _ = agent_requests(REQUESTS)
         spans = len(bodies) * (SPANS_PER_REQUEST // 9 * 9)
-        inference_bodies, inference_lines = openinference_requests(REQUESTS)
-        if peer is not None and repeat % 2:
-            peer_inference.append(ingest_once(scratch, inference_bodies, inference_lines, peer))
-        openinference.append(ingest_once(scratch, inference_bodies, inference_lines))
-        if peer is not None and not repeat % 2:
-            peer_inference.append(ingest_once(scratch, inference_bodies, inference_lines, peer))
         floors.append(decode_floor(bodies))
-        creates.append(spans / create_floor(scratch, mine[-1].sizes))
-    rates = [run.rate for run in mine]
+        creates.append(spans / create_floor(scratch, mine["GenAI"][-1].sizes))
     size = len(bodies[0])
     print(
-        f"OTLP ingest over loopback into ledgers: {statistics.median(rates):,.0f} spans/s "
-        f"(runs {_runs(rates)}; "
-        f"{REQUESTS} requests of {SPANS_PER_REQUEST // 9 * 9} spans, {size / 1024:.0f} KiB each, "
-        f"{CONNECTIONS} connections); target >= 20,000 spans/s"
+        f"OTLP ingest over loopback into ledgers, {REQUESTS} requests of "
+        f"{SPANS_PER_REQUEST // 9 * 9} spans ({size / 1024:.0f} KiB each for GenAI), "
+        f"{CONNECTIONS} connections; target >= 20,000 spans/s each family"
     )
-    print(f"  the server's CPU per span (HTTP and decoding included): {_cpu(mine)}")
-    inference_rates = [run.rate for run in openinference]
-    print(
-        f"  OpenInference spans (a LangGraph agent's), the same way: "
-        f"{statistics.median(inference_rates):,.0f} spans/s (runs {_runs(inference_rates)}); "
-        f"CPU per span {_cpu(openinference)}"
-    )
-    if peer is not None:
-        peer_rates = [run.rate for run in peers]
+    for family in FAMILIES:
+        rates = [run.rate for run in mine[family]]
         print(
-            f"  peer {peer}, the same requests in turns: "
-            f"{statistics.median(peer_rates):,.0f} spans/s (runs {_runs(peer_rates)}); "
-            f"CPU per span {_cpu(peers)}; "
-            f"this checkout's rate / the peer's, pair by pair: "
-            f"{', '.join(f'{a / b:.2f}' for a, b in zip(rates, peer_rates, strict=True))}"
+            f"  {family}: {statistics.median(rates):,.0f} spans/s (runs {_runs(rates)}); "
+            f"the server's CPU per span (HTTP and decoding included) {_cpu(mine[family])}"
         )
-        peer_inference_rates = [run.rate for run in peer_inference]
-        pairs = zip(inference_rates, peer_inference_rates, strict=True)
-        print(
-            f"  peer {peer}, the same OpenInference requests in turns: "
-            f"{statistics.median(peer_inference_rates):,.0f} spans/s "
-            f"(runs {_runs(peer_inference_rates)}); CPU per span {_cpu(peer_inference)}; "
-            f"this checkout's rate / the peer's, pair by pair: "
-            f"{', '.join(f'{a / b:.2f}' for a, b in pairs)}"
-        )
-    print(f"  floor, decoding the same requests only: {statistics.median(floors):,.0f} spans/s")
+        if peer is not None:
+            peer_rates = [run.rate for run in peers[family]]
+            pairs = zip(rates, peer_rates, strict=True)
+            print(
+                f"    peer {peer}, the same requests in turns: "
+                f"{statistics.median(peer_rates):,.0f} spans/s (runs {_runs(peer_rates)}); "
+                f"CPU per span {_cpu(peers[family])}; this checkout's rate / the peer's, "
+                f"pair by pair: {', '.join(f'{a / b:.2f}' for a, b in pairs)}"
+            )
+    print(f"  floor, decoding the GenAI requests only: {statistics.median(floors):,.0f} spans/s")
     print(
         f"  floor, creating their ledger files only ({len(bodies) * (SPANS_PER_REQUEST // 9)} "
         f"files, same sizes): {statistics.median(creates):,.0f} spans/s (runs {_runs(creates)})"
