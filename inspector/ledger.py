@@ -38,6 +38,7 @@ from ledger_reader import (
     RunStarted,
     RunStatus,
     RunSummary,
+    RunTotals,
     RunUpdated,
     StructuredOutput,
     SummaryCache,
@@ -57,6 +58,7 @@ from ledger_reader.budgets import budget_words, limit_words, limits_of, seconds_
 from ledger_reader.decode import decode_line
 from ledger_reader.errors import file_kind
 from ledger_reader.events import BudgetLimits, BudgetSpent, BudgetState, BudgetUpdated
+from ledger_reader.family import descendant_ledgers
 from ledger_reader.head_tail import writer_gone
 from ledger_reader.locations import default_ledger_dir, make_private_dir, runtop_home
 from ledger_reader.messages import THINKING, TOOL_CALL, TOOL_RESULT, Message, conversation
@@ -71,6 +73,7 @@ from ledger_reader.sessions import (
 )
 from ledger_reader.text_search import FileSearch, Hit, Phrase
 from ledger_reader.timespan import offset_in_run
+from ledger_reader.totals import family_totals
 
 if TYPE_CHECKING:
     from ledger_reader import LedgerTail
@@ -122,6 +125,7 @@ __all__ = [
     "RunStarted",
     "RunStatus",
     "RunSummary",
+    "RunTotals",
     "RunUpdated",
     "StructuredOutput",
     "SummaryCache",
@@ -135,7 +139,9 @@ __all__ = [
     "conversation",
     "decode_line",
     "default_ledger_dir",
+    "descendant_ledgers",
     "encode_event",
+    "family_totals",
     "file_kind",
     "find_ledgers",
     "find_session",

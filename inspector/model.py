@@ -110,6 +110,15 @@ class RunView(msgspec.Struct, frozen=True, gc=False):
     recent_calls: tuple[RecentCall, ...] = ()
     """Its model calls of the minute before its newest one: its burn rate
     (:mod:`inspector.burn`)."""
+    with_children: RunTotals | None = None
+    """Its totals with its child runs' (and theirs) added, where it has child runs in its
+    source (:func:`ledger_reader.totals.descendants_added`, kept by the store); ``None``
+    without any."""
+
+    @property
+    def total(self) -> RunTotals:
+        """What it spent with its child runs (:attr:`with_children`), else on its own."""
+        return self.with_children if self.with_children is not None else self.totals
 
     @property
     def prompt_tokens(self) -> int:

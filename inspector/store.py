@@ -54,6 +54,7 @@ from ledger_reader import (
     ToolResult,
     event_of,
 )
+from ledger_reader.totals import descendants_added
 
 log = logging.getLogger(__name__)
 
@@ -112,6 +113,9 @@ class RunStore:
         """Sources still delivering their first load: detail passes wait for them (a pass
         reads a ledger again, and beside a scan of 10,000 it made the scan 2.5x slower)."""
         self._tools: dict[str, ToolTally] = {}
+        self._children: dict[RunKey, set[RunKey]] = {}
+        """Each run's child runs in its source, by the ``parent_run_id`` their views say."""
+        self._parent_of: dict[RunKey, RunKey] = {}
         self._version = 0
         self._closed = False
         self.applied = 0
@@ -307,6 +311,12 @@ class RunStore:
         state = self._runs.pop(key, None)
         if state is not None:
             forget_tool_calls(self._tools, state)
+        parent = self._parent_of.pop(key, None)
+        if parent is not None:
+            self._children.get(parent, set()).discard(key)
+            if parent in self._runs:
+                self._dirty[parent] = None  # its total loses this run's
+        self._children.pop(key, None)
         view = self._views.pop(key, None)
         if view is not None:
             self._ordered = None
@@ -363,6 +373,7 @@ class RunStore:
             views[key] = view
         if reorder:
             self._ordered = None
+        changed = self._families(changed)
         change = self._pending.merge(StoreChange(runs=frozenset(changed)))
         self._pending = StoreChange()
         if self._ordered is not None and changed:
@@ -378,6 +389,49 @@ class RunStore:
         if change.runs or change.events or change.removed or change.sources or change.reset:
             for subscriber in self._subscribers:
                 subscriber.offer(change)
+
+    def _families(self, changed: dict[RunKey, None]) -> dict[RunKey, None]:
+        """The runs whose totals with their child runs' changed with ``changed``'s views
+        (each changed run's ancestors, and itself if it has child runs), their views
+        given the new totals; ``changed`` and them."""
+        views, children, parent_of = self._views, self._children, self._parent_of
+        affected: dict[RunKey, None] = {}
+        for key in changed:
+            view = views.get(key)
+            if view is None:
+                continue
+            parent = RunKey(key.source, view.parent_run_id) if view.parent_run_id else None
+            before = parent_of.get(key)
+            if parent != before:
+                if before is not None:
+                    children.get(before, set()).discard(key)
+                    affected[before] = None
+                if parent is None:
+                    del parent_of[key]
+                else:
+                    parent_of[key] = parent
+                    children.setdefault(parent, set()).add(key)
+            climbed = {key}
+            up: RunKey | None = key
+            while up is not None and up in views:
+                affected[up] = None
+                up = parent_of.get(up)
+                if up in climbed:
+                    break  # ids that loop: each counted once
+                if up is not None:
+                    climbed.add(up)
+        if not affected:
+            return changed
+        for key in affected:
+            view = views.get(key)
+            if view is None:
+                continue
+            kin = children.get(key)
+            family = descendants_added(view.totals, children, views, key) if kin else None
+            if family != view.with_children:
+                views[key] = msgspec.structs.replace(view, with_children=family)
+                changed[key] = None
+        return changed
 
     def changes(self) -> AsyncIterator[StoreChange]:
         """Change notifications, batched in time; a slow reader gets them merged."""
@@ -567,6 +621,8 @@ class RunStore:
         self._views.clear()
         self._dirty.clear()
         self._ordered, self._positions, self._counts = (), {}, Counter()
+        self._children.clear()
+        self._parent_of.clear()
         self._moments = {}
         for tally in self._tools.values():
             tally.in_flight.clear()  # nothing more will end (the counts stay, to be read)

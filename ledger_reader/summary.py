@@ -173,6 +173,10 @@ class RunSummary(msgspec.Struct, kw_only=True):
     """Its budget, when it has one: the limits as they stand, what was spent of them (its
     child runs' included) and its ``state``, as its last ``budget_updated`` (else its
     ``run_started``) said."""
+    total: RunTotals | None = None
+    """Its figures with its child runs' (and theirs) added, set by what lists it beside
+    them (``runtop ls``: :func:`ledger_reader.totals.family_totals`): its own figures for
+    a run without child runs; ``None`` where nothing did (a reader of one ledger)."""
 
     @property
     def totals(self) -> RunTotals:

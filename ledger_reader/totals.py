@@ -3,7 +3,10 @@
 ``runtop ls`` and the attach server read it from a run's summary
 (:class:`~ledger_reader.summary.SummaryBuilder`), the app from the events its store
 folds (:class:`inspector.model.RunExtras`), ``runtop show`` from either: all through
-:meth:`RunTotals.add_call`, so they cannot disagree.
+:meth:`RunTotals.add_call`, so they cannot disagree. A run's child runs (and theirs) are
+added to its own by :func:`family_totals` (``ls``, ``show``, ``stats``) or, one family at
+a time as runs change, :meth:`RunTotals.add` (the app's store): a parent's total, beside
+its own.
 
 To count one more figure of a model call: a field here named as the ``llm_call``
 payload's, and the same field on :class:`~ledger_reader.summary.RunSummary` (what
@@ -14,7 +17,8 @@ figure no call says of itself, is counted here too: the filter's ``calls:`` read
 
 from __future__ import annotations
 
-from typing import Final
+from collections.abc import Iterable, Mapping
+from typing import Final, Protocol, TypeVar
 
 import msgspec
 
@@ -50,6 +54,14 @@ class RunTotals(msgspec.Struct):
                 setattr(self, name, (getattr(self, name) or 0) + value)
         self.model_calls = (self.model_calls or 0) + 1
 
+    def add(self, other: RunTotals) -> None:
+        """Count another run's totals in: a child run's in its parent's (what neither
+        said stays unsaid; its model calls too)."""
+        for name in FIGURES:
+            value = getattr(other, name)
+            if value is not None:
+                setattr(self, name, (getattr(self, name) or 0) + value)
+
     @property
     def tokens(self) -> int | None:
         """Every token sent and answered; ``None`` when no call said either."""
@@ -78,3 +90,62 @@ FIGURES: Final = RunTotals.__struct_fields__
 
 SAID: Final = tuple(name for name in FIGURES if name != "model_calls")
 """The figures a model call says of itself, each named as the ``llm_call`` payload's."""
+
+
+class FamilyMember(Protocol):
+    """A run as :func:`family_totals` reads it: a :class:`~ledger_reader.summary.RunSummary`
+    is one."""
+
+    @property
+    def run_id(self) -> str: ...
+
+    @property
+    def parent_run_id(self) -> str | None: ...
+
+    @property
+    def totals(self) -> RunTotals: ...
+
+
+def family_totals(runs: Iterable[FamilyMember]) -> dict[str, RunTotals]:
+    """The totals of each run of ``runs`` that has child runs among them: its own, its
+    child runs', theirs, and so on down (rounded as :meth:`RunTotals.rounded` does).
+
+    A run whose parent is not among ``runs`` counts only in its own; a run is counted
+    once in each of its ancestors, however the ids loop (a ledger naming a descendant as
+    its parent ends the climb there).
+    """
+    members: dict[str, FamilyMember] = {run.run_id: run for run in runs}
+    children: dict[str, list[str]] = {}
+    for run in members.values():
+        parent = run.parent_run_id
+        if parent is not None and parent in members and parent != run.run_id:
+            children.setdefault(parent, []).append(run.run_id)
+    return {
+        parent: descendants_added(members[parent].totals, children, members, parent)
+        for parent in children
+    }
+
+
+Key = TypeVar("Key")
+
+
+def descendants_added(
+    own: RunTotals,
+    children: Mapping[Key, Iterable[Key]],
+    members: Mapping[Key, FamilyMember],
+    run_id: Key,
+) -> RunTotals:
+    """``own`` (the run ``run_id``'s totals) with every descendant's added, each once:
+    ``children`` names each run's child runs, ``members`` holds every run (by id, or by any
+    key: the app's store keys runs by source and id)."""
+    total = own.copy()
+    seen = {run_id}
+    stack = list(children.get(run_id, ()))
+    while stack:
+        child = stack.pop()
+        if child in seen:
+            continue
+        seen.add(child)
+        total.add(members[child].totals)
+        stack.extend(children.get(child, ()))
+    return total.rounded()

@@ -62,6 +62,7 @@ def wire_summary(booked: IndexedRun, summary: RunSummary | None = None) -> dict[
     wire = msgspec.to_builtins(summary)
     wire.pop("path", None)
     wire.pop("warnings", None)
+    wire.pop("total", None)  # with child runs': what lists them together works it out
     totals = summary.totals
     wire["tokens"] = totals.tokens
     wire["cost_usd"] = round(totals.cost_usd, 6) if totals.cost_usd is not None else None

@@ -27,6 +27,7 @@ from inspector.ledger import (
     NoLedgers,
     RunSummary,
     SummaryCache,
+    family_totals,
     scan_summaries,
 )
 from tui.commands.output import say, write_json
@@ -43,11 +44,11 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     """The table (or, with ``--json``, the JSON array) of the runs ``args`` name."""
     if args.json:
         return run_json(args)
-    summaries, failed = _filtered(args)
+    summaries, failed, parents = _filtered(args)
     if summaries:
         from tui.commands.runs_table import runs_table
 
-        table = runs_table(summaries)
+        table = runs_table(summaries, parents)
         if out.is_terminal:
             out.print(table, crop=True, no_wrap=True, overflow="ellipsis")
         else:  # a pipe or a file: every line whole and no colour, for grep and friends
@@ -57,20 +58,22 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 def run_json(args: argparse.Namespace) -> int:
     """``runtop ls --json``, without the consoles (and Rich) the table needs."""
-    summaries, failed = _filtered(args)
+    summaries, failed, _ = _filtered(args)
     write_json(msgspec.json.encode(summaries))
     return 1 if failed else 0
 
 
-def _filtered(args: argparse.Namespace) -> tuple[list[RunSummary], bool]:
-    """The runs ``args`` name that ``--filter`` passes (all, without one)."""
+def _filtered(args: argparse.Namespace) -> tuple[list[RunSummary], bool, set[str]]:
+    """The runs ``args`` name that ``--filter`` passes (all, without one), whether anything
+    failed, and the runs with child runs among all those named (filtered out or not)."""
+    summaries, failed = _gather(args)
+    parents = add_totals(summaries)
     text = getattr(args, "filter", None) or ""
     if not text.strip():
-        return _gather(args)
+        return summaries, failed, parents
     run_filter = parse_filter(text)
-    summaries, failed = _gather(args)
     roots, _ = split_targets(args.paths)
-    return select(run_filter, summaries, roots), failed
+    return select(run_filter, summaries, roots), failed, parents
 
 
 def parse_filter(text: str) -> RunFilter:
@@ -106,6 +109,16 @@ def select(
         return chosen
     search = ContentSearch(run_filter.phrases)
     return [summary for summary in chosen if search.passes(summary)]
+
+
+def add_totals(summaries: list[RunSummary]) -> set[str]:
+    """Give each run its ``total``: its own figures, with its child runs' (and theirs)
+    among ``summaries`` added (:func:`~ledger_reader.totals.family_totals`); the ids of
+    the runs that have child runs there."""
+    families = family_totals(summaries)
+    for summary in summaries:
+        summary.total = families.get(summary.run_id) or summary.totals.rounded()
+    return set(families)
 
 
 def _source(summary: RunSummary, roots: list[Path]) -> str:

@@ -5,7 +5,7 @@ Loaded only to print the table: ``runtop ls --json`` needs no Rich.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import UTC
 from typing import Final
 
@@ -14,7 +14,17 @@ from rich.text import Text
 
 from inspector.ledger import RunStatus, RunSummary, parse_time
 from inspector.status_words import without_status_word
-from tui.text import cost, damaged_count, duration, inert, shorten, skill_and_agent, tokens
+from tui.text import (
+    WITH_CHILDREN,
+    cost,
+    damaged_count,
+    duration,
+    inert,
+    shorten,
+    skill_and_agent,
+    spent,
+    tokens,
+)
 from tui.text.status_glyphs import STATUS_GLYPHS
 
 STATUS_COLOURS: Final = {
@@ -44,8 +54,10 @@ def _when(value: str | None) -> str:
     return parsed.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
 
 
-def _note(summary: RunSummary) -> str:
+def _note(summary: RunSummary, parent: bool = False) -> str:
     parts: list[str] = []
+    if parent and summary.total is not None and summary.total.said:
+        parts.append(f"with its child runs; own {spent(summary.totals)}")
     if summary.pending_approval is not None:
         prompt = summary.pending_approval.prompt or summary.pending_approval.approval_id
         waiting = "awaiting approval" if summary.status.waits else "approval unanswered"
@@ -75,7 +87,7 @@ COLUMNS: Final = (
 """Title of each column of ``runtop ls``, and whether it is right-aligned."""
 
 
-def runs_table(summaries: Sequence[RunSummary]) -> Text:
+def runs_table(summaries: Sequence[RunSummary], parents: Collection[str] = ()) -> Text:
     """The runs as aligned lines, a header first, newest first as given.
 
     Laid out here rather than by a Rich Table, which measures every cell of
@@ -93,10 +105,10 @@ def runs_table(summaries: Sequence[RunSummary]) -> Text:
                 _when(summary.started_at),
                 _duration(summary),
                 "?" if summary.event_count is None else str(summary.event_count),
-                _tokens(summary),
-                "" if summary.cost_usd is None else cost(summary.cost_usd),
+                _tokens(summary, summary.run_id in parents),
+                _cost(summary),
                 damaged_count(summary.damaged_lines),
-                inert(_note(summary), single_line=True),
+                inert(_note(summary, summary.run_id in parents), single_line=True),
             ]
         )
     widths = [_cells(title) for title, _ in COLUMNS]
@@ -126,10 +138,19 @@ def runs_table(summaries: Sequence[RunSummary]) -> Text:
     return table
 
 
-def _tokens(summary: RunSummary) -> str:
-    """The run's tokens, sent and answered; blank when no model call said (not 0)."""
-    total = summary.totals.tokens
-    return "" if total is None else tokens(total)
+def _tokens(summary: RunSummary, parent: bool) -> str:
+    """The run's tokens, sent and answered, its child runs' too (``Σ5.8k``) when it has
+    some; blank when no model call said (not 0)."""
+    total = (summary.total or summary.totals).tokens
+    if total is None:
+        return WITH_CHILDREN if parent and _cost(summary) else ""
+    return f"{WITH_CHILDREN if parent else ''}{tokens(total)}"
+
+
+def _cost(summary: RunSummary) -> str:
+    """What the run's model calls cost, its child runs' too."""
+    usd = (summary.total or summary.totals).cost_usd
+    return "" if usd is None else cost(usd)
 
 
 def _cells(text: str) -> int:

@@ -35,7 +35,6 @@ from inspector.ledger import (
     TOOL_CALL,
     TOOL_RESULT,
     DamagedLine,
-    LedgerError,
     LedgerGone,
     LedgerTail,
     Line,
@@ -51,7 +50,9 @@ from inspector.ledger import (
     RunSummary,
     agent_of,
     conversation,
+    descendant_ledgers,
     encode_event,
+    family_totals,
     offset_in_run,
     parse_time,
     read_ledger_lines,
@@ -70,7 +71,7 @@ from tui.commands.targets import (
     remote_run_id,
     resolve_ledger,
 )
-from tui.text import compact_json, inert, offset
+from tui.text import compact_json, inert, offset, spent_with_children
 from tui.text.conversation import ANSWERED, CALLED, FAILED, THOUGHT
 from tui.text.entries import joins
 from tui.text.events import describe, describe_entry, glyph
@@ -300,7 +301,22 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     printer.flush()
     if not printer.finished and not args.json:
         out.print(Text(f"{'':>10}  {unended(summary)}", style="dim"))
+    if not args.json:
+        family = family_said(path, summary)
+        if family:
+            out.print(Text(f"{'':>10}  {family}", style="dim"))
     return 0
+
+
+def family_said(path: Path, summary: RunSummary) -> str | None:
+    """What the run spent with its child runs (and theirs) beside its ledger, and on its
+    own (``5.8k tokens $0.0204 with its child runs (own …)``); ``None`` without any."""
+    run_id = summary.run_id or path.stem
+    descendants = descendant_ledgers(path, run_id)
+    if not descendants:
+        return None
+    total = family_totals([summary, *descendants])[run_id]
+    return spent_with_children(total, summary.totals)
 
 
 def in_span_order(read: Callable[[], Iterable[Line]]) -> Iterator[Line]:
@@ -414,13 +430,7 @@ def _add_child_ledgers(path: Path, timeline: Timeline) -> None:
     run_id = timeline.run_id
     if not run_id:
         return
-    for sibling in sorted(path.parent.glob("*.jsonl")):
-        if sibling == path:
-            continue
-        try:
-            child = summarize_ledger(sibling)
-        except LedgerError:
-            continue  # unreadable beside it: not this run's to report
+    for child in descendant_ledgers(path, run_id):
         if child.parent_run_id != run_id:
             continue
         start = parse_time(child.started_at or "")
@@ -428,7 +438,7 @@ def _add_child_ledgers(path: Path, timeline: Timeline) -> None:
             continue
         end = parse_time(child.completed_at or child.last_event_at or "")
         timeline.set_child_run(
-            child.run_id or sibling.stem,
+            child.run_id,
             child.agent or child.skill,
             start.timestamp(),
             None if child.status.is_live or end is None else end.timestamp(),

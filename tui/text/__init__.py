@@ -25,6 +25,8 @@ from typing import Any, Final
 
 import msgspec
 
+from inspector.ledger import RunTotals
+
 _CONTROL: Final = re.compile(
     "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
 )
@@ -169,6 +171,27 @@ def cost(usd: float) -> str:
     if size < 1000:
         return f"{sign}${size:,.2f}"
     return f"{sign}${size:,.0f}"
+
+
+WITH_CHILDREN: Final = "Σ"
+"""Before a run's tokens (or its cost, when it stands alone) where they include its child
+runs': the runs table and ``runtop ls`` alike."""
+
+
+def spent(totals: RunTotals) -> str:
+    """``2.9k tokens $0.0102``: what a run spent, in words (``no tokens recorded`` when no
+    model call said: not 0)."""
+    if not totals.said:
+        return "no tokens recorded"
+    count = totals.tokens or 0
+    said = f"{tokens(count)} token{'' if count == 1 else 's'}"
+    return f"{said} {cost(totals.cost_usd)}" if totals.cost_usd is not None else said
+
+
+def spent_with_children(total: RunTotals, own: RunTotals) -> str:
+    """``5.8k tokens $0.0204 with its child runs (own 2.9k tokens $0.0102)``: a parent
+    run's total and its own, as its header, ``runtop show`` and ``ls``'s NOTE say them."""
+    return f"{spent(total)} with its child runs (own {spent(own)})"
 
 
 def skill_and_agent(skill: str | None, agent: str | None) -> str:

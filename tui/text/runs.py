@@ -15,7 +15,17 @@ from rich.text import Text
 from inspector import RunView
 from inspector.ledger import RunStatus
 from inspector.status_words import STILL_GOING, UNKNOWN, status_word
-from tui.text import cost, duration, inert, shorten, tokens, under_a_tenth
+from tui.text import (
+    WITH_CHILDREN,
+    cost,
+    duration,
+    inert,
+    shorten,
+    spent,
+    spent_with_children,
+    tokens,
+    under_a_tenth,
+)
 from tui.text.status_glyphs import STATUS_GLYPHS
 
 __all__ = [
@@ -107,23 +117,26 @@ def run_time(
 
 def _tokens_known(run: RunView) -> bool:
     """Some model call said what it used or cost (a run whose calls never said used
-    an unknown number of tokens, not 0)."""
-    return run.totals.said
+    an unknown number of tokens, not 0): its own, or one of its child runs'."""
+    return run.total.said
 
 
 def tokens_and_cost(run: RunView, width: int | None = None) -> str:
     """``1.9k $0.0082``: the TOKENS / COST cell, its cost when a model call recorded one
     (``$0`` when recorded as nothing; nothing at all when never recorded; ``…`` while the
-    run's events are still being counted).
+    run's events are still being counted); a parent run's with its child runs', marked
+    ``Σ`` (``Σ5.8k $0.0204``).
 
     Given a ``width`` too narrow for both, the cost stays and the tokens give way, then
     the cost too (``…``): a number is never cut, so ``$0.0082`` never reads ``$0.00``.
     """
     if not _tokens_known(run):
         return "" if run.detailed else "…"
-    count = tokens(run.totals.tokens or 0)
-    spent = cost(run.cost_usd) if run.cost_recorded else ""
-    for text in (f"{count} {spent}".strip(), spent or count):
+    total = run.total
+    mark = WITH_CHILDREN if run.with_children is not None else ""
+    count = f"{mark}{tokens(total.tokens or 0)}"
+    spent = cost(total.cost_usd) if total.cost_usd is not None else ""
+    for text in (f"{count} {spent}".strip(), f"{mark}{spent}" if spent else count):
         if width is None or len(text) <= width:
             return text
     return "…"
@@ -151,9 +164,10 @@ def tokens_said(run: RunView, *, source_down: bool = False) -> str:
         if not run.detailed:
             return "tokens …"
         return running or "no tokens recorded"
-    total = run.totals.tokens or 0
-    said = f"{tokens(total)} token{'' if total == 1 else 's'}"
-    said = f"{said} {cost(run.cost_usd)}" if run.cost_recorded else said
+    if run.with_children is not None:
+        said = spent_with_children(run.with_children, run.totals)
+    else:
+        said = spent(run.totals)
     return f"{said}, {running}" if running else said
 
 

@@ -66,8 +66,8 @@ def sort_runs(runs: Sequence[RunView], key: str, reverse: bool, now: float) -> l
                 return (run.duration(now) or 0.0,)
             case "events":
                 return (-1 if run.event_count is None else run.event_count,)
-            case "tokens":
-                return (run.prompt_tokens + run.output_tokens, run.cost_usd)
+            case "tokens":  # as the cell says them: a parent's with its child runs'
+                return (run.total.tokens or 0, run.total.cost_usd or 0.0)
             case "source":
                 return (run.source, run.started_at or 0.0)
             case _:
