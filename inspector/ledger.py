@@ -63,6 +63,8 @@ from ledger_reader.head_tail import writer_gone
 from ledger_reader.locations import default_ledger_dir, make_private_dir, runtop_home
 from ledger_reader.messages import THINKING, TOOL_CALL, TOOL_RESULT, Message, conversation
 from ledger_reader.sessions import (
+    SESSION_RESUMED,
+    USER_MESSAGE,
     agent_of,
     agent_of_folder,
     find_session,
@@ -72,7 +74,7 @@ from ledger_reader.sessions import (
     read_session,
 )
 from ledger_reader.text_search import FileSearch, Hit, Phrase
-from ledger_reader.timespan import offset_in_run
+from ledger_reader.timespan import offset_in_run, span_words
 from ledger_reader.totals import family_totals
 
 if TYPE_CHECKING:
@@ -90,9 +92,11 @@ else:
 
 __all__ = [
     "MAX_LINE_BYTES",
+    "SESSION_RESUMED",
     "THINKING",
     "TOOL_CALL",
     "TOOL_RESULT",
+    "USER_MESSAGE",
     "ApprovalRequest",
     "ApprovalResponse",
     "BudgetLimits",
@@ -159,6 +163,7 @@ __all__ = [
     "runtop_home",
     "scan_summaries",
     "seconds_words",
+    "span_words",
     "summarize_ledger",
     "writer_gone",
 ]

@@ -10,6 +10,7 @@ how live a session is, in :mod:`~ledger_reader.sessions.status`.
 
 from __future__ import annotations
 
+from ledger_reader.sessions.fold import RESUMED_AFTER, SESSION_RESUMED, USER_MESSAGE
 from ledger_reader.sessions.homes import home_session_dirs
 from ledger_reader.sessions.session_file import (
     AGENTS,
@@ -35,6 +36,9 @@ __all__ = [
     "CODEX",
     "GEMINI_CLI",
     "IDLE_AFTER",
+    "RESUMED_AFTER",
+    "SESSION_RESUMED",
+    "USER_MESSAGE",
     "WAIT_LIMIT",
     "SessionFile",
     "agent_of",

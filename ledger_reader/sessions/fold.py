@@ -72,7 +72,12 @@ from ledger_reader.sessions.prices import estimate_cost
 
 _decode_json: Final = msgspec.json.decode
 USER_MESSAGE: Final = "user_message"
-"""The event type of a prompt a person typed into a coding agent."""
+"""The event type of a prompt a person typed into a coding agent (``{"text": ...}``)."""
+SESSION_RESUMED: Final = "session_resumed"
+"""The event type that says a session was taken up again after :data:`RESUMED_AFTER`
+(``{"after_seconds": ...}``): its events after the gap are that far into the run."""
+RESUMED_AFTER: Final = 3600.0
+"""Seconds of silence before a prompt after which the session counts as resumed."""
 TEXT_LIMIT: Final = 64 * 1024
 """Text, thinking and tool output over this are cut, as a ledger writer cuts user data."""
 HOLD: Final = 1.0
@@ -231,7 +236,13 @@ class SessionFold:
         )
 
     def user_message(self, time: str, text: str) -> None:
-        """A prompt the person typed."""
+        """A prompt the person typed; after a long silence (the session resumed, perhaps
+        days later), the gap is said first."""
+        before, now = parse_time(self.last_time), parse_time(time)
+        if before is not None and now is not None:
+            gap = (now - before).total_seconds()
+            if gap >= RESUMED_AFTER:
+                self.unknown_typed(SESSION_RESUMED, time, {"after_seconds": round(gap, 3)})
         said, was_cut = cut(text)
         payload: dict[str, Any] = {"text": said}
         if was_cut:
@@ -533,6 +544,8 @@ def as_str(value: Any) -> str:
 
 
 __all__ = [
+    "RESUMED_AFTER",
+    "SESSION_RESUMED",
     "TEXT_LIMIT",
     "USER_MESSAGE",
     "SessionFold",

@@ -8,7 +8,7 @@ import json
 import os
 import shutil
 from collections import Counter
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -27,6 +27,8 @@ from ledger_reader import (
 )
 from ledger_reader.sessions import (
     IDLE_AFTER,
+    SESSION_RESUMED,
+    USER_MESSAGE,
     SessionFile,
     agent_of,
     find_sessions,
@@ -394,3 +396,41 @@ def test_a_command_that_exited_non_zero_failed(path: Path) -> None:
     assert failed  # python hoge.py: "error: target shim binary not found"
     assert all(r.payload.is_error for r in failed)
     assert not any(r.payload.is_error for r in results if r not in failed)
+
+
+def resumed_days_later(source: Path, target: Path, days: int) -> None:
+    """``source`` as if its second prompt was typed ``days`` later (``claude --resume``)."""
+    lines = source.read_text().splitlines(keepends=True)
+    prompts = 0
+    out = []
+    for text in lines:
+        record = json.loads(text)
+        message = record.get("message")
+        typed = record.get("type") == "user" and isinstance(message, dict)
+        if typed and isinstance(message.get("content"), str):
+            prompts += 1
+        if prompts >= 2 and "timestamp" in record:
+            moment = datetime.fromisoformat(record["timestamp"].replace("Z", "+00:00"))
+            record["timestamp"] = (moment + timedelta(days=days)).isoformat().replace("+00:00", "Z")
+            text = json.dumps(record) + "\n"
+        out.append(text)
+    target.write_text("".join(out))
+
+
+@pytest.mark.parametrize("days", [1, 3])
+def test_a_session_resumed_days_later_says_the_gap(tmp_path: Path, days: int) -> None:
+    copy = tmp_path / CLAUDE_20.name
+    resumed_days_later(CLAUDE_20, copy, days)
+    items = read_session(str(copy)).items
+    gaps = [
+        item for item in items if isinstance(item, UnknownEvent) and item.type == SESSION_RESUMED
+    ]
+    assert len(gaps) == 1
+    assert gaps[0].payload["after_seconds"] == pytest.approx(days * 86400 + 3.4, abs=0.1)
+    after = items[items.index(gaps[0]) + 1]
+    assert isinstance(after, UnknownEvent)
+    assert after.type == USER_MESSAGE
+    assert after.payload["text"] == "cd to myapp and run python hoge.py"
+    # No node spans the gap: the model call before it ended before it.
+    lasted = [item.payload.duration_micros or 0 for item in items if isinstance(item, NodeExit)]
+    assert max(lasted) < 60e6

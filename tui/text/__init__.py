@@ -122,13 +122,19 @@ def under_a_tenth(seconds: float) -> bool:
 
 
 def offset(seconds: float) -> str:
-    """``+0.200s``, ``+12.345s``: when an event happened, from the start of its run.
+    """``+0.200s``, ``+12.345s``, ``+72h00m05.120s``: when an event happened, from the start
+    of its run.
 
     The one way an event's time within its run is written: the event stream, the
     timeline's detail and ``runtop show`` alike (to the millisecond, so that events
     a few milliseconds apart still read in their order).
     """
     shown = round(seconds, 3) or 0.0  # never -0.000s
+    if abs(shown) >= 3600:  # a session taken up again days later: hours, not 259200.000s
+        sign = "-" if shown < 0 else "+"
+        hours, rest = divmod(abs(shown), 3600)
+        minutes, secs = divmod(rest, 60)
+        return f"{sign}{int(hours)}h{int(minutes):02d}m{secs:06.3f}s"
     return f"{shown:+.3f}s"  # an event written before its run's start reads -0.200s
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import Any, Final, Protocol
 
 from inspector.ledger import (
+    SESSION_RESUMED,
+    USER_MESSAGE,
     ApprovalRequest,
     ApprovalResponse,
     BudgetLimits,
@@ -36,6 +38,7 @@ from inspector.ledger import (
     conversation,
     limit_words,
     limits_of,
+    span_words,
 )
 from inspector.status_words import (
     CALL_ERROR,
@@ -75,6 +78,8 @@ GLYPHS: Final = {
     "run_updated": "✎",
     "budget_updated": "¤",
     "damaged_line": "!",
+    USER_MESSAGE: "»",
+    SESSION_RESUMED: "⋯",
 }
 
 _BUDGET_STATES: Final = {
@@ -235,6 +240,13 @@ def describe(item: RunEvent | DamagedLine) -> str:
             )
             pid = f" pid {p.pid}" if p.pid is not None else ""
             return f"placed on {_text(p.executor or '?', 20)} {where}{pid}"
+        case UnknownEvent() if item.type == USER_MESSAGE and isinstance(item.payload, dict):
+            # A prompt a person typed into a coding agent: their words, as the agent shows them.
+            return f"user {_text(str(item.payload.get('text', '')))}"
+        case UnknownEvent() if item.type == SESSION_RESUMED and isinstance(item.payload, dict):
+            after = item.payload.get("after_seconds")
+            gap = span_words(after) if isinstance(after, int | float) else "a while"
+            return f"session resumed after {gap}"
         case UnknownEvent():
             return f"{_text(item.type, 40)} {compact_json(item.payload)}"
     return _text(str(item))
