@@ -28,6 +28,8 @@ import time
 from collections.abc import Mapping
 from typing import Any, Final, Protocol
 
+import msgspec
+
 from ledger_reader import quantities
 from ledger_reader.budgets import LIMITS, spent_of
 from ledger_reader.events import (
@@ -136,25 +138,13 @@ class Budget:
         return cls(**_counted(given), ask_at=given.get("ask_at", 0.8))
 
     def limits(self) -> BudgetLimits:
-        """The budget as the ledger's ``run_started`` records it."""
-        return BudgetLimits(
-            cost_usd=self.cost_usd,
-            tokens=self.tokens,
-            model_calls=self.model_calls,
-            seconds=self.seconds,
-            ask_at=self.ask_at,
-        )
+        """The budget as the ledger's ``run_started`` records it (the same fields)."""
+        return BudgetLimits(**dataclasses.asdict(self))
 
     @classmethod
     def of(cls, limits: BudgetLimits) -> Budget:
         """The budget a ledger recorded (to re-issue its run with it)."""
-        return cls(
-            cost_usd=limits.cost_usd,
-            tokens=limits.tokens,
-            model_calls=limits.model_calls,
-            seconds=limits.seconds,
-            ask_at=limits.ask_at,
-        )
+        return cls(**msgspec.structs.asdict(limits))
 
 
 _GRAMMAR: Final = "cost=DOLLARS, tokens=N[k|M], calls=N, time=N[s|m|h], ask=0.8 or ask=off"

@@ -162,15 +162,7 @@ def test_a_budget_mistyped_is_said_and_nothing_starts(
     tmp_path: Path, given: str, said: str
 ) -> None:
     env = {**os.environ, "RUNTOP_HOME": str(tmp_path)}
-    failed = subprocess.run(
-        [sys.executable, "-m", "tui.cli", "serve", "--port", "0", "--budget", given],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=REPO,
-        timeout=30,
-        check=False,
-    )
+    failed = runtop("serve", "--port", "0", "--budget", given, env=env)
     assert failed.returncode == 2
     assert f"runtop: --budget {given}: " in failed.stderr
     assert said in failed.stderr
