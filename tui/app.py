@@ -25,6 +25,7 @@ from tui.run_actions import RunKeys
 from tui.run_keys import RunKeysApp
 from tui.runtop_screen import RuntopScreen
 from tui.screens.runs import RunsScreen
+from tui.screens.runs_views import ViewChoices
 from tui.settings import Settings, load_state, save_state
 from tui.start_up import configure_process
 from tui.store_news import StoreNews
@@ -52,7 +53,10 @@ class RuntopApp(RunKeysApp):
     (Textual re-parses all sources when a screen brings a new one). Other screens' styles
     are beside them, read when first shown."""
 
-    COMMANDS: ClassVar[set[type[Provider] | Callable[[], type[Provider]]]] = {RuntopCommands}
+    COMMANDS: ClassVar[set[type[Provider] | Callable[[], type[Provider]]]] = {
+        RuntopCommands,
+        ViewChoices,
+    }
     """The palette: the keys of the screen it is opened over (:mod:`tui.palette`)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -108,6 +112,7 @@ class RuntopApp(RunKeysApp):
                 clock=self.settings.clock,
                 remembered=self.last_filter,
                 starting=self.starting,
+                views_file=self.settings.views_file,
             )
         )
         self.follow_store()

@@ -200,7 +200,8 @@ def build_parser() -> Parser:
         "  runtop ls                                  the runs in ~/.runtop/runs\n"
         "  runtop ls ~/.runtop/samples --json         the samples, as a JSON array\n"
         "  runtop ls --from http://127.0.0.1:8765     a server's runs\n"
-        "  runtop ls --filter status:failed           only the failed ones",
+        "  runtop ls --filter status:failed           only the failed ones\n"
+        "  runtop ls --view expensive --watch         through a view, as the runs change",
     )
     add_places(ls, "paths", "ledger files or directories, or attach servers' URLs")
     ls.add_argument("--json", action="store_true", help="print a JSON array of run summaries")
@@ -215,6 +216,17 @@ def build_parser() -> Parser:
         action="store_true",
         help="without paths, leave out the coding agents' sessions found in the home "
         "(~/.claude/projects, ~/.codex/sessions, ~/.gemini/tmp), as the app's option does",
+    )
+    ls.add_argument(
+        "--view",
+        metavar="NAME",
+        help="the runs through a view kept in $RUNTOP_HOME/views.toml: its filter (with "
+        "--filter's), sort and columns (the app's V saves one)",
+    )
+    ls.add_argument(
+        "--watch",
+        action="store_true",
+        help="list again every second, as the runs change, until Ctrl-C",
     )
     ls.add_argument(
         "--no-cache",

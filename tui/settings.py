@@ -15,7 +15,7 @@ import difflib
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 
@@ -23,6 +23,9 @@ from inspector.actions import os_user
 from inspector.ledger import default_ledger_dir, make_private_dir, runtop_home
 
 _TRUE = {"1", "true", "yes", "on"}
+
+VIEWS_FILE: Final = "views.toml"
+"""The views' file in ``$RUNTOP_HOME`` (:mod:`tui.views`)."""
 
 
 class Settings(msgspec.Struct, frozen=True):
@@ -48,6 +51,9 @@ class Settings(msgspec.Struct, frozen=True):
     state_file: Path | None = None
     """Where what the app remembers between sessions (the last filter) is kept; ``None``
     keeps nothing. ``from_env`` makes it ``$RUNTOP_HOME/state.json`` (``~/.runtop``)."""
+    views_file: Path | None = None
+    """Where the views of the runs table are kept (:mod:`tui.views`); ``None``: none.
+    ``from_env`` makes it ``$RUNTOP_HOME/views.toml``."""
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -58,7 +64,7 @@ class Settings(msgspec.Struct, frozen=True):
             raw = environ.get(f"RUNTOP_{name.upper()}")
             if raw is None or raw == "":
                 continue
-            if name in {"ledger_dir", "state_file"}:
+            if name in {"ledger_dir", "state_file", "views_file"}:
                 values[name] = Path(raw).expanduser()
             elif name == "read_only":
                 values[name] = raw.strip().lower() in _TRUE
@@ -73,6 +79,8 @@ class Settings(msgspec.Struct, frozen=True):
             values["ledger_dir"] = default_ledger_dir(environ)
         if "state_file" not in values:
             values["state_file"] = runtop_home(environ) / "state.json"
+        if "views_file" not in values:
+            values["views_file"] = runtop_home(environ) / VIEWS_FILE
         values.update(overrides)
         return cls(**values)
 

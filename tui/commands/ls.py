@@ -7,7 +7,9 @@ each ledger's bytes said is kept in the summary cache
 (:mod:`ledger_reader.summary_cache`), so a second listing reads only the
 ledgers that changed; ``--no-cache`` or ``RUNTOP_NO_CACHE=1`` read them all.
 ``--filter`` keeps the runs a filter passes, in the language of the app's ``/``
-(:mod:`inspector.filters`), ``has:`` included.
+(:mod:`inspector.filters`), ``has:`` included; ``--view NAME`` lists them through a view
+kept in ``$RUNTOP_HOME/views.toml`` (:mod:`tui.views`: its filter, sort and columns);
+``--watch`` lists them again as they change (:mod:`tui.commands.ls_watch`).
 """
 
 from __future__ import annotations
@@ -31,24 +33,34 @@ from inspector.ledger import (
     scan_summaries,
 )
 from tui.commands.output import say, write_json
-from tui.commands.targets import UsageError, not_a_ledger, split_targets
+from tui.commands.targets import CommandError, UsageError, not_a_ledger, split_targets
 from tui.text import HOW_TO_START
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from rich.console import Console
 
     from inspector.filters import RunFilter
+    from inspector.model import RunView
+    from tui.views import View
 
 
 def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     """The table (or, with ``--json``, the JSON array) of the runs ``args`` name."""
     if args.json:
         return run_json(args)
-    summaries, failed, parents = _filtered(args)
+    view = chosen_view(args)
+    columns = view.columns if view is not None else ()
+    if getattr(args, "watch", False):
+        from tui.commands.ls_watch import watch
+
+        return watch(args, _listing(args, view), out, columns)
+    summaries, failed, parents = _filtered(args, view)
     if summaries:
         from tui.commands.runs_table import runs_table
 
-        table = runs_table(summaries, parents)
+        table = runs_table(summaries, parents, columns)
         if out.is_terminal:
             out.print(table, crop=True, no_wrap=True, overflow="ellipsis")
         else:  # a pipe or a file: every line whole and no colour, for grep and friends
@@ -58,22 +70,82 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 def run_json(args: argparse.Namespace) -> int:
     """``runtop ls --json``, without the consoles (and Rich) the table needs."""
-    summaries, failed, _ = _filtered(args)
+    view = chosen_view(args)
+    if getattr(args, "watch", False):
+        from tui.commands.ls_watch import watch
+
+        return watch(args, _listing(args, view), None)
+    summaries, failed, _ = _filtered(args, view)
     write_json(msgspec.json.encode(summaries))
     return 1 if failed else 0
 
 
-def _filtered(args: argparse.Namespace) -> tuple[list[RunSummary], bool, set[str]]:
-    """The runs ``args`` name that ``--filter`` passes (all, without one), whether anything
-    failed, and the runs with child runs among all those named (filtered out or not)."""
-    summaries, failed = _gather(args)
-    parents = add_totals(summaries)
+def chosen_view(args: argparse.Namespace) -> View | None:
+    """The view ``--view`` names, from ``$RUNTOP_HOME/views.toml``; ``None`` without one.
+
+    Raises:
+        UsageError: there is no view of that name (the views there are are named).
+        CommandError: the file cannot be read, or that view cannot be used (why is said).
+    """
+    name = getattr(args, "view", None)
+    if not name:
+        return None
+    from inspector.ledger import runtop_home
+    from tui.views import VIEWS_FILE, load_views
+
+    path = runtop_home() / VIEWS_FILE
+    book = load_views(path)
+    if book.damaged is not None:
+        raise CommandError(f"--view {name}: {book.damaged}")
+    view = book.get(name)
+    if view is not None:
+        return view
+    wrong = next((said for said in book.problems if said.startswith(f"view {name!r}")), None)
+    if wrong is not None:
+        raise CommandError(wrong)
+    there = ", ".join(book.names) or "none yet: the app's V saves one"
+    raise UsageError(f"no view {name!r} in {path} (views: {there})")
+
+
+def _filtered(
+    args: argparse.Namespace, view: View | None = None, said: set[str] | None = None
+) -> tuple[list[RunSummary], bool, set[str]]:
+    """The runs ``args`` name that ``--filter`` (and the view's filter) passes, in the
+    view's order (newest first, without one), whether anything failed, and the runs with
+    child runs among all those named (filtered out or not); what cannot be read is said on
+    stderr (once, with ``said``: the messages said already)."""
     text = getattr(args, "filter", None) or ""
-    if not text.strip():
+    run_filter = parse_filter(text) if text.strip() else None
+    if view is not None and view.filter.strip():
+        run_filter = parse_filter(f"{view.filter} {text}")
+    summaries, failed = _gather(args, said)
+    parents = add_totals(summaries)
+    ordered = view is not None and (view.sort, view.reverse) != ("started", True)
+    if run_filter is None and not ordered:
         return summaries, failed, parents
-    run_filter = parse_filter(text)
     roots, _ = split_targets(args.paths)
-    return select(run_filter, summaries, roots), failed, parents
+    views = _views(summaries, roots)
+    if run_filter is not None:
+        views = select(run_filter, views)
+    if view is not None and ordered:
+        import time
+
+        from tui.columns import sort_runs
+
+        views = sort_runs(views, view.sort, view.reverse, time.time())
+    return [run.summary for run in views], failed, parents
+
+
+def _listing(
+    args: argparse.Namespace, view: View | None
+) -> Callable[[set[str]], tuple[list[RunSummary], set[str]]]:
+    """What ``--watch`` lists each time: the runs, and the ids of those with child runs."""
+
+    def listed(said: set[str]) -> tuple[list[RunSummary], set[str]]:
+        summaries, _, parents = _filtered(args, view, said)
+        return summaries, parents
+
+    return listed
 
 
 def parse_filter(text: str) -> RunFilter:
@@ -87,15 +159,11 @@ def parse_filter(text: str) -> RunFilter:
         raise UsageError(f"--filter {text!r}: {error}") from None
 
 
-def select(
-    run_filter: RunFilter, summaries: list[RunSummary], roots: list[Path]
-) -> list[RunSummary]:
-    """The runs ``run_filter`` passes, read as the app's table reads them (a view of each);
-    their files are searched for ``has:`` only if every other term passes."""
-    from inspector.content_search import ContentSearch
+def _views(summaries: list[RunSummary], roots: list[Path]) -> list[RunView]:
+    """Each run as the app's table reads it (what a filter and a sort read)."""
     from inspector.model import RunKey, make_view
 
-    views = [
+    return [
         make_view(
             RunKey(_source(summary, roots), summary.run_id),
             summary,
@@ -104,11 +172,18 @@ def select(
         )
         for summary in summaries
     ]
-    chosen = [view.summary for view in run_filter.select_views(views)]
+
+
+def select(run_filter: RunFilter, views: list[RunView]) -> list[RunView]:
+    """The runs ``run_filter`` passes, read as the app's table reads them; their files
+    are searched for ``has:`` only if every other term passes."""
+    from inspector.content_search import ContentSearch
+
+    chosen = run_filter.select_views(views)
     if not run_filter.phrases:
         return chosen
     search = ContentSearch(run_filter.phrases)
-    return [summary for summary in chosen if search.passes(summary)]
+    return [view for view in chosen if search.passes(view.summary)]
 
 
 def add_totals(summaries: list[RunSummary]) -> set[str]:
@@ -132,8 +207,19 @@ def _source(summary: RunSummary, roots: list[Path]) -> str:
     return Path(summary.path).parent.name
 
 
-def _gather(args: argparse.Namespace) -> tuple[list[RunSummary], bool]:
-    """Every run ``args`` name, newest first, and whether anything failed (said on stderr)."""
+def _say(message: str, said: set[str] | None) -> None:
+    """``message`` on stderr: once only, with ``said`` (``--watch`` lists every second)."""
+    if said is None or message not in said:
+        say(sys.stderr, message)
+    if said is not None:
+        said.add(message)
+
+
+def _gather(
+    args: argparse.Namespace, said: set[str] | None = None
+) -> tuple[list[RunSummary], bool]:
+    """Every run ``args`` name, newest first, and whether anything failed (said on stderr,
+    once each with ``said``)."""
     named, urls = split_targets(args.paths)
     if not args.paths and not getattr(args, "no_sessions", False):
         from inspector.ledger import home_session_dirs
@@ -146,7 +232,7 @@ def _gather(args: argparse.Namespace) -> tuple[list[RunSummary], bool]:
         if why is None:
             paths.append(path)
         else:
-            say(sys.stderr, why)
+            _say(why, said)
             refused = True
     # A listing keeps every summary it makes until it exits, and frees nothing on the way:
     # the collector would only walk that growing heap again and again (``bench/directory.py``
@@ -173,10 +259,10 @@ def _gather(args: argparse.Namespace) -> tuple[list[RunSummary], bool]:
         ]
         errors = [e for e in errors if e not in fresh]
         if not summaries and not errors:
-            say(sys.stderr, f"no runs yet in {paths[0]}. {HOW_TO_START}")
+            _say(f"no runs yet in {paths[0]}. {HOW_TO_START}", said)
     failed = bool(errors) or refused
     for error in errors:
-        say(sys.stderr, str(error))
+        _say(str(error), said)
     for url in urls:
         import asyncio
 
@@ -185,11 +271,11 @@ def _gather(args: argparse.Namespace) -> tuple[list[RunSummary], bool]:
         try:
             listed = asyncio.run(_remote_summaries(url, args.token))
         except SourceError as error:
-            say(sys.stderr, str(error))
+            _say(str(error), said)
             failed = True
         else:
             if not listed:
-                say(sys.stderr, f"no runs yet on {url}")
+                _say(f"no runs yet on {url}", said)
             summaries.extend(listed)
     if urls:
         summaries.sort(key=lambda summary: (summary.started, summary.run_id), reverse=True)

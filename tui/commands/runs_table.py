@@ -86,14 +86,35 @@ COLUMNS: Final = (
 )
 """Title of each column of ``runtop ls``, and whether it is right-aligned."""
 
+OF_THE_APP: Final = {
+    "status": (0,),
+    "run": (1,),
+    "agent": (2,),
+    "started": (3,),
+    "duration": (4,),
+    "events": (5,),
+    "tokens": (6, 7),
+    "damaged": (8,),
+    "doing": (9,),
+    "source": (),
+}
+"""The columns of ``ls`` each column of the app's table stands for (a view names those):
+its TOKENS / COST is two here, its DOING NOW the NOTE; ``ls`` has no SOURCE."""
 
-def runs_table(summaries: Sequence[RunSummary], parents: Collection[str] = ()) -> Text:
-    """The runs as aligned lines, a header first, newest first as given.
+
+def runs_table(
+    summaries: Sequence[RunSummary], parents: Collection[str] = (), columns: Sequence[str] = ()
+) -> Text:
+    """The runs as aligned lines, a header first, newest first as given; only the
+    ``columns`` of a view, by the app's keys, when it names them (the run's id always).
 
     Laid out here rather than by a Rich Table, which measures every cell of
     every row again to lay it out: seconds for 10,000 runs. Each line is a few
     appends (the status and a damaged count in colour, the rest plain).
     """
+    kept = sorted({1, *(index for key in columns for index in OF_THE_APP[key])})
+    if not columns:
+        kept = list(range(len(COLUMNS)))
     rows: list[list[str]] = []
     for summary in summaries:
         who = skill_and_agent(summary.skill, summary.agent)
@@ -118,22 +139,31 @@ def runs_table(summaries: Sequence[RunSummary], parents: Collection[str] = ()) -
             widths[column] = max(widths[column], _cells(row[column]))
 
     def cell(column: int, text: str) -> str:
+        if column == kept[-1] and not COLUMNS[column][1]:
+            return text  # the last, left-aligned: no blanks after it
         room = widths[column] - _cells(text)
         return " " * room + text if COLUMNS[column][1] else text + " " * room
 
     table = Text(no_wrap=True, overflow="ellipsis")
-    header = "  ".join(cell(column, title) for column, (title, _) in enumerate(COLUMNS))
+    header = "  ".join(cell(column, COLUMNS[column][0]) for column in kept)
     table.append(header.rstrip() + "\n", style="bold")
     for row, summary in zip(rows, summaries, strict=True):
         mark, colour = STATUS_GLYPHS[summary.status], STATUS_COLOURS[summary.status]
-        table.append(cell(0, f"{mark} {row[0]}"), style=colour)
-        middle = "  " + "  ".join(cell(column, row[column]) for column in range(1, 8))
-        if row[8] or row[9]:  # no trailing blanks where the last cells are empty
-            table.append(middle + "  ")
-            table.append(cell(8, row[8]), style="red" if summary.damaged_lines else None)
-        else:
-            table.append(middle.rstrip())
-        table.append(("  " + row[9] if row[9] else "") + "\n")
+        cells: list[tuple[str, str | None]] = []
+        for column in kept:
+            if column == 0:
+                cells.append((cell(0, f"{mark} {row[0]}"), colour))
+            elif column == 8:
+                cells.append((cell(8, row[8]), "red" if summary.damaged_lines else None))
+            else:
+                cells.append((cell(column, row[column]), None))
+        while len(cells) > 1 and not cells[-1][0].strip():
+            cells.pop()  # no trailing blanks where the last cells are empty
+        for number, (text, style) in enumerate(cells):
+            if number:
+                table.append("  ")
+            table.append(text.rstrip() if number == len(cells) - 1 else text, style)
+        table.append("\n")
     table.rstrip()
     return table
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Final
 
 from rich.text import Text
@@ -16,6 +17,7 @@ from textual.reactive import reactive
 from textual.widgets import Static
 
 if TYPE_CHECKING:
+    from textual.notifications import SeverityLevel
     from textual.widgets import Input
 
 from inspector import (
@@ -28,12 +30,14 @@ from inspector import (
 from inspector.actions import asked
 from inspector.content_search import ContentSearch
 from inspector.filters import FIELDS as FILTER_FIELDS
+from tui.columns import COLUMN_KEYS
 from tui.screens.runs_preview import PreviewingScreen
 from tui.store_news import StoreChanged
 from tui.text import HOW_TO_START, inert
 from tui.text.runs import now_or, short_id
 from tui.text.spending import spending_said
 from tui.typed_ahead import type_into
+from tui.views import View, ViewBook, ViewNotSaved, load_views, save_view
 from tui.widgets.filter_box import FilterBox
 from tui.widgets.key_bar import KeyBar
 from tui.widgets.run_preview import RunPreview
@@ -94,6 +98,20 @@ class RunsScreen(PreviewingScreen):
         Binding("space", "mark", "Mark", tooltip=MARK_SAYS),
         Binding("m", "toggle_mark", "Mark", tooltip=MARK_SAYS),
         Binding("C", "compare", "Compare", tooltip="The two marked runs side by side"),
+        Binding(
+            "v",
+            "views",
+            "Views",
+            show=False,
+            tooltip="Show the runs through a view: a filter, sort and columns kept",
+        ),
+        Binding(
+            "V",
+            "save_view",
+            "Save view",
+            show=False,
+            tooltip="Keep the table's filter, sort and columns as a view (v chooses it)",
+        ),
         *PreviewingScreen.RUN_SCREEN_BINDINGS,
     ]
 
@@ -144,8 +162,13 @@ class RunsScreen(PreviewingScreen):
         filter_text: str = "",
         remembered: str = "",
         starting: str = "",
+        views_file: Path | None = None,
     ) -> None:
         super().__init__()
+        self.views_file = views_file
+        """Where views are kept (``$RUNTOP_HOME/views.toml``); ``None``: no views."""
+        self.view_name = ""
+        """The view the table was last shown through, if one was."""
         self.starting = starting
         """What the table says until the first run comes, if more than "No runs yet" (the
         demo: its agents are starting)."""
@@ -429,6 +452,8 @@ class RunsScreen(PreviewingScreen):
                 return False
             # Greyed (and not offered by the palette) while the table shows no run.
             return True if self._shows_runs() else None
+        if action in {"views", "save_view"}:  # not offered where no views are kept
+            return True if self.views_file is not None else None
         if action == "compare":  # greyed, and not offered, until two runs are marked
             return True if len(self._marked_here()) >= 2 else None
         return super().check_action(action, parameters)
@@ -655,6 +680,88 @@ class RunsScreen(PreviewingScreen):
                 timeout=4,
                 markup=False,
             )
+
+    # -- views ------------------------------------------------------------------------------
+
+    def view_book(self) -> ViewBook:
+        """The views kept now (read afresh: the file may have been edited meanwhile)."""
+        return load_views(self.views_file)
+
+    def current_view(self) -> View:
+        """The table as it is, as a view (named as the view it was chosen as, if it was)."""
+        hidden = self.query_one(RunTable).hidden_columns
+        columns = tuple(key for key in COLUMN_KEYS if key not in hidden) if hidden else ()
+        return View(self.view_name, self.filter_text, self.sort, self.reverse, columns)
+
+    def action_views(self) -> None:
+        """A palette of the views kept (and the table as it opens): Enter shows one."""
+        from textual.command import CommandPalette
+
+        from tui.screens.runs_views import ViewChoices
+
+        book = self.view_book()
+        if book.damaged is not None:  # nothing to choose: said, and the file left as it is
+            self.notify(book.damaged, title="Views", severity="error", markup=False, timeout=8)
+            return
+        for problem in book.problems:
+            self.notify(problem, title="Views", severity="warning", markup=False)
+        self.app.push_screen(CommandPalette(providers=[ViewChoices], placeholder="Choose a view…"))
+
+    def choose_view(self, view: View) -> None:
+        """Show the runs through ``view``: its filter, its sort, its columns."""
+        from tui.screens.runs_views import EVERY_RUN, view_words
+
+        self.view_name = "" if view is EVERY_RUN else view.name
+        table = self.query_one(RunTable)
+        table.hidden_columns = view.hidden
+        box = self.query_one(FilterBox)
+        self._offered = view.filter  # set in the box, applied here: not as it is typed
+        box.value = view.filter
+        self._apply_filter(view.filter)
+        self.set_reactive(RunsScreen.reverse, view.reverse)
+        self.sort = view.sort  # the table's sort_key follows (bound)
+        self.refresh_runs()
+        self.notify_here(f"{view.name}: {view_words(view)}", title="View", timeout=3)
+
+    def notify_here(
+        self,
+        message: str,
+        *,
+        title: str,
+        severity: SeverityLevel = "information",
+        timeout: float = 5,
+    ) -> None:
+        """Say ``message`` once this screen is on top again: said while the palette or the
+        save box closes over it, it would go with them (:mod:`tui.notices`)."""
+        if self.is_current or not self.is_attached:
+            self.notify(message, title=title, severity=severity, markup=False, timeout=timeout)
+        else:
+            self.call_after_refresh(
+                self.notify_here, message, title=title, severity=severity, timeout=timeout
+            )
+
+    def action_save_view(self) -> None:
+        """Ask the name to keep the table as (and its columns), then keep it."""
+        from tui.screens.save_view import SaveViewScreen
+
+        if self.views_file is None:
+            return
+        where = str(self.views_file).replace(str(Path.home()), "~", 1)
+        self.app.push_screen(SaveViewScreen(self.current_view(), where=where), self._save_view)
+
+    def _save_view(self, view: View | None) -> None:
+        if view is None or self.views_file is None:
+            return
+        try:
+            save_view(self.views_file, view)
+        except ViewNotSaved as error:
+            self.notify_here(str(error), title="Views", severity="error", timeout=8)
+            return
+        self.view_name = view.name
+        if view.hidden != self.query_one(RunTable).hidden_columns:
+            self.query_one(RunTable).hidden_columns = view.hidden
+            self.refresh_runs()
+        self.notify_here(f"view {view.name!r} saved: v chooses it", title="Views")
 
     def watch_sort(self) -> None:
         self._reorder()  # the header marks the column: no notification to stack up

@@ -14,31 +14,13 @@ from textual.strip import Strip
 from textual.style import Style as VisualStyle
 from textual.visual import RenderOptions, Visual
 
-COLUMNS: Final = (
-    ("mark", "", 1),
-    ("status", "STATUS", 19),
-    ("run", "RUN", 14),
-    ("agent", "SKILL / AGENT", 24),
-    ("started", "STARTED", 9),
-    ("duration", "TIME", 8),
-    ("events", "EVENTS", 8),
-    ("damaged", "DAMAGED", 7),
-    ("doing", "DOING NOW", 0),
-    ("tokens", "TOKENS / COST", 15),
-    ("source", "SOURCE", 10),
-)
-"""Key, title and width of each column (0: takes the room left). STATUS and SOURCE are as
-wide as what the runs shown put in them (:class:`Fill`): these widths are for runs not
-known. A sortable column has room for its title and the sort arrow."""
+from tui.columns import COLUMNS
 
 MARK: Final = "◆"
 """The glyph of a run marked to compare (space, or ``m``, on the runs table)."""
 
 NUMERIC: Final = frozenset({"events", "damaged", "duration", "tokens"})
 """Columns of numbers: right-aligned, titles and all, so their digits line up."""
-
-SORT_KEYS: Final = ("started", "status", "agent", "duration", "events", "tokens", "source")
-
 
 DROP_FIRST: Final = ("source", "tokens", "damaged", "started", "events", "duration")
 """Columns left out, in this order, when the terminal is too narrow for all (never the one
@@ -85,6 +67,9 @@ class Fill(NamedTuple):
     doing: int = 0
     """The cells of the longest DOING NOW of the runs (up to :data:`DOING_MAX`): while it
     has less room than that, the empty columns give theirs."""
+    hidden: frozenset[str] = frozenset()
+    """The columns the view chosen does not show (:mod:`tui.views`): gone at every width,
+    but for the one sorted by."""
 
 
 UNKNOWN_FILL: Final = Fill()
@@ -150,6 +135,13 @@ def visible_columns(
         # every title after it.
         if key != keep and key in widths and key in DROP_FIRST:
             del widths[key]
+    for key in fill.hidden:  # the view's choice: at every width, as an empty column goes
+        if key != keep and key in widths and key not in {"mark", "run"}:
+            del widths[key]
+    if "doing" not in widths:  # hidden: the names take its room
+        if "agent" in widths:
+            widths["agent"] += max(0, total - fixed())
+        return tuple((key, titles[key], width) for key, width in widths.items())
     room = total - fixed()
     if room < MIN_DOING_SQUEEZED and keep != "doing":
         del widths["doing"]

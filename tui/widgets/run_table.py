@@ -24,12 +24,12 @@ from textual.strip import Strip
 
 from inspector import RunKey, RunView, SourcesDown
 from inspector.model import UNANSWERED
+from tui.columns import COLUMNS, SORT_KEYS, sort_runs
 from tui.text import cell, damaged_count, inert, skill_and_agent
 from tui.text.runs import now_or, relative, run_time, short_id, status_mark, tokens_and_cost
 from tui.widgets.lines import CURSOR_BINDINGS, highlighted, scroll_row_into_view
 from tui.widgets.run_columns import (
     AGENT_WIDE,
-    COLUMNS,
     DOING_MAX,
     DROP_FIRST,
     FIXED_CELLS,
@@ -39,7 +39,6 @@ from tui.widgets.run_columns import (
     NARROW,
     NARROW_AGENT,
     NUMERIC,
-    SORT_KEYS,
     SOURCE_MAX,
     SQUEEZED,
     UNKNOWN_FILL,
@@ -53,27 +52,6 @@ from tui.widgets.run_columns import (
     visible_columns,
 )
 from tui.widgets.run_tally import LAST_KNOWN, QUESTION_ROOM, RowTally, doing_now, fill_of
-
-
-def sort_runs(runs: Sequence[RunView], key: str, reverse: bool, now: float) -> list[RunView]:
-    def value(run: RunView) -> tuple[object, ...]:
-        match key:
-            case "status":
-                return (run.status.value, run.started_at or 0.0)
-            case "agent":
-                return (skill_and_agent(run.skill, run.agent), run.started_at or 0.0)
-            case "duration":
-                return (run.duration(now) or 0.0,)
-            case "events":
-                return (-1 if run.event_count is None else run.event_count,)
-            case "tokens":  # as the cell says them: a parent's with its child runs'
-                return (run.total.tokens or 0, run.total.cost_usd or 0.0)
-            case "source":
-                return (run.source, run.started_at or 0.0)
-            case _:
-                return (run.started_at or 0.0, run.run_id)
-
-    return sorted(runs, key=value, reverse=reverse)
 
 
 def tree_order(runs: Sequence[RunView]) -> tuple[list[RunView], dict[RunKey, int]]:
@@ -186,6 +164,8 @@ class RunTable(ScrollView, can_focus=True):
         """The time every line of a frame is drawn at: relative times agree with their order."""
         self.fill = Fill()
         """What the rows put in the columns: the columns are laid out for it."""
+        self.hidden_columns: frozenset[str] = frozenset()
+        """The columns the view chosen does not show (set by the screen)."""
         self.tally = RowTally()
         """What the rows add up to, kept as they change: :attr:`fill`, and the totals the
         source line says."""
@@ -249,7 +229,7 @@ class RunTable(ScrollView, can_focus=True):
             # stopped clock reads the same from its first frame on.
             self._move_on()
         self.tally.update(rows, sources_down)
-        fill = self.tally.fill()
+        fill = self.tally.fill()._replace(hidden=self.hidden_columns)
         if fill != self.fill:
             self.fill = fill
             self.refresh()  # every line is laid out again

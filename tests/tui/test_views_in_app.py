@@ -1,0 +1,118 @@
+"""Views in the app: the table saved as one (``V``), chosen again from ``v`` or the palette
+(its filter, sort and columns), and a damaged ``views.toml`` said, the app going on."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.tui.test_filter_box import apply
+from tests.tui.test_palette_keybar import open_palette
+from tests.tui.test_runs_screen_text import shown, titles
+from tests.tui_support import loaded, noticed, sample_app, settle
+from tui.screens.runs import RunsScreen
+from tui.screens.save_view import SaveViewScreen
+from tui.views import View, save_view
+
+pytestmark = pytest.mark.timeout(60)
+
+RESEARCH = "run_20261128T143000012_4f1a9c2e7b3d8a60"
+"""The one sample run whose model calls said a cost ($0.0102)."""
+FAILED = "run_20261128T143000031_9c8b7a6f5e4d3c2b"
+
+
+def runs_screen(app: Any) -> RunsScreen:
+    screen = app.screen
+    assert isinstance(screen, RunsScreen)
+    return screen
+
+
+def name_box_focused(app: Any) -> bool:
+    return isinstance(app.screen, SaveViewScreen) and getattr(app.focused, "id", "") == "name"
+
+
+async def choose(pilot: Any, name: str) -> None:
+    """``v``, the view's name, Enter."""
+    await pilot.press("v")
+    await settle(pilot, lambda: pilot.app.screen.query("CommandList"), "the views listed")
+    await pilot.press(*name, "enter")
+    await settle(pilot, lambda: isinstance(pilot.app.screen, RunsScreen), "the view chosen")
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)])
+async def test_the_table_saved_as_a_view_is_chosen_again(
+    fixtures: Path, tmp_path: Path, size: tuple[int, int]
+) -> None:
+    views = tmp_path / "views.toml"
+    app = sample_app(fixtures, views_file=views)
+    async with app.run_test(size=size, notifications=True) as pilot:
+        await loaded(pilot)
+        await apply(pilot, "duration:>20s")
+        assert shown(app) == [FAILED]
+        await pilot.press("s", "s", "s")  # sorted by duration
+        assert runs_screen(app).sort == "duration"
+        await pilot.press("V")
+        await settle(pilot, lambda: name_box_focused(app), "the save box")
+        await pilot.press(*"slow", "tab", "ctrl+u", *"status run duration", "enter")
+        await noticed(pilot, "view 'slow' saved")
+        kept = tomllib.loads(views.read_text())["views"]["slow"]
+        assert kept == {
+            "filter": "duration:>20s",
+            "sort": "duration",
+            "reverse": True,
+            "columns": ["status", "run", "duration"],
+        }
+        await pilot.press("escape")  # the filter cleared: every run again
+        await settle(pilot, lambda: len(shown(app)) == 6, "every run")
+        await choose(pilot, "slow")
+        await settle(pilot, lambda: shown(app) == [FAILED], "the view's runs")
+        screen = runs_screen(app)
+        assert (screen.filter_text, screen.sort, screen.reverse) == (
+            "duration:>20s",
+            "duration",
+            True,
+        )
+        said = titles(app)
+        assert "TIME" in said, said
+        assert "SKILL" not in said, said
+        assert "EVENTS" not in said, said
+        await choose(pilot, "every run")
+        await settle(pilot, lambda: len(shown(app)) == 6, "every run")
+        assert "SKILL" in titles(app)
+
+
+async def test_the_palette_offers_each_view(fixtures: Path, tmp_path: Path) -> None:
+    views = tmp_path / "views.toml"
+    save_view(views, View("spent", "cost:>0.01", "tokens", True))
+    save_view(views, View("failures", "status:failed"))
+    app = sample_app(fixtures, views_file=views)
+    async with app.run_test(size=(160, 48), notifications=True) as pilot:
+        await loaded(pilot)
+        entries = await open_palette(pilot)
+        assert entries["View: spent"].startswith("cost:>0.01 · sorted by tokens ▼"), entries
+        assert "View: failures" in entries
+        assert "View: every run" in entries
+        await pilot.press(*"View: spent", "enter")
+        await settle(pilot, lambda: shown(app) == [RESEARCH], "the view's runs")
+        assert runs_screen(app).sort == "tokens"
+
+
+async def test_a_damaged_views_file_is_said_and_kept(fixtures: Path, tmp_path: Path) -> None:
+    views = tmp_path / "views.toml"
+    views.write_bytes(b"[views.mine\nfilter = 'status:failed'\n")
+    app = sample_app(fixtures, views_file=views)
+    async with app.run_test(size=(160, 48), notifications=True) as pilot:
+        await loaded(pilot)
+        await pilot.press("v")
+        said = await noticed(pilot, "is not TOML")
+        assert str(views) in said.replace("\n", "") or "views.toml" in said
+        assert isinstance(app.screen, RunsScreen)  # nothing to choose: no list opens
+        await pilot.press("V")
+        await settle(pilot, lambda: name_box_focused(app), "the save box")
+        await pilot.press(*"mine", "enter")
+        await noticed(pilot, "not saved")
+        assert views.read_bytes() == b"[views.mine\nfilter = 'status:failed'\n"
+        assert len(shown(app)) == 6  # the table goes on
