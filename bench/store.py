@@ -9,6 +9,9 @@
    where a new run forces a re-sort.
 3. Events 1,000,000 to 1,000,100 of the 1 GB ledger (bench/generate.py)
    through the store, before the index is built and after.
+4. Filtering 100,000 runs in the store (the app's ``/``): a snapshot's runs
+   through filters of numbers, a status, a model glob and free text
+   (``--only-filter`` runs this part alone).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.generate import big_ledger
 from inspector import LedgerDirectorySource, RunKey, RunStore, RunUpdate, SourceUpdate
+from inspector.filters import RunFilter
 from ledger_reader import RunStatus, RunSummary
 
 WRITER = textwrap.dedent(
@@ -155,6 +159,63 @@ def snapshot_times(runs: int, repeats: int) -> tuple[float, float]:
     return asyncio.run(measure())
 
 
+FILTERS = (
+    "cost:>0.01 duration:>30s",
+    "tokens:>=10k calls:>2",
+    "status:failed",
+    "model:claude-*",
+    "deploy",
+)
+
+
+def filter_times(runs: int, repeats: int) -> dict[str, tuple[float, int]]:
+    """Each of :data:`FILTERS` over a snapshot of ``runs`` runs whose figures differ: the
+    median milliseconds of ``repeats`` filterings, and the runs it kept."""
+
+    async def measure() -> dict[str, tuple[float, int]]:
+        store = RunStore(detail=False)
+        base = time.time() - 86_400
+        models = ["claude-haiku-4-5", "claude-sonnet-4-5", "gpt-5.2"]
+        statuses = [RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.SUCCEEDED, RunStatus.CANCELED]
+        updates = SourceUpdate(initial=True)
+        for number in range(runs):
+            start = base + number * 0.5
+            summary = RunSummary(
+                run_id=f"run_{number:08d}",
+                status=statuses[number % len(statuses)],
+                skill=("research", "deploy", "triage")[number % 3],
+                started_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(start)),
+                last_event_at=time.strftime(
+                    "%Y-%m-%dT%H:%M:%SZ", time.gmtime(start + (number * 7) % 120)
+                ),
+                event_count=10 + number % 90,
+                cost_usd=(number % 200) / 10_000 if number % 7 else None,
+                prompt_tokens=(number * 37) % 20_000,
+                output_tokens=(number * 11) % 2_000,
+                model_calls=number % 6,
+                model=models[number % 3],
+                models=[models[number % 3]],
+            )
+            updates.runs.append(RunUpdate(summary.run_id, summary))
+        store.apply("bench", updates)
+        store.flush()
+        snapshot = store.snapshot()
+        assert len(snapshot.runs) == runs
+        times: dict[str, tuple[float, int]] = {}
+        for text in FILTERS:
+            run_filter = RunFilter.parse(text)
+            taken: list[float] = []
+            for _ in range(repeats):
+                started = time.perf_counter()
+                kept = snapshot.filtered(run_filter)
+                taken.append((time.perf_counter() - started) * 1000)
+            times[text] = (statistics.median(taken), len(kept))
+        await store.close()
+        return times
+
+    return asyncio.run(measure())
+
+
 async def huge_range() -> tuple[float, float]:
     path = big_ledger()
     with tempfile.TemporaryDirectory(dir=Path(__file__).parent) as tmp:
@@ -186,7 +247,13 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--skip-load", action="store_true")
+    parser.add_argument("--only-filter", action="store_true")
     args = parser.parse_args()
+    if args.only_filter:
+        print(f"filtering 100,000 runs (medians of {args.runs * 4}; target <= 20 ms):")
+        for text, (taken, kept) in filter_times(100_000, args.runs * 4).items():
+            print(f"  {text!r:30} {taken:7.2f} ms  ({kept:,} runs kept)")
+        return
     if not args.skip_load:
         asyncio.run(keep_up(args.seconds))
     cached, resorted = snapshot_times(10_000, args.runs * 4)
