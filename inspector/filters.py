@@ -72,6 +72,9 @@ def view_fields(
         return status_word(run, source_down=run.source in sources_down)
 
     def duration(run: RunView) -> float | None:
+        lasted = run.lasted  # a run that lasts no longer: read, not worked out again
+        if lasted is not None:
+            return lasted
         return run.duration(at, played.get(run.source) if played else None)
 
     def text(run: RunView) -> tuple[str, ...]:

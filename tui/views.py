@@ -88,7 +88,7 @@ class ViewNotSaved(Exception):
     """A view could not be saved: the message says why, and that nothing was lost."""
 
 
-def _read(path: Path) -> dict[str, Any]:
+def _read_toml(path: Path) -> dict[str, Any]:
     """The file's TOML; nothing when there is none. Raises ``ValueError`` saying why it
     cannot be read."""
     try:
@@ -137,7 +137,7 @@ def load_views(path: Path | None) -> ViewBook:
     if path is None:
         return ViewBook()
     try:
-        document = _read(path)
+        document = _read_toml(path)
     except ValueError as error:
         return ViewBook(damaged=str(error))
     tables = document.get("views", {})
@@ -160,7 +160,7 @@ def save_view(path: Path, view: View) -> None:
         ViewNotSaved: the file cannot be read (it is left as it is) or written.
     """
     try:
-        document = _read(path)
+        document = _read_toml(path)
     except ValueError as error:
         raise ViewNotSaved(
             f"view {view.name!r} not saved: {error}; it is left as it is (mend or move it)"
@@ -189,31 +189,31 @@ def save_view(path: Path, view: View) -> None:
 def toml_text(document: Mapping[str, Any]) -> str:
     """``document`` as TOML: its plain keys first, then its tables (dotted, in order)."""
     lines: list[str] = []
-    _table(document, [], lines)
+    _toml_table(document, [], lines)
     return "\n".join(lines).lstrip("\n") + "\n"
 
 
-def _table(table: Mapping[str, Any], names: list[str], lines: list[str]) -> None:
+def _toml_table(table: Mapping[str, Any], names: list[str], lines: list[str]) -> None:
     plain = {key: value for key, value in table.items() if not isinstance(value, Mapping)}
     nested = {key: value for key, value in table.items() if isinstance(value, Mapping)}
     if names and (plain or not nested):
-        lines.extend(["", f"[{'.'.join(map(_key, names))}]"])
-    lines.extend(f"{_key(key)} = {_value(value)}" for key, value in plain.items())
+        lines.extend(["", f"[{'.'.join(map(_toml_key, names))}]"])
+    lines.extend(f"{_toml_key(key)} = {_toml_value(value)}" for key, value in plain.items())
     for key, value in nested.items():
-        _table(value, [*names, key], lines)
+        _toml_table(value, [*names, key], lines)
 
 
-def _key(name: str) -> str:
+def _toml_key(name: str) -> str:
     bare = name and all(c.isascii() and (c.isalnum() or c in "-_") for c in name)
-    return name if bare else _string(name)
+    return name if bare else _toml_string(name)
 
 
-def _string(text: str) -> str:
+def _toml_string(text: str) -> str:
     # JSON's escapes are TOML's (\" \\ \n \t \uXXXX), but for DEL, which TOML escapes too.
     return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
 
 
-def _value(value: Any) -> str:
+def _toml_value(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
@@ -223,9 +223,9 @@ def _value(value: Any) -> str:
             return "nan"
         return repr(value) if math.isfinite(value) else ("inf" if value > 0 else "-inf")
     if isinstance(value, str):
-        return _string(value)
+        return _toml_string(value)
     if isinstance(value, list):
-        return "[" + ", ".join(_value(item) for item in value) + "]"
+        return "[" + ", ".join(_toml_value(item) for item in value) + "]"
     if isinstance(value, Mapping):  # a table inside a list: written inline
-        return "{" + ", ".join(f"{_key(k)} = {_value(v)}" for k, v in value.items()) + "}"
-    return _string(str(value))  # a date or a time TOML read: kept as its text
+        return "{" + ", ".join(f"{_toml_key(k)} = {_toml_value(v)}" for k, v in value.items()) + "}"
+    return _toml_string(str(value))  # a date or a time TOML read: kept as its text
