@@ -124,3 +124,21 @@ def test_a_place_that_cannot_be_read_is_said_once(tmp_path: Path) -> None:
     status, err = piped.interrupt()
     assert status == 0
     assert err.count("gone") == 1, err
+
+
+def test_through_a_view_its_filter_and_columns(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    write_run(runs, FIRST)
+    write_run(runs, SECOND, ended=False)
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "views.toml").write_text(
+        '[views.done]\nfilter = "status:succeeded"\ncolumns = ["status", "run"]\n'
+    )
+    piped = Piped([*RUNTOP, "ls", str(runs), "--watch", "--view", "done"], home)
+    said = piped.read_until(FIRST.encode())
+    assert said.splitlines()[1].split() == ["STATUS", "RUN", "ID"]
+    assert SECOND not in said
+    status, err = piped.interrupt()
+    assert (status, err) == (0, "")
