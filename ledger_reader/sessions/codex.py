@@ -59,6 +59,19 @@ def _arguments(raw: Any) -> Any:
     return raw
 
 
+def _parent_thread(meta: dict[str, Any]) -> str:
+    """The session (thread) that spawned a sub-agent's: ``session_meta.parent_thread_id``
+    (newer), or its ``source`` = ``{"subagent": {"thread_spawn": {"parent_thread_id": …}}}``;
+    ``""`` for a session a person started, or a sub-agent that names no parent (a review)."""
+    parent = as_str(meta.get("parent_thread_id"))
+    source = meta.get("source")
+    subagent = source.get("subagent") if isinstance(source, dict) else None
+    spawn = subagent.get("thread_spawn") if isinstance(subagent, dict) else None
+    if not parent and isinstance(spawn, dict):
+        parent = as_str(spawn.get("parent_thread_id"))
+    return parent
+
+
 class _Response:
     __slots__ = ("calls", "first", "last", "text", "thinking")
 
@@ -119,6 +132,7 @@ class CodexFold(SessionFold):
         git = fields.get("git")
         if isinstance(git, dict):
             self.git_branch = as_str(git.get("branch")) or None
+        self.parent_run_id = _parent_thread(fields) or None
 
     def _event(self, fields: dict[str, Any], time: str, record: dict[str, Any]) -> None:
         kind = as_str(fields.get("type"))

@@ -434,3 +434,25 @@ def test_a_session_resumed_days_later_says_the_gap(tmp_path: Path, days: int) ->
     # No node spans the gap: the model call before it ended before it.
     lasted = [item.payload.duration_micros or 0 for item in items if isinstance(item, NodeExit)]
     assert max(lasted) < 60e6
+
+
+@pytest.mark.parametrize(
+    "meta",
+    [
+        {"source": {"subagent": {"thread_spawn": {"parent_thread_id": "019b-parent", "depth": 1}}}},
+        {"source": "cli", "parent_thread_id": "019b-parent"},
+    ],
+)
+def test_a_codex_sub_agent_is_a_child_of_the_session_that_spawned_it(
+    tmp_path: Path, meta: dict[str, object]
+) -> None:
+    """The real rollout, its ``session_meta`` saying what a spawned sub-agent's says (Codex's
+    ``SubAgentSource::ThreadSpawn``, or the newer field)."""
+    lines = CODEX.read_text().splitlines()
+    first = json.loads(lines[0])
+    assert first["type"] == "session_meta"
+    first["payload"].update(meta)
+    copy = tmp_path / CODEX.name
+    copy.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")
+    assert read_session(str(copy)).summary().parent_run_id == "019b-parent"
+    assert read_session(str(CODEX)).summary().parent_run_id is None
