@@ -6,12 +6,12 @@ start, a replay played again) or removed takes back what it had added.
 
 from __future__ import annotations
 
-import statistics
 from collections import deque
 from typing import Final
 
 import msgspec
 
+from inspector.call_stats import latency_quantiles
 from inspector.model import RunKey
 
 LATENCY_SAMPLES: Final = 2048
@@ -66,9 +66,7 @@ def tool_stats(tallies: dict[str, ToolTally]) -> list[ToolStats]:
     """Each tool's statistics, busiest first."""
     stats = []
     for name, tally in tallies.items():
-        latencies = sorted(took for _, took in tally.latencies)
-        median = statistics.median(latencies) if latencies else None
-        p95 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.95))] if latencies else None
+        median, p95 = latency_quantiles([took for _, took in tally.latencies])
         stats.append(ToolStats(name, tally.count, tally.errors, len(tally.in_flight), median, p95))
     stats.sort(key=lambda s: (-s.count, s.name))
     return stats

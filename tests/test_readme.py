@@ -85,6 +85,7 @@ async def test_every_filter_in_the_keys_reference_finds_a_sample_run(ledgers: Pa
         "ls ~/.runtop/samples",
         "show run_20261128T143000031_9c8b7a6f5e4d3c2b --from ~/.runtop/samples",
         "show run_20261128T143000012_4f1a9c2e7b3d8a60 --from ~/.runtop/samples --timeline",
+        "stats ~/.runtop/samples --by tool",
     ],
 )
 def test_the_cli_reference_shows_what_runtop_prints(ledgers: Path, command: str) -> None:

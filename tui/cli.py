@@ -35,9 +35,10 @@ EXIT_USAGE: Final = 2
 """A mistake in the command line itself: an unknown command or option, a value out of range."""
 EXIT_INTERRUPTED: Final = 130
 
-DECLARED: Final = tuple(action.name for action in RUN_ACTIONS if action.command)
+DECLARED: Final = (*(action.name for action in RUN_ACTIONS if action.command), "stats")
 """Commands whose module declares its own options: ``HELP`` (summary, description,
-examples) and ``add_arguments(parser)``: the run actions' (``runtop cancel``, ...)."""
+examples) and ``add_arguments(parser)``: the run actions' (``runtop cancel``, ...), and
+``runtop stats``."""
 
 COMMANDS: Final = {"ls", "show", "serve", "demo", "replay", "samples", *DECLARED}
 """The subcommands; anything else is the app's paths (``runtop [PATH_OR_URL...]``)."""
@@ -70,6 +71,7 @@ examples, one a form:
   runtop approve RUN_ID                         say yes to the question a run waits on
   runtop deny RUN_ID --reason "not today"       or no
   runtop resume RUN_ID                          a new run with its recorded input
+  runtop stats --by model                       model calls across runs: counts, latency, cost
   runtop serve --agents tui.demo:demo_agents    the attach API on http://127.0.0.1:8765
 """
 """Every form of the command line with an example each: the end of ``runtop --help``."""
@@ -432,7 +434,7 @@ def watch_parser() -> Parser:
         usage=USAGE,
         description="Watch agent runs live in ledger directories or files and attach "
         "servers. Other commands: runtop demo | samples | replay | ls | show | cancel | "
-        "approve | deny | resume | serve (each with --help).",
+        "approve | deny | resume | stats | serve (each with --help).",
         epilog=FORMS,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -33,6 +33,7 @@ from inspector.ledger import (
     scan_summaries,
 )
 from tui.commands.output import say, write_json
+from tui.commands.run_selection import parse_filter, select, views_of
 from tui.commands.targets import CommandError, UsageError, not_a_ledger, split_targets
 from tui.text import HOW_TO_START
 
@@ -41,8 +42,6 @@ if TYPE_CHECKING:
 
     from rich.console import Console
 
-    from inspector.filters import RunFilter
-    from inspector.model import RunView
     from tui.views import View
 
 
@@ -124,7 +123,7 @@ def _filtered(
     if run_filter is None and not ordered:
         return summaries, failed, parents
     roots, _ = split_targets(args.paths)
-    views = _views(summaries, roots)
+    views = views_of(summaries, roots)
     if run_filter is not None:
         views = select(run_filter, views)
     if view is not None and ordered:
@@ -148,44 +147,6 @@ def _listing(
     return listed
 
 
-def parse_filter(text: str) -> RunFilter:
-    """``--filter``'s text, read; one that does not parse is a mistake in the command line
-    (exit status 2), named."""
-    from inspector.filters import FilterError, RunFilter
-
-    try:
-        return RunFilter.parse(text)
-    except FilterError as error:
-        raise UsageError(f"--filter {text!r}: {error}") from None
-
-
-def _views(summaries: list[RunSummary], roots: list[Path]) -> list[RunView]:
-    """Each run as the app's table reads it (what a filter and a sort read)."""
-    from inspector.model import RunKey, make_view
-
-    return [
-        make_view(
-            RunKey(_source(summary, roots), summary.run_id),
-            summary,
-            None,
-            detailed=not summary.partial,
-        )
-        for summary in summaries
-    ]
-
-
-def select(run_filter: RunFilter, views: list[RunView]) -> list[RunView]:
-    """The runs ``run_filter`` passes, read as the app's table reads them; their files
-    are searched for ``has:`` only if every other term passes."""
-    from inspector.content_search import ContentSearch
-
-    chosen = run_filter.select_views(views)
-    if not run_filter.phrases:
-        return chosen
-    search = ContentSearch(run_filter.phrases)
-    return [view for view in chosen if search.passes(view.summary)]
-
-
 def add_totals(summaries: list[RunSummary]) -> set[str]:
     """Give each run its ``total``: its own figures, with its child runs' (and theirs)
     among ``summaries`` added (:func:`~ledger_reader.totals.family_totals`); the ids of
@@ -194,17 +155,6 @@ def add_totals(summaries: list[RunSummary]) -> set[str]:
     for summary in summaries:
         summary.total = families.get(summary.run_id) or summary.totals.rounded()
     return set(families)
-
-
-def _source(summary: RunSummary, roots: list[Path]) -> str:
-    """The name the app gives the source of ``summary``'s run: the directory (or file) it
-    was found under, else the attach server's URL."""
-    if summary.path is None:
-        return summary.host or ""
-    for root in roots:
-        if summary.path == str(root) or summary.path.startswith(str(root).rstrip("/") + "/"):
-            return root.resolve().name or str(root)
-    return Path(summary.path).parent.name
 
 
 def _say(message: str, said: set[str] | None) -> None:
