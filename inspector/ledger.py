@@ -74,7 +74,7 @@ from ledger_reader.sessions import (
     read_session,
 )
 from ledger_reader.text_search import FileSearch, Hit, Phrase
-from ledger_reader.timespan import offset_in_run, span_words
+from ledger_reader.timespan import call_seconds, offset_in_run, span_words
 from ledger_reader.totals import family_totals
 
 if TYPE_CHECKING:
@@ -140,6 +140,7 @@ __all__ = [
     "agent_of_folder",
     "budget_words",
     "call_as_sent",
+    "call_seconds",
     "conversation",
     "decode_line",
     "default_ledger_dir",

@@ -34,7 +34,7 @@ from ledger_reader import (
     parse_time,
 )
 from ledger_reader.summary import PendingApproval
-from ledger_reader.timespan import elapsed
+from ledger_reader.timespan import call_seconds, elapsed
 
 
 class RunKey(NamedTuple):
@@ -67,10 +67,9 @@ class ToolCallView(msgspec.Struct, frozen=True):
 
     @property
     def duration(self) -> float | None:
-        """Seconds from call to result (``None`` while in flight or when times are missing)."""
-        if self.started_at is None or self.ended_at is None:
-            return None
-        return max(0.0, self.ended_at - self.started_at)
+        """Seconds from call to result (``None`` while in flight or when times are missing):
+        :func:`~ledger_reader.timespan.call_seconds`."""
+        return call_seconds(self.started_at, self.ended_at)
 
 
 class RunView(msgspec.Struct, frozen=True, gc=False):

@@ -433,6 +433,7 @@ class Timeline:
             node.notes += ("no node_enter: from its tool_call to its tool_result",)
             self._answer_closes.add(node.id)
         node.call_id = call_id
+        node.called = moment
         if name:
             node.name = name
         node.detail_position = position
@@ -458,6 +459,7 @@ class Timeline:
             self._end_without_exit(node, moment)
         elif node.id in self._answer_closes:
             self._end_without_exit(node, moment)
+        node.answered = moment
         node.outcome = Outcome.ERROR if is_error else Outcome.OK
 
     def _llm_call(self, event: LlmCall, moment: float, position: int) -> None:

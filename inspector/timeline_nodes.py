@@ -37,7 +37,7 @@ import msgspec
 from ledger_reader import (
     parse_time,
 )
-from ledger_reader.timespan import offset_in_run
+from ledger_reader.timespan import call_seconds, elapsed, offset_in_run
 
 
 class NodeKind(StrEnum):
@@ -89,8 +89,10 @@ class TimelineNode:
     """
 
     __slots__ = (
+        "answered",
         "approval_id",
         "call_id",
+        "called",
         "children",
         "cost_usd",
         "depth",
@@ -143,6 +145,10 @@ class TimelineNode:
         self.position = position
         self.detail_position = position
         self.call_id: str | None = None
+        self.called: float | None = None
+        """When its ``tool_call`` was written, for a tool call."""
+        self.answered: float | None = None
+        """When its ``tool_result`` was written, for a tool call answered."""
         self.approval_id: str | None = None
         self.run_id: str | None = None
         """The child run's id, for a child run."""
@@ -165,8 +171,14 @@ class TimelineNode:
 
     @property
     def duration(self) -> float | None:
-        """Seconds from start to end; ``None`` while in flight."""
-        return None if self.end is None else max(0.0, self.end - self.start)
+        """Seconds from start to end; ``None`` while in flight. A tool call's is from its
+        ``tool_call`` to its ``tool_result``, as every view of a tool call says it
+        (:func:`ledger_reader.timespan.call_seconds`); its bar spans its node."""
+        if self.end is None:
+            return None
+        if self.answered is not None:
+            return call_seconds(self.called, self.answered)
+        return elapsed(self.start, self.end)
 
     def end_or(self, now: float) -> float:
         """Its end, or ``now`` for a node in flight (an open-ended bar drawn to now)."""

@@ -36,6 +36,17 @@ def elapsed(start: float | None, end: float | None) -> float | None:
     return max(0.0, end - start)
 
 
+def call_seconds(called: float | None, answered: float | None) -> float | None:
+    """How long a tool call took: from its ``tool_call`` to its ``tool_result`` (POSIX
+    times), never negative; ``None`` while unanswered or untimed.
+
+    The one measure of a tool call: the event list's line, its detail, the tool statistics
+    and the timeline's number all say it (the tool's node, entered a little before the call
+    and left a little after, spans the timeline's bar).
+    """
+    return elapsed(called, answered)
+
+
 def offset_in_run(moment: float, start: float) -> float:
     """Where ``moment`` falls in a run that started at ``start``: never before it."""
     return max(0.0, moment - start)
@@ -153,6 +164,7 @@ __all__ = [
     "CLOCK_SLACK",
     "BadTimeSpan",
     "ClockCheck",
+    "call_seconds",
     "clock_warning",
     "elapsed",
     "offset_in_run",

@@ -93,19 +93,23 @@ def duration(seconds: float | None) -> str:
     The one way a duration is written, in the TUI and ``runtop show`` alike. Its
     precision goes by the value *as rounded*, so the same span never reads two ways
     (``0.0999`` is ``0.1s``, as ``0.1`` is, never ``0.100s``; ``9.96`` is ``10s``, never
-    ``10.0s``), and a longer span never reads shorter.
+    ``10.0s``), and a longer span never reads shorter. It is rounded once, from whole
+    microseconds (a ledger's finest time), half up: a span of 1.45 s reads ``1.5s``
+    however it was worked out (from two datetimes, exactly; from two Unix times in floats,
+    a few tenths of a microsecond off either way).
     """
     if seconds is None:
         return ""
-    millis = max(0, round(seconds * 1000))
+    micros = max(0, round(seconds * 1_000_000))
+    millis = (micros + 500) // 1000
     if millis == 0:
         return "<0.001s" if seconds > 0 else "0s"  # a call that took time did not take none
     if millis < 100:
         return f"0.{millis:03d}s"  # a fast tool call, not a 0.0
-    tenths = round(seconds * 10)
+    tenths = (micros + 50_000) // 100_000
     if tenths < 100:
         return f"{tenths // 10}.{tenths % 10}s"
-    whole = max(10, int(seconds))  # whole seconds, as a clock counts them
+    whole = max(10, micros // 1_000_000)  # whole seconds, as a clock counts them
     if whole < 60:
         return f"{whole}s"
     minutes, secs = divmod(whole, 60)
@@ -118,7 +122,7 @@ def duration(seconds: float | None) -> str:
 def under_a_tenth(seconds: float) -> bool:
     """Whether :func:`duration` writes ``seconds`` in milliseconds (``0.012s``) or as
     nothing: a moment that long ago is *now* (:func:`tui.text.runs.relative`)."""
-    return round(seconds * 1000) < 100
+    return (max(0, round(seconds * 1_000_000)) + 500) // 1000 < 100
 
 
 def offset(seconds: float) -> str:

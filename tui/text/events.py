@@ -35,6 +35,7 @@ from inspector.ledger import (
     ToolResult,
     UnknownEvent,
     budget_words,
+    call_seconds,
     conversation,
     limit_words,
     limits_of,
@@ -304,8 +305,9 @@ def describe_entry(items: list[LedgerItem]) -> tuple[str, str]:
         if result is None:
             return GLYPHS["tool_call"], f"{name} … {STILL_GOING}  {arguments}"
         outcome = "✘ error" if result.payload.is_error else "✔"
-        if call.timestamp is not None and result.timestamp is not None:  # as the run screen
-            outcome += f" {duration((result.timestamp - call.timestamp).total_seconds())}"
+        if call.timestamp is not None and result.timestamp is not None:  # as the timeline
+            took = call_seconds(call.timestamp.timestamp(), result.timestamp.timestamp())
+            outcome += f" {duration(took)}"
         return GLYPHS[
             "tool_call"
         ], f"{name} {outcome}  {arguments} → {compact_json(result.payload.output, 60)}"
