@@ -29,6 +29,7 @@ from ledger_reader.status_names import (
 )
 
 __all__ = [
+    "CALL_CANCELED",
     "CALL_ERROR",
     "CALL_OK",
     "LEDGER_SPELLINGS",
@@ -38,6 +39,7 @@ __all__ = [
     "UnknownStatus",
     "call_outcome",
     "ended_reason",
+    "exit_word",
     "status_named",
     "status_word",
     "statuses_named",
@@ -57,6 +59,10 @@ well); never ``done`` in one place and ``ok`` in another."""
 CALL_ERROR: Final = "error"
 """A tool call whose result is an error (the ledger's ``is_error``)."""
 
+CALL_CANCELED: Final = RunStatus.CANCELED.value
+"""A call or step stopped by a cancel: the run's word (``canceled``), never the ledger's
+``cancelled`` nor ``error``."""
+
 
 def unanswered(status: str | None) -> str | None:
     """How a model call that got no answer ended (its ``llm_call.status``), in the run's
@@ -71,6 +77,15 @@ def status_word(run: RunView, *, source_down: bool = False) -> str:
     if source_down and run.live:
         return UNKNOWN
     return run.status.value
+
+
+def exit_word(success: bool | None, *, after_cancel: bool) -> str:
+    """How a node's ``node_exit`` says it ended, in one word: ``ok``; ``canceled`` for a
+    failure after the run was asked to cancel (a model call stopped mid-answer); else
+    ``error``. The timeline's outcome (:mod:`inspector.timeline`) goes by the same rule."""
+    if success is not False:
+        return CALL_OK
+    return CALL_CANCELED if after_cancel else CALL_ERROR
 
 
 def call_outcome(*, done: bool, is_error: bool) -> str:

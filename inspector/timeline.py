@@ -410,7 +410,7 @@ class Timeline:
         self._close(node, moment)
         if success is False:
             if self._cancel_requested:
-                node.outcome = Outcome.CANCELLED
+                node.outcome = Outcome.CANCELED
             elif node.kind is NodeKind.APPROVAL:
                 node.outcome = Outcome.DENIED
             else:
@@ -527,7 +527,7 @@ class Timeline:
         cancelled = status in ("cancelled", "canceled")
         for node in list(self._in_flight):
             self._close(node, moment)
-            node.outcome = Outcome.CANCELLED if cancelled else Outcome.UNFINISHED
+            node.outcome = Outcome.CANCELED if cancelled else Outcome.UNFINISHED
             node.notes += ("never exited: ended with the run",)
         self._open.clear()
         self._answer_closes.clear()

@@ -60,7 +60,7 @@ class Outcome(StrEnum):
     ERROR = "error"
     DENIED = "denied"
     """An approval answered no (or that timed out)."""
-    CANCELLED = "cancelled"
+    CANCELED = "canceled"
     UNFINISHED = "unfinished"
     """Never exited: the run ended (or its writer died) with the node open."""
 
@@ -374,7 +374,7 @@ def outcome_of_status(status: str) -> Outcome:
         "awaiting_approval": Outcome.RUNNING,
         "succeeded": Outcome.OK,
         "failed": Outcome.ERROR,
-        "canceled": Outcome.CANCELLED,
+        "canceled": Outcome.CANCELED,
     }.get(status, Outcome.UNFINISHED)
 
 

@@ -242,7 +242,7 @@ def test_run_completed_closes_what_is_still_open() -> None:
     timeline = Timeline()
     timeline.extend(ledger.items())
     (node,) = timeline.rows()
-    assert (node.end, node.outcome) == (at(3), Outcome.CANCELLED)
+    assert (node.end, node.outcome) == (at(3), Outcome.CANCELED)
     assert node.notes == ("never exited: ended with the run",)
 
 
@@ -252,7 +252,7 @@ def test_cancelled_node_exit_after_a_cancel_request() -> None:
     timeline.extend(line.item for line in read_ledger_lines(path) if line.item is not None)
     (node,) = timeline.rows()
     assert node.kind is NodeKind.MODEL
-    assert node.outcome is Outcome.CANCELLED
+    assert node.outcome is Outcome.CANCELED
     assert node.duration == pytest.approx(1.95)
 
 
@@ -547,4 +547,4 @@ def test_the_summary_says_one_node_and_canceled_in_the_projects_spelling() -> No
     assert "1 node," in summary_text(msgspec.structs.replace(summary, nodes=1)) + ","
     assert " 1 nodes" not in summary_text(msgspec.structs.replace(summary, nodes=1))
     assert f"{summary.nodes:,} nodes" in summary_text(summary)
-    assert OUTCOME_WORDS[Outcome.CANCELLED] == "canceled"
+    assert OUTCOME_WORDS[Outcome.CANCELED] == "canceled"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from inspector.ledger import LedgerItem, ToolCall, read_ledger_lines
+from inspector.ledger import LedgerItem, ToolCall, ToolResult, read_ledger_lines
 from inspector.model import RunKey, ToolCallView
 from inspector.timeline import Timeline
 from inspector.timeline_nodes import NodeKind
@@ -33,18 +33,18 @@ def at(seconds: float) -> str:
     return f"2026-11-28T14:30:{seconds:09.6f}Z"
 
 
+NODE = "tool:search#1"
+
+
 def tool_ledger(path: Path) -> Path:
     """A run with one tool call: its node 1.47 s, its call to its result 1.45 s (a half:
     rounded one way from two datetimes and another from two floats), its exit 1.46 s."""
     lines = [
         line(1, "run_started", {"skill": "s", "input": "q"}, time=at(0)),
-        line(2, "node_enter", {"node_id": "tool:search#1"}, time=at(1.0)),
-        line(3, "tool_call", {"call_id": "c1", "node_id": "tool:search#1", "name": "search",
-                              "arguments": {}}, time=at(1.01)),  # fmt: skip
-        line(4, "tool_result", {"call_id": "c1", "node_id": "tool:search#1", "output": "x"},
-             time=at(2.46)),  # fmt: skip
-        line(5, "node_exit", {"node_id": "tool:search#1", "duration_micros": 1_460_000,
-                              "success": True}, time=at(2.47)),  # fmt: skip
+        line(2, "node_enter", {"node_id": NODE}, time=at(1.0)),
+        line(3, "tool_call", {"call_id": "c1", "node_id": NODE, "name": "search"}, time=at(1.01)),
+        line(4, "tool_result", {"call_id": "c1", "node_id": NODE, "output": "x"}, time=at(2.46)),
+        line(5, "node_exit", {"node_id": NODE, "duration_micros": 1_460_000}, time=at(2.47)),
         line(6, "run_completed", {"status": "ok"}, time=at(3)),
     ]
     ledger = path / f"{RUN_ID}.jsonl"
@@ -53,7 +53,7 @@ def tool_ledger(path: Path) -> Path:
 
 
 def items_of(ledger: Path) -> list[LedgerItem]:
-    return [found.item for found in read_ledger_lines(str(ledger), 0, 1 << 62)]
+    return [found.item for found in read_ledger_lines(str(ledger), 0, 1 << 62) if found.item]
 
 
 def said_by_each_view(items: list[LedgerItem]) -> dict[str, set[str]]:
@@ -68,7 +68,7 @@ def said_by_each_view(items: list[LedgerItem]) -> dict[str, set[str]]:
         entry = [
             item
             for item in items[max(0, at - 1) : at + 3]
-            if getattr(item.payload, "node_id", None) == call.payload.node_id
+            if getattr(getattr(item, "payload", None), "node_id", None) == call.payload.node_id
         ]
         _, text = describe_entry(entry)
         said.setdefault(call_id, set()).add(re.search(r"(?:✔|✘ error) (\S+)", text)[1])  # type: ignore[index]
@@ -78,9 +78,10 @@ def said_by_each_view(items: list[LedgerItem]) -> dict[str, set[str]]:
         result = next(
             item
             for item in items
-            if item.type == "tool_result" and getattr(item.payload, "call_id", None) == call_id
+            if isinstance(item, ToolResult) and item.payload.call_id == call_id
         )
-        assert call.timestamp is not None and result.timestamp is not None
+        assert call.timestamp is not None
+        assert result.timestamp is not None
         view = ToolCallView(
             run=RunKey("dir", RUN_ID),
             call_id=call_id,

@@ -34,6 +34,7 @@ from inspector.ledger import (
     THINKING,
     TOOL_CALL,
     TOOL_RESULT,
+    CancelRequested,
     DamagedLine,
     LedgerGone,
     LedgerTail,
@@ -105,6 +106,9 @@ class EventPrinter:
         self.messages = messages
         self.started: datetime | None = None
         self.finished = False
+        self.cancel_asked = False
+        """The run was asked to cancel in the events printed: a node that fails after it
+        was canceled (as the timeline says it)."""
         self._entry: list[RunEvent] = []
 
     def line(self, line: Line) -> None:
@@ -174,7 +178,7 @@ class EventPrinter:
             count = f"  [{len(items):,} chunks]" if len(items) > 1 else ""
             mark, words = glyph(first), f"{label} {inert(text, single_line=True)}{count}"
         else:
-            mark, words = describe_entry(list(items))
+            mark, words = describe_entry(list(items), after_cancel=self.cancel_asked)
         style = "red" if first.type == "error" else ""
         self.console.print(Text(f"{self._since(first):>10}  {mark} {words}", style=style))
         if self.messages and isinstance(first, LlmCall):
@@ -248,11 +252,14 @@ class EventPrinter:
                 self._entry.append(event)
                 return
             self.flush()
+            self.cancel_asked = self.cancel_asked or isinstance(event, CancelRequested)
             self._entry.append(event)
             return
+        self.cancel_asked = self.cancel_asked or isinstance(event, CancelRequested)
         since = self._since(event)
         style = "red" if event.type == "error" else ""
-        self.console.print(Text(f"{since:>10}  {glyph(event)} {describe(event)}", style=style))
+        said = describe(event, after_cancel=self.cancel_asked)
+        self.console.print(Text(f"{since:>10}  {glyph(event)} {said}", style=style))
         if self.messages and isinstance(event, LlmCall):
             self._conversation(event)
 

@@ -42,10 +42,9 @@ from inspector.ledger import (
     span_words,
 )
 from inspector.status_words import (
-    CALL_ERROR,
-    CALL_OK,
     STILL_GOING,
     UnknownStatus,
+    exit_word,
     status_named,
     unanswered,
     without_status_word,
@@ -142,8 +141,9 @@ def who_said(said: _Described) -> str:
     return "  ".join(words)
 
 
-def describe(item: RunEvent | DamagedLine) -> str:
-    """What happened, in a few words (no time, no glyph)."""
+def describe(item: RunEvent | DamagedLine, *, after_cancel: bool = False) -> str:
+    """What happened, in a few words (no time, no glyph); ``after_cancel``: the run was
+    asked to cancel before it (a node that failed then was canceled)."""
     match item:
         case DamagedLine():
             return f"damaged line at byte {item.offset} ({item.length} bytes): {item.reason}"
@@ -191,7 +191,7 @@ def describe(item: RunEvent | DamagedLine) -> str:
             took = (
                 f" in {duration(p.duration_micros / 1e6)}" if p.duration_micros is not None else ""
             )
-            outcome = CALL_OK if p.success is not False else CALL_ERROR  # as a tool call says it
+            outcome = exit_word(p.success, after_cancel=after_cancel)  # as the timeline says it
             return f"exit {_text(p.node_id, 80)} {outcome}{took}"
         case ToolCall(payload=p):
             return f"call {_text(p.name or '?', 60)}({compact_json(p.arguments)})"
@@ -284,7 +284,7 @@ def _ended_as(status: str | None) -> str:
         return f"ended {status or '?'}"
 
 
-def describe_entry(items: list[LedgerItem]) -> tuple[str, str]:
+def describe_entry(items: list[LedgerItem], *, after_cancel: bool = False) -> tuple[str, str]:
     """The mark and words of an entry (:mod:`tui.text.entries`): a paragraph as its text, a tool
     call with its outcome, anything else as its one event."""
     first = items[0]
@@ -311,7 +311,7 @@ def describe_entry(items: list[LedgerItem]) -> tuple[str, str]:
         return GLYPHS[
             "tool_call"
         ], f"{name} {outcome}  {arguments} → {compact_json(result.payload.output, 60)}"
-    return glyph(first), describe(first)
+    return glyph(first), describe(first, after_cancel=after_cancel)
 
 
 def glyph(item: RunEvent | DamagedLine) -> str:

@@ -43,6 +43,7 @@ from inspector.events import (
     ToolResult,
     event_of,
 )
+from inspector.ledger import CancelRequested, NodeExit
 from inspector.span_order import SpanOrder, ordered_by_spans
 from tui.event_pages import PAGE, EventPages
 from tui.text import inert, offset
@@ -58,6 +59,8 @@ PARAGRAPH_TEXT_ROOM: Final = 12
 """Characters of a paragraph's text its line keeps before its count gives way."""
 FIT_CHECK_EVENTS: Final = 4 * PAGE
 """Runs up to this many events are checked for entries that all fit on screen."""
+CANCEL_LOOKED_BACK: Final = PAGE
+"""Events before a failed node looked at for the run's cancel request (its word)."""
 ORDER_READ: Final = 16 * PAGE
 """Events read at a time to place a run's nodes (:class:`SpanOrder`)."""
 
@@ -401,7 +404,7 @@ class EventList(ScrollView, can_focus=True):
                 words = f"{folded} step{'s' if folded > 1 else ''} folded (s shows them)"
                 return [Segment(f"{since:>10}  ", muted), Segment(f"· {words}", muted)]
         style = base
-        words = describe(item)
+        words = describe(item, after_cancel=self._after_cancel(entry))
         mark = glyph(item)
         if isinstance(item, DamagedLine) or item.type == "error":
             style = base + self.get_component_rich_style("eventlist--error", partial=True)
@@ -474,6 +477,24 @@ class EventList(ScrollView, can_focus=True):
         text = inert("".join(parts), single_line=True)
         return f"{label} {text[:room]}{more}" if size <= room else f"{label} {text[:room]}…{more}"
 
+    def _after_cancel(self, entry: Entry) -> bool:
+        """Whether the run was asked to cancel before ``entry``, if it holds a node that
+        failed (then canceled, as the timeline says it): the events read up to a page
+        before it are looked at (a canceled call's exit follows the request closely)."""
+        failed = False
+        for index in range(entry.start, entry.end):
+            item = self.pages.item(self._position(index))
+            failed = failed or (isinstance(item, NodeExit) and item.payload.success is False)
+        if not failed:
+            return False
+        for index in range(entry.start - 1, max(-1, entry.start - 1 - CANCEL_LOOKED_BACK), -1):
+            if isinstance(self.pages.item(self._position(index)), CancelRequested):
+                return True
+        return False
+
+    def _position(self, index: int) -> int:
+        return self.position_of(index) if self._order is not None else index
+
     def _call(self, entry: Entry) -> tuple[str, str, bool]:
         """A tool call entry in one line (mark, words, whether it failed): name, outcome,
         time taken, arguments and output, as the runs screen's preview says it."""
@@ -481,7 +502,7 @@ class EventList(ScrollView, can_focus=True):
         read = [item for item in items if item is not None]
         if not read:
             return "·", "…", False
-        mark, words = describe_entry(read)
+        mark, words = describe_entry(read, after_cancel=self._after_cancel(entry))
         failed = any(isinstance(item, ToolResult) and item.payload.is_error for item in read)
         return mark, words, failed
 

@@ -10,6 +10,7 @@ from textual.widget import Widget
 
 from inspector import RunView
 from inspector.events import LedgerItem
+from inspector.ledger import CancelRequested
 from inspector.status_words import ended_reason, status_word
 from tui.text import inert
 from tui.text.entries import EntryIndex, folded_steps
@@ -60,6 +61,7 @@ class RunPreview(Widget):
         ]
         for entry in said[-PREVIEW_LINES:]:
             end = entry.end - folded_steps(entry, item_at)
-            mark, words = describe_entry(list(items[entry.start : end]))
+            canceled = any(isinstance(item, CancelRequested) for item in items[: entry.start])
+            mark, words = describe_entry(list(items[entry.start : end]), after_cancel=canceled)
             lines.append(f"{mark} {words}\n")
         return lines

@@ -49,8 +49,8 @@ _KIND_CLASS: Final = {
 _OUTCOME_CLASS: Final = {
     Outcome.ERROR: "timeline--error",
     Outcome.DENIED: "timeline--denied",
-    Outcome.CANCELLED: "timeline--cancelled",
-    Outcome.UNFINISHED: "timeline--cancelled",
+    Outcome.CANCELED: "timeline--canceled",
+    Outcome.UNFINISHED: "timeline--canceled",
     Outcome.RUNNING: "timeline--running",
 }
 
@@ -104,7 +104,7 @@ class TimelineView(ScrollView, can_focus=True):
         "timeline--child-run",
         "timeline--error",
         "timeline--denied",
-        "timeline--cancelled",
+        "timeline--canceled",
         "timeline--running",
     }
 
