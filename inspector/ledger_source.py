@@ -199,7 +199,14 @@ class LedgerDirectorySource(RunSource):
                 else:
                     self._gone.discard(run_id)
                 update.runs.append(
-                    RunUpdate(run_id, run.summary, run.items, run.reset, history_end=history)
+                    RunUpdate(
+                        run_id,
+                        run.summary,
+                        run.items,
+                        run.reset,
+                        history_end=history,
+                        items_end=run.lines if run.items else None,
+                    )
                 )
             for removed in change.removed:
                 run_id = run_id_from_path(removed)

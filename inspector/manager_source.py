@@ -75,7 +75,10 @@ class ManagerSource(RunSource):
             items: list[LedgerItem] = list(self.manager.hub.replay(info.run_id))
             for item in items:
                 tracked.add(item)
-            update.runs.append(RunUpdate(info.run_id, tracked.builder.summary(), items))
+            end = tracked.dropped + len(tracked.recent)  # kept here, by these positions
+            update.runs.append(
+                RunUpdate(info.run_id, tracked.builder.summary(), items, items_end=end)
+            )
         return update
 
     def _forget(self, run_id: str) -> None:
@@ -116,10 +119,21 @@ class ManagerSource(RunSource):
             if item.seq and item.seq <= tracked.builder.last_seq:
                 continue  # already read from the ledger when this source started
             tracked.add(item)
-            update = SourceUpdate(runs=[RunUpdate(run_id, tracked.builder.summary(), [item])])
+            summary = tracked.builder.summary()
+            end = self._items_end(run_id, tracked, item)
+            update = SourceUpdate(runs=[RunUpdate(run_id, summary, [item], items_end=end)])
             if item.type == "run_completed":
                 self._prune(update)
             yield update
+
+    def _items_end(self, run_id: str, tracked: TrackedRun, item: LedgerItem) -> int | None:
+        """Where ``item``, just come from the hub, ends among the run's items as
+        :meth:`events` numbers them: its ledger's lines, where this source saw every one of
+        them come (runtop's writer writes line n with ``seq`` n); else its kept window."""
+        if run_id not in self._paths:
+            return tracked.dropped + len(tracked.recent)
+        lines = tracked.builder.lines
+        return lines if lines is not None and getattr(item, "seq", None) == lines else None
 
     def _ledger_path(self, run_id: str) -> str | None:
         try:

@@ -42,6 +42,10 @@ class RunUpdate(msgspec.Struct):
     history_count: int | None = None
     """For a source without a local ledger: how many events, from position 0, were not
     delivered as items; a detail pass asks :meth:`RunSource.events` for them."""
+    items_end: int | None = None
+    """The position after the last of ``items``, as :meth:`RunSource.events` numbers them,
+    where the source knows it: the store then serves the run's newest items from those it
+    holds, never decoded again (a ledger's lines, counted as they were read)."""
 
 
 class SourceUpdate(msgspec.Struct):

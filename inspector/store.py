@@ -291,6 +291,9 @@ class RunStore:
             state.extras.add(event)
             if isinstance(event, ToolCall | ToolResult):
                 pair_tool_event(self._tools, state, event)
+        # Where its source says where the items just come sit, the store serves the
+        # newest page from them (:meth:`events`).
+        state.arrived(len(run.items), run.items_end)
 
     def _replayed_to(self, view: RunView, old: RunView | None) -> None:
         """A replayed run's view is new: its replay has played up to its last event, if later
@@ -487,11 +490,21 @@ class RunStore:
         return list(state._recent) if state is not None and state._recent else []
 
     async def events(self, key: RunKey, start: int, stop: int) -> list[LedgerItem]:
-        """Items ``start``..``stop`` of a run, read from its source (a ledger's index)."""
+        """Items ``start``..``stop`` of a run: the newest from those the store holds as they
+        arrived, where it knows their positions (a live run's newest page is decoded once,
+        on its way in); the rest read from its source (a ledger's index)."""
         source = self._sources.get(key.source)
         if source is None:
             raise SourceError(f"source {key.source} is not open")
-        return await source.events(key.run_id, start, stop)
+        state = self._runs.get(key)
+        held = state.held() if state is not None else None
+        if held is None or stop <= held[0]:
+            return await source.events(key.run_id, start, stop)
+        first, items = held
+        newest = items[max(0, start - first) : max(0, stop - first)]
+        if start >= first:
+            return newest
+        return [*await source.events(key.run_id, start, first), *newest]
 
     def run_file(self, key: RunKey) -> str | None:
         """The file whose lines are the run's items, by number, if its source reads one."""
@@ -499,9 +512,14 @@ class RunStore:
         return source.run_file(key.run_id) if source is not None else None
 
     async def event_count(self, key: RunKey) -> int:
+        """How many items the run has: as far as the store holds them in order, where it
+        serves its newest from them (:meth:`events`); else as its source counts them."""
         source = self._sources.get(key.source)
         if source is None:
             raise SourceError(f"source {key.source} is not open")
+        state = self._runs.get(key)
+        if state is not None and state.held_end is not None:
+            return state.held_end
         return await source.event_count(key.run_id)
 
     def tool_calls(self, key: RunKey) -> list[ToolCallView]:

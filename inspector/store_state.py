@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable, Mapping
+from itertools import islice
 from typing import Final
 
 import msgspec
@@ -15,7 +16,11 @@ from inspector.model import RunExtras, RunKey, RunView, ToolCallView
 from inspector.tool_stats import RunShare, ToolTally
 from ledger_reader import LedgerItem, RunSummary, ToolCall, ToolResult, parse_time
 
-RECENT_EVENTS: Final = 200
+RECENT_EVENTS: Final = 512
+"""A run's latest events the store keeps as they arrived. Where its source numbers them as
+its ledger's lines, the event list's and the timeline's newest page (256 events, from a
+multiple of 256) is served from them, never read back from the ledger and decoded again
+(:meth:`RunState.held`)."""
 RECENT_TOOL_CALLS: Final = 500
 DETAIL_LIMIT: Final = 32 * 1024 * 1024
 """Ledgers up to this size are read whole in the background for tokens, cost and tools.
@@ -75,6 +80,8 @@ class RunState:
         "_calls",
         "_early_results",
         "_extras",
+        "_held",
+        "_held_end",
         "_recent",
         "_shares",
         "detailed",
@@ -92,6 +99,11 @@ class RunState:
         self.history_count: int | None = None
         self._extras: RunExtras | None = None
         self._recent: deque[LedgerItem] | None = None
+        self._held_end: int | None = None
+        """The position after the newest of :attr:`recent`, where its source numbers the
+        run's items (``None``: not known)."""
+        self._held = 0
+        """How many of :attr:`recent`'s newest items run on unbroken up to ``_held_end``."""
         self._calls: dict[str, ToolCallView] | None = None
         self._early_results: dict[str, ToolResult] | None = None
         self._shares: dict[str, RunShare] | None = None
@@ -107,6 +119,32 @@ class RunState:
         if self._recent is None:
             self._recent = deque(maxlen=RECENT_EVENTS)
         return self._recent
+
+    def arrived(self, count: int, end: int | None) -> None:
+        """``count`` items were just added to :attr:`recent`, the last of them at position
+        ``end - 1`` (``end``: the run's items, as its source numbers them; ``None`` when it
+        cannot be told, which forgets where the items held are)."""
+        if count == 0:
+            return
+        if end is None:
+            self._held_end, self._held = None, 0
+            return
+        unbroken = self._held + count if self._held_end == end - count else count
+        self._held_end, self._held = end, min(unbroken, len(self.recent))
+
+    def held(self) -> tuple[int, list[LedgerItem]] | None:
+        """The newest items the store holds unbroken and the position of the first of them,
+        or ``None`` when it holds none whose positions are known."""
+        if self._held_end is None or not self._held or self._recent is None:
+            return None
+        items = list(islice(self._recent, len(self._recent) - self._held, None))
+        return self._held_end - self._held, items
+
+    @property
+    def held_end(self) -> int | None:
+        """How many items the run has, as far as the store holds them in order (``None``
+        when that is not known from what it holds: its source counts)."""
+        return self._held_end if self._held else None
 
     @property
     def calls(self) -> dict[str, ToolCallView]:

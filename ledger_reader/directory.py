@@ -35,7 +35,7 @@ from ledger_reader.scan import (
     scan_paths,
 )
 from ledger_reader.summary import RunStatus, RunSummary, SummaryBuilder, run_id_from_path
-from ledger_reader.tail import FOLLOW_BYTES, LedgerTail
+from ledger_reader.tail import FOLLOW_BYTES, LedgerTail, TailBatch
 
 if TYPE_CHECKING:
     import asyncio
@@ -82,6 +82,9 @@ class RunChange(msgspec.Struct):
     items: list[LedgerItem] = msgspec.field(default_factory=list)
     reset: bool = False
     """The file was truncated or replaced: forget earlier events of this path."""
+    lines: int | None = None
+    """The ledger's lines up to the last of ``items`` (the position after it, as its line
+    index numbers them), when every line was folded; ``None`` when not known."""
 
 
 class DirectoryUpdate(msgspec.Struct):
@@ -384,23 +387,24 @@ class LedgerDirectory:
         followed.state.torn_bytes = tail.pending_bytes
         if batch.more:
             self._behind[path] = None
-        self._apply(path, followed, batch.reset is not None, batch.items, update)
+        self._apply(path, followed, batch.reset is not None, batch, update)
 
     def _apply(
         self,
         path: Path,
         followed: _Followed,
         reset: bool,
-        items: list[LedgerItem],
+        batch: TailBatch,
         update: DirectoryUpdate,
     ) -> None:
-        if not reset and not items:
-            return
+        items = batch.items
         state = followed.state
         if reset:
             state.builder = SummaryBuilder(run_id_from_path(path), str(path))
-        for item in items:
-            state.builder.add_item(item)
+        for line in batch.lines:
+            state.builder.add_item(line.item)  # a blank line too: it is one of the lines
+        if not reset and not items:
+            return
         if state.builder.terminal and followed.tail.holding:
             followed.tail.release()  # a finished run rarely changes again: free the descriptor
             self._held -= 1
@@ -408,7 +412,10 @@ class LedgerDirectory:
         state.probe()
         summary = state.summary()
         followed.reported = summary.status
-        update.changes.append(RunChange(path, summary, items, reset))
+        # Where the items end among the ledger's lines, unless a blank line fell among them
+        # (a line of its index with no item: their places are not one after another).
+        lines = state.builder.lines if len(items) == len(batch.lines) else None
+        update.changes.append(RunChange(path, summary, items, reset, lines))
 
     async def _follow(self, stop: asyncio.Event) -> AsyncIterator[DirectoryUpdate]:
         """Follow changes until the directory goes away or ``stop`` is set."""
@@ -566,7 +573,7 @@ class LedgerDirectory:
         state.torn_bytes = tail.pending_bytes
         if batch.more:
             self._behind[path] = None
-        self._apply(path, followed, True, batch.items, update)
+        self._apply(path, followed, True, batch, update)
         if not batch.items:
             update.changes.append(RunChange(path, state.summary(), [], True))
 

@@ -220,6 +220,9 @@ class SummaryBuilder:
         self._pending: dict[str, PendingApproval] = {}
         self._open_nodes: list[str] = []
         self._damaged = 0
+        self._lines: int | None = 0
+        """The ledger's lines folded, every one from the first (``None`` once some were not:
+        a head and tail read, a summary resumed)."""
         self._totals = RunTotals()
         self._clock = ClockCheck()
         self.terminal = False
@@ -238,6 +241,13 @@ class SummaryBuilder:
             summary.warnings.append(message)
 
     @property
+    def lines(self) -> int | None:
+        """How many lines of its ledger were folded, every one from the first: the position
+        after the last item folded, as a reader of the ledger's lines numbers them; ``None``
+        when not every line was (a head and tail read, a summary resumed)."""
+        return None if self._summary.partial else self._lines
+
+    @property
     def last_seq(self) -> int:
         """The highest ``seq`` folded so far."""
         return self._summary.last_seq
@@ -254,6 +264,7 @@ class SummaryBuilder:
         self._last_seq = summary.last_seq or None
         self._counted = summary.event_count or 0
         self._damaged = summary.damaged_lines or 0
+        self._lines = None  # a summary counts events by their seq, not the ledger's lines
         self._totals = summary.totals
         self.tail_events = 1 if summary.event_count is not None else 0
         self._pending = (
@@ -277,19 +288,26 @@ class SummaryBuilder:
         self.tail_events = 0
 
     def add_item(self, item: LedgerItem | None) -> None:
-        """Add one line's item: an event, or a damaged line (and what it recovered)."""
+        """Add one line's item: an event, or a damaged line (and what it recovered); ``None``
+        for a blank line (counted among the ledger's lines, as its line index counts it)."""
         if item is None:
+            if self._lines is not None:
+                self._lines += 1
             return
         if isinstance(item, DamagedLine):
             self._damaged += 1
             if item.recovered is not None:
-                self.add(item.recovered)
+                self.add(item.recovered)  # one line: counted as its event
+            elif self._lines is not None:
+                self._lines += 1
         else:
             self.add(item)
 
     def note(self, seq: int, run_id: str) -> None:
         """Count an event whose type does not change the summary, by its envelope alone."""
         self._counted += 1
+        if self._lines is not None:
+            self._lines += 1
         self.tail_events += 1
         if run_id != self.run_id:
             if not self.run_id and run_id:
@@ -318,6 +336,8 @@ class SummaryBuilder:
         if not self.run_id:
             self.run_id = self._summary.run_id = run_id
         self._counted += count
+        if self._lines is not None:
+            self._lines += count
         self.tail_events += count
         self._last_seq = first_seq + count - 1
         self._summary.last_seq = max(self._summary.last_seq, self._last_seq)

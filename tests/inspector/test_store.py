@@ -28,6 +28,7 @@ from inspector import (
 )
 from inspector.model import make_view
 from inspector.source import RunSource, SourceError
+from inspector.store_state import RECENT_EVENTS
 from ledger_reader import LedgerItem, RunStatus, RunSummary, summarize_ledger
 from run_manager import Manager
 from tests.agents import Gatekeeper, Sleeper
@@ -345,7 +346,7 @@ async def test_notifications_are_batched_in_time() -> None:
         # One wake per flush interval the burst lasted (a loaded machine stretches it), and the
         # last: never one per event.
         assert 1 <= woken <= 3 + took / 0.05, (woken, took)
-        assert len(store.recent(RunKey("burst", "run_burst"))) == 200  # a bounded window
+        assert len(store.recent(RunKey("burst", "run_burst"))) == RECENT_EVENTS  # a bounded window
 
 
 async def test_a_big_directory_says_it_is_still_reading_then_lists_every_run(
