@@ -67,8 +67,9 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Final, NamedTuple
+from typing import Any, Final, NamedTuple
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -119,18 +120,50 @@ class Server:
         self.process.stderr.close()
 
 
-def agent_requests(count: int) -> tuple[list[bytes], int]:
-    """``count`` export requests of agent runs, and the ledger lines they make."""
+RunSpans = Callable[[bytes, int], list[Any]]
+"""One run's spans of a family: its trace id and the time it begins; ``RUN_SPANS`` of them."""
+
+RUN_SPANS: Final = 9
+RUN_LINES: Final = 2 + 4 * 3 + 4 * 4
+"""The ledger lines a run of four model calls and four tool calls makes: ``run_started``
+and ``run_completed``; ``node_enter``, ``llm_call`` and ``node_exit`` a call; ``node_enter``,
+``tool_call``, ``tool_result`` and ``node_exit`` a tool call."""
+
+
+def span(
+    trace_id: bytes,
+    span_id: bytes,
+    parent_id: bytes,
+    name: str,
+    start: int,
+    end: int,
+    attributes: dict[str, str | int],
+) -> Any:
+    """A span in OTLP's protobuf, its attributes strings and integers."""
+    from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+    from opentelemetry.proto.trace.v1.trace_pb2 import Span
+
+    made = Span(
+        trace_id=trace_id,
+        span_id=span_id,
+        parent_span_id=parent_id,
+        name=name,
+        start_time_unix_nano=start,
+        end_time_unix_nano=end,
+    )
+    for key, value in attributes.items():
+        said = AnyValue(int_value=value) if isinstance(value, int) else AnyValue(string_value=value)
+        made.attributes.append(KeyValue(key=key, value=said))
+    return made
+
+
+def requests_of(run_spans: RunSpans, count: int) -> tuple[list[bytes], int]:
+    """``count`` export requests of runs ``run_spans`` makes, each as many whole runs as fit
+    in ``SPANS_PER_REQUEST``, and the ledger lines they make."""
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
         ExportTraceServiceRequest,
     )
     from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
-    from opentelemetry.proto.trace.v1.trace_pb2 import Span
-
-    def attribute(key: str, value: str | int) -> KeyValue:
-        if isinstance(value, int):
-            return KeyValue(key=key, value=AnyValue(int_value=value))
-        return KeyValue(key=key, value=AnyValue(string_value=value))
 
     now = time.time_ns()
     bodies: list[bytes] = []
@@ -138,265 +171,226 @@ def agent_requests(count: int) -> tuple[list[bytes], int]:
     for _ in range(count):
         request = ExportTraceServiceRequest()
         resource = request.resource_spans.add()
-        resource.resource.attributes.append(attribute("service.name", "bench"))
+        service = KeyValue(key="service.name", value=AnyValue(string_value="bench"))
+        resource.resource.attributes.append(service)
         spans = resource.scope_spans.add().spans
-        while len(spans) + 9 <= SPANS_PER_REQUEST:
-            trace_id = secrets.token_bytes(16)
-            agent_id = secrets.token_bytes(8)
-            for step in range(4):
-                chat = Span(
-                    trace_id=trace_id,
-                    span_id=secrets.token_bytes(8),
-                    parent_span_id=agent_id,
-                    name="chat gpt-5",
-                    start_time_unix_nano=now + step * 1000,
-                    end_time_unix_nano=now + step * 1000 + 500,
-                )
-                chat.attributes.extend(
-                    [
-                        attribute("gen_ai.operation.name", "chat"),
-                        attribute("gen_ai.request.model", "gpt-5"),
-                        attribute("gen_ai.provider.name", "openai"),
-                        attribute("gen_ai.usage.input_tokens", 812),
-                        attribute("gen_ai.usage.output_tokens", 41),
-                    ]
-                )
-                tool = Span(
-                    trace_id=trace_id,
-                    span_id=secrets.token_bytes(8),
-                    parent_span_id=agent_id,
-                    name="execute_tool search",
-                    start_time_unix_nano=now + step * 1000 + 600,
-                    end_time_unix_nano=now + step * 1000 + 900,
-                )
-                tool.attributes.extend(
-                    [
-                        attribute("gen_ai.operation.name", "execute_tool"),
-                        attribute("gen_ai.tool.name", "search"),
-                        attribute("gen_ai.tool.call.id", f"call_{secrets.token_hex(8)}"),
-                        attribute("gen_ai.tool.call.arguments", '{"q": "textual datatable"}'),
-                        attribute("gen_ai.tool.call.result", "DataTable: rows, columns, cursor"),
-                    ]
-                )
-                spans.extend([chat, tool])
-            agent = Span(
-                trace_id=trace_id,
-                span_id=agent_id,
-                name="invoke_agent researcher",
-                start_time_unix_nano=now,
-                end_time_unix_nano=now + 5000,
-            )
-            agent.attributes.extend(
-                [
-                    attribute("gen_ai.operation.name", "invoke_agent"),
-                    attribute("gen_ai.agent.name", "researcher"),
-                ]
-            )
-            spans.append(agent)
-            lines += 2 + 4 * 3 + 4 * 4  # run_started, run_completed; per chat 3; per tool 4
+        while len(spans) + RUN_SPANS <= SPANS_PER_REQUEST:
+            spans.extend(run_spans(secrets.token_bytes(16), now))
+            lines += RUN_LINES
         bodies.append(request.SerializeToString())
     return bodies, lines
 
 
-def openinference_requests(count: int) -> tuple[list[bytes], int]:
-    """``count`` export requests of LangGraph runs in OpenInference's conventions, and the
-    ledger lines they make."""
-    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
-        ExportTraceServiceRequest,
-    )
-    from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
-    from opentelemetry.proto.trace.v1.trace_pb2 import Span
-
-    def attribute(key: str, value: str | int) -> KeyValue:
-        if isinstance(value, int):
-            return KeyValue(key=key, value=AnyValue(int_value=value))
-        return KeyValue(key=key, value=AnyValue(string_value=value))
-
-    asked = '{"messages": [["user", "How do I page a DataTable?"]]}'
-    answered = '{"messages": [{"type": "ai", "data": {"content": "Use the cursor."}}]}'
-    now = time.time_ns()
-    bodies: list[bytes] = []
-    lines = 0
-    for _ in range(count):
-        request = ExportTraceServiceRequest()
-        resource = request.resource_spans.add()
-        resource.resource.attributes.append(attribute("service.name", "bench"))
-        spans = resource.scope_spans.add().spans
-        while len(spans) + 9 <= SPANS_PER_REQUEST:
-            trace_id = secrets.token_bytes(16)
-            root_id = secrets.token_bytes(8)
-            for step in range(4):
-                call_id = f"call_{secrets.token_hex(8)}"
-                llm = Span(
-                    trace_id=trace_id,
-                    span_id=secrets.token_bytes(8),
-                    parent_span_id=root_id,
-                    name="ChatOpenAI",
-                    start_time_unix_nano=now + step * 1000,
-                    end_time_unix_nano=now + step * 1000 + 500,
-                )
-                output = "llm.output_messages.0.message.tool_calls.0.tool_call"
-                llm.attributes.extend(
-                    [
-                        attribute("openinference.span.kind", "LLM"),
-                        attribute("llm.model_name", "gpt-5"),
-                        attribute("llm.provider", "openai"),
-                        attribute("llm.token_count.prompt", 812),
-                        attribute("llm.token_count.completion", 41),
-                        attribute("llm.input_messages.0.message.role", "user"),
-                        attribute("llm.input_messages.0.message.content", "textual datatable"),
-                        attribute("llm.output_messages.0.message.role", "assistant"),
-                        attribute(f"{output}.id", call_id),
-                        attribute(f"{output}.function.name", "search"),
-                        attribute(f"{output}.function.arguments", '{"q": "textual datatable"}'),
-                    ]
-                )
-                tool = Span(
-                    trace_id=trace_id,
-                    span_id=secrets.token_bytes(8),
-                    parent_span_id=root_id,
-                    name="search",
-                    start_time_unix_nano=now + step * 1000 + 600,
-                    end_time_unix_nano=now + step * 1000 + 900,
-                )
-                result = (
-                    '{"type": "tool", "data": {"content": "DataTable: rows, columns, cursor", '
-                    f'"tool_call_id": "{call_id}"}}}}'
-                )
-                tool.attributes.extend(
-                    [
-                        attribute("openinference.span.kind", "TOOL"),
-                        attribute("tool.name", "search"),
-                        attribute("input.value", "textual datatable"),
-                        attribute("output.value", result),
-                    ]
-                )
-                spans.extend([llm, tool])
-            root = Span(
-                trace_id=trace_id,
-                span_id=root_id,
-                name="researcher",
-                start_time_unix_nano=now,
-                end_time_unix_nano=now + 5000,
+def genai_run(trace_id: bytes, now: int) -> list[Any]:
+    """A PydanticAI agent's run in the GenAI conventions: its ``invoke_agent`` span, four
+    ``chat`` spans with token counts, four ``execute_tool`` spans with arguments and
+    results."""
+    agent_id = secrets.token_bytes(8)
+    spans = []
+    for step in range(4):
+        at = now + step * 1000
+        spans.append(
+            span(
+                trace_id,
+                secrets.token_bytes(8),
+                agent_id,
+                "chat gpt-5",
+                at,
+                at + 500,
+                {
+                    "gen_ai.operation.name": "chat",
+                    "gen_ai.request.model": "gpt-5",
+                    "gen_ai.provider.name": "openai",
+                    "gen_ai.usage.input_tokens": 812,
+                    "gen_ai.usage.output_tokens": 41,
+                },
             )
-            root.attributes.extend(
-                [
-                    attribute("openinference.span.kind", "CHAIN"),
-                    attribute("input.value", asked),
-                    attribute("output.value", answered),
-                ]
+        )
+        spans.append(
+            span(
+                trace_id,
+                secrets.token_bytes(8),
+                agent_id,
+                "execute_tool search",
+                at + 600,
+                at + 900,
+                {
+                    "gen_ai.operation.name": "execute_tool",
+                    "gen_ai.tool.name": "search",
+                    "gen_ai.tool.call.id": f"call_{secrets.token_hex(8)}",
+                    "gen_ai.tool.call.arguments": '{"q": "textual datatable"}',
+                    "gen_ai.tool.call.result": "DataTable: rows, columns, cursor",
+                },
             )
-            spans.append(root)
-            lines += 2 + 4 * 3 + 4 * 4  # run_started, run_completed; per LLM 3; per tool 4
-        bodies.append(request.SerializeToString())
-    return bodies, lines
-
-
-def openllmetry_requests(count: int) -> tuple[list[bytes], int]:
-    """``count`` export requests of agent runs in OpenLLMetry's conventions (as
-    ``traceloop-sdk`` traces an OpenAI SDK loop: its ``agent`` and ``tool`` spans, the
-    OpenAI instrumentation's ``chat`` spans with GenAI messages), and the ledger lines
-    they make."""
-    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
-        ExportTraceServiceRequest,
+        )
+    spans.append(
+        span(
+            trace_id,
+            agent_id,
+            b"",
+            "invoke_agent researcher",
+            now,
+            now + 5000,
+            {
+                "gen_ai.operation.name": "invoke_agent",
+                "gen_ai.agent.name": "researcher",
+            },
+        )
     )
-    from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
-    from opentelemetry.proto.trace.v1.trace_pb2 import Span
+    return spans
 
-    def attribute(key: str, value: str | int) -> KeyValue:
-        if isinstance(value, int):
-            return KeyValue(key=key, value=AnyValue(int_value=value))
-        return KeyValue(key=key, value=AnyValue(string_value=value))
 
+def openinference_run(trace_id: bytes, now: int) -> list[Any]:
+    """A LangGraph agent's run as openinference-instrumentation-langchain makes it: the
+    graph's root ``CHAIN`` span with its input and output, four ``LLM`` spans with the
+    model, token counts and the conversation flattened (a user message in, a tool call
+    out), four ``TOOL`` spans with their input and a ``ToolMessage`` as output."""
+    root_id = secrets.token_bytes(8)
+    output = "llm.output_messages.0.message.tool_calls.0.tool_call"
+    spans = []
+    for step in range(4):
+        at = now + step * 1000
+        call_id = f"call_{secrets.token_hex(8)}"
+        spans.append(
+            span(
+                trace_id,
+                secrets.token_bytes(8),
+                root_id,
+                "ChatOpenAI",
+                at,
+                at + 500,
+                {
+                    "openinference.span.kind": "LLM",
+                    "llm.model_name": "gpt-5",
+                    "llm.provider": "openai",
+                    "llm.token_count.prompt": 812,
+                    "llm.token_count.completion": 41,
+                    "llm.input_messages.0.message.role": "user",
+                    "llm.input_messages.0.message.content": "textual datatable",
+                    "llm.output_messages.0.message.role": "assistant",
+                    f"{output}.id": call_id,
+                    f"{output}.function.name": "search",
+                    f"{output}.function.arguments": '{"q": "textual datatable"}',
+                },
+            )
+        )
+        result = (
+            '{"type": "tool", "data": {"content": "DataTable: rows, columns, cursor", '
+            f'"tool_call_id": "{call_id}"}}}}'
+        )
+        spans.append(
+            span(
+                trace_id,
+                secrets.token_bytes(8),
+                root_id,
+                "search",
+                at + 600,
+                at + 900,
+                {
+                    "openinference.span.kind": "TOOL",
+                    "tool.name": "search",
+                    "input.value": "textual datatable",
+                    "output.value": result,
+                },
+            )
+        )
+    spans.append(
+        span(
+            trace_id,
+            root_id,
+            b"",
+            "researcher",
+            now,
+            now + 5000,
+            {
+                "openinference.span.kind": "CHAIN",
+                "input.value": '{"messages": [["user", "How do I page a DataTable?"]]}',
+                "output.value": (
+                    '{"messages": [{"type": "ai", "data": {"content": "Use the cursor."}}]}'
+                ),
+            },
+        )
+    )
+    return spans
+
+
+def openllmetry_run(trace_id: bytes, now: int) -> list[Any]:
+    """An OpenAI SDK loop's run as ``traceloop-sdk`` traces it: its ``agent`` span, four
+    ``chat`` spans of the OpenAI instrumentation with GenAI messages and token counts, four
+    ``tool`` spans with the call's wrapped arguments and its output."""
+    agent_id = secrets.token_bytes(8)
     asked = '[{"role": "user", "parts": [{"type": "text", "content": "textual datatable"}]}]'
-    now = time.time_ns()
-    bodies: list[bytes] = []
-    lines = 0
-    for _ in range(count):
-        request = ExportTraceServiceRequest()
-        resource = request.resource_spans.add()
-        resource.resource.attributes.append(attribute("service.name", "bench"))
-        spans = resource.scope_spans.add().spans
-        while len(spans) + 9 <= SPANS_PER_REQUEST:
-            trace_id = secrets.token_bytes(16)
-            agent_id = secrets.token_bytes(8)
-            for step in range(4):
-                call_id = f"call_{secrets.token_hex(8)}"
-                answered = (
-                    '[{"role": "assistant", "parts": [{"type": "tool_call", "id": '
-                    f'"{call_id}", "name": "search", '
-                    '"arguments": {"q": "textual datatable"}}]}]'
-                )
-                chat = Span(
-                    trace_id=trace_id,
-                    span_id=secrets.token_bytes(8),
-                    parent_span_id=agent_id,
-                    name="openai.chat",
-                    start_time_unix_nano=now + step * 1000,
-                    end_time_unix_nano=now + step * 1000 + 500,
-                )
-                chat.attributes.extend(
-                    [
-                        attribute("gen_ai.operation.name", "chat"),
-                        attribute("gen_ai.agent.name", "researcher"),
-                        attribute("gen_ai.provider.name", "openai"),
-                        attribute("gen_ai.request.model", "gpt-5"),
-                        attribute("gen_ai.input.messages", asked),
-                        attribute("gen_ai.output.messages", answered),
-                        attribute("gen_ai.usage.input_tokens", 812),
-                        attribute("gen_ai.usage.output_tokens", 41),
-                    ]
-                )
-                tool = Span(
-                    trace_id=trace_id,
-                    span_id=secrets.token_bytes(8),
-                    parent_span_id=agent_id,
-                    name="search.tool",
-                    start_time_unix_nano=now + step * 1000 + 600,
-                    end_time_unix_nano=now + step * 1000 + 900,
-                )
-                tool.attributes.extend(
-                    [
-                        attribute("traceloop.span.kind", "tool"),
-                        attribute("traceloop.entity.name", "search"),
-                        attribute("gen_ai.tool.name", "search"),
-                        attribute(
-                            "traceloop.entity.input",
-                            '{"args": [], "kwargs": {"q": "textual datatable"}}',
-                        ),
-                        attribute("traceloop.entity.output", '"DataTable: rows, columns, cursor"'),
-                    ]
-                )
-                spans.extend([chat, tool])
-            agent = Span(
-                trace_id=trace_id,
-                span_id=agent_id,
-                name="researcher.agent",
-                start_time_unix_nano=now,
-                end_time_unix_nano=now + 5000,
+    spans = []
+    for step in range(4):
+        at = now + step * 1000
+        answered = (
+            '[{"role": "assistant", "parts": [{"type": "tool_call", "id": '
+            f'"call_{secrets.token_hex(8)}", "name": "search", '
+            '"arguments": {"q": "textual datatable"}}]}]'
+        )
+        spans.append(
+            span(
+                trace_id,
+                secrets.token_bytes(8),
+                agent_id,
+                "openai.chat",
+                at,
+                at + 500,
+                {
+                    "gen_ai.operation.name": "chat",
+                    "gen_ai.agent.name": "researcher",
+                    "gen_ai.provider.name": "openai",
+                    "gen_ai.request.model": "gpt-5",
+                    "gen_ai.input.messages": asked,
+                    "gen_ai.output.messages": answered,
+                    "gen_ai.usage.input_tokens": 812,
+                    "gen_ai.usage.output_tokens": 41,
+                },
             )
-            agent.attributes.extend(
-                [
-                    attribute("traceloop.span.kind", "agent"),
-                    attribute("traceloop.entity.name", "researcher"),
-                    attribute("gen_ai.agent.name", "researcher"),
-                    attribute("traceloop.entity.input", '{"args": ["textual datatable"]}'),
-                    attribute("traceloop.entity.output", '"Use the cursor."'),
-                ]
+        )
+        spans.append(
+            span(
+                trace_id,
+                secrets.token_bytes(8),
+                agent_id,
+                "search.tool",
+                at + 600,
+                at + 900,
+                {
+                    "traceloop.span.kind": "tool",
+                    "traceloop.entity.name": "search",
+                    "gen_ai.tool.name": "search",
+                    "traceloop.entity.input": '{"args": [], "kwargs": {"q": "textual datatable"}}',
+                    "traceloop.entity.output": '"DataTable: rows, columns, cursor"',
+                },
             )
-            spans.append(agent)
-            lines += 2 + 4 * 3 + 4 * 4  # run_started, run_completed; per chat 3; per tool 4
-        bodies.append(request.SerializeToString())
-    return bodies, lines
+        )
+    spans.append(
+        span(
+            trace_id,
+            agent_id,
+            b"",
+            "researcher.agent",
+            now,
+            now + 5000,
+            {
+                "traceloop.span.kind": "agent",
+                "traceloop.entity.name": "researcher",
+                "gen_ai.agent.name": "researcher",
+                "traceloop.entity.input": '{"args": ["textual datatable"]}',
+                "traceloop.entity.output": '"Use the cursor."',
+            },
+        )
+    )
+    return spans
 
 
-FAMILIES: Final = {
-    "GenAI": agent_requests,
-    "OpenInference": openinference_requests,
-    "OpenLLMetry": openllmetry_requests,
+FAMILIES: Final[dict[str, RunSpans]] = {
+    "GenAI": genai_run,
+    "OpenInference": openinference_run,
+    "OpenLLMetry": openllmetry_run,
 }
-"""Each family's requests: PydanticAI's GenAI spans, a LangGraph agent's OpenInference spans,
-an OpenAI SDK loop's OpenLLMetry spans."""
+"""Each family's runs."""
 
 
 async def post_all(server: Server, bodies: list[bytes]) -> float:
@@ -470,7 +464,7 @@ def ingest_once(scratch: Path, bodies: list[bytes], lines: int, repo: Path = REP
         sizes = server.ledger_sizes()
     finally:
         server.stop()
-    spans = len(bodies) * (SPANS_PER_REQUEST // 9 * 9)
+    spans = len(bodies) * (SPANS_PER_REQUEST // RUN_SPANS * RUN_SPANS)
     return Ingested(
         spans / elapsed,
         (user - user_before) / spans * 1e6,
@@ -585,20 +579,21 @@ def measure(repeats: int, scratch: Path, peer: Path | None) -> None:
     creates: list[float] = []
     for repeat in range(repeats):
         for family, requests in FAMILIES.items():
-            bodies, lines = requests(REQUESTS)
+            bodies, lines = requests_of(requests, REQUESTS)
             if peer is not None and repeat % 2:  # each goes first in turn: neither always second
                 peers[family].append(ingest_once(scratch, bodies, lines, peer))
             mine[family].append(ingest_once(scratch, bodies, lines))
             if peer is not None and not repeat % 2:
                 peers[family].append(ingest_once(scratch, bodies, lines, peer))
-        bodies, _ = agent_requests(REQUESTS)
-        spans = len(bodies) * (SPANS_PER_REQUEST // 9 * 9)
+        bodies, _ = requests_of(genai_run, REQUESTS)
+        spans = len(bodies) * (SPANS_PER_REQUEST // RUN_SPANS * RUN_SPANS)
         floors.append(decode_floor(bodies))
         creates.append(spans / create_floor(scratch, mine["GenAI"][-1].sizes))
     size = len(bodies[0])
+    per_request = SPANS_PER_REQUEST // RUN_SPANS * RUN_SPANS
     print(
         f"OTLP ingest over loopback into ledgers, {REQUESTS} requests of "
-        f"{SPANS_PER_REQUEST // 9 * 9} spans ({size / 1024:.0f} KiB each for GenAI), "
+        f"{per_request} spans ({size / 1024:.0f} KiB each for GenAI), "
         f"{CONNECTIONS} connections; target >= 20,000 spans/s each family"
     )
     for family in FAMILIES:
@@ -618,7 +613,7 @@ def measure(repeats: int, scratch: Path, peer: Path | None) -> None:
             )
     print(f"  floor, decoding the GenAI requests only: {statistics.median(floors):,.0f} spans/s")
     print(
-        f"  floor, creating their ledger files only ({len(bodies) * (SPANS_PER_REQUEST // 9)} "
+        f"  floor, creating their ledger files only ({len(bodies) * per_request // RUN_SPANS} "
         f"files, same sizes): {statistics.median(creates):,.0f} spans/s (runs {_runs(creates)})"
     )
     p50s: list[float] = []
