@@ -45,12 +45,14 @@ process. Every figure is the median of ``--repeats``.
   p50 and p99 over 300 spans. (The batching processor a service would use
   adds its own ``schedule_delay``, 5 s by default.)
 
-Measured 2026-12-04 (``--repeats 5 --peer`` the code before OpenInference's
-conversation was read by name, in turns; load average 1.9-2.8, decoding floor
-199,000 spans/s, file creation floor 317,000): OpenInference spans 28,408
-spans/s, 33.6 us of server CPU per span (user 28.8) where the code before took
-48.6 (user 42.7) and made 19,027 spans/s; GenAI spans 32,120 spans/s, 28.4 us
-(29.8 before).
+Measured 2026-12-06 (``--repeats 5 --peer`` the code before this round, 70067e1,
+in turns; load average 3.6 falling to 1.0, decoding floor 215,000 spans/s, file
+creation floor 235,000): GenAI 28,400 spans/s (before 26,115), OpenInference
+23,175 (before 23,655), OpenLLMetry 19,650 (before 19,055); server CPU a span
+31.9 / 39.7 / 44.3 us (before 30.9 / 37.4 / 43.8). A second run at load 4.6-6.2
+(decoding floor 70,000) made 9,524 / 8,977 / 9,939 (before 9,324 / 11,962 /
+10,163): the machine, not the code. Earlier, 2026-12-04: OpenInference 28,408,
+GenAI 32,120 at load 1.9-2.8.
 """
 
 from __future__ import annotations
