@@ -93,12 +93,12 @@ def agents():
 class Served:
     """``runtop serve`` in a process of its own, with the agents above."""
 
-    def __init__(self, home: Path, options: list[str] | None = None) -> None:
+    def __init__(self, home: Path, options: list[str] | None = None, code: Path = REPO) -> None:
         (home / "agents_for_probe.py").write_text(AGENTS)
         env = {
             **os.environ,
             "RUNTOP_HOME": str(home / "home"),
-            "PYTHONPATH": f"{home}{os.pathsep}{REPO}",
+            "PYTHONPATH": f"{home}{os.pathsep}{code}",
         }
         profile = os.environ.get("PROBE_PROFILE")  # a file: the server runs under cProfile
         command = [sys.executable, *(["-m", "cProfile", "-o", profile] if profile else [])]
@@ -110,7 +110,7 @@ class Served:
         self.log = home / "serve.log"
         with self.log.open("w") as log:
             self.process = subprocess.Popen(
-                command, stderr=log, stdout=subprocess.DEVNULL, text=True, env=env, cwd=REPO
+                command, stderr=log, stdout=subprocess.DEVNULL, text=True, env=env, cwd=code
             )
         deadline = time.monotonic() + 30
         first = ""
@@ -180,9 +180,10 @@ class Served:
 
 
 @contextlib.contextmanager
-def served(options: list[str] | None = None) -> Iterator[Served]:
+def served(options: list[str] | None = None, code: Path = REPO) -> Iterator[Served]:
+    """A server of the checkout ``code`` (another one: its code before a change, say)."""
     with tempfile.TemporaryDirectory(prefix="runtop-probe-") as temporary:
-        server = Served(Path(temporary), options)
+        server = Served(Path(temporary), options, code)
         try:
             yield server
         finally:
