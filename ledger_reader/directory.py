@@ -102,16 +102,35 @@ class DirectoryUpdate(msgspec.Struct):
     """False while the directory itself is gone or unreadable."""
 
 
+def lines_before(path: Path, offset: int) -> int | None:
+    """How many lines of the ledger at ``path`` end before byte ``offset`` (blocking);
+    ``None`` when it cannot be read that far."""
+    count = 0
+    try:
+        with open(path, "rb") as ledger:
+            while offset > 0:
+                chunk = ledger.read(min(offset, 1 << 20))
+                if not chunk:
+                    return None
+                count += chunk.count(b"\n")
+                offset -= len(chunk)
+    except OSError:
+        return None
+    return count
+
+
 class _Followed:
     """A ledger being followed: its state and its tail."""
 
-    __slots__ = ("reported", "state", "tail")
+    __slots__ = ("lines", "reported", "state", "tail")
 
     def __init__(
         self, state: LedgerState, tail: LedgerTail, reported: RunStatus | None = None
     ) -> None:
         self.state = state
         self.tail = tail
+        self.lines: int | None = None
+        """Its lines read so far, counted once a head and tail read left them unknown."""
         self.reported = reported if reported is not None else state.summary().status
         """The status last reported, so a change of liveness is reported once."""
 
@@ -401,8 +420,16 @@ class LedgerDirectory:
         state = followed.state
         if reset:
             state.builder = SummaryBuilder(run_id_from_path(path), str(path))
+            followed.lines = None
         for line in batch.lines:
             state.builder.add_item(line.item)  # a blank line too: it is one of the lines
+        lines = state.builder.lines
+        if lines is None and batch.lines:
+            # Read by its head and tail: its lines are counted once, as they first grow.
+            before = followed.lines
+            if before is None:
+                before = lines_before(path, batch.lines[0].start)
+            followed.lines = lines = None if before is None else before + len(batch.lines)
         if not reset and not items:
             return
         if state.builder.terminal and followed.tail.holding:
@@ -414,8 +441,8 @@ class LedgerDirectory:
         followed.reported = summary.status
         # Where the items end among the ledger's lines, unless a blank line fell among them
         # (a line of its index with no item: their places are not one after another).
-        lines = state.builder.lines if len(items) == len(batch.lines) else None
-        update.changes.append(RunChange(path, summary, items, reset, lines))
+        ends = lines if len(items) == len(batch.lines) else None
+        update.changes.append(RunChange(path, summary, items, reset, ends))
 
     async def _follow(self, stop: asyncio.Event) -> AsyncIterator[DirectoryUpdate]:
         """Follow changes until the directory goes away or ``stop`` is set."""

@@ -79,6 +79,13 @@ async def test_a_damaged_line_keeps_its_place(tmp_path: Path) -> None:
         await store.close()
 
 
+async def folded(store: RunStore, key: RunKey, seq: int) -> None:
+    """Wait for the store to have folded the event ``seq`` (and every line before it)."""
+    changes = store.changes()
+    while (view := store.get(key)) is None or view.summary.last_seq < seq:
+        await anext(changes)
+
+
 async def truth_of(directory: Path, run_id: str = RUN) -> LedgerDirectorySource:
     """Another source over the same ledger, read only through its line index: the events
     as the app read them before the store served any."""
@@ -90,16 +97,21 @@ async def truth_of(directory: Path, run_id: str = RUN) -> LedgerDirectorySource:
 
 
 @pytest.mark.parametrize("seed", range(4))
-async def test_every_page_is_the_ledger_read_back(tmp_path: Path, seed: int) -> None:
+@pytest.mark.parametrize("before", [1, 4000], ids=["new", "read-by-head-and-tail"])
+async def test_every_page_is_the_ledger_read_back(tmp_path: Path, seed: int, before: int) -> None:
     """Written in bursts of every kind of line (damaged ones, blank ones, a ``seq`` skipped,
     a line torn and finished in the next burst), each page the store serves is the one the
-    ledger's line index reads."""
+    ledger's line index reads: a new run's, and one big enough when found (4,000 lines,
+    with a damaged and a blank one) to be read by its head and tail."""
     rng = random.Random(seed)
     ledger = tmp_path / f"{RUN}.jsonl"
-    write(ledger, range(1, 2))
+    write(ledger, range(1, before + 1))
+    if before > 1:
+        with ledger.open("ab") as out:
+            out.write(b"{not json\n\n")
     store, key = await following(tmp_path, 1)
     truth = await truth_of(tmp_path)
-    seq, torn = 2, b""
+    seq, torn = before + 1, b""
     try:
         for _ in range(10):
             burst = [torn] if torn else []
@@ -131,6 +143,17 @@ async def test_every_page_is_the_ledger_read_back(tmp_path: Path, seed: int) -> 
                 assert await store.events(key, start, stop) == await truth.events(
                     RUN, start, stop
                 ), (start, stop)
+        with ledger.open("ab") as out:  # the rest of a torn line, and one whole line
+            out.write(torn + line(seq + 1, "llm_chunk", {}, run_id=RUN))
+        await folded(store, key, seq + 1)
+        with ledger.open("ab") as out:  # then a burst of whole ones
+            out.write(b"".join(line(seq + n, "llm_chunk", {}, run_id=RUN) for n in range(2, 52)))
+        await folded(store, key, seq + 51)
+        count = await truth.event_count(RUN)
+        newest = await store.events(key, count - 50, count)
+        assert newest == await truth.events(RUN, count - 50, count)
+        held = {id(item) for item in store.recent(key)}
+        assert all(id(item) in held for item in newest)  # as folded, not decoded again
     finally:
         await truth.close()
         await store.close()
