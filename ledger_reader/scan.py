@@ -74,11 +74,14 @@ def ledger_names(
     from ledger_reader.sessions import agent_of
 
     def is_session(path: str, name: str) -> bool:
-        # Cheap first (a walk of 10,000 ledgers): a ledger is named run_….jsonl or by its id.
+        # Only in an agent's own folders (or a Codex rollout's name): another writer's
+        # ledger may be named by a UUID, as a Claude Code session is. Cheap first: a walk
+        # of 10,000 ledgers passes here.
         return (
-            name.startswith(("rollout-", "agent-", "session-"))
-            or (len(name) == 42 and name[8] == "-")
+            name.startswith("rollout-")
             or "/.claude/" in path
+            or "/.codex/" in path
+            or "/.gemini/" in path
         ) and agent_of(path) is not None
 
     found: list[str] = []

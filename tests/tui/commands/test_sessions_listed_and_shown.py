@@ -14,6 +14,7 @@ import pytest
 
 from ledger_reader import RunStatus, RunSummary, SummaryCache, scan_summaries
 from ledger_reader.summary_cache import cache_file, reader_fingerprint
+from tests.conftest import line
 from tui.cli import main
 
 HOME = Path(__file__).parent.parent.parent / "sessions_home"
@@ -114,3 +115,18 @@ def test_a_second_listing_takes_the_sessions_from_the_summary_cache(home: Path) 
     assert again == first
     assert {summary.status for summary in again} == {RunStatus.IDLE}
     assert {summary.agent for summary in again} == {"claude-code", "codex"}
+
+
+def test_a_ledger_named_by_a_uuid_outside_the_agents_folders_stays_a_ledger(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ledger = tmp_path / "runs" / "7f2abd2d-7cfc-4447-9ddd-3ca8d14e02e9.jsonl"
+    ledger.parent.mkdir()
+    run_id = ledger.stem
+    ledger.write_bytes(
+        line(1, "run_started", {"skill": "research"}, run_id=run_id)
+        + line(2, "run_completed", {"status": "ok"}, run_id=run_id)
+    )
+    assert main(["ls", "--json", str(ledger.parent)]) == 0
+    [run] = json.loads(capsys.readouterr().out)
+    assert (run["run_id"], run["skill"], run["status"]) == (run_id, "research", "succeeded")
