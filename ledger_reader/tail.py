@@ -14,18 +14,20 @@ one batch's lines, never the whole of what was appended meanwhile.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import os
 from collections.abc import AsyncGenerator
 from pathlib import Path
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 import msgspec
 
 from ledger_reader.errors import LedgerGone, LedgerUnreadable
 from ledger_reader.events import MAX_LINE_BYTES, LedgerItem
 from ledger_reader.lines import READ_CHUNK, Line, LineAssembler
+
+if TYPE_CHECKING:
+    import asyncio
 
 _SIGNATURE_BYTES: Final = 64
 
@@ -214,6 +216,8 @@ class LedgerTail:
 
     async def apoll(self, *, max_bytes: int = FOLLOW_BYTES) -> TailBatch:
         """Like :meth:`poll`, read in a thread: the event loop never waits on the disk."""
+        import asyncio  # here: `runtop ls --json` loads no asyncio
+
         return await asyncio.to_thread(functools.partial(self.poll, max_bytes=max_bytes))
 
     async def follow(
@@ -230,6 +234,8 @@ class LedgerTail:
             LedgerGone: the file was removed.
             LedgerUnreadable: it can no longer be read.
         """
+        import asyncio
+
         from watchfiles import awatch  # here: `runtop ls` never follows a file
 
         stop = stop or asyncio.Event()
