@@ -367,7 +367,8 @@ def build_parser() -> Parser:
         "--every-trace",
         action="store_true",
         help="make every OpenTelemetry trace a run (by default only a trace with an agent, "
-        "a model call or a tool call is one: a web service's own requests are not)",
+        "a model call, a tool call or an agent framework's step is one: a web service's "
+        "own requests are not)",
     )
     serve.add_argument(
         "--ray",

@@ -30,9 +30,10 @@ in short:
   id>``; a nested agent's run takes its span id);
 - a span that cannot be read (JSON nested deeper than Python recurses, say)
   is rejected alone and counted; its neighbours are written;
-- only a trace with an agent, a model call or a tool call is a run: the
-  spans of a trace with none of them yet (a web service's requests, when a
-  collector forwards everything) are held in memory, up to
+- only an agent's trace is a run (an agent, a model call, a tool call, or a
+  step of an agent framework's instrumentation in it): the spans of a trace
+  with none of them yet (a web service's requests, when a collector
+  forwards everything) are held in memory, up to
   :data:`MAX_HELD_SPANS` and for :data:`HOLD_SECONDS`, and written with
   the first span that makes it an agent's; ``every_trace`` keeps every
   trace as a run;
@@ -80,7 +81,7 @@ from ledger_reader.events import (
 )
 from ledger_reader.locations import make_private_dir
 from run_manager.ledger import cap_payload_value
-from run_manager.otlp.families import AGENT, MODEL, TOOL, described
+from run_manager.otlp.families import AGENT, MODEL, STEP, TOOL, described
 from run_manager.otlp.span_events import (
     UNREADABLE,
     complete_run,
@@ -109,8 +110,12 @@ if TYPE_CHECKING:
 MAX_TRACES: Final = 10_000
 """Traces whose span ids are kept in memory; an older one is read back from its ledger."""
 
-AGENTS_OWN: Final = frozenset({AGENT, MODEL, TOOL})
-"""The kinds of span that make a trace an agent's, and so a run."""
+AGENTS_OWN: Final = frozenset({AGENT, MODEL, TOOL, STEP})
+"""The kinds of span that make a trace an agent's, and so a run: an agent, a model call, a
+tool call, or a step of an agent framework's instrumentation (a LangGraph node, a chain:
+it says which convention it follows). A step's span counts so that a run is listed from
+its first span to end (a graph's first nodes end seconds before its first model call);
+a web service's own spans (HTTP, a database) follow none and make no run."""
 MAX_HELD_SPANS: Final = 20_000
 """Spans of traces that are no agent's (yet) held in memory, of all traces together: past
 it, the traces held longest are let go."""

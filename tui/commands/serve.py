@@ -122,7 +122,8 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
                 + (
                     "every trace (--every-trace)"
                     if args.every_trace
-                    else "those with an agent, a model call or a tool call (--every-trace: all)"
+                    else "an agent's: an agent, model call, tool call or step in it "
+                    "(--every-trace: all)"
                 ),
                 *(f"  OTLP/gRPC: {address} (the same token)" for address in grpc_address),
                 *(

@@ -571,6 +571,16 @@ def test_a_traces_first_spans_are_held_until_an_agents_span_comes(tmp_path: Path
     assert ingest.ingest(decode_json(request(http))).duplicates == 1  # a retry: once
 
 
+def test_a_step_of_an_agent_framework_makes_the_trace_a_run_at_once(tmp_path: Path) -> None:
+    """LangGraph's first nodes end, and are sent, seconds before its first model call: the
+    run is listed from them (a chain says which convention it follows; HTTP spans do not)."""
+    chain = span("f000000000000010", "agent", 0.0, 0.05, parent=AGENT,
+                 openinference__span__kind="CHAIN")  # fmt: skip
+    ingest = OtlpIngest(tmp_path)
+    ingest.ingest(decode_json(request(chain)))
+    assert len(ledgers(tmp_path)) == 1
+
+
 def test_held_spans_are_let_go_after_a_while_and_past_a_bound(tmp_path: Path) -> None:
     from run_manager.otlp import ingest as module
 
