@@ -119,6 +119,8 @@ class Timeline:
         self._unasked: dict[TimelineNode, None] = {}
         """Approval nodes open and not yet given their ``approval_request``."""
         self._by_call: dict[str, TimelineNode] = {}
+        self._started_by: dict[str, TimelineNode] = {}
+        """Child runs' ids → the tool call node that started each (``child_run_id``)."""
         self._by_approval: dict[str, TimelineNode] = {}
         self._answer_closes: set[str] = set()
         """Nodes with no ``node_enter``, which their ``tool_result`` or response closes."""
@@ -246,6 +248,10 @@ class Timeline:
         if node is None:
             node = TimelineNode(node_id, NodeKind.CHILD_RUN, name or run_id, start)
             node.run_id = run_id
+            caller = self._started_by.get(run_id)
+            if caller is not None:
+                node.parent = caller
+                node.depth = caller.depth + 1
             self._place(node)
         elif node.start != start:
             node.start = start
@@ -310,7 +316,14 @@ class Timeline:
 
     def _fold_tool_result(self, event: ToolResult, moment: float, position: int) -> None:
         payload = event.payload
-        self._tool_result(payload.call_id, payload.node_id, payload.is_error, moment, position)
+        node = self._tool_result(
+            payload.call_id, payload.node_id, payload.is_error, moment, position
+        )
+        if payload.child_run_id:
+            self._started_by[payload.child_run_id] = node
+            child = self._nodes.get(f"run:{payload.child_run_id}")
+            if child is not None and child.parent is not node:
+                self._adopt(node, child)  # added before its call's result was read
 
     def _fold_approval_request(self, event: ApprovalRequest, moment: float, position: int) -> None:
         self._approval_request(event.payload.approval_id, moment, position)
@@ -447,7 +460,7 @@ class Timeline:
         is_error: bool | None,
         moment: float,
         position: int,
-    ) -> None:
+    ) -> TimelineNode:
         node = self._by_call.pop(call_id, None) if call_id else None
         if node is None and ledger_id:
             node = self._open.get(ledger_id)
@@ -461,6 +474,7 @@ class Timeline:
             self._end_without_exit(node, moment)
         node.answered = moment
         node.outcome = Outcome.ERROR if is_error else Outcome.OK
+        return node
 
     def _llm_call(self, event: LlmCall, moment: float, position: int) -> None:
         payload = event.payload

@@ -21,8 +21,9 @@ What becomes a node (LEDGER.md's event types):
 Nesting: a node's parent is the innermost *step* open when it entered
 (the ledger names no parent node; steps are the only nodes that hold
 others, so two tool calls running at once are siblings, never one inside
-the other). Child runs sit under the run itself: a child's ledger names
-its parent run, never the node that started it.
+the other). Child runs sit under the run itself (a child's ledger names
+its parent run, not the node that started it), or under the tool call whose
+``tool_result`` names the child (``child_run_id``: a coding agent's sub-agent).
 """
 
 from __future__ import annotations

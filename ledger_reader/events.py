@@ -237,6 +237,9 @@ class ToolResultPayload(Payload):
     output: Any = None
     truncated: bool | None = None
     is_error: bool | None = None
+    child_run_id: str | None = None
+    """*Extension*: the run the call started (a coding agent's sub-agent), when the writer
+    knows it: a timeline nests that child run under the call."""
 
 
 class LlmCallPayload(Payload):

@@ -9,7 +9,9 @@ the next response or prompt begins, it says it stopped, or the file goes
 quiet (:meth:`SessionFold.rest`).
 A sub-agent's file (``<session>/subagents/agent-<id>.jsonl``, or in 2.0
 ``agent-<id>.jsonl`` beside the session) is a run of its own, a child of the
-session's: its records carry ``isSidechain`` and ``agentId``.
+session's: its records carry ``isSidechain`` and ``agentId``. The ``Task`` call that
+started it names it in its result's record (``toolUseResult.agentId``): that
+``tool_result`` carries the child's run id (``child_run_id``).
 
 Which tool uses wait on the person: questions (``AskUserQuestion``,
 ``ExitPlanMode``) always; the tools the session's permission mode asks about
@@ -138,12 +140,23 @@ class ClaudeCodeFold(SessionFold):
         # Results come while the response that asked for them may still be streaming
         # (parallel tool uses): it stays open.
         self.start(time)
+        child = self._sub_agent(record) if len(results) == 1 else None
         for block in results:
             call_id = as_str(block.get("tool_use_id"))
             output = block.get("content")
             if isinstance(output, list):
                 output = text_of(output) or output
-            self.tool_result(time, call_id, output, is_error=block.get("is_error") is True)
+            self.tool_result(
+                time, call_id, output, is_error=block.get("is_error") is True, child_run_id=child
+            )
+
+    def _sub_agent(self, record: dict[str, Any]) -> str | None:
+        """The run of the sub-agent a ``Task`` result's record names (``toolUseResult.agentId``,
+        as its file's records name it), or ``None``."""
+        said = record.get("toolUseResult")
+        agent_id = as_str(said.get("agentId")) if isinstance(said, dict) else ""
+        session = as_str(record.get("sessionId")) or self.run_id
+        return f"{session}.agent-{agent_id}" if agent_id and session else None
 
     def _assistant(self, record: dict[str, Any], time: str) -> None:
         self.start(time)

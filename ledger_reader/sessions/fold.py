@@ -413,9 +413,17 @@ class SessionFold:
                     ApprovalRequestPayload(approval_id=approval_id, prompt=question),
                 )
 
-    def tool_result(self, time: str, call_id: str, output: Any, *, is_error: bool) -> None:
+    def tool_result(
+        self,
+        time: str,
+        call_id: str,
+        output: Any,
+        *,
+        is_error: bool,
+        child_run_id: str | None = None,
+    ) -> None:
         """A tool's output, told after its use; it answers the question its use asked, if
-        it asked one."""
+        it asked one. ``child_run_id``: the run the use started (a sub-agent's)."""
         held = self._held.pop(call_id, None)
         if held is not None:
             self._tell(held)
@@ -447,6 +455,7 @@ class SessionFold:
                 output=output,
                 is_error=is_error or None,
                 truncated=truncated,
+                child_run_id=child_run_id,
             ),
         )
         if node_id is not None:

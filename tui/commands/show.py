@@ -36,6 +36,7 @@ from inspector.ledger import (
     TOOL_RESULT,
     CancelRequested,
     DamagedLine,
+    LedgerError,
     LedgerGone,
     LedgerTail,
     Line,
@@ -372,6 +373,7 @@ def _show_session(path: Path, args: argparse.Namespace, out: Console) -> int:
         timeline = Timeline(summary.run_id or None)
         for line in items:
             timeline.add(line.item)  # type: ignore[arg-type]
+        _add_sub_agents(path, timeline)
         stopped = parse_time(summary.last_event_at or "")
         if stopped is not None and timeline.run_end is None:
             timeline.stop(stopped.timestamp())
@@ -440,17 +442,37 @@ def _add_child_ledgers(path: Path, timeline: Timeline) -> None:
     for child in descendant_ledgers(path, run_id):
         if child.parent_run_id != run_id:
             continue
-        start = parse_time(child.started_at or "")
-        if start is None:
-            continue
-        end = parse_time(child.completed_at or child.last_event_at or "")
-        timeline.set_child_run(
-            child.run_id,
-            child.agent or child.skill,
-            start.timestamp(),
-            None if child.status.is_live or end is None else end.timestamp(),
-            outcome_of_status(child.status.value),
-        )
+        _set_child_run(timeline, child)
+
+
+def _add_sub_agents(path: Path, timeline: Timeline) -> None:
+    """A session's sub-agents' runs: their files in ``<session>/subagents/`` or, as older
+    Claude Code wrote them, beside the session, whose runs name it as their parent."""
+    run_id = timeline.run_id
+    if not run_id:
+        return
+    for place in (path.with_suffix("") / "subagents", path.parent):
+        for file in sorted(place.glob("agent-*.jsonl")):
+            try:
+                child = read_session(str(file)).summary()
+            except LedgerError:
+                continue
+            if child.parent_run_id == run_id:
+                _set_child_run(timeline, child)
+
+
+def _set_child_run(timeline: Timeline, child: RunSummary) -> None:
+    start = parse_time(child.started_at or "")
+    if start is None:
+        return
+    end = parse_time(child.completed_at or child.last_event_at or "")
+    timeline.set_child_run(
+        child.run_id,
+        child.agent or child.skill,
+        start.timestamp(),
+        None if child.status.is_live or end is None else end.timestamp(),
+        outcome_of_status(child.status.value),
+    )
 
 
 def _print_timeline(
