@@ -14,12 +14,15 @@ from typing import Final
 
 import msgspec
 
-from inspector.timeline_nodes import NodeKind, Outcome, TimelineNode
-from ledger_reader import RunTotals
+from inspector.timeline_nodes import NodeKind, Outcome, TimelineNode, node_kind
+from ledger_reader import LlmCall, NodeEnter, RunCompleted, RunEvent, RunTotals, parse_time
 
 FAILED: Final = frozenset({Outcome.ERROR})
 """How a call that failed ended (a call cancelled with its run, or left unfinished, did
 not fail)."""
+UNANSWERED: Final = frozenset({Outcome.CANCELLED, Outcome.UNFINISHED})
+"""How a model call that got no answer ended (cancelled with its run, or left open when
+its run ended or its writer went): not counted, by the app's ``M`` nor ``runtop stats``."""
 
 
 def latency_quantiles(latencies: Sequence[float]) -> tuple[float | None, float | None]:
@@ -84,6 +87,17 @@ class CallTally:
         if spent is not None:
             self.totals.add(spent)
 
+    def merge(self, other: CallTally, run: object) -> None:
+        """Add another tally's calls, all of them run ``run``'s (one run's, into the app's
+        table of every run)."""
+        self.calls += other.calls
+        self.errors += other.errors
+        self.running += other.running
+        if other.calls:
+            self.runs.add(run)
+        self.latencies.extend(other.latencies)
+        self.totals.add(other.totals)
+
     def stats(self, name: str) -> CallStats:
         median, p95 = latency_quantiles(self.latencies)
         return CallStats(
@@ -120,7 +134,7 @@ def add_nodes(
     """Feed a run's model calls (``kind`` ``MODEL``, grouped by model) or tool calls
     (``TOOL``, by tool) from its timeline's nodes."""
     for node in nodes:
-        if node.kind is not kind:
+        if node.kind is not kind or (kind is NodeKind.MODEL and node.outcome in UNANSWERED):
             continue
         name = (node.model or node.name) if kind is NodeKind.MODEL else node.name
         tally = tallies.get(name)
@@ -135,9 +149,65 @@ def add_nodes(
         )
 
 
+class RunModelCalls:
+    """One run's model calls by model, as the store folds its events (the app's model
+    calls' screen adds every run's up: :meth:`inspector.store.RunStore.model_stats`).
+
+    A call lasts from its model node's ``node_enter`` to its ``llm_call`` (the node the
+    call names, else the newest open, as the timeline pairs them); one whose start was
+    not folded (it came before the events read) counts without a duration. A call that
+    got no answer (``llm_call`` status ``cancelled``, or none before the run ended) is not
+    counted (:data:`UNANSWERED`).
+    """
+
+    __slots__ = ("_open", "tallies")
+
+    def __init__(self) -> None:
+        self.tallies: dict[str, CallTally] = {}
+        self._open: dict[str, tuple[float | None, str]] = {}
+        """Model nodes entered and not yet answered: their start and the model named."""
+
+    def add(self, event: RunEvent) -> None:
+        match event:
+            case NodeEnter(payload=payload) if node_kind(payload.node_id) is NodeKind.MODEL:
+                name = payload.model or payload.node_name or "model"
+                self._open[payload.node_id or ""] = (_seconds(event.time), name)
+            case LlmCall(payload=payload):
+                node = payload.node_id if payload.node_id in self._open else None
+                if node is None and self._open:
+                    node = next(reversed(self._open))
+                start, named = self._open.pop(node) if node is not None else (None, "model")
+                if payload.status in ("cancelled", "canceled"):
+                    return
+                end = _seconds(event.time)
+                took = max(0.0, end - start) if start is not None and end is not None else None
+                spent = RunTotals()
+                spent.add_call(payload)
+                spent.model_calls = None
+                name = payload.model or named
+                tally = self.tallies.get(name)
+                if tally is None:
+                    tally = self.tallies[name] = CallTally()
+                tally.add(None, seconds=took, failed=payload.status == "error", spent=spent)
+            case RunCompleted():
+                self._open.clear()
+            case _:
+                pass
+
+    def running(self) -> list[str]:
+        """The models of the calls under way (entered, not answered)."""
+        return [name for _, name in self._open.values()]
+
+
+def _seconds(time: str | None) -> float | None:
+    moment = parse_time(time or "")
+    return moment.timestamp() if moment is not None else None
+
+
 __all__ = [
     "CallStats",
     "CallTally",
+    "RunModelCalls",
     "add_nodes",
     "call_stats",
     "latency_quantiles",

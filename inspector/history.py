@@ -1,14 +1,17 @@
 """What the store's background detail pass reads: a run's events that its extras count
-(tool calls and results, model calls, errors, the end), from its ledger or its source."""
+(tool calls and results, model calls and their model nodes' starts, errors, the end), from
+its ledger or its source."""
 
 from __future__ import annotations
 
 from typing import Final
 
 from inspector.source import RunSource
+from inspector.timeline_nodes import NodeKind, node_kind
 from ledger_reader import (
     ErrorEvent,
     LlmCall,
+    NodeEnter,
     RunCompleted,
     RunEvent,
     ToolCall,
@@ -20,16 +23,24 @@ from ledger_reader.lines import read_ledger_lines
 DETAIL_PAGE: Final = 5_000
 """Events asked of a source at a time."""
 DETAIL_TYPES: Final = (ToolCall, ToolResult, LlmCall, ErrorEvent, RunCompleted)
-"""The events a detail pass folds: the ones extras count."""
+"""The events a detail pass folds: the ones extras count (and a model node's start)."""
+
+
+def counted(event: RunEvent | None) -> bool:
+    """Whether extras count ``event``: one of :data:`DETAIL_TYPES`, or the ``node_enter`` of
+    a model call (its start: how long the call took)."""
+    if isinstance(event, DETAIL_TYPES):
+        return True
+    return isinstance(event, NodeEnter) and node_kind(event.payload.node_id) is NodeKind.MODEL
 
 
 def read_history(path: str, end: int) -> list[RunEvent]:
     """The events of a ledger before ``end`` that extras count (blocking; runs in a thread)."""
-    wanted = DETAIL_TYPES
     found: list[RunEvent] = []
     for line in read_ledger_lines(path, 0, end):
         event = event_of(line.item)
-        if isinstance(event, wanted):
+        if counted(event):
+            assert event is not None
             found.append(event)
     return found
 
@@ -41,9 +52,10 @@ async def history_from_source(source: RunSource, run_id: str, count: int) -> lis
         items = await source.events(run_id, start, min(count, start + DETAIL_PAGE))
         for item in items:
             event = event_of(item)
-            if isinstance(event, DETAIL_TYPES):
+            if counted(event):
+                assert event is not None
                 found.append(event)
     return found
 
 
-__all__ = ["DETAIL_PAGE", "DETAIL_TYPES", "history_from_source", "read_history"]
+__all__ = ["DETAIL_PAGE", "DETAIL_TYPES", "counted", "history_from_source", "read_history"]

@@ -19,6 +19,7 @@ from typing import Any, Final, NamedTuple
 import msgspec
 
 from inspector.burn import RecentCall, RecentCalls
+from inspector.call_stats import RunModelCalls
 from ledger_reader import (
     ErrorEvent,
     LedgerItem,
@@ -302,8 +303,11 @@ class RunExtras(msgspec.Struct):
     """Calls whose result came before their call was folded (history folded after live events)."""
     recent: RecentCalls = msgspec.field(default_factory=RecentCalls)
     """Its model calls of the last minute, for its burn rate."""
+    models: RunModelCalls = msgspec.field(default_factory=RunModelCalls)
+    """Its model calls by model, for the model calls across runs (``M``)."""
 
     def add(self, event: RunEvent) -> None:
+        self.models.add(event)
         match event:
             case ToolCall(payload=payload):
                 self.tool_calls += 1

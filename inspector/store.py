@@ -28,6 +28,7 @@ from typing import Final
 import msgspec
 
 from inspector.actions import Action, refusal
+from inspector.call_stats import CallStats, CallTally, call_stats
 from inspector.changes import ChangeSubscriber, StoreChange
 from inspector.history import history_from_source, read_history
 from inspector.model import RunKey, RunView, ToolCallView, make_view
@@ -530,6 +531,23 @@ class RunStore:
     def tool_stats(self) -> list[ToolStats]:
         """Per tool across all runs, busiest first."""
         return tool_stats(self._tools)
+
+    def model_stats(self) -> list[CallStats]:
+        """Model calls per model across all runs, busiest first (:mod:`inspector.call_stats`:
+        the fold ``runtop stats --by model`` reads too)."""
+        tallies: dict[str, CallTally] = {}
+        for key, state in self._runs.items():
+            extras = state._extras
+            if extras is None:
+                continue
+            calls = extras.models
+            for name, tally in calls.tallies.items():
+                tallies.setdefault(name, CallTally()).merge(tally, key)
+            if state.summary.status.is_live:
+                for name in calls.running():
+                    running = tallies.setdefault(name, CallTally())
+                    running.add(key, seconds=None, running=True)
+        return call_stats(tallies)
 
     def children(self, key: RunKey) -> list[RunView]:
         """Runs whose parent is this run (in the same source)."""

@@ -61,6 +61,11 @@ class RunKeys(ScreenKeys):
 
         self.app.push_screen(ToolsScreen(store, clock=clock))
 
+    def show_models(self, store: RunStore, clock: float | None) -> None:
+        from tui.screens.models import ModelsScreen  # its DataTable: not needed at launch
+
+        self.app.push_screen(ModelsScreen(store, clock=clock))
+
     def open_run(
         self, store: RunStore, key: RunKey, clock: float | None, *, select: int | None = None
     ) -> None:

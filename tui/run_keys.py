@@ -57,6 +57,10 @@ class ScreenKeys(ABC):
         """The tool calls' statistics over ``store``."""
 
     @abstractmethod
+    def show_models(self, store: RunStore, clock: float | None) -> None:
+        """The model calls' statistics over ``store``, by model."""
+
+    @abstractmethod
     def open_run(
         self, store: RunStore, key: RunKey, clock: float | None, *, select: int | None = None
     ) -> None:

@@ -27,6 +27,13 @@ class RuntopScreen(Screen[None]):
         *RUN_KEY_BINDINGS,
         Binding("y", "copy", "Copy", tooltip="Copy the selected run's id"),
         Binding("t", "tools", "Tool calls", tooltip="Per-tool counts, errors and latencies"),
+        Binding(
+            "M",
+            "models",
+            "Model calls",
+            tooltip="Per-model calls, errors, latencies, tokens and cost",
+            show=False,
+        ),
     ]
     """The keys of a screen with a run to act on: the run keys, copy, the tool calls. Such
     a screen lists them last in its ``BINDINGS``, after its own: Textual puts a class's
@@ -38,6 +45,9 @@ class RuntopScreen(Screen[None]):
 
     LISTS_TOOL_CALLS: ClassVar[bool] = False
     """This screen lists tool calls: ``t`` (the tool calls) would stack it again."""
+
+    LISTS_MODEL_CALLS: ClassVar[bool] = False
+    """This screen lists the model calls: ``M`` would stack it again."""
 
     COPIES_ITS_TEXT: ClassVar[bool] = False
     """``y`` copies what the screen shows (:meth:`copy_text`), not a run's id."""
@@ -80,6 +90,8 @@ class RuntopScreen(Screen[None]):
             return False
         if action == "tools":  # not on the tool calls' own screens, where t would stack them
             return not self.LISTS_TOOL_CALLS
+        if action == "models":
+            return not self.LISTS_MODEL_CALLS
         if action == "copy":  # not where there is nothing to copy (the tools' stats)
             return self.COPIES_ITS_TEXT or self.current_run() is not None
         if action != "run_key":
@@ -107,6 +119,10 @@ class RuntopScreen(Screen[None]):
     def action_tools(self) -> None:
         if (keys := self.run_keys) is not None:
             keys.show_tools(self.store, self.clock)
+
+    def action_models(self) -> None:
+        if (keys := self.run_keys) is not None:
+            keys.show_models(self.store, self.clock)
 
     def replaying(self) -> bool:
         """Whether a replay is open (space, ``n``, ``x`` and ``R`` are its keys then)."""
