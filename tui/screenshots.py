@@ -106,6 +106,14 @@ async def tool_calls(pilot: Pilot[Any]) -> None:
     await pilot.pause(0.5)
 
 
+async def model_calls(pilot: Pilot[Any]) -> None:
+    app = pilot.app
+    assert isinstance(app, RuntopApp)
+    await _until(pilot, lambda: sum(r.status.value == "succeeded" for r in _rows(app).rows) >= 3)
+    await pilot.press("M")
+    await pilot.pause(0.5)
+
+
 async def approval_confirmation(pilot: Pilot[Any]) -> None:
     app = pilot.app
     assert isinstance(app, RuntopApp)
@@ -225,6 +233,7 @@ SCENARIOS: dict[str, Callable[[Pilot[Any]], Awaitable[None]]] = {
     "run-model-call": run_model_call,
     "cancel-confirm": cancel_confirmation,
     "tool-calls": tool_calls,
+    "model-calls": model_calls,
     "approval-confirm": approval_confirmation,
     "run-search": run_search,
     "tool-drilldown": tool_drilldown,
