@@ -20,7 +20,7 @@ from ledger_reader import LlmCall, NodeEnter, RunCompleted, RunEvent, RunTotals,
 FAILED: Final = frozenset({Outcome.ERROR})
 """How a call that failed ended (a call cancelled with its run, or left unfinished, did
 not fail)."""
-UNANSWERED: Final = frozenset({Outcome.CANCELLED, Outcome.UNFINISHED})
+UNANSWERED: Final = frozenset({Outcome.CANCELED, Outcome.UNFINISHED})
 """How a model call that got no answer ended (cancelled with its run, or left open when
 its run ended or its writer went): not counted, by the app's ``M`` nor ``runtop stats``."""
 
