@@ -35,7 +35,11 @@ _LEN: Final = 2
 # -- protobuf ---------------------------------------------------------------------------
 
 
-def _varint(data: bytes, at: int) -> tuple[int, int]:
+Wire = bytes | memoryview
+"""A message's bytes, or a view of them (a large request is walked without copying it)."""
+
+
+def _varint(data: Wire, at: int) -> tuple[int, int]:
     value = shift = 0
     while True:
         if at >= len(data) or shift > 63:
@@ -48,7 +52,7 @@ def _varint(data: bytes, at: int) -> tuple[int, int]:
         shift += 7
 
 
-def _fields(data: bytes) -> Iterator[tuple[int, int, bytes]]:
+def _fields(data: Wire) -> Iterator[tuple[int, int, Wire]]:
     """Each field of a message: its number, wire type and, for a length-delimited one,
     its bytes (the whole field as written, tag included, for the others)."""
     at = 0
@@ -76,7 +80,7 @@ def _fields(data: bytes) -> Iterator[tuple[int, int, bytes]]:
         yield number, wire, data[start:at]
 
 
-def length_delimited_fields(data: bytes) -> Iterator[tuple[int, bytes]]:
+def length_delimited_fields(data: Wire) -> Iterator[tuple[int, Wire]]:
     """The length-delimited fields of a message (its sub-messages, strings and bytes), each
     as its number and bytes; the others are skipped.
 
@@ -88,7 +92,7 @@ def length_delimited_fields(data: bytes) -> Iterator[tuple[int, bytes]]:
             yield number, payload
 
 
-def length_delimited(data: bytes, number: int) -> Iterator[bytes]:
+def length_delimited(data: Wire, number: int) -> Iterator[Wire]:
     """The bytes of each length-delimited field ``number`` of a message (a repeated
     sub-message's elements), in order.
 
@@ -100,7 +104,7 @@ def length_delimited(data: bytes, number: int) -> Iterator[bytes]:
             yield payload
 
 
-def _field(number: int, payload: bytes) -> bytes:
+def _field(number: int, payload: Wire) -> bytes:
     return _encode_varint(number << 3 | _LEN) + _encode_varint(len(payload)) + payload
 
 
@@ -131,7 +135,7 @@ def salvage_protobuf(body: bytes) -> tuple[bytes, int, str]:
     rejected = 0
     reason = ""
 
-    def readable(message: Any, data: bytes) -> str:
+    def readable(message: Any, data: Wire) -> str:
         try:
             message.FromString(data)
         except (DecodeError, RecursionError) as error:
@@ -144,7 +148,7 @@ def salvage_protobuf(body: bytes) -> tuple[bytes, int, str]:
             continue
         resource_ok = True
         resource_part = bytearray()
-        scopes: list[tuple[bool, bytearray, list[bytes]]] = []
+        scopes: list[tuple[bool, bytearray, list[Wire]]] = []
         for field, kind, data in _fields(resource_spans):
             if field == 1 and kind == _LEN:
                 resource_ok = not readable(Resource, data)
@@ -152,7 +156,7 @@ def salvage_protobuf(body: bytes) -> tuple[bytes, int, str]:
             elif field == 2 and kind == _LEN:
                 scope_ok = True
                 scope_part = bytearray()
-                spans: list[bytes] = []
+                spans: list[Wire] = []
                 for inner, inner_kind, piece in _fields(data):
                     if inner == 2 and inner_kind == _LEN:
                         spans.append(piece)
@@ -231,6 +235,7 @@ def holds_too_deep(value: Any) -> bool:
 __all__ = [
     "MAX_DEPTH",
     "TOO_DEEP",
+    "Wire",
     "holds_too_deep",
     "length_delimited",
     "length_delimited_fields",

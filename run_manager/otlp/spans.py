@@ -20,6 +20,7 @@ from typing import Any, Final
 import msgspec
 
 from run_manager.otlp.damaged_requests import (
+    Wire,
     holds_too_deep,
     length_delimited,
     length_delimited_fields,
@@ -165,8 +166,9 @@ def _decode_span_by_span(body: bytes) -> Decoded:
     from opentelemetry.proto.trace.v1.trace_pb2 import Span as SpanMessage
 
     decoded = Decoded([])
-    for resource_spans in length_delimited(body, 1):
-        scopes: list[bytes] = []
+    # Views, not copies: slicing 60 MB out of the body twice held the interpreter ~70 ms.
+    for resource_spans in length_delimited(memoryview(body), 1):
+        scopes: list[Wire] = []
         service: str | None = None
         resource_ok = True
         for number, data in length_delimited_fields(resource_spans):
