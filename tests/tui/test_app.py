@@ -567,16 +567,17 @@ async def test_news_that_reaches_the_tool_calls_screen_before_its_columns_is_not
     """The store's news comes when it comes: once it found the table without columns yet
     (seen in tmux: t pressed while runs streamed), and DataTable refused the rows."""
     from inspector import StoreChange
+    from tui.screens.stats_table import StatsTableScreen
     from tui.screens.tools import ToolsScreen
     from tui.store_news import StoreChanged
 
-    mounted = ToolsScreen.on_mount
+    mounted = StatsTableScreen.on_mount  # the tool calls' and the model calls' screens'
 
-    def news_first(self: ToolsScreen) -> None:
+    def news_first(self: StatsTableScreen) -> None:
         self.on_store_changed(StoreChanged(StoreChange()))
         mounted(self)
 
-    monkeypatch.setattr(ToolsScreen, "on_mount", news_first)
+    monkeypatch.setattr(StatsTableScreen, "on_mount", news_first)
     app = sample_app(fixtures)
     async with app.run_test(size=(160, 48)) as pilot:
         await loaded(pilot)
