@@ -527,27 +527,21 @@ def test_runtop_serve_makes_runs_of_agents_traces_or_of_every_trace(
             assert line, said
             said += line
         url = said.split("runtop serve: ", 1)[1].split(",", 1)[0].split()[0]
-        for body in (request(*web_request(TRACE)), request(*agent_run())):
-            sent = urllib.request.Request(
-                f"{url}/v1/traces",
-                data=body,
-                headers={"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"},
-            )
+
+        def export(body: bytes) -> None:
+            headers = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
+            sent = urllib.request.Request(f"{url}/v1/traces", data=body, headers=headers)
             with urllib.request.urlopen(sent, timeout=10) as answer:
                 assert answer.status == 200
+
+        export(request(*web_request(TRACE)))
+        export(request(*agent_run()))
         written = ledgers(runs)
         # The agent's trace is the web trace's too (one trace id): its spans join its run.
         [events] = written.values()
         generic = [e["payload"]["name"] for e in events if e["type"] == "otel_span"]
         assert generic == ["GET /users", "SELECT users"]
-        other = request(*web_request("0" * 31 + "9"))
-        sent = urllib.request.Request(
-            f"{url}/v1/traces",
-            data=other,
-            headers={"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"},
-        )
-        with urllib.request.urlopen(sent, timeout=10) as answer:
-            assert answer.status == 200
+        export(request(*web_request("0" * 31 + "9")))  # a web service's trace alone
         assert len(ledgers(runs)) == (2 if every_trace else 1)
         assert ("every trace" in said) == every_trace
     finally:
