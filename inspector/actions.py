@@ -121,14 +121,16 @@ def os_user() -> str | None:
         return None
 
 
-def not_running(summary: RunSummary) -> str:
+def not_running(summary: RunSummary, action: Action = "cancel") -> str:
     """Why a run that is not live cannot be cancelled (or answered), in its status's word:
     a stale or abandoned run has not ended, and is not said to have."""
+    # What is missing: something running to stop, or a writer to read the answer.
+    nothing = "nothing to cancel" if action == "cancel" else "no writer would read the answer"
     match summary.status:
         case RunStatus.STALE:
-            return "the run is stale (its writer went quiet): nothing to cancel"
+            return f"the run is stale (its writer went quiet): {nothing}"
         case RunStatus.ABANDONED:
-            return "the run is abandoned (its writer is gone): nothing to cancel"
+            return f"the run is abandoned (its writer is gone): {nothing}"
         case RunStatus.IDLE:
             return "the session is idle (nothing written for a while): nothing runs to cancel"
         case RunStatus.SUSPENDED:
@@ -154,7 +156,7 @@ def run_refusal(action: Action, summary: RunSummary) -> str | None:
             if summary.pending_approval is None:
                 return "the run is not waiting on an approval"
             if summary.status is not RunStatus.SUSPENDED and not summary.status.is_live:
-                return not_running(summary)  # suspended on its approval: what it waits for
+                return not_running(summary, action)  # suspended: on its approval
         case "resume":
             if summary.status.is_live:
                 return "the run is still running"

@@ -591,16 +591,16 @@ class RunStore:
         self, key: RunKey, approved: bool, reason: str | None = None, approval_id: str | None = None
     ) -> None:
         """Approve or deny the run's pending approval."""
-        source = self._checked(key, "approve")
+        source = self._checked(key, "approve", "approve" if approved else "deny")
         state = self._runs[key]
         pending = state.summary.pending_approval
         chosen = approval_id or (pending.approval_id if pending is not None else None)
         await source.approve(key.run_id, chosen, approved, reason, by=self.user)
 
-    def _checked(self, key: RunKey, action: Action) -> RunSource:
+    def _checked(self, key: RunKey, action: Action, verb: str | None = None) -> RunSource:
         reason = self.refusal(key, action)
-        if reason is not None:
-            raise ActionRefused(f"cannot {action}: {reason}")  # as the greyed key says it
+        if reason is not None:  # as the greyed key says it: its own verb (deny, too)
+            raise ActionRefused(f"cannot {verb or action}: {reason}")
         return self._sources[key.source]
 
     # -- detail: earlier events of ledger runs, in the background ------------------

@@ -107,7 +107,7 @@ class TypeAhead:
         reason = self.refusal(action.asks)
         if reason is None:
             return None
-        said = f"cannot {action.asks}: {reason}"
+        said = f"cannot {action.name}: {reason}"  # d: "cannot deny", though it asks approve
         if event is not self.holding_for:
             self.app.notify(said, severity="warning", markup=False)
         return said

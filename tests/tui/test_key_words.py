@@ -232,3 +232,18 @@ async def test_a_burst_of_notices_shows_the_newest_under_the_counts(fixtures: Pa
         shown = [line for line in lines if "notice " in line]
         assert any("notice 13" in line for line in shown), shown  # the newest in view
         assert not any("notice 0 " in line for line in shown), shown  # the oldest gave way
+
+
+async def test_a_refused_key_says_its_own_verb_and_what_is_missing(fixtures: Path) -> None:
+    """``d`` said "cannot approve", and on a stale run waiting on an approval both ``a``
+    and ``d`` said "nothing to cancel"."""
+    app = sample_app(fixtures)
+    async with app.run_test(size=(160, 48), notifications=True) as pilot:
+        await loaded(pilot)
+        await open_run(pilot, MIGRATION)  # stale, its approval never answered
+        await pilot.press("d")
+        said = await noticed(pilot, "cannot deny")
+        assert "the run is stale (its writer went quiet): no writer would read the answer" in said
+        assert "nothing to cancel" not in said
+        await pilot.press("c")
+        assert "nothing to cancel" in await noticed(pilot, "cannot cancel")

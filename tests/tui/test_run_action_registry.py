@@ -71,7 +71,7 @@ async def main(fixtures: Path) -> dict[str, object]:
             seen["greyed"] = app.screen.check_action("run_key", ("nudge",))
             seen["palette_ended"] = [e.title for e in palette_commands(app, app.screen)]
             await pilot.press("z", "x", "y")  # refused: the keys typed after it set aside
-            seen["refused"] = await noticed(pilot, "cannot approve")
+            seen["refused"] = await noticed(pilot, "cannot nudge")  # its own verb
             seen["nudged_after"] = list(nudged)
             seen["waiting"] = waiting.run_id
             manager.cancel_all()
