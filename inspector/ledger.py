@@ -72,6 +72,8 @@ from ledger_reader.sessions import (
     home_session_dirs,
     is_session_place,
     read_session,
+    session_events,
+    sessions_named,
 )
 from ledger_reader.text_search import FileSearch, Hit, Phrase
 from ledger_reader.timespan import call_seconds, offset_in_run, span_words
@@ -164,6 +166,8 @@ __all__ = [
     "runtop_home",
     "scan_summaries",
     "seconds_words",
+    "session_events",
+    "sessions_named",
     "span_words",
     "summarize_ledger",
     "writer_gone",

@@ -27,6 +27,7 @@ from ledger_reader.sessions.session_file import (
     read_session,
     session_events,
     session_summaries,
+    sessions_named,
 )
 from ledger_reader.sessions.status import IDLE_AFTER, WAIT_LIMIT, judge_session
 
@@ -52,4 +53,5 @@ __all__ = [
     "read_session",
     "session_events",
     "session_summaries",
+    "sessions_named",
 ]

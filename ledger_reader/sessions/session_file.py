@@ -311,13 +311,21 @@ def session_summaries(
 
 
 def find_session(run_id: str, roots: list[str]) -> str | None:
-    """The session file of the run ``run_id`` under ``roots``, or ``None``.
+    """The session file of the run ``run_id`` under ``roots``, or ``None``."""
+    return sessions_named(run_id, roots).get(run_id)
 
-    Files are named by their session's id (a sub-agent's by its agent's), so only
-    files whose name holds part of it are opened, to read the id inside.
+
+def sessions_named(part: str, roots: list[str]) -> dict[str, str]:
+    """The session files under ``roots`` whose run id is ``part``, starts or ends with it,
+    by run id: what a run id typed whole or in part may name.
+
+    Files are named by their session's id (a sub-agent's by its agent's), so only files
+    whose name holds ``part`` (or, for a sub-agent's whole id, its agent's) are opened, to
+    read the id inside.
     """
-    session, _, agent = run_id.partition(".agent-")
+    session, _, agent = part.partition(".agent-")
     hints = [f"agent-{agent}"] if agent else [session, session[:8]]
+    found: dict[str, str] = {}
     for root in roots:
         if not os.path.exists(root):
             continue
@@ -327,11 +335,12 @@ def find_session(run_id: str, roots: list[str]) -> str | None:
             if not any(hint and hint in name for hint in hints):
                 continue
             try:
-                if quick_summary(file).run_id == run_id:
-                    return file
+                run_id = quick_summary(file).run_id
             except LedgerError:
                 continue
-    return None
+            if run_id == part or run_id.startswith(part) or run_id.endswith(part):
+                found.setdefault(run_id, file)
+    return found
 
 
 def session_events(path: str) -> list[RunEvent]:
@@ -394,4 +403,5 @@ __all__ = [
     "read_session",
     "session_events",
     "session_summaries",
+    "sessions_named",
 ]

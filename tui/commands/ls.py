@@ -34,7 +34,13 @@ from inspector.ledger import (
 )
 from tui.commands.output import say, write_json
 from tui.commands.run_selection import parse_filter, select, views_of
-from tui.commands.targets import CommandError, UsageError, not_a_ledger, split_targets
+from tui.commands.targets import (
+    CommandError,
+    UsageError,
+    default_places,
+    not_a_ledger,
+    split_targets,
+)
 from tui.text import HOW_TO_START
 
 if TYPE_CHECKING:
@@ -171,10 +177,8 @@ def _gather(
     """Every run ``args`` name, newest first, and whether anything failed (said on stderr,
     once each with ``said``)."""
     named, urls = split_targets(args.paths)
-    if not args.paths and not getattr(args, "no_sessions", False):
-        from inspector.ledger import home_session_dirs
-
-        named.extend(home_session_dirs())  # as plain runtop shows them
+    if not args.paths:  # as plain runtop shows them
+        named = default_places(sessions=not getattr(args, "no_sessions", False))
     paths: list[Path] = []
     refused = False
     for path in named:

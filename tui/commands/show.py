@@ -68,7 +68,7 @@ from tui.commands.output import say, write_json
 from tui.commands.targets import (
     CommandError,
     NoSuchRun,
-    default_ledger_dir,
+    default_places,
     is_url,
     remote_run_id,
     resolve_ledger,
@@ -271,7 +271,8 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     urls = [where for where in args.dir or [] if is_url(where)]
     if urls:
         return _show_remote(args, urls[0], out)
-    search = [Path(path) for path in args.dir] if args.dir else [default_ledger_dir()]
+    # Where the app and ls look by default: the runs, and the coding agents' sessions.
+    search = [Path(path) for path in args.dir] if args.dir else default_places()
     try:
         path = resolve_ledger(args.target, search)
     except NoSuchRun as error:

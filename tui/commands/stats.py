@@ -102,11 +102,13 @@ def gather(args: argparse.Namespace) -> tuple[list[CallStats], bool]:
     from inspector.ledger import LedgerError, scan_summaries
     from inspector.timeline_nodes import NodeKind
     from tui.commands.run_selection import parse_filter
-    from tui.commands.targets import not_a_ledger, split_targets
+    from tui.commands.targets import default_places, not_a_ledger, split_targets
 
     text = getattr(args, "filter", None) or ""
     run_filter = parse_filter(text) if text.strip() else None
     named, urls = split_targets(args.paths)
+    if not args.paths:  # the runs and the coding agents' sessions, as ls lists them
+        named = [place for place in default_places() if place.exists()]
     failed = False
     paths = []
     for path in named:
@@ -151,9 +153,11 @@ def _passing(
 
 
 def _ledger_items(summary: RunSummary) -> list[LedgerItem]:
-    from inspector.ledger import read_ledger_lines, writer_gone
+    from inspector.ledger import agent_of, read_ledger_lines, session_events, writer_gone
 
     assert summary.path is not None
+    if agent_of(summary.path) is not None:  # a coding agent's session, folded as ls folds it
+        return list(session_events(summary.path))
     lines = read_ledger_lines(summary.path, torn_tail=writer_gone(summary))
     return [line.item for line in lines if line.item is not None]
 

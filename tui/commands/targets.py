@@ -14,7 +14,7 @@ from typing import Final
 
 import msgspec
 
-from inspector.ledger import default_ledger_dir, find_ledgers, find_session, is_valid_run_id
+from inspector.ledger import default_ledger_dir, find_ledgers, is_valid_run_id, sessions_named
 
 
 class CommandError(Exception):
@@ -34,6 +34,15 @@ class UsageError(CommandError):
 def is_url(target: str) -> bool:
     """An attach server's address rather than a path."""
     return target.startswith(("http://", "https://"))
+
+
+def default_places(*, sessions: bool = True) -> list[Path]:
+    """Where runs are looked for when no place is named, by the app, ``ls``, ``show`` and
+    ``stats`` alike: the default ledger directory, and (``sessions``) the coding agents'
+    session folders present in the home."""
+    from inspector.ledger import home_session_dirs
+
+    return [default_ledger_dir(), *(home_session_dirs() if sessions else [])]
 
 
 def split_targets(targets: Sequence[str]) -> tuple[list[Path], list[str]]:
@@ -116,9 +125,12 @@ def resolve_ledger(target: str, search: Sequence[Path]) -> Path:
             if candidate.name == wanted:
                 return candidate
             found.setdefault(candidate.name.removesuffix(".jsonl"), candidate)
-    session = find_session(target, [str(root) for root in search])
-    if session is not None:  # a coding agent's session, named by its own id
-        return Path(session)
+    # A coding agent's session, named by its own id (whole, or a unique start or end).
+    sessions = sessions_named(target, [str(root) for root in search])
+    if target in sessions:
+        return Path(sessions[target])
+    for run_id, session in sessions.items():
+        found.setdefault(run_id, Path(session))
     places = ", ".join(str(root) for root in search)
     return found[match_run_id(target, found, f"under {places}")]
 
@@ -221,6 +233,7 @@ __all__ = [
     "NoSuchRun",
     "UsageError",
     "default_ledger_dir",
+    "default_places",
     "is_url",
     "match_run_id",
     "not_a_ledger",

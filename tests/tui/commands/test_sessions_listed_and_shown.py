@@ -130,3 +130,40 @@ def test_a_ledger_named_by_a_uuid_outside_the_agents_folders_stays_a_ledger(
     assert main(["ls", "--json", str(ledger.parent)]) == 0
     [run] = json.loads(capsys.readouterr().out)
     assert (run["run_id"], run["skill"], run["status"]) == (run_id, "research", "succeeded")
+
+
+@pytest.fixture
+def agents_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A home holding the three agents' sessions (a copy: a listing may write its cache)."""
+    home = tmp_path / "home"
+    shutil.copytree(HOME, home, ignore=shutil.ignore_patterns(".runtop"))
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("RUNTOP_HOME", str(tmp_path / "runtop"))
+    monkeypatch.delenv("RUNTOP_LEDGER_DIR", raising=False)
+    return home
+
+
+@pytest.mark.parametrize(
+    ("typed", "said"),
+    [
+        ("7f2abd2d-7cfc-4447-9ddd-3ca8d14e02e9", "claude-code"),  # whole, no --from
+        ("019b04ae", "apply_patch"),  # a start of a Codex session's id
+        ("66058c", "apply_patch"),  # its end
+        ("f0a689a6", "run_shell_command"),  # Gemini's
+    ],
+)
+def test_show_finds_a_session_of_the_home_as_ls_lists_it(
+    agents_home: Path, capsys: pytest.CaptureFixture[str], typed: str, said: str
+) -> None:
+    """``ls`` lists the home's sessions with no path; ``show`` looked only in the runs'
+    folder, and took no part of a session's id."""
+    assert main(["show", typed]) == 0
+    assert said in capsys.readouterr().out
+
+
+def test_stats_counts_the_homes_sessions_model_calls(
+    agents_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["stats", "--by", "model", "--json"]) == 0
+    models = {row["model"] for row in json.loads(capsys.readouterr().out)}
+    assert {"gpt-5.1-codex-max", "gemini-2.5-flash", "claude-opus-4-6"} <= models
