@@ -345,3 +345,17 @@ async def test_a_replays_runs_started_before_the_moment_the_source_line_says(
         failed = next(text for text in lines if short_id(FAILED) in text)
         assert re.search(rf"\b{seconds - 10}s ago|\b{seconds - 9}s ago", failed), failed
         assert not any(re.search(r"\d+[mhd] ago", text) for text in lines), lines
+
+
+def test_a_short_id_is_the_distinctive_end_of_any_writers_id() -> None:
+    """A session's id showed its start: a Claude Code session and its sub-agent read the
+    same (``ae4a77f8-aedd…`` twice), and Codex's time-ordered ids share their starts."""
+    from tui.text.runs import short_id
+
+    session = "ae4a77f8-aedd-4bc1-888f-c94edc91af04"
+    assert short_id("run_20261128T143000012_4f1a9c2e7b3d8a60") == "…9c2e7b3d8a60"
+    assert short_id(session) == "…c94edc91af04"
+    assert short_id(f"{session}.agent-aac57f5") == "agent-aac57f5"
+    codex = ["019b04ae-b1c6-7c72-a134-a4c2de66058c", "019b04ae-b1c7-7000-8000-0123456789ab"]
+    assert len({short_id(run_id) for run_id in codex}) == 2
+    assert short_id("my.run.v1") == "my.run.v1"  # short ids whole, dots and all

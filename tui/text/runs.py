@@ -20,7 +20,6 @@ from tui.text import (
     cost,
     duration,
     inert,
-    shorten,
     spent,
     spent_with_children,
     tokens,
@@ -172,11 +171,16 @@ def tokens_said(run: RunView, *, source_down: bool = False) -> str:
 
 
 def short_id(run_id: str) -> str:
-    """The distinctive end of a run id (the start is the date, shown elsewhere)."""
+    """The distinctive end of a run id: a runtop id starts with its date (shown elsewhere),
+    a coding agent's session id with its time (UUIDv7: sessions of one afternoon share a
+    start), and a sub-agent's is its session's and then its own (``…agent-aac57f5``, not
+    its parent's start). Any unique end is also what ``show`` takes for the id."""
     clean = inert(run_id, single_line=True)
-    if clean.startswith("run_") and len(clean) > 14:
-        return "…" + clean[-12:]
-    return shorten(clean, 14)
+    _, sub_agent, agent = clean.rpartition(".agent-")
+    own = f"agent-{agent}" if sub_agent else clean  # a sub-agent's own part, or the whole id
+    if len(own) > 14:
+        return "…" + own[-12:]
+    return own
 
 
 def now_or(clock: float | None) -> float:
