@@ -299,6 +299,14 @@ class RunFilter(msgspec.Struct, frozen=True):
                 continue
             field = field.lower()
             if field not in FIELDS:
+                import difflib  # only for a mistyped field
+
+                close = difflib.get_close_matches(field, FIELDS, n=1, cutoff=0.6)
+                if close:  # cots:>1: the field meant first, the others only then
+                    raise FilterError(
+                        f"unknown field {field}: (did you mean {close[0]}:?); "
+                        f'quote "{body}" to find it as text'
+                    )
                 raise FilterError(
                     f"unknown field {field}: (one of {', '.join(f + ':' for f in FIELDS)}); "
                     f'quote "{body}" to find it as text'
