@@ -19,6 +19,8 @@ What is here, and why no public way does it:
   (as Textual's TextArea does) shows the scroll bar that size asks for.
 - :func:`grow_scroll_range`: a live view's scroll range grows without laying
   the screen out (Textual's ``virtual_size`` does at every change).
+- :func:`resize_to_content`: a widget whose content changed is measured anew at
+  the next layout (Textual may keep the size measured for its old content).
 - :func:`screen_lines`, :func:`screen_text` and :func:`forwarded_key`: what
   a screen shows, as text, and a key as the app hands it to a widget; for the
   tests, which check what a user sees.
@@ -53,7 +55,7 @@ USED: Final[dict[type[Any], tuple[str, ...]]] = {
         "_unnotify",
     ),
     Screen: ("_compositor",),
-    Widget: ("_refresh_scrollbars", "_scroll_update"),
+    Widget: ("_refresh_scrollbars", "_scroll_update", "_box_model_cache"),
     Key: ("_set_forwarded",),
 }
 """The private names used, by the class that has them (an instance's are set in its
@@ -170,6 +172,19 @@ def grow_scroll_range(view: ScrollView, size: Size) -> None:
     if size.height != old.height:
         view.set_reactive(Widget.virtual_size, size)
         view._scroll_update(size)
+
+
+def resize_to_content(widget: Widget) -> None:
+    """Lay ``widget`` out again, measured anew for the content it has now.
+
+    Textual keeps a widget's measured size under a count of the layouts asked of it,
+    and a second ask before the first is carried out does not count: if the screen
+    was laid out in between (for another widget), the size measured then, for the
+    old content, is kept. A timeline's summary that came to wrap stayed one line
+    (``tests/tui/test_snapshots.py::test_comparison`` at 80x24, about one run in ten).
+    """
+    widget._box_model_cache.clear()
+    widget.refresh(layout=True)
 
 
 def screen_strips(screen: Screen[Any]) -> list[Strip]:

@@ -126,6 +126,7 @@ async def compare_resumed(pilot: Pilot[Any]) -> None:
     """The failed deploy and its resume, marked in the table and compared."""
     from tui.screens.compare import CompareScreen
     from tui.widgets.comparison_table import ComparisonTable
+    from tui.widgets.timeline_pane import TimelinePane
 
     await loaded(pilot, 2)
     await pilot.press("space", "down", "space", "C")
@@ -133,6 +134,9 @@ async def compare_resumed(pilot: Pilot[Any]) -> None:
     await settle(pilot, lambda: isinstance(app.screen, CompareScreen), "the comparison")
     table = app.screen.query_one(ComparisonTable)
     await settle(pilot, lambda: table.comparison and not table.reading, "both runs read")
+    panes = list(app.screen.query(TimelinePane))
+    # each timeline's summary line is worked out in a thread of its own, after the table's
+    await settle(pilot, lambda: all(pane.summary is not None for pane in panes), "the timelines")
     app.clear_notifications()  # the marks' toasts would time out at a moment of their own
     await pilot.pause(0.1)
 

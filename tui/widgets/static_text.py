@@ -7,6 +7,8 @@ from rich.text import Text
 from textual.content import Content
 from textual.widgets import Static
 
+from tui.textual_compat import resize_to_content
+
 StaticText = Text | Content
 
 
@@ -27,7 +29,11 @@ def update_static(widget: Static, text: StaticText) -> None:
         return
     width = widget.content_region.width
     height = _height(text, width)
-    widget.update(text, layout=height is None or height != _height(shown, width))
+    if height is not None and height == _height(shown, width):
+        widget.update(text, layout=False)
+        return
+    widget.update(text)
+    resize_to_content(widget)
 
 
 def _same(shown: StaticText, text: StaticText) -> bool:
