@@ -54,7 +54,7 @@ from ledger_reader import (
     scan_summaries,
     summarize_ledger,
 )
-from ledger_reader.budgets import budget_words, limit_words, limits_of, seconds_words
+from ledger_reader.budgets import budget_words, limit_words, limits_of
 from ledger_reader.decode import decode_line
 from ledger_reader.errors import file_kind
 from ledger_reader.events import BudgetLimits, BudgetSpent, BudgetState, BudgetUpdated
@@ -76,7 +76,7 @@ from ledger_reader.sessions import (
     sessions_named,
 )
 from ledger_reader.text_search import FileSearch, Hit, Phrase
-from ledger_reader.timespan import call_seconds, offset_in_run, span_words
+from ledger_reader.timespan import call_seconds, duration, offset_in_run, under_a_tenth
 from ledger_reader.totals import family_totals
 
 if TYPE_CHECKING:
@@ -147,6 +147,7 @@ __all__ = [
     "decode_line",
     "default_ledger_dir",
     "descendant_ledgers",
+    "duration",
     "encode_event",
     "family_totals",
     "file_kind",
@@ -165,10 +166,9 @@ __all__ = [
     "read_session",
     "runtop_home",
     "scan_summaries",
-    "seconds_words",
     "session_events",
     "sessions_named",
-    "span_words",
     "summarize_ledger",
+    "under_a_tenth",
     "writer_gone",
 ]

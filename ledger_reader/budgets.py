@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Final
 
 from ledger_reader.events import BudgetLimits, BudgetSpent
+from ledger_reader.timespan import duration
 
 LIMITS: Final = ("cost_usd", "tokens", "model_calls", "seconds")
 """The limits a budget may set, each named as :class:`BudgetLimits` and
@@ -29,41 +30,27 @@ def count_words(value: float) -> str:
     return f"{value:g}"
 
 
-def seconds_words(value: float) -> str:
-    """``0.3s``, ``48s``, ``10m``, ``1m30s``, ``2h05m``."""
-    if value < 10:
-        return f"{round(value, 1):g}s"
-    whole = round(value)
-    if whole < 60:
-        return f"{whole}s"
-    minutes, seconds = divmod(whole, 60)
-    if minutes < 60:
-        return f"{minutes}m{seconds:02d}s" if seconds else f"{minutes}m"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h{minutes:02d}m"
-
-
 def spent_of(name: str, spent: float, limit: float) -> str:
     """One limit and what was spent of it: ``$0.80 of $1.00``, ``160k of 200k tokens``,
-    ``8 of 10 model calls``, ``48s of 1m``."""
+    ``8 of 10 model calls``, ``48s of 1m00s``."""
     if name == "cost_usd":
         return f"{dollars(spent, limit)} of {dollars(limit, limit)}"
     if name == "tokens":
         return f"{count_words(spent)} of {count_words(limit)} tokens"
     if name == "model_calls":
         return f"{spent:g} of {limit:g} model calls"
-    return f"{seconds_words(spent)} of {seconds_words(limit)}"
+    return f"{duration(spent)} of {duration(limit)}"
 
 
 def limit_words(name: str, limit: float) -> str:
-    """One limit alone: ``$1.00``, ``200k tokens``, ``10 model calls``, ``10m``."""
+    """One limit alone: ``$1.00``, ``200k tokens``, ``10 model calls``, ``10m00s``."""
     if name == "cost_usd":
         return dollars(limit, limit)
     if name == "tokens":
         return f"{count_words(limit)} tokens"
     if name == "model_calls":
         return f"{limit:g} model calls"
-    return seconds_words(limit)
+    return duration(limit)
 
 
 def limits_of(budget: BudgetLimits) -> dict[str, float]:
@@ -88,6 +75,5 @@ __all__ = [
     "dollars",
     "limit_words",
     "limits_of",
-    "seconds_words",
     "spent_of",
 ]

@@ -7,11 +7,13 @@ never less than nothing. An event's offset is measured from the same start,
 never below zero (:func:`offset_in_run`). Times are the writer's, kept as
 written: when they go back (a clock stepped back, or moved ahead and back),
 :class:`ClockCheck` words it for the run's ``warnings`` (``clock went back
-5 s at seq 12``) instead of anything quietly reordering or hiding them.
+5.0s at seq 12``) instead of anything quietly reordering or hiding them.
 
-Beside it, the one reading of "5m / 1h / 7d, or a time": where a ``since``
-window starts (:func:`since`; the attach API's ``?since=`` and the TUI's
-``since:`` filter both take it).
+Beside them, the one way a duration is written (:func:`duration`: every screen,
+``runtop show``, ``ls``, a budget's question and a clock's warning), and the one
+reading of "5m / 1h / 7d, or a time": where a ``since`` window starts
+(:func:`since`; the attach API's ``?since=`` and the TUI's ``since:`` filter
+both take it).
 """
 
 from __future__ import annotations
@@ -52,23 +54,49 @@ def offset_in_run(moment: float, start: float) -> float:
     return max(0.0, moment - start)
 
 
-def span_words(seconds: float) -> str:
-    """``5 s``, ``1.5 s``, ``3 min 20 s``, ``2 h 00 min``: a clock's step, in a warning."""
-    if seconds < 10:
-        return f"{round(seconds, 1):g} s"
-    whole = round(seconds)
+def duration(seconds: float | None) -> str:
+    """``0.012s``, ``0.4s``, ``30s``, ``4m30s``, ``2h05m``: a run's length at a glance
+    (``<0.001s`` under half a millisecond, ``0s`` for none at all).
+
+    The one way a duration is written: the TUI, ``runtop show``, ``ls``, a budget's
+    question and a clock's warning alike. Its
+    precision goes by the value *as rounded*, so the same span never reads two ways
+    (``0.0999`` is ``0.1s``, as ``0.1`` is, never ``0.100s``; ``9.96`` is ``10s``, never
+    ``10.0s``), and a longer span never reads shorter. It is rounded once, from whole
+    microseconds (a ledger's finest time), half up: a span of 1.45 s reads ``1.5s``
+    however it was worked out (from two datetimes, exactly; from two Unix times in floats,
+    a few tenths of a microsecond off either way).
+    """
+    if seconds is None:
+        return ""
+    micros = max(0, round(seconds * 1_000_000))
+    millis = (micros + 500) // 1000
+    if millis == 0:
+        return "<0.001s" if seconds > 0 else "0s"  # a call that took time did not take none
+    if millis < 100:
+        return f"0.{millis:03d}s"  # a fast tool call, not a 0.0
+    tenths = (micros + 50_000) // 100_000
+    if tenths < 100:
+        return f"{tenths // 10}.{tenths % 10}s"
+    whole = max(10, micros // 1_000_000)  # whole seconds, as a clock counts them
     if whole < 60:
-        return f"{whole} s"
+        return f"{whole}s"
     minutes, secs = divmod(whole, 60)
     if minutes < 60:
-        return f"{minutes} min {secs:02d} s"
+        return f"{minutes}m{secs:02d}s"
     hours, minutes = divmod(minutes, 60)
-    return f"{hours} h {minutes:02d} min"
+    return f"{hours}h{minutes:02d}m"
+
+
+def under_a_tenth(seconds: float) -> bool:
+    """Whether :func:`duration` writes ``seconds`` in milliseconds (``0.012s``) or as
+    nothing: a moment that long ago is *now* (:func:`tui.text.runs.relative`)."""
+    return (max(0, round(seconds * 1_000_000)) + 500) // 1000 < 100
 
 
 def clock_warning(back: float, seq: int) -> str:
     """The warning for an event ``back`` seconds before the one written just before it."""
-    return f"clock went back {span_words(back)} at seq {seq}"
+    return f"clock went back {duration(back)} at seq {seq}"
 
 
 class ClockCheck:
@@ -166,9 +194,10 @@ __all__ = [
     "ClockCheck",
     "call_seconds",
     "clock_warning",
+    "duration",
     "elapsed",
     "offset_in_run",
     "since",
     "span_seconds",
-    "span_words",
+    "under_a_tenth",
 ]

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from ledger_reader.budgets import spent_of
 from ledger_reader.events import parse_time
 from ledger_reader.head_tail import HEAD_BYTES, WHOLE_FILE_BYTES, summarize_ledger
-from ledger_reader.timespan import ClockCheck, elapsed, offset_in_run, span_words
+from ledger_reader.timespan import ClockCheck, clock_warning, elapsed, offset_in_run
 from tests.conftest import RUN_ID, completed, line, started
 
 pytestmark = pytest.mark.timeout(30)
@@ -60,9 +61,11 @@ def test_a_duration_or_an_offset_is_never_negative() -> None:
 def test_a_clock_going_back_is_said_with_its_seq() -> None:
     check = ClockCheck()
     assert check.see(at("06:45:10"), 11) is None
-    assert check.see(at("06:45:05"), 12) == "clock went back 5 s at seq 12"
+    assert check.see(at("06:45:05"), 12) == "clock went back 5.0s at seq 12"
     assert check.see(at("08:45:05.5"), 13) is None  # ahead: a long wait looks the same
-    assert check.see(at("06:45:06"), 14) == "clock went back 2 h 00 min at seq 14"
+    assert (
+        check.see(at("06:45:06"), 14) == "clock went back 1h59m at seq 14"
+    )  # 1h59m59.5s, as a clock counts
 
 
 def test_events_a_moment_out_of_order_are_not_a_clock_going_back() -> None:
@@ -71,31 +74,34 @@ def test_events_a_moment_out_of_order_are_not_a_clock_going_back() -> None:
     assert check.see(at("06:45:10.100"), 2) is None
     assert check.see(at("06:45:09.950"), 3) is None
     assert check.see("2026-11-29T08:45:09+02:00", 4) is None  # 06:45:09 again, another way
-    assert check.see("2026-11-29T08:44:59+02:00", 5) == "clock went back 10 s at seq 5"
+    assert check.see("2026-11-29T08:44:59+02:00", 5) == "clock went back 10s at seq 5"
 
 
-def test_spans_in_words() -> None:
-    assert [span_words(s) for s in (5, 1.5, 59.6, 200, 7200, 3599.597)] == [
-        "5 s",
-        "1.5 s",
-        "1 min 00 s",
-        "3 min 20 s",
-        "2 h 00 min",
-        "1 h 00 min",
+def test_a_warning_and_a_budget_write_spans_as_every_screen_does() -> None:
+    # one rounding of durations (issue 39): no second way with spaces or other rounding
+    assert [clock_warning(s, 3) for s in (5, 1.5, 59.6, 200, 7200, 3599.597)] == [
+        "clock went back 5.0s at seq 3",
+        "clock went back 1.5s at seq 3",
+        "clock went back 59s at seq 3",
+        "clock went back 3m20s at seq 3",
+        "clock went back 2h00m at seq 3",
+        "clock went back 59m59s at seq 3",
     ]
+    assert spent_of("seconds", 48.4, 600) == "48s of 10m00s"
+    assert spent_of("seconds", 9.96, 600) == "10s of 10m00s"
 
 
 def test_a_clock_stepped_back_is_a_warning_and_the_run_lasted_nothing(tmp_path: Path) -> None:
     path = ledger(tmp_path, T0, at("06:45:01"), at("06:45:02"), at("05:45:00.403"), at("05:45:06"))
     summary = summarize_ledger(path)
-    assert summary.warnings == ["clock went back 1 h 00 min at seq 4"]
+    assert summary.warnings == ["clock went back 1h00m at seq 4"]
     assert summary.duration() == 0.0  # from its first event to its last, never negative
 
 
 def test_a_clock_that_jumped_ahead_and_back_keeps_first_to_last(tmp_path: Path) -> None:
     path = ledger(tmp_path, T0, at("06:45:05"), at("08:45:06"), at("08:45:08"), at("06:45:20"))
     summary = summarize_ledger(path)
-    assert summary.warnings == ["clock went back 1 h 59 min at seq 5"]
+    assert summary.warnings == ["clock went back 1h59m at seq 5"]
     assert summary.duration() == 20.0
 
 
@@ -126,5 +132,5 @@ def test_a_big_ledger_folded_in_blocks_flags_its_clock_too(tmp_path: Path) -> No
         handle.write(line(seq + 1, "run_completed", {"status": "ok"}, time=at("06:45:30")))
     summary = summarize_ledger(path)
     assert summary.partial
-    assert summary.warnings == [f"clock went back 7 s at seq {back}"]
+    assert summary.warnings == [f"clock went back 7.0s at seq {back}"]
     assert summary.duration() == 30.0

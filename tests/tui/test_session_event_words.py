@@ -23,7 +23,7 @@ def test_a_prompt_reads_as_the_persons_words() -> None:
 
 def test_a_resumed_session_says_its_gap() -> None:
     assert describe(event(SESSION_RESUMED, {"after_seconds": 3 * 86400 + 65.0})) == (
-        "session resumed after 72 h 01 min"
+        "session resumed after 72h01m"
     )
     assert describe(event(SESSION_RESUMED, {"after_seconds": "x"})) == (
         "session resumed after a while"

@@ -26,6 +26,7 @@ from typing import Any, Final
 import msgspec
 
 from inspector.ledger import RunTotals
+from inspector.ledger import duration as duration  # the one way a duration is written
 
 _CONTROL: Final = re.compile(
     "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
@@ -84,45 +85,6 @@ def json_safe(line: str) -> str:
 def shorten(text: str, limit: int) -> str:
     """Cut ``text`` to ``limit`` characters, marking the cut with an ellipsis."""
     return text if len(text) <= limit else text[: max(0, limit - 1)] + "…"
-
-
-def duration(seconds: float | None) -> str:
-    """``0.012s``, ``0.4s``, ``30s``, ``4m30s``, ``2h05m``: a run's length at a glance
-    (``<0.001s`` under half a millisecond, ``0s`` for none at all).
-
-    The one way a duration is written, in the TUI and ``runtop show`` alike. Its
-    precision goes by the value *as rounded*, so the same span never reads two ways
-    (``0.0999`` is ``0.1s``, as ``0.1`` is, never ``0.100s``; ``9.96`` is ``10s``, never
-    ``10.0s``), and a longer span never reads shorter. It is rounded once, from whole
-    microseconds (a ledger's finest time), half up: a span of 1.45 s reads ``1.5s``
-    however it was worked out (from two datetimes, exactly; from two Unix times in floats,
-    a few tenths of a microsecond off either way).
-    """
-    if seconds is None:
-        return ""
-    micros = max(0, round(seconds * 1_000_000))
-    millis = (micros + 500) // 1000
-    if millis == 0:
-        return "<0.001s" if seconds > 0 else "0s"  # a call that took time did not take none
-    if millis < 100:
-        return f"0.{millis:03d}s"  # a fast tool call, not a 0.0
-    tenths = (micros + 50_000) // 100_000
-    if tenths < 100:
-        return f"{tenths // 10}.{tenths % 10}s"
-    whole = max(10, micros // 1_000_000)  # whole seconds, as a clock counts them
-    if whole < 60:
-        return f"{whole}s"
-    minutes, secs = divmod(whole, 60)
-    if minutes < 60:
-        return f"{minutes}m{secs:02d}s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h{minutes:02d}m"
-
-
-def under_a_tenth(seconds: float) -> bool:
-    """Whether :func:`duration` writes ``seconds`` in milliseconds (``0.012s``) or as
-    nothing: a moment that long ago is *now* (:func:`tui.text.runs.relative`)."""
-    return (max(0, round(seconds * 1_000_000)) + 500) // 1000 < 100
 
 
 def offset(seconds: float) -> str:

@@ -39,7 +39,6 @@ from inspector.ledger import (
     conversation,
     limit_words,
     limits_of,
-    span_words,
 )
 from inspector.status_words import (
     STILL_GOING,
@@ -246,7 +245,7 @@ def describe(item: RunEvent | DamagedLine, *, after_cancel: bool = False) -> str
             return f"user {_text(str(item.payload.get('text', '')))}"
         case UnknownEvent() if item.type == SESSION_RESUMED and isinstance(item.payload, dict):
             after = item.payload.get("after_seconds")
-            gap = span_words(after) if isinstance(after, int | float) else "a while"
+            gap = duration(after) if isinstance(after, int | float) else "a while"
             return f"session resumed after {gap}"
         case UnknownEvent():
             return f"{_text(item.type, 40)} {compact_json(item.payload)}"

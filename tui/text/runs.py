@@ -13,7 +13,7 @@ from typing import Final
 from rich.text import Text
 
 from inspector import RunView
-from inspector.ledger import RunStatus
+from inspector.ledger import RunStatus, under_a_tenth
 from inspector.status_words import STILL_GOING, UNKNOWN, status_word
 from tui.text import (
     WITH_CHILDREN,
@@ -23,7 +23,6 @@ from tui.text import (
     spent,
     spent_with_children,
     tokens,
-    under_a_tenth,
 )
 from tui.text.status_glyphs import STATUS_GLYPHS
 

@@ -12,7 +12,7 @@ from typing import Final
 
 from inspector import RunView
 from inspector.burn import Burn, burn_of, time_to_budget, total
-from inspector.ledger import BudgetSpent, budget_words, limit_words, limits_of, seconds_words
+from inspector.ledger import BudgetSpent, budget_words, duration, limit_words, limits_of
 from tui.text import cost, inert, tokens
 
 _STATES: Final = {
@@ -58,9 +58,9 @@ def spending_said(runs: Iterable[RunView], now: float) -> str:
             soonest = reached[1]
     if soonest is not None:
         said = (
-            f"{said}, a budget in {seconds_words(soonest)}"
+            f"{said}, a budget in {duration(soonest)}"
             if said
-            else f"a budget in {seconds_words(soonest)}"
+            else f"a budget in {duration(soonest)}"
         )
     return said
 
@@ -90,7 +90,7 @@ def budget_said(run: RunView, burn: Burn, now: float) -> str:
         if reached is not None:
             name, seconds = reached
             limit = limit_words(name, float(getattr(budget, name) or 0))
-            said += f"; {limit} in {seconds_words(seconds)} at this rate"
+            said += f"; {limit} in {duration(seconds)} at this rate"
     return inert(said, single_line=True)
 
 
