@@ -107,57 +107,73 @@ def visible_columns(
 ) -> tuple[tuple[str, str, int], ...]:
     """The columns that fit ``total`` cells, with their widths (one space between them).
 
-    Columns give way by priority (:data:`DROP_FIRST`), empty ones first, until DOING NOW
-    has :data:`MIN_DOING` cells; narrower still, DOING NOW goes and the columns left give
-    up cells (:data:`SQUEEZED`). The one sorted by (``keep``) stays, whole.
+    The columns a view leaves out (:attr:`Fill.hidden`) and those empty for every run go
+    first, at every width. Then columns give way by priority (:data:`DROP_FIRST`) until
+    DOING NOW has :data:`MIN_DOING` cells; narrower still, DOING NOW goes and the columns
+    left give up cells (:data:`SQUEEZED`). The one sorted by (``keep``) stays, whole, and
+    so do the numbers a view names (:func:`staying`): the names give way before them.
     """
     total = int(total)
     titles = {key: title for key, title, _ in COLUMNS}
     widths = {key: _natural(key, title, width, total, keep, fill) for key, title, width in COLUMNS}
+    stays = staying(keep, fill)
 
     def fixed() -> int:  # the cells of every column but DOING NOW, and the spaces between
         return sum(widths.values()) + len(widths) - 1
 
+    # A column with nothing in it for any run shown goes at every width: it would only take
+    # room from the names and DOING NOW, and made to go only when DOING NOW's longest text
+    # needed its room, it came and went as that text changed, shifting every title after
+    # it. A column the view leaves out goes as an empty one does, before any gives way:
+    # counted while the others gave way, it took a view's TOKENS / COST off at 80 columns.
+    for key in (fill.empty & set(DROP_FIRST)) | (fill.hidden - {"mark", "run"}):
+        if key != keep:
+            widths.pop(key, None)
     order = DROP_FIRST
     if fill.sources > 1:  # the source tells runs apart: it stays longer
         order = ("tokens", "damaged", "source", "started", "events", "duration")
-    dropping = [key for key in order if key in fill.empty]
-    dropping += [key for key in order if key not in dropping]
-    for key in dropping:
-        if total - fixed() >= MIN_DOING:
+    least = MIN_DOING if "doing" in widths else 0
+    for key in order:
+        if total - fixed() >= least:
             break
-        if key != keep:
-            del widths[key]
-    for key in fill.empty:
-        # A column with nothing in it for any run shown goes at every width: it would only
-        # take room from the names and DOING NOW, and made to go only when DOING NOW's
-        # longest text needed its room, it came and went as that text changed, shifting
-        # every title after it.
-        if key != keep and key in widths and key in DROP_FIRST:
-            del widths[key]
-    for key in fill.hidden:  # the view's choice: at every width, as an empty column goes
-        if key != keep and key in widths and key not in {"mark", "run"}:
-            del widths[key]
-    if "doing" not in widths:  # hidden: the names take its room
-        if "agent" in widths:
-            widths["agent"] += max(0, total - fixed())
-        return tuple((key, titles[key], width) for key, width in widths.items())
-    room = total - fixed()
-    if room < MIN_DOING_SQUEEZED and keep != "doing":
+        if key not in stays:
+            widths.pop(key, None)
+    most: int | None = None  # the cells the names may take of those left over: all of them
+    if "doing" in widths:
+        room = total - fixed()
+        if room >= MIN_DOING_SQUEEZED or keep == "doing":
+            widths["doing"] = room
+            return tuple((key, titles[key], width) for key, width in widths.items())
         del widths["doing"]
-        over = fixed() - total
-        for key, least in SQUEEZED:
-            if key in widths and key != keep and over > 0:
-                take = max(0, min(over, widths[key] - least))
-                widths[key] -= take
-                over -= take
-        if over > 0 and keep != "agent":
-            widths.pop("agent", None)
-        if over < 0 and "agent" in widths:  # no DOING NOW to take them: the names do
-            widths["agent"] = max(widths["agent"], min(widths["agent"] - over, AGENT_WIDE))
-    else:
-        widths["doing"] = room
-    return tuple((key, titles[key], width) for key, width in widths.items())
+        most = AGENT_WIDE
+    over = fixed() - total
+    for key, narrowest in SQUEEZED:
+        if key in widths and key != keep and over > 0:
+            take = max(0, min(over, widths[key] - narrowest))
+            widths[key] -= take
+            over -= take
+    agent = widths.pop("agent", 0) if over > 0 and keep != "agent" else 0
+    over -= agent + 1 if agent else 0
+    for key in order:  # the last resort, too narrow even for the names' last cells
+        if over <= 0:
+            break
+        if key != keep and key in widths:
+            over -= widths.pop(key) + 1
+    if agent and -over - 1 >= agent:  # a view's number gone after all: the names come back
+        widths["agent"], over = agent, over + agent + 1
+    if over < 0 and "agent" in widths:  # no DOING NOW to take them: the names do
+        wider = widths["agent"] - over
+        widths["agent"] = max(widths["agent"], wider if most is None else min(wider, most))
+    return tuple((key, titles[key], widths[key]) for key in titles if key in widths)
+
+
+def staying(keep: str, fill: Fill) -> frozenset[str]:
+    """The columns that never give way to make room: the one sorted by, and the numbers a
+    view names (its TOKENS / COST at 80 columns: the view was chosen for them)."""
+    if not fill.hidden:  # every column: none was asked for more than another
+        return frozenset({keep})
+    named = {key for key, _, _ in COLUMNS} - fill.hidden
+    return frozenset({keep, *(named & NUMERIC)})
 
 
 @functools.cache
