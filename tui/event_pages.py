@@ -44,10 +44,16 @@ class EventPages:
         return page in self._pages
 
     def wanted(self, position: int) -> int | None:
-        """The page to read for ``position``: ``None`` when it is read or being read."""
+        """The page to read for ``position``, taken as being read from now (:meth:`read` it
+        at once); ``None`` when it is read or being read.
+
+        Taken at the asking, not when the read begins: the lines of one frame ask for the
+        same page, each before a read of it has begun, and each read it.
+        """
         page = position // PAGE
         if page in self._reading or (page in self._pages and page not in self._stale):
             return None
+        self._reading.add(page)
         return page
 
     async def read(self, page: int) -> list[LedgerItem]:

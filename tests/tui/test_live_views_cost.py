@@ -11,7 +11,8 @@ from textual.app import App, ComposeResult
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
 
-from inspector import LedgerDirectorySource
+from inspector import LedgerDirectorySource, RunKey
+from inspector.ledger import LedgerItem
 from tests.conftest import RUN_ID, line, started
 from tests.tui_support import settle
 from tui.app import make_app
@@ -89,3 +90,49 @@ async def test_a_growing_scroll_range_lays_nothing_out() -> None:
         grow_scroll_range(view, Size(40, 20))  # shorter: laid out as Textual does
         await pilot.pause()
         assert view.layouts > laid_out
+
+
+def append_tool_calls(ledger: Path, first: int, count: int) -> int:
+    with ledger.open("ab") as handle:
+        for seq in range(first, first + count):
+            payload = {"call_id": f"call_{seq}", "name": "search", "node_id": f"tool:s#{seq}"}
+            handle.write(line(seq, "tool_call", payload))
+    return first + count
+
+
+def newest_selected(events: EventList, count: int) -> bool:
+    return events.count == count and events.cursor == count - 1
+
+
+async def test_a_followed_event_list_reads_each_change_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each change of a followed run reads its newest page once, not once per asking:
+    the lines of a frame asked for it before its first read began, and each asking read
+    it (14 reads for these five changes)."""
+    ledger = tmp_path / f"{RUN_ID}.jsonl"
+    ledger.write_bytes(started(1))
+    seq = append_tool_calls(ledger, 2, 40)
+    app = make_app(Settings(flush_interval=0.01), [LedgerDirectorySource(tmp_path, name="live")])
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot, lambda: bool(app.store.snapshot().runs), "the run")
+        await pilot.press("enter")
+        await settle(pilot, lambda: isinstance(app.screen, RunScreen), "its screen")
+        events = app.screen.query_one(EventList)
+        listed = seq - 1
+        await settle(pilot, lambda: events.count == listed, "the events listed")
+        reads: list[int] = []
+        read = app.store.events
+
+        async def counted(key: RunKey, start: int, stop: int) -> list[LedgerItem]:
+            reads.append(start)
+            return await read(key, start, stop)
+
+        monkeypatch.setattr(app.store, "events", counted)
+        changes = 5
+        for _ in range(changes):
+            seq = append_tool_calls(ledger, seq, 10)
+            await settle(pilot, lambda n=seq: newest_selected(events, n - 1), "the newest")
+            await pilot.pause()
+        assert events.follow
+        assert 0 < len(reads) <= 2 * changes, reads
