@@ -1,7 +1,7 @@
 """The TUI's figures: first screens, keys under load, a huge run, and runtop beside toolong.
 
     .venv/bin/python bench/tui.py [--runs 5] [--toolong /path/to/tl]
-        [--only launch|keys|run|idle|huge|tmux] [--against CHECKOUT ...]
+        [--only launch|keys|run|events|idle|huge|tmux] [--against CHECKOUT ...]
 
 1. 10,000 runs on screen, from launch (a fresh process): fed from memory
    (the table's own cost) and from a directory of 10,000 ledgers; and the
@@ -14,16 +14,21 @@
 3. run: the same on a live run's timeline (``T`` on its screen), the run
    written at 2,000 events/s (a checkout from before the timeline: its event
    list).
-4. idle: the app's share of a core with 10,000 ledgers followed and nothing
+4. events: the same run's event list (Enter on the run, as a user opens
+   it): the app's CPU per event folded while the list follows the newest
+   events, each read for it as it comes (the live path that decodes each
+   event once), then key to frame from its first event (Home: a list that
+   follows moves its cursor to each new event).
+5. idle: the app's share of a core with 10,000 ledgers followed and nothing
    written, once the store's detail pass has read every run's history
    (target <= 3%).
-5. Opening a run of 1,000,000 events: from Enter to its first screen.
-6. Time to first screen on the 1 GB ledger, in tmux at 160x48, for
+6. Opening a run of 1,000,000 events: from Enter to its first screen.
+7. Time to first screen on the 1 GB ledger, in tmux at 160x48, for
    ``runtop FILE`` and toolong's ``tl FILE`` (installed from PyPI in a venv
    of its own), in turns, with the ratio of each pair.
 
 With ``--against CHECKOUT`` (an earlier commit, ``git worktree add``), the
-launch from memory and 2-4 are also measured there, each run in turns with
+launch from memory and 2-5 are also measured there, each run in turns with
 this one (which goes first alternates), in a fresh process with the
 checkout's own code (and its ``.venv``, if it has one); the load average is
 printed beside them: the machine is shared.
@@ -283,13 +288,13 @@ KEYS = textwrap.dedent(
 
         def timed(screen, renderable):
             display(screen, renderable)
-            if wanted and wanted[0][0].cursor == wanted[0][1]:
+            if wanted and wanted[0](wanted[1].cursor):
                 wanted.clear()
                 shown.set()  # the first frame drawn with the cursor moved
 
         app._display = timed
         async with app.run_test(size=(160, 48)) as pilot:
-            expect = {"table": 10_100, "run": 1, "idle": 10_000}[mode]
+            expect = {"table": 10_100, "run": 1, "events": 1, "idle": 10_000}[mode]
             while True:
                 await pilot.pause(0.05)
                 tables = app.screen.query(RunTable)
@@ -331,6 +336,30 @@ KEYS = textwrap.dedent(
                     while len(target.timeline) < 2:
                         await pilot.pause(0.05)
                     what = "the run's timeline"
+            following = {}
+            if mode == "events":
+                # A user watching one run's events: the list follows the newest, each
+                # arriving event read for it (decoded again before each was decoded once).
+                runs_screen = app.screen
+                await pilot.press("enter")
+                while app.screen is runs_screen:
+                    await pilot.pause(0.05)
+                from tui.widgets.event_list import EventList
+                target = app.screen.query_one(EventList)
+                while target.count < 2 or not target.follow:
+                    await pilot.pause(0.05)
+                await pilot.pause(2.0)
+                cpu, wall, folded = time.process_time(), time.perf_counter(), store.applied
+                await asyncio.sleep(10.0)
+                following = {"following_cpu": time.process_time() - cpu,
+                             "following_wall": time.perf_counter() - wall,
+                             "following_folded": store.applied - folded}
+                # Keys on a list that follows move a cursor the next event moves again:
+                # Home (the first event) stops following, and the keys move from there.
+                await pilot.press("home")
+                while target.cursor != 0 or target.follow:
+                    await pilot.pause(0.05)
+                what = "the run's events, from its first"
             await pilot.pause(2.0)  # the live runs are streaming by now
             cpu, wall, folded = time.process_time(), time.perf_counter(), store.applied
             latencies = []
@@ -340,7 +369,13 @@ KEYS = textwrap.dedent(
             for number in range(presses):
                 key = first if number % 20 < 10 else other
                 shown.clear()
-                wanted[:] = [(target, target.cursor + (1 if key == "down" else -1))]
+                if mode == "events":
+                    # An entry holds one event or several (a streamed answer's chunks).
+                    was, sign = target.cursor, 1 if key == "down" else -1
+                    wanted[:] = [lambda cursor: (cursor - was) * sign > 0, target]
+                else:
+                    moved_to = target.cursor + (1 if key == "down" else -1)
+                    wanted[:] = [lambda cursor: cursor == moved_to, target]
                 pressed = time.perf_counter()
                 app.post_message(events.Key(key, None))
                 try:
@@ -358,7 +393,8 @@ KEYS = textwrap.dedent(
             share = used / (time.perf_counter() - wall)
             folded = store.applied - folded
             print(json.dumps({"latencies": latencies, "share": share, "cpu": used,
-                              "folded": folded, "what": what, "stuck": unmoved == 3}))
+                              "folded": folded, "what": what, "stuck": unmoved == 3,
+                              **following}))
 
     asyncio.run(main())
     """
@@ -428,8 +464,9 @@ def python_of(checkout: Path) -> str:
 def keys_in(checkout: Path, mode: str, presses: int) -> dict[str, Any] | None:
     """Keys pressed in a fresh app of ``checkout``'s code while a writer streams: ``table``,
     10,000 runs shown and 100 live at 10,000 events/s in all; ``run``, one run's timeline
-    open while the run writes 2,000 events/s; ``idle``, 10,000 ledgers followed, nothing
-    written (no keys: the CPU only)."""
+    open while the run writes 2,000 events/s; ``events``, that run's event list, followed
+    for 10 s (the CPU only), then from its first event (Home stops following) with keys;
+    ``idle``, 10,000 ledgers followed, nothing written (no keys: the CPU only)."""
     import tempfile
 
     from bench.store import WRITER
@@ -441,7 +478,7 @@ def keys_in(checkout: Path, mode: str, presses: int) -> dict[str, Any] | None:
                 [sys.executable, "-c", WRITER, tmp, "100", "10000", "120"],
                 stdout=subprocess.DEVNULL,
             )
-        elif mode == "run":
+        elif mode in ("run", "events"):
             writer = subprocess.Popen([sys.executable, "-c", WRITER_ONE, tmp, "2000", "120"])
         live = str(ledger_directory()) if mode == "idle" else tmp
         try:
@@ -493,6 +530,18 @@ def keys(runs: int, against: list[Path], mode: str = "table") -> None:
         share = [r["share"] for r in results]
         per_event = [r["cpu"] / max(1, r["folded"]) * 1e6 for r in results]
         name = "here" if checkout == REPO else str(checkout)
+        if "following_cpu" in results[0]:
+            followed = [r["following_cpu"] / r["following_wall"] for r in results]
+            per_followed = [
+                r["following_cpu"] / max(1, r["following_folded"]) * 1e6 for r in results
+            ]
+            print(
+                f"  {name}: following the run's events, the app's CPU "
+                f"{statistics.median(followed):.0%} of a core "
+                f"({', '.join(f'{c:.0%}' for c in followed)}), "
+                f"{statistics.median(per_followed):.1f} us per event folded "
+                f"({', '.join(f'{c:.0f}' for c in per_followed)})"
+            )
         print(
             f"  {name}: key to frame on {results[0]['what']}, p50 {statistics.median(p50):.1f} ms "
             f"({', '.join(f'{t:.0f}' for t in p50)}), p99 {statistics.median(p99):.1f} ms "
@@ -551,9 +600,10 @@ def main() -> None:
     parser.add_argument("--toolong", default=shutil.which("tl") or "/tmp/tlvenv/bin/tl")
     parser.add_argument(
         "--only",
-        choices=["launch", "keys", "run", "idle", "huge", "tmux"],
+        choices=["launch", "keys", "run", "events", "idle", "huge", "tmux"],
         help="measure one figure: the first screens, key latency on the runs table, on a "
-        "live run's timeline, the idle CPU, the huge run, or tmux",
+        "live run's timeline, on its event list (and the CPU following it), the idle CPU, "
+        "the huge run, or tmux",
     )
     parser.add_argument(
         "--against",
@@ -577,6 +627,12 @@ def main() -> None:
     if args.only in (None, "run"):
         print("key press to frame on a live run's timeline, the run writing 2,000 events/s:")
         keys(args.runs, args.against, "run")
+    if args.only in (None, "events"):
+        print(
+            "a live run's event list, the run writing 2,000 events/s: followed (the newest "
+            "events read as they come), then key press to frame from its first event:"
+        )
+        keys(args.runs, args.against, "events")
     if args.only in (None, "idle"):
         print("idle, 10,000 ledgers followed (bench/generate.py), nothing written:")
         idle(args.runs, args.against)
