@@ -32,6 +32,7 @@ __all__ = [
     "CALL_CANCELED",
     "CALL_ERROR",
     "CALL_OK",
+    "CALL_UNFINISHED",
     "LEDGER_SPELLINGS",
     "STILL_GOING",
     "UNKNOWN",
@@ -40,6 +41,7 @@ __all__ = [
     "call_outcome",
     "ended_reason",
     "exit_word",
+    "open_call_word",
     "status_named",
     "status_word",
     "statuses_named",
@@ -62,6 +64,18 @@ CALL_ERROR: Final = "error"
 CALL_CANCELED: Final = RunStatus.CANCELED.value
 """A call or step stopped by a cancel: the run's word (``canceled``), never the ledger's
 ``cancelled`` nor ``error``."""
+
+CALL_UNFINISHED: Final = "unfinished"
+"""A call begun and never ended in a run that no longer writes (it ended, its writer is
+gone or went quiet, a session is idle): going nowhere, so not ``running``."""
+
+
+def open_call_word(*, live: bool) -> str:
+    """What a call begun and not ended is: ``running`` while its run is live
+    (:attr:`~ledger_reader.RunStatus.is_live`, the rule the table's status follows),
+    ``unfinished`` once it is not. Every view of a call says it by this one rule: the
+    event stream, the detail, the tool calls' screens, the timeline and the comparison."""
+    return STILL_GOING if live else CALL_UNFINISHED
 
 
 def unanswered(status: str | None) -> str | None:
@@ -88,10 +102,11 @@ def exit_word(success: bool | None, *, after_cancel: bool) -> str:
     return CALL_CANCELED if after_cancel else CALL_ERROR
 
 
-def call_outcome(*, done: bool, is_error: bool) -> str:
-    """How a tool call stands, in one word: ``ok``, ``error``, or ``running`` till its result."""
+def call_outcome(*, done: bool, is_error: bool, live: bool) -> str:
+    """How a tool call stands, in one word: ``ok``, ``error``, or, till its result, what
+    :func:`open_call_word` says of it (``running`` in a live run, else ``unfinished``)."""
     if not done:
-        return STILL_GOING
+        return open_call_word(live=live)
     return CALL_ERROR if is_error else CALL_OK
 
 

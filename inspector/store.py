@@ -530,7 +530,11 @@ class RunStore:
 
     def tool_stats(self) -> list[ToolStats]:
         """Per tool across all runs, busiest first."""
-        return tool_stats(self._tools)
+        return tool_stats(self._tools, self._live)
+
+    def _live(self, key: RunKey) -> bool:
+        state = self._runs.get(key)
+        return state is not None and state.summary.status.is_live
 
     def model_stats(self) -> list[CallStats]:
         """Model calls per model across all runs, busiest first (:mod:`inspector.call_stats`:

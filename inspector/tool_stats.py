@@ -7,6 +7,7 @@ start, a replay played again) or removed takes back what it had added.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from typing import Final
 
 import msgspec
@@ -62,12 +63,18 @@ class ToolTally(msgspec.Struct):
         return self.count <= 0 and not self.in_flight
 
 
-def tool_stats(tallies: dict[str, ToolTally]) -> list[ToolStats]:
-    """Each tool's statistics, busiest first."""
+def tool_stats(tallies: dict[str, ToolTally], live: Callable[[RunKey], bool]) -> list[ToolStats]:
+    """Each tool's statistics, busiest first.
+
+    A call in flight counts as running only in a run that is ``live``: one whose run
+    stopped writing (an idle session, a stale run) is unfinished, not running
+    (:func:`~inspector.status_words.open_call_word`), as its run's screen says.
+    """
     stats = []
     for name, tally in tallies.items():
         median, p95 = latency_quantiles([took for _, took in tally.latencies])
-        stats.append(ToolStats(name, tally.count, tally.errors, len(tally.in_flight), median, p95))
+        running = sum(1 for run, _ in tally.in_flight if live(run))
+        stats.append(ToolStats(name, tally.count, tally.errors, running, median, p95))
     stats.sort(key=lambda s: (-s.count, s.name))
     return stats
 

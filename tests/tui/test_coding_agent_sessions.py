@@ -4,16 +4,23 @@ tool use that waits for permission is ``awaiting_approval`` until its result is 
 
 from __future__ import annotations
 
+import os
+import shutil
 import time
 from pathlib import Path
+
+import pytest
 
 from inspector import RunKey
 from inspector.session_source import SessionSource
 from ledger_reader import RunStatus
+from tests.tui.test_interaction import screen_lines
 from tests.tui_support import events_read, noticed, open_run, settle
 from tui.app import RuntopApp, make_app
 from tui.settings import Settings
+from tui.widgets.detail import EventDetail
 from tui.widgets.event_list import EventList
+from tui.widgets.timeline_pane import TimelinePane
 
 HOME = Path(__file__).parent.parent / "sessions_home"
 SESSION = (
@@ -26,9 +33,9 @@ SESSION = (
 RUN_ID = "7f2abd2d-7cfc-4447-9ddd-3ca8d14e02e9"
 
 
-def status_of(app: RuntopApp) -> RunStatus | None:
+def status_of(app: RuntopApp, run_id: str = RUN_ID) -> RunStatus | None:
     """The session's status as the app's store has it (whichever screen is up)."""
-    run = app.store.get(RunKey("sessions", RUN_ID))
+    run = app.store.get(RunKey("sessions", run_id))
     return run.status if run is not None else None
 
 
@@ -78,3 +85,63 @@ async def test_the_keys_say_why_they_cannot_act_on_a_session(tmp_path: Path) -> 
         assert "stop it there" in await noticed(pilot, "claude-code session runs in its own")
         await pilot.press("r")
         assert f"claude --resume {RUN_ID}" in await noticed(pilot, "resume it in claude-code")
+
+
+SPOTTER = HOME / ".claude" / "projects" / "-home-USER-projects-spotter-worktrees-spotter-4te"
+SPOTTER_ID = "ae4a77f8-aedd-4bc1-888f-c94edc91af04"
+"""A 2.1.39 session cut short on a ``Bash`` call whose result was never written."""
+
+
+@pytest.mark.parametrize(
+    ("quiet", "word"),
+    [(3600.0, "unfinished"), (0.0, "running")],
+    ids=["idle", "written-just-now"],
+)
+async def test_a_call_with_no_result_reads_one_word_in_every_view(
+    tmp_path: Path, quiet: float, word: str
+) -> None:
+    """The session's last call, never answered: ``unfinished`` in every view once the
+    session is idle (its status: nobody is writing it), ``running`` while it is written;
+    the event stream said ``running`` of an idle session's call its timeline called
+    ``unfinished``."""
+    projects = tmp_path / ".claude" / "projects"
+    shutil.copytree(SPOTTER, projects / SPOTTER.name)
+    when = time.time() - quiet
+    for path in projects.rglob("*.jsonl"):
+        os.utime(path, (when, when))
+    # Settled at once: its last response's records are not held back for more blocks.
+    app = make_app(Settings(), [SessionSource([projects], settle=0.2)])
+    async with app.run_test(size=(160, 48)) as pilot:
+        live = RunStatus.IDLE if quiet else RunStatus.RUNNING
+        await settle(pilot, lambda: status_of(app, SPOTTER_ID) is live, f"the session {live}")
+        screen = await open_run(pilot, SPOTTER_ID)
+        events = screen.query_one(EventList)
+        await events_read(pilot, events.count - 1)
+        await pilot.press("end")
+        other = "running" if word == "unfinished" else "unfinished"
+        bash = "grep -A 2 opentelemetry_bandit mix.lock"
+        await settle(
+            pilot,
+            lambda: any(f"Bash … {word}" in line and bash in line for line in screen_lines(app)),
+            f"the last call {word} in the event stream",
+        )
+        await pilot.press("end")
+        await settle(
+            pilot,
+            lambda: f"tool Bash  ·  {word}" in screen.query_one(EventDetail).text,
+            "the call's detail",
+        )
+        await pilot.press("T")
+        pane = screen.query_one(TimelinePane)
+        await settle(pilot, lambda: not pane.loading and pane.summary is not None, "timeline")
+        await pilot.press("end")
+        last = pane.timeline.rows()[-1]
+        assert (last.name, last.outcome.value) == ("Bash", word)
+        await settle(
+            pilot,
+            lambda: f"tool Bash  ·  {word}" in screen.query_one(EventDetail).text,
+            "the node's detail",
+        )
+        assert not any(f"Bash … {other}" in line for line in screen_lines(app))
+        running = {stats.name: stats.in_flight for stats in app.store.tool_stats()}
+        assert running["Bash"] == (1 if word == "running" else 0)

@@ -70,7 +70,7 @@ def said_by_each_view(items: list[LedgerItem]) -> dict[str, set[str]]:
             for item in items[max(0, at - 1) : at + 3]
             if getattr(getattr(item, "payload", None), "node_id", None) == call.payload.node_id
         ]
-        _, text = describe_entry(entry)
+        _, text = describe_entry(entry, live=True)
         said.setdefault(call_id, set()).add(re.search(r"(?:✔|✘ error) (\S+)", text)[1])  # type: ignore[index]
         node = next(n for n in timeline.nodes() if n.kind is NodeKind.TOOL and n.call_id == call_id)
         said[call_id].add(numbers(node, 12).split()[0])

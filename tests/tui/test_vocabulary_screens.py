@@ -22,6 +22,7 @@ from rich.console import Console
 from textual.app import App, ComposeResult
 
 from inspector import LedgerDirectorySource, RunStore, RunView
+from ledger_reader import RunStatus
 from tests.conftest import REPO
 from tests.inspector.test_sources_contract import until
 from tests.tui_support import drawn_cells, events_read, loaded, open_run, sample_app, settle
@@ -242,10 +243,11 @@ def _running_tool_call(directory: Path) -> str:
 
 
 async def test_a_tool_call_is_ok_error_or_running_on_every_screen(fixtures: Path) -> None:
-    crawl = _running_tool_call(fixtures)
-    app = sample_app(fixtures, clock=None)
+    app = sample_app(fixtures, clock=None)  # the samples an hour old
+    crawl = _running_tool_call(fixtures)  # written now: live (it was aged with them, stale)
     async with app.run_test(size=(160, 48)) as pilot:
-        await loaded(pilot, 7)
+        rows = await loaded(pilot, 7)
+        assert run_of(rows, crawl).status is RunStatus.RUNNING
         await pilot.press("t")  # the tools, across runs
         await settle(pilot, lambda: app.screen.query("DataTable"), "the tools")
         tools = app.screen.query_one("DataTable")

@@ -99,10 +99,19 @@ class EventPrinter:
     """
 
     def __init__(
-        self, console: Console, *, as_json: bool, raw: bool = False, messages: bool = False
+        self,
+        console: Console,
+        *,
+        as_json: bool,
+        live: bool,
+        raw: bool = False,
+        messages: bool = False,
     ) -> None:
         self.console = console
         self.as_json = as_json
+        self.live = live
+        """The run may still write: a tool call with no result is ``running``, else
+        ``unfinished`` (:func:`~inspector.status_words.open_call_word`)."""
         self.raw = raw
         self.messages = messages
         self.started: datetime | None = None
@@ -179,7 +188,9 @@ class EventPrinter:
             count = f"  [{len(items):,} chunks]" if len(items) > 1 else ""
             mark, words = glyph(first), f"{label} {inert(text, single_line=True)}{count}"
         else:
-            mark, words = describe_entry(list(items), after_cancel=self.cancel_asked)
+            mark, words = describe_entry(
+                list(items), live=self.live, after_cancel=self.cancel_asked
+            )
         style = "red" if first.type == "error" else ""
         self.console.print(Text(f"{self._since(first):>10}  {mark} {words}", style=style))
         if self.messages and isinstance(first, LlmCall):
@@ -284,12 +295,17 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
         return _show_session(path, args, out)
     if getattr(args, "timeline", False):
         return _show_timeline(path, out, as_json=args.json)
-    printer = EventPrinter(
-        out, as_json=args.json, raw=getattr(args, "raw", False), messages=_messages(args)
-    )
     # A torn last line is damage once the writer is known gone; until then it is a line
     # still being written.
     if args.follow:
+        # Followed, what is printed is as it stands when it is written: live.
+        printer = EventPrinter(
+            out,
+            as_json=args.json,
+            live=True,
+            raw=getattr(args, "raw", False),
+            messages=_messages(args),
+        )
         # One reader from the first byte: the file printed is the file followed, even if
         # it is replaced between the two.
         try:
@@ -298,6 +314,13 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
             printer.flush()  # a paragraph cut short by Ctrl-C, as far as it went
         return 0
     summary = summarize_ledger(path)
+    printer = EventPrinter(
+        out,
+        as_json=args.json,
+        live=summary.status.is_live,
+        raw=getattr(args, "raw", False),
+        messages=_messages(args),
+    )
     gone = writer_gone(summary)
 
     def read() -> Iterator[Line]:
@@ -369,24 +392,29 @@ def _show_session(path: Path, args: argparse.Namespace, out: Console) -> int:
         raise CommandError("--follow is for ledgers; `runtop PATH` follows a session live")
     session = read_session(str(path))
     items = [Line(0, 0, item) for item in session.items]
+    summary = session.summary()
     if getattr(args, "timeline", False):
-        summary = session.summary()
         timeline = Timeline(summary.run_id or None)
         for line in items:
             timeline.add(line.item)  # type: ignore[arg-type]
         _add_sub_agents(path, timeline)
-        stopped = parse_time(summary.last_event_at or "")
+        now = time.time() if summary.status.is_live else None
+        stopped = None if now is not None else parse_time(summary.last_event_at or "")
         if stopped is not None and timeline.run_end is None:
-            timeline.stop(stopped.timestamp())
-        _print_timeline(timeline, out, None, as_json=args.json, status=summary.status.value)
+            timeline.stop(stopped.timestamp())  # idle: nothing of it runs, as in the app
+        _print_timeline(timeline, out, now, as_json=args.json, status=summary.status.value)
         return 0
     printer = EventPrinter(
-        out, as_json=args.json, raw=getattr(args, "raw", False), messages=_messages(args)
+        out,
+        as_json=args.json,
+        live=summary.status.is_live,
+        raw=getattr(args, "raw", False),
+        messages=_messages(args),
     )
     printer.lines(items)
     printer.flush()
     if not args.json:
-        out.print(Text(f"{'':>10}  {unended(session.summary())}", style="dim"))
+        out.print(Text(f"{'':>10}  {unended(summary)}", style="dim"))
     return 0
 
 
@@ -567,8 +595,14 @@ def _show_remote(args: argparse.Namespace, url: str, out: Console) -> int:
     run_id = remote_run_id(url, args.token, args.target)
     if getattr(args, "timeline", False):
         return _remote_timeline(args, url, run_id, out)
+    # The server's run as it sends it: its status is not asked for here, so a call with no
+    # result reads as the run would say it while live.
     printer = EventPrinter(
-        out, as_json=args.json, raw=getattr(args, "raw", False), messages=_messages(args)
+        out,
+        as_json=args.json,
+        live=True,
+        raw=getattr(args, "raw", False),
+        messages=_messages(args),
     )
 
     # Read whole first where its nodes are listed in their order (not as JSON, not followed).

@@ -161,6 +161,7 @@ class RunScreen(RuntopScreen):
         self.store.focus(self.key)
         self._header()
         events = self.query_one(EventList)
+        events.run_live = self._live()
         events.focus()
         self.watch(events, "follow", lambda _: self._header(), init=False)
         self.watch(events, "steps_seen", lambda _: self.app.refresh_bindings(), init=False)
@@ -189,6 +190,12 @@ class RunScreen(RuntopScreen):
         """The run the keys act on: this one (``None`` once its source dropped it)."""
         return self.store.get(self.key)
 
+    def _live(self) -> bool:
+        """Whether the run may still write: its open calls are ``running``, else
+        ``unfinished`` (:func:`~inspector.status_words.open_call_word`)."""
+        run = self.store.get(self.key)
+        return run is not None and run.live
+
     def copy_text(self) -> str:
         """What ``y`` copies here: the selected event's detail, else the run id."""
         return self.query_one(EventDetail).text or self.key.run_id
@@ -208,6 +215,8 @@ class RunScreen(RuntopScreen):
                 pane.reload()  # a hidden one reads what is new when shown
         elif self.key in change.runs and pane is not None and pane.display:
             pane.reload()  # it went stale, or writes again: its open nodes are not as they were
+        if self.key in change.runs:
+            self._follow_liveness()
         if self.key in change.runs or self.key in change.removed or change.sources:
             self._header()  # a source's state too: a replay paused, sped up
             self.app.refresh_bindings()
@@ -217,6 +226,17 @@ class RunScreen(RuntopScreen):
         following, width = self.query_one(EventList).follow, self.app.size.width
         header = run_header(self.store, self.key, self.clock, following=following, width=width)
         update_static(self.query_one("#run-header", Static), header)
+
+    def _follow_liveness(self) -> None:
+        """The run went quiet (idle, stale) or writes again: its open calls' word changes
+        in the event stream and in the detail showing one."""
+        events = self.query_one(EventList)
+        live = self._live()
+        if events.run_live == live:
+            return
+        events.run_live = live
+        if self._selected and not self.timeline_shown():
+            self._show(self._selected)
 
     def on_event_list_selected(self, message: EventList.Selected) -> None:
         self._event_selection = message
@@ -243,7 +263,8 @@ class RunScreen(RuntopScreen):
         self.workers.cancel_group(self, "model-call")
         self._waiting = None
         selected = self._event_selection
-        detail.show(shown, call_of(self.store, self.key, shown), raw)  # at once, as selected
+        call = call_of(self.store, self.key, shown)
+        detail.show(shown, call, raw, live=self._live())  # at once, as selected
         if shows_model_call(shown) and selected is not None and not self.timeline_shown():
             self._show_model_call(items[0], selected.entry.start)  # then with its node's time
 
@@ -260,7 +281,7 @@ class RunScreen(RuntopScreen):
         self._waiting = (item, position) if waiting else None
         # A call waiting is read from its node's enter: that is its line in the ledger.
         raw = raw_line(self.store, self.key, item if waiting else shown) if self.show_raw else None
-        self.query_one(EventDetail).show(shown, None, raw, timing=timing)
+        self.query_one(EventDetail).show(shown, None, raw, timing=timing, live=self._live())
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "compare":
@@ -539,7 +560,8 @@ class RunScreen(RuntopScreen):
         self._newest = False
         raw = raw_line(self.store, self.key, item) if self.show_raw and item is not None else None
         timing = CallTiming(node.duration)  # a model call's rate, from its bar's length
-        self.query_one(EventDetail).show(item, call, raw, heading=heading, timing=timing)
+        detail = self.query_one(EventDetail)
+        detail.show(item, call, raw, heading=heading, timing=timing, live=self._live())
 
     def on_timeline_view_chosen(self, message: TimelineView.Chosen) -> None:
         """Enter on a node: the event stream, at the node's event."""

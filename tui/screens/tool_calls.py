@@ -95,17 +95,21 @@ class ToolCallsScreen(RuntopScreen):
         if len(title) + len(hint) <= self.size.width - 1:  # else only the bar's ⏎ Open says it
             title += hint
         self.query_one("#calls-title", Static).update(Text(title))
-        # RUN 14, SKILL / AGENT up to 24, AT 12, TOOK 5, OUTCOME 7, each with 2 of padding,
-        # and the table's vertical scroll bar: the arguments get the rest, at least
-        # ARGUMENTS_ROOM (SKILL / AGENT gives way to it, down to its title's width).
-        fixed = 14 + 12 + 5 + 7 + 6 * 2 + 2
-        widest = max(13, min(24, self.size.width - fixed - ARGUMENTS_ROOM))
+        # RUN 14, SKILL / AGENT up to 24, AT 12, TOOK 5, OUTCOME 7 (10 for an unfinished
+        # call), each with 2 of padding, and the table's vertical scroll bar: the arguments
+        # get the rest, at least ARGUMENTS_ROOM (SKILL / AGENT gives way to it, down to its
+        # title's width).
         runs = [self.store.get(call.run) for call in self.calls]
+        outcomes = [
+            call_outcome(done=call.done, is_error=call.is_error, live=run is not None and run.live)
+            for call, run in zip(self.calls, runs, strict=True)
+        ]
+        fixed = 14 + 12 + 5 + max([7, *map(len, outcomes)]) + 6 * 2 + 2
+        widest = max(13, min(24, self.size.width - fixed - ARGUMENTS_ROOM))
         who = [skill_and_agent(run.skill, run.agent) if run is not None else "" for run in runs]
         agent_width = max([13] + [len(cell(said, widest)) for said in who])
         room = max(ARGUMENTS_ROOM, self.size.width - fixed - agent_width)
-        for call, agent in zip(self.calls, who, strict=True):
-            outcome = call_outcome(done=call.done, is_error=call.is_error)
+        for call, agent, outcome in zip(self.calls, who, outcomes, strict=True):
             table.add_row(
                 short_id(call.run.run_id),
                 Text(cell(agent, widest)),  # a str cell would be read as markup

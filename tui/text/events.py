@@ -41,9 +41,9 @@ from inspector.ledger import (
     limits_of,
 )
 from inspector.status_words import (
-    STILL_GOING,
     UnknownStatus,
     exit_word,
+    open_call_word,
     status_named,
     unanswered,
     without_status_word,
@@ -283,9 +283,12 @@ def _ended_as(status: str | None) -> str:
         return f"ended {status or '?'}"
 
 
-def describe_entry(items: list[LedgerItem], *, after_cancel: bool = False) -> tuple[str, str]:
+def describe_entry(
+    items: list[LedgerItem], *, live: bool, after_cancel: bool = False
+) -> tuple[str, str]:
     """The mark and words of an entry (:mod:`tui.text.entries`): a paragraph as its text, a tool
-    call with its outcome, anything else as its one event."""
+    call with its outcome (one with no result as :func:`~inspector.status_words.open_call_word`
+    says it in a run ``live`` or not), anything else as its one event."""
     first = items[0]
     if isinstance(first, LlmChunk | ReasoningChunk):
         label = "thinking" if isinstance(first, ReasoningChunk) else "text"
@@ -302,7 +305,7 @@ def describe_entry(items: list[LedgerItem], *, after_cancel: bool = False) -> tu
         name = _text(call.payload.name or "?", 60)
         arguments = compact_json(call.payload.arguments, 60)
         if result is None:
-            return GLYPHS["tool_call"], f"{name} … {STILL_GOING}  {arguments}"
+            return GLYPHS["tool_call"], f"{name} … {open_call_word(live=live)}  {arguments}"
         outcome = "✘ error" if result.payload.is_error else "✔"
         if call.timestamp is not None and result.timestamp is not None:  # as the timeline
             took = call_seconds(call.timestamp.timestamp(), result.timestamp.timestamp())

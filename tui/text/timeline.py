@@ -12,7 +12,13 @@ from __future__ import annotations
 import math
 from typing import Final, NamedTuple
 
-from inspector.status_words import CALL_CANCELED, CALL_ERROR, CALL_OK, STILL_GOING
+from inspector.status_words import (
+    CALL_CANCELED,
+    CALL_ERROR,
+    CALL_OK,
+    CALL_UNFINISHED,
+    STILL_GOING,
+)
 from inspector.timeline import NodeKind, Outcome, Timeline, TimelineNode, TimelineSummary
 from tui.text import cost, duration, inert, offset, tokens, tokens_or_unsaid
 
@@ -31,7 +37,7 @@ OUTCOME_WORDS: Final = {
     Outcome.ERROR: CALL_ERROR,
     Outcome.DENIED: "denied",
     Outcome.CANCELED: CALL_CANCELED,
-    Outcome.UNFINISHED: "unfinished",
+    Outcome.UNFINISHED: CALL_UNFINISHED,
 }
 
 BAR: Final = "█"

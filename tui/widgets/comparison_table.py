@@ -17,8 +17,7 @@ from textual.widget import Widget
 
 from inspector.comparison import Comparison, Difference, RunFacts, ToolUse, Verdict
 from inspector.events import RunStatus
-from inspector.status_words import CALL_ERROR, STILL_GOING
-from inspector.timeline import Outcome
+from inspector.status_words import CALL_ERROR, STILL_GOING, open_call_word
 from tui.text import cost, duration, inert, shorten, tokens
 from tui.text.runs import STATUS, UNKNOWN_MARK
 
@@ -55,9 +54,6 @@ LABELS: Final = {
 
 TOKEN_MEASURES: Final = frozenset({"prompt_tokens", "output_tokens", "cost_usd"})
 """What a model call says when it is recorded: not known while one is running."""
-
-UNFINISHED: Final = Outcome.UNFINISHED.value
-"""A call begun in a run that stopped without ending it (the timeline's word)."""
 
 LABEL_WIDTH: Final = 14
 """The label column at its narrowest: every measure's name whole."""
@@ -130,7 +126,7 @@ def said(difference: Difference) -> str:
 def open_word(facts: RunFacts) -> str:
     """What a call begun and not ended is in this run: ``running`` while the run goes on,
     ``unfinished`` once it stopped (a stale run's call is going nowhere)."""
-    return UNFINISHED if facts.ended else STILL_GOING
+    return open_call_word(live=not facts.ended)
 
 
 def tool_cell(use: ToolUse | None, facts: RunFacts) -> str:

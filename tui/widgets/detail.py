@@ -247,8 +247,12 @@ class EventDetail(VerticalScroll):
         *,
         heading: list[Text] | None = None,
         timing: CallTiming | None = None,
+        live: bool,
     ) -> None:
         """Show an event (and the tool call it belongs to, if any), under ``heading``.
+
+        ``live``: the run may still write, so a call with no result yet is ``running``
+        (else ``unfinished``: :func:`~inspector.status_words.open_call_word`).
 
         A model call (``llm_call``) shows as its conversation, with ``timing`` (its model
         node's) for its duration and rate; under a ``heading`` (a timeline node's facts)
@@ -280,7 +284,7 @@ class EventDetail(VerticalScroll):
             parts.extend(chat.lines)
             chat_cut = chat.cut
         elif call is not None:
-            state = call_outcome(done=call.done, is_error=call.is_error)
+            state = call_outcome(done=call.done, is_error=call.is_error, live=live)
             took = duration(call.duration) if call.duration is not None else "…"
             parts.append(Text(inert(f"tool {call.name}  ·  {state}  ·  {took}"), style="bold"))
             parts.append(

@@ -89,6 +89,9 @@ class EventList(ScrollView, can_focus=True):
     many steps it holds."""
     steps_seen: reactive[bool] = reactive(False)
     """A step is among the events read: the run has steps to show or fold."""
+    run_live: reactive[bool] = reactive(True)
+    """The run may still write (its owner says so from the store): a tool call with no
+    result yet is ``running`` in a live run, ``unfinished`` in one that is not."""
 
     class Selected(Message):
         """The selection moved to another entry, or the selected entry grew: its first
@@ -502,7 +505,9 @@ class EventList(ScrollView, can_focus=True):
         read = [item for item in items if item is not None]
         if not read:
             return "·", "…", False
-        mark, words = describe_entry(read, after_cancel=self._after_cancel(entry))
+        mark, words = describe_entry(
+            read, live=self.run_live, after_cancel=self._after_cancel(entry)
+        )
         failed = any(isinstance(item, ToolResult) and item.payload.is_error for item in read)
         return mark, words, failed
 

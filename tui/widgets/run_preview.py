@@ -62,6 +62,8 @@ class RunPreview(Widget):
         for entry in said[-PREVIEW_LINES:]:
             end = entry.end - folded_steps(entry, item_at)
             canceled = any(isinstance(item, CancelRequested) for item in items[: entry.start])
-            mark, words = describe_entry(list(items[entry.start : end]), after_cancel=canceled)
+            mark, words = describe_entry(
+                list(items[entry.start : end]), live=run.live, after_cancel=canceled
+            )
             lines.append(f"{mark} {words}\n")
         return lines

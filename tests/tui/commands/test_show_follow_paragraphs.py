@@ -39,7 +39,7 @@ def printed(console: Console) -> list[str]:
 
 def test_a_paragraph_streamed_a_chunk_a_batch_is_one_line() -> None:
     console = Console(file=io.StringIO(), width=400, highlight=False, markup=False)
-    printer = EventPrinter(console, as_json=False)
+    printer = EventPrinter(console, as_json=False, live=True)
     seq = 1
     batches = [event(1, "run_started", {"skill": "research"})]
     for chunk in CHUNKS:
@@ -60,7 +60,7 @@ async def test_following_a_ledger_that_grows_a_chunk_at_a_time(tmp_path: Path) -
     path = tmp_path / f"{RUN}.jsonl"
     path.write_bytes(event(1, "run_started", {"skill": "research"}))
     console = Console(file=io.StringIO(), width=400, highlight=False, markup=False)
-    printer = EventPrinter(console, as_json=False)
+    printer = EventPrinter(console, as_json=False, live=True)
     follower = asyncio.create_task(_follow(path, printer, Console(file=io.StringIO())))
     for seq, chunk in enumerate(CHUNKS, start=2):
         with path.open("ab") as ledger:

@@ -53,7 +53,7 @@ def test_a_batch_is_written_once_with_its_controls_escaped_and_damage_in_place(
     ledger.write_bytes(b"".join(lines))
     stdout = CountedStdout()
     monkeypatch.setattr("sys.stdout", stdout)
-    printer = EventPrinter(Console(file=io.StringIO()), as_json=True)
+    printer = EventPrinter(Console(file=io.StringIO()), as_json=True, live=True)
 
     batch = LedgerTail(ledger, keep_raw=True).poll()
     printer.lines(batch.lines)
