@@ -145,3 +145,23 @@ async def test_a_call_with_no_result_reads_one_word_in_every_view(
         assert not any(f"Bash … {other}" in line for line in screen_lines(app))
         running = {stats.name: stats.in_flight for stats in app.store.tool_stats()}
         assert running["Bash"] == (1 if word == "running" else 0)
+
+
+async def test_a_sub_agent_begun_before_its_session_has_a_bar(tmp_path: Path) -> None:
+    """Claude Code 2.0's start-up sub-agent began 141 s before its session's first record:
+    on the session's timeline it had no bar at all; it is drawn at the left edge, cut."""
+    projects = tmp_path / ".claude" / "projects"
+    shutil.copytree(SESSION.parent, projects / SESSION.parent.name)
+    app = make_app(Settings(), [SessionSource([projects])])
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = await open_run(pilot, RUN_ID)
+        await pilot.press("T")
+        pane = screen.query_one(TimelinePane)
+        await settle(pilot, lambda: not pane.loading and len(pane.timeline) > 1, "timeline")
+        child = next(node for node in pane.timeline.rows() if node.run_id is not None)
+        assert child.start < pane.view.full_axis()[0]
+        await settle(
+            pilot,
+            lambda: any("▶ claude-code" in line and "←" in line for line in screen_lines(app)),
+            "the sub-agent's bar",
+        )

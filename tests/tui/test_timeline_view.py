@@ -19,6 +19,7 @@ from tui.app import RuntopApp, make_app
 from tui.cli import main
 from tui.screens.run import RunScreen
 from tui.settings import Settings
+from tui.text.timeline import bar_cells, bar_text
 from tui.widgets.detail import EventDetail
 from tui.widgets.event_list import EventList
 from tui.widgets.timeline_pane import TimelinePane
@@ -337,3 +338,21 @@ async def test_the_pane_is_built_hidden_and_reads_nothing_until_shown(tmp_path: 
         await settle(pilot, lambda: not pane.loading, "the timeline read")
         assert len(pane.timeline) == 9
         assert len(app.screen.query(TimelinePane)) == 1
+
+
+@pytest.mark.parametrize(
+    ("start", "end", "cells"),
+    [
+        (-141.0, -135.0, (0, 1, True, False)),  # wholly before: cut at the left edge
+        (70.0, 75.0, (39, 40, False, True)),  # wholly after (a clock ahead): the right edge
+        (-5.0, -5.0, (0, 1, True, False)),  # a point before it too: cut, not a point
+    ],
+)
+def test_a_node_off_the_whole_axis_is_drawn_at_its_edge(
+    start: float, end: float, cells: tuple[int, int, bool, bool]
+) -> None:
+    drawn = bar_cells(start, end, (0.0, 67.0), 40, clamp=True)
+    assert drawn is not None
+    assert (drawn.begin, drawn.end, drawn.before, drawn.after) == cells
+    assert bar_text(drawn, in_flight=False) == ("←" if drawn.before else "→")
+    assert bar_cells(start, end, (0.0, 67.0), 40) is None  # zoomed in, it is off to one side

@@ -92,17 +92,27 @@ class BarCells(NamedTuple):
     """Zero length: drawn as a thin mark."""
 
 
-def bar_cells(start: float, end: float, window: tuple[float, float], width: int) -> BarCells | None:
-    """The cells ``start``..``end`` covers in ``width`` cells showing ``window``; ``None`` outside.
+def bar_cells(
+    start: float, end: float, window: tuple[float, float], width: int, *, clamp: bool = False
+) -> BarCells | None:
+    """The cells ``start``..``end`` covers in ``width`` cells showing ``window``.
 
-    A bar is at least one cell wide, so a short call still shows.
+    A bar is at least one cell wide, so a short call still shows. A node wholly outside
+    the window is ``None`` (zoomed in, it is off to one side), unless ``clamp``: the
+    window is the run's whole axis, and a node off it (a sub-agent that began before
+    its parent's first event, a writer's clock that differs) is drawn as one cut cell at
+    the edge it lies beyond, never lost.
     """
     low, high = window
     span = high - low
     if span <= 0 or width <= 0:
         return BarCells(0, 1, False, False, end <= start) if width > 0 else None
     if end < low or start > high:
-        return None
+        if not clamp:
+            return None
+        if end < low:
+            return BarCells(0, 1, True, False, False)
+        return BarCells(width - 1, width, False, True, False)
     scale = width / span
     begin = math.floor((start - low) * scale)
     finish = math.ceil((end - low) * scale)
@@ -313,7 +323,7 @@ def render_lines(
         lines.append("note: " + damage)
     lines.append((" " * cols.bars_at + ruler(window, window[0], cols.bars)).rstrip())
     for node in timeline.rows():
-        cells = bar_cells(node.start, node.end_or(end), window, cols.bars)
+        cells = bar_cells(node.start, node.end_or(end), window, cols.bars, clamp=True)
         bar = ""
         if cells is not None:
             bar = " " * cells.begin + bar_text(cells, in_flight=node.in_flight)

@@ -255,7 +255,7 @@ class TimelineView(ScrollView, can_focus=True):
             Segment(" "),
         ]
         end = node.end_or(now)
-        cells = bar_cells(node.start, end, frame.window, cols.bars)
+        cells = bar_cells(node.start, end, frame.window, cols.bars, clamp=self.window is None)
         if cells is not None:
             segments.append(Segment(" " * cells.begin, base))
             segments.append(Segment(bar_text(cells, in_flight=node.in_flight), bar_style))

@@ -167,3 +167,16 @@ def test_stats_counts_the_homes_sessions_model_calls(
     assert main(["stats", "--by", "model", "--json"]) == 0
     models = {row["model"] for row in json.loads(capsys.readouterr().out)}
     assert {"gpt-5.1-codex-max", "gemini-2.5-flash", "claude-opus-4-6"} <= models
+
+
+def test_a_sub_agent_begun_before_its_session_is_drawn_on_its_timeline(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Claude Code 2.0's start-up sub-agent began 141 s before its session's first record:
+    it sat at -141 s with no bar; it is drawn at the axis' left edge, cut (←)."""
+    session = "7f2abd2d-7cfc-4447-9ddd-3ca8d14e02e9"
+    assert main(["show", session, "--from", str(FOLDERS[0]), "--timeline"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    ruler = next(line for line in lines if "┊0s" in line)
+    child = next(line for line in lines if line.startswith("▶ claude-code"))
+    assert child[ruler.index("┊0s")] == "←"
