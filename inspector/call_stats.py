@@ -16,6 +16,7 @@ import msgspec
 
 from inspector.timeline_nodes import NodeKind, Outcome, TimelineNode, node_kind
 from ledger_reader import LlmCall, NodeEnter, RunCompleted, RunEvent, RunTotals, parse_time
+from ledger_reader.timespan import call_seconds
 
 FAILED: Final = frozenset({Outcome.ERROR})
 """How a call that failed ended (a call cancelled with its run, or left unfinished, did
@@ -180,7 +181,7 @@ class RunModelCalls:
                 if payload.status in ("cancelled", "canceled"):
                     return
                 end = _seconds(event.time)
-                took = max(0.0, end - start) if start is not None and end is not None else None
+                took = call_seconds(start, end)
                 spent = RunTotals()
                 spent.add_call(payload)
                 spent.model_calls = None

@@ -486,6 +486,7 @@ class Timeline:
             node.notes += ("llm_call with no model node open: start unknown",)
             self._end_without_exit(node, moment)
             node.outcome = Outcome.OK
+        node.called, node.answered = node.start, moment  # from the request to the answer
         node.model = payload.model
         if payload.model and node.name in ("default", "model"):
             node.name = payload.model

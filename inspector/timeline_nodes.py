@@ -147,9 +147,11 @@ class TimelineNode:
         self.detail_position = position
         self.call_id: str | None = None
         self.called: float | None = None
-        """When its ``tool_call`` was written, for a tool call."""
+        """When its request went out: a tool call's ``tool_call``, a model call's node
+        entered."""
         self.answered: float | None = None
-        """When its ``tool_result`` was written, for a tool call answered."""
+        """When it was answered: a tool call's ``tool_result``, a model call's
+        ``llm_call``."""
         self.approval_id: str | None = None
         self.run_id: str | None = None
         """The child run's id, for a child run."""
@@ -172,8 +174,8 @@ class TimelineNode:
 
     @property
     def duration(self) -> float | None:
-        """Seconds from start to end; ``None`` while in flight. A tool call's is from its
-        ``tool_call`` to its ``tool_result``, as every view of a tool call says it
+        """Seconds from start to end; ``None`` while in flight. A call's is from its
+        request to its answer, as every view of a call says it
         (:func:`ledger_reader.timespan.call_seconds`); its bar spans its node."""
         if self.end is None:
             return None

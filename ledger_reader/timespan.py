@@ -39,12 +39,15 @@ def elapsed(start: float | None, end: float | None) -> float | None:
 
 
 def call_seconds(called: float | None, answered: float | None) -> float | None:
-    """How long a tool call took: from its ``tool_call`` to its ``tool_result`` (POSIX
-    times), never negative; ``None`` while unanswered or untimed.
+    """How long a call took, from its request to its answer (POSIX times), never
+    negative; ``None`` while unanswered or untimed. A tool call's is from its
+    ``tool_call`` to its ``tool_result``; a model call's from its model node's
+    ``node_enter`` (the request sent) to its ``llm_call`` (the answer).
 
-    The one measure of a tool call: the event list's line, its detail, the tool statistics
-    and the timeline's number all say it (the tool's node, entered a little before the call
-    and left a little after, spans the timeline's bar).
+    The one measure of a call: the event list's line, its detail (a model call's
+    conversation), the tool and model statistics (``t``, ``M``, ``runtop stats``) and the
+    timeline's number all say it (the call's node, left a little after the answer, spans
+    the timeline's bar).
     """
     return elapsed(called, answered)
 

@@ -3,10 +3,11 @@
 A model call is written as a model node's ``node_enter`` (when the request is
 sent), any streamed chunks, its ``llm_call`` (what it was sent and answered)
 and the node's ``node_exit``. Selecting any of the three in the event stream
-shows the call's conversation, with the duration the node gives it; this
-finds the others near the one selected, reading the run a page at a time
-from its source and no further than :data:`LOOK_LIMIT` events each way, so a
-selection costs the same in a run of any length.
+shows the call's conversation, with how long it took from its request (its
+node entered) to its answer; this finds the others near the one selected,
+reading the run a page at a time from its source and no further than
+:data:`LOOK_LIMIT` events each way, so a selection costs the same in a run
+of any length.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import AsyncIterator
 from typing import Final, NamedTuple
 
 from inspector import RunKey, RunStore
-from inspector.ledger import LedgerItem, LlmCall, NodeEnter, NodeExit, call_as_sent
+from inspector.ledger import LedgerItem, LlmCall, NodeEnter, NodeExit, call_as_sent, call_seconds
 from tui.text.conversation import CallTiming
 
 MODEL_PREFIX: Final = "llm:"
@@ -76,17 +77,16 @@ async def _walk(
         end, size = start, min(LOOK_PAGE, size * 2)
 
 
-def _took(enter: NodeEnter | None, exit: NodeExit | None) -> CallTiming:
-    """The node's duration: as its exit says it, else from its enter to its exit."""
-    if exit is None:
-        return CallTiming()
-    if exit.payload.duration_micros is not None:
+def _took(enter: NodeEnter | None, call: LlmCall, exit: NodeExit | None = None) -> CallTiming:
+    """How long the call took, from its request (its node entered) to its answer (its
+    ``llm_call``), as every view of a call says it (:func:`call_seconds`); with no enter
+    found, as its node's exit says it."""
+    began, answered = enter.timestamp if enter is not None else None, call.timestamp
+    if began is not None and answered is not None:
+        return CallTiming(call_seconds(began.timestamp(), answered.timestamp()))
+    if exit is not None and exit.payload.duration_micros is not None:
         return CallTiming(exit.payload.duration_micros / 1e6)
-    began = enter.timestamp if enter is not None else None
-    ended = exit.timestamp
-    if began is None or ended is None:
-        return CallTiming()
-    return CallTiming(max(0.0, (ended - began).total_seconds()))
+    return CallTiming()
 
 
 async def _enter_before(
@@ -111,13 +111,13 @@ async def model_call_near(
     no ``llm_call`` yet, is the call waiting for its answer, as its request went out."""
     if isinstance(item, LlmCall):
         node = item.payload.node_id
+        entered = await _enter_before(store, key, position, node)
+        if entered is not None:
+            return FoundCall(item, _took(entered, item))
         async for later in _walk(store, key, position, forward=True):
             if isinstance(later, NodeExit) and is_model_node(later):
                 if _same_node(node, later.payload.node_id):
-                    began = None
-                    if later.payload.duration_micros is None:
-                        began = await _enter_before(store, key, position, node)
-                    return FoundCall(item, _took(began, later))
+                    return FoundCall(item, _took(None, item, later))
             elif isinstance(later, LlmCall):
                 break  # the next call: this one's node never exited
         return FoundCall(item, CallTiming())
@@ -128,9 +128,9 @@ async def model_call_near(
                 if _same_node(later.payload.node_id, item.payload.node_id):
                     call = later
             elif isinstance(later, NodeExit) and later.payload.node_id == item.payload.node_id:
-                return FoundCall(call, _took(item, later)) if call is not None else None
+                return FoundCall(call, _took(item, call)) if call is not None else None
         if call is not None:
-            return FoundCall(call, CallTiming())
+            return FoundCall(call, _took(item, call))
         # No answer yet: the call as its request went out, when its node says what it sent.
         sent = call_as_sent(item)
         return FoundCall(sent, CallTiming(waiting=True)) if sent is not None else None
@@ -147,5 +147,5 @@ async def model_call_near(
                 break
             elif isinstance(earlier, NodeExit) and earlier.payload.node_id == node:
                 break  # the node's previous call: this one recorded no llm_call
-        return FoundCall(found, _took(enter, item)) if found is not None else None
+        return FoundCall(found, _took(enter, found, item)) if found is not None else None
     return None

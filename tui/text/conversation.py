@@ -87,7 +87,7 @@ class CallTiming:
     """What the ledger says of the call's time beyond its ``llm_call``: its model node."""
 
     seconds: float | None = None
-    """From the request to the answer (the model node's enter to its exit)."""
+    """From the request to the answer (the model node's enter to its ``llm_call``)."""
     waiting: bool = False
     """Its node is open and it has no ``llm_call`` yet: the model has not answered."""
 

@@ -1,0 +1,116 @@
+"""A model call's time is one figure, from its request to its answer, in every view.
+
+Its node is entered when the request goes out, its ``llm_call`` written when the
+answer came, and the node left a moment (or, for a writer that tidies up, a while)
+later. The timeline's number, the models' screen (``M``), ``runtop stats --by model``
+and the call's conversation all say request-to-answer, as a tool call's views all say
+its ``tool_call`` to its ``tool_result``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from inspector.call_stats import CallTally, RunModelCalls, add_nodes, call_stats
+from inspector.timeline import Timeline
+from inspector.timeline_nodes import NodeKind
+from ledger_reader import LedgerItem, RunEvent, decode_line, iter_events
+from tests.conftest import REPO
+
+pytestmark = pytest.mark.timeout(60)
+
+RUN = "run_20261128T150000000_cccc3333cccc3333"
+
+
+def ledger_lines() -> list[bytes]:
+    """A run with one model call: sent at 1.000 s, answered at 1.860 s, its node left at
+    3.200 s (the writer's exit says 2.2 s)."""
+    records = [
+        ("00.000", "run_started", {"skill": "s", "agent": "a", "input": "go"}),
+        ("01.000", "node_enter", {"node_id": "llm:plan#1", "node_name": "plan"}),
+        (
+            "01.860",
+            "llm_call",
+            {"node_id": "llm:plan#1", "model": "m-one", "prompt_tokens": 10, "output_tokens": 2},
+        ),
+        (
+            "03.200",
+            "node_exit",
+            {"node_id": "llm:plan#1", "duration_micros": 2_200_000, "success": True},
+        ),
+        ("03.300", "run_completed", {"status": "ok", "output": "done"}),
+    ]
+    return [
+        json.dumps(
+            {
+                "run_id": RUN,
+                "seq": seq,
+                "time": f"2026-11-28T15:00:{at}000Z",
+                "type": kind,
+                "payload": payload,
+            }
+        ).encode()
+        for seq, (at, kind, payload) in enumerate(records, 1)
+    ]
+
+
+def items() -> list[LedgerItem]:
+    return [item for line in ledger_lines() if (item := decode_line(line)) is not None]
+
+
+def test_the_timeline_and_the_models_fold_say_request_to_answer() -> None:
+    timeline = Timeline(RUN)
+    timeline.extend(items())
+    (node,) = [node for node in timeline.nodes() if node.kind is NodeKind.MODEL]
+    assert node.duration == pytest.approx(0.86)
+    assert (node.start, node.end) == (node.called, pytest.approx(node.start + 2.2))  # the bar
+
+    folded = RunModelCalls()
+    events: list[RunEvent] = list(iter_events(items()))
+    for event in events:
+        folded.add(event)
+    tallies: dict[str, CallTally] = {}
+    add_nodes(tallies, RUN, timeline.nodes(), NodeKind.MODEL)
+    (from_nodes,) = call_stats(tallies)
+    (from_events,) = call_stats(folded.tallies)
+    assert from_nodes.median == from_events.median == pytest.approx(0.86)
+
+
+def test_stats_by_model_says_request_to_answer(tmp_path: Path) -> None:
+    (tmp_path / f"{RUN}.jsonl").write_bytes(b"\n".join(ledger_lines()) + b"\n")
+    answer = subprocess.run(
+        [sys.executable, "-m", "tui.cli", "stats", str(tmp_path), "--by", "model", "--json"],
+        capture_output=True,
+        text=True,
+        env={"RUNTOP_HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin"},
+        cwd=REPO,
+        timeout=30,
+        check=True,
+    )
+    (row,) = json.loads(answer.stdout)
+    assert row["median_seconds"] == pytest.approx(0.86)
+
+
+async def test_the_calls_conversation_says_request_to_answer(tmp_path: Path) -> None:
+    from inspector import LedgerDirectorySource, RunKey, RunStore
+    from tui.model_call import model_call_near
+
+    (tmp_path / f"{RUN}.jsonl").write_bytes(b"\n".join(ledger_lines()) + b"\n")
+    key = RunKey("runs", RUN)
+    async with RunStore(flush_interval=0.005) as store:
+        store.add_source(LedgerDirectorySource(tmp_path, name="runs"))
+        for _ in range(500):
+            if store.get(key) is not None and await store.event_count(key) == 5:
+                break
+            await asyncio.sleep(0.01)
+        events = await store.events(key, 0, await store.event_count(key))
+        for position in (1, 2, 3):  # the call found from its enter, its llm_call, its exit
+            found = await model_call_near(store, key, events[position], position)
+            assert found is not None, events[position].type
+            assert found.timing.seconds == pytest.approx(0.86), events[position].type
