@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual import events
+from textual.widgets import Input
 
 from tests.tui.test_filter_box import apply
 from tests.tui.test_palette_keybar import open_palette
@@ -116,3 +118,55 @@ async def test_a_damaged_views_file_is_said_and_kept(fixtures: Path, tmp_path: P
         await noticed(pilot, "not saved")
         assert views.read_bytes() == b"[views.mine\nfilter = 'status:failed'\n"
         assert len(shown(app)) == 6  # the table goes on
+
+
+def typed_at_once(app: Any, *keys: str) -> None:
+    """``keys`` from the terminal all at once (fast typing, a paste, tmux's send-keys):
+    posted before the first is handled, as the driver posts what it read."""
+    for key in keys:
+        character = {"enter": "\r", "space": " "}.get(key, key if len(key) == 1 else None)
+        app.post_message(events.Key(key, character))
+
+
+@pytest.mark.parametrize("name", ["slow", "dear", "mark space"])
+async def test_a_view_named_in_the_burst_that_opens_the_save_box_is_saved_by_that_name(
+    fixtures: Path, tmp_path: Path, name: str
+) -> None:
+    """``V``, a name and Enter typed fast: the box lost the keys typed before it was
+    made (``slow`` saved nothing, ``dear`` was saved as ``ear``: its ``d`` taken for the
+    table's deny, and lost with it)."""
+    views = tmp_path / "views.toml"
+    app = sample_app(fixtures, views_file=views)
+    async with app.run_test(size=(160, 48), notifications=True) as pilot:
+        await loaded(pilot)
+        await apply(pilot, "duration:>20s")
+        keys = ["space" if c == " " else c for c in name]
+        typed_at_once(app, "V", *keys, "enter")
+        await noticed(pilot, f"view {name!r} saved")
+        assert list(tomllib.loads(views.read_text())["views"]) == [name]
+        assert isinstance(app.screen, RunsScreen)
+
+
+@pytest.mark.parametrize("name", ["slow", "dear"])
+async def test_a_view_named_in_the_burst_that_opens_the_views_is_typed_in_their_box(
+    fixtures: Path, tmp_path: Path, name: str
+) -> None:
+    """``v`` and a view's name typed fast: the list's box was left empty (the letters went
+    to the table under it, ``d`` to its deny). They are in the box, and Enter chooses it.
+    (An Enter in the same burst comes before the list has found the view: Textual's
+    palette then chooses nothing, as after ctrl+p.)"""
+    views = tmp_path / "views.toml"
+    save_view(views, View(name, "duration:>20s", "duration", True))
+    save_view(views, View("other", "status:canceled"))
+    app = sample_app(fixtures, views_file=views)
+    async with app.run_test(size=(160, 48), notifications=True) as pilot:
+        await loaded(pilot)
+        typed_at_once(app, "v", *name)
+        await settle(pilot, lambda: app.screen.query("CommandList"), "the views listed")
+        box = app.screen.query_one(Input)
+        await settle(pilot, lambda: box.value == name, f"{name} in the box")
+        await settle(pilot, lambda: app.screen.query_one("CommandList").option_count, "found")
+        await pilot.press("enter")
+        await settle(pilot, lambda: isinstance(app.screen, RunsScreen), "the view chosen")
+        await settle(pilot, lambda: shown(app) == [FAILED], "the view's runs")
+        assert runs_screen(app).sort == "duration"

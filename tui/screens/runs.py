@@ -98,11 +98,15 @@ class RunsScreen(PreviewingScreen):
         Binding("space", "mark", "Mark", tooltip=MARK_SAYS),
         Binding("m", "toggle_mark", "Mark", tooltip=MARK_SAYS),
         Binding("C", "compare", "Compare", tooltip="The two marked runs side by side"),
+        # Priority bindings, as / is: the views' list and the save box open as the app
+        # takes v or V, so a name typed in the same burst follows to their boxes, not to
+        # the table under them, where its letters were lost or taken for the table's keys.
         Binding(
             "v",
             "views",
             "Views",
             show=False,
+            priority=True,
             tooltip="Show the runs through a view: a filter, sort and columns kept",
         ),
         Binding(
@@ -110,6 +114,7 @@ class RunsScreen(PreviewingScreen):
             "save_view",
             "Save view",
             show=False,
+            priority=True,
             tooltip="Keep the table's filter, sort and columns as a view (v chooses it)",
         ),
         *PreviewingScreen.RUN_SCREEN_BINDINGS,
@@ -445,6 +450,8 @@ class RunsScreen(PreviewingScreen):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "filter":
             return not isinstance(self.focused, FilterBox)  # there, / is typed in it
+        if action in {"views", "save_view"} and isinstance(self.focused, FilterBox):
+            return False  # there, v and V are typed in it (priority bindings: asked first)
         if action in {"mark", "toggle_mark"}:
             # While a replay is open, space is its pause and play (the app's): m marks. One
             # key marks at a time, and the bar and ? name that one.

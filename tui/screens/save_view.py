@@ -65,12 +65,18 @@ class SaveViewScreen(RuntopModal[View | None]):
         return enter_description(self, action, description)
 
     def on_key(self, event: Key) -> None:
-        """A character typed in the burst that opened it (``V``, a name) goes to the name."""
-        if event.character is None or not event.is_printable or self.focused is not None:
+        """A character typed in the burst that opened it (``V``, a name) goes to the name.
+
+        The app handed those keys to this screen, nothing in it focused yet; it takes
+        them after its box has been focused, so they come here rather than to the box.
+        A character that comes here past a focused button is left alone.
+        """
+        if event.character is None or not event.is_printable or isinstance(self.focused, Button):
             return
         event.stop()
         event.prevent_default()
-        type_into(self.query_one("#name", Input), event.character)
+        box = self.focused if isinstance(self.focused, Input) else self.query_one("#name", Input)
+        type_into(box, event.character)
 
     def action_confirm(self) -> None:
         """Enter: save, once the boxes have taken every key typed before it."""
