@@ -4,10 +4,12 @@ The agents do what real ones do, slowly enough to watch: stream text and
 reasoning, call tools of varying latency (one fails), wait on an approval
 (denied, the migration fails: it was not applied), and one runs long enough
 to cancel; a planner starts child runs, and the failed deploy is resumed (and
-goes through). What each thinks, calls its tools with and answers follows its
-input: the demo is what a new user reads first, and it does not say what did
-not happen. Nine agents run in the first minute (the ninth, on PydanticAI,
-when it is installed). Ledgers go to a temporary directory (the source line
+goes through); a translator on a $1.00 budget asks, a few seconds in,
+whether to spend more (``a`` lets it go on, and it asks again; ``d`` cancels
+it). What each thinks, calls its tools with and answers follows its input:
+the demo is what a new user reads first, and it does not say what did not
+happen. Ten agents run in the first minute (the tenth, on PydanticAI, when it
+is installed). Ledgers go to a temporary directory (the source line
 says which), so ``runtop DIR`` replays the session afterwards.
 """
 
@@ -25,6 +27,7 @@ from typing import Final
 from run_manager import (
     Agent,
     AgentEvent,
+    Budget,
     Complete,
     Content,
     Manager,
@@ -346,6 +349,38 @@ class Planner:
         )
 
 
+class Translator:
+    """Translates a manual chapter by chapter, a model call of about $0.10 each: on
+    :data:`TRANSLATION_BUDGET` it asks to go on at $0.80 (eight chapters in), and again
+    at $1.60 when let; it is done at $2.00."""
+
+    name = "translator"
+    CHAPTERS: Final = 20
+
+    def __init__(self, pace: float) -> None:
+        self.pace = pace
+
+    async def run(self, input: str) -> str:
+        for number in range(1, self.CHAPTERS + 1):
+            asked = [
+                {
+                    "role": "system",
+                    "content": "Translate the chapter into French, keeping its markup.",
+                },
+                {"role": "user", "content": f"{input}, chapter {number} of {self.CHAPTERS}."},
+            ]
+            async with model_call("claude-sonnet", provider="anthropic", messages=asked) as model:
+                model.chunk(f"Chapitre {number}. ")
+                await asyncio.sleep(0.5 * self.pace)
+                model.chunk(f"{input}, chapitre {number}, traduit.")
+                model.usage(prompt_tokens=21_000, output_tokens=2_500, cost_usd=0.10)
+        return f"{input}: {self.CHAPTERS} chapters translated"
+
+
+TRANSLATION_BUDGET: Final = Budget(cost_usd=1.00)
+"""The translator's budget in the demo: it asks at $0.80, a few seconds in."""
+
+
 def demo_agents(pace: float = 1.0, manager: Manager | None = None) -> list[Agent]:
     """The demo's agents, for ``runtop serve --agents tui.demo:demo_agents``."""
     return [
@@ -357,6 +392,7 @@ def demo_agents(pace: float = 1.0, manager: Manager | None = None) -> list[Agent
         Triager(pace),
         Reviewer(pace),
         Planner(pace, manager),
+        Translator(pace),
     ]
 
 
@@ -370,6 +406,7 @@ async def start_demo(manager: Manager, *, pace: float = 1.0, forever: bool = Tru
     manager.start(agents["migrator"], "v42", detached=True)
     manager.start(agents["summarizer"], "logs/2026-11-28.txt", detached=True)
     manager.start(agents["planner"], "textual", detached=True)
+    manager.start(agents["translator"], "the user guide", budget=TRANSLATION_BUDGET, detached=True)
     later = [
         (agents["classifier"], "ticket 4512: charged twice"),
         (agents["triager"], "alert: disk 91% on db-2"),

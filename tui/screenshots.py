@@ -114,15 +114,35 @@ async def model_calls(pilot: Pilot[Any]) -> None:
     await pilot.pause(0.5)
 
 
+def _asking(app: RuntopApp, agent: str) -> Any:
+    return next(
+        (r for r in _rows(app).rows if r.agent == agent and r.pending_approval is not None), None
+    )
+
+
 async def approval_confirmation(pilot: Pilot[Any]) -> None:
+    """The migrator's question denied (the translator asks too, of its budget)."""
     app = pilot.app
     assert isinstance(app, RuntopApp)
-    await _until(pilot, lambda: any(r.pending_approval for r in _rows(app).rows))
-    table = _rows(app)
-    table.select_key(next(r.key for r in table.rows if r.pending_approval))
+    await _until(pilot, lambda: _asking(app, "migrator") is not None)
+    _rows(app).select_key(_asking(app, "migrator").key)
     await pilot.pause(0.5)
     await pilot.press("d")
     await pilot.press(*"not during the freeze")
+    for box in app.screen.query(Input):
+        box.cursor_blink = False
+    await pilot.pause(0.3)
+
+
+async def budget_confirmation(pilot: Pilot[Any]) -> None:
+    """The translator's run, asking on its budget ($0.80 of $1.00), approved with ``a``."""
+    app = pilot.app
+    assert isinstance(app, RuntopApp)
+    await _until(pilot, lambda: _asking(app, "translator") is not None)
+    _rows(app).select_key(_asking(app, "translator").key)
+    await pilot.press("enter")
+    await pilot.pause(1.0)
+    await pilot.press("a")
     for box in app.screen.query(Input):
         box.cursor_blink = False
     await pilot.pause(0.3)
@@ -235,6 +255,7 @@ SCENARIOS: dict[str, Callable[[Pilot[Any]], Awaitable[None]]] = {
     "tool-calls": tool_calls,
     "model-calls": model_calls,
     "approval-confirm": approval_confirmation,
+    "budget-confirm": budget_confirmation,
     "run-search": run_search,
     "tool-drilldown": tool_drilldown,
     "compare-resumed": compare_resumed,

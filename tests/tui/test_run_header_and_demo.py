@@ -1,24 +1,35 @@
 """``runtop demo`` and a run's header say what is so: a model call streaming is not ``no
 tokens recorded``; the filter box keeps the slash of a bare regular expression typed
 first; the demo's agents think, search and answer about what they were asked, and a denied
-migration does not end ``succeeded``. Each is checked on what the screen shows.
+migration does not end ``succeeded``; the translator asks on its budget, and goes on
+or is canceled as answered. Each is checked on what the screen shows.
 """
 
 from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 from textual.widgets import Static
 
-from inspector import ManagerSource, RunFilter
+from inspector import ManagerSource, RunFilter, RunView
 from run_manager import Manager
 from tests.tui.test_interaction import screen_lines
 from tests.tui.test_status_words import _event_lines
 from tests.tui_support import loaded, open_run, sample_app, settle
 from tui.app import RuntopApp, make_app
-from tui.demo import Migrator, Planner, Researcher, Summarizer, Triager, weather_agent
+from tui.demo import (
+    Migrator,
+    Planner,
+    Researcher,
+    Summarizer,
+    Triager,
+    start_demo,
+    weather_agent,
+)
+from tui.screens.approval import ApprovalScreen
 from tui.settings import Settings
 from tui.widgets.run_table import RunTable
 
@@ -219,3 +230,65 @@ async def test_the_weather_agent_forecasts_the_city_it_is_asked_about(tmp_path: 
             end = next(line for line in lines.splitlines() if "run succeeded" in line)
             assert "Oslo: light snow" in end, end
             assert "sunny" not in lines
+
+
+# -- 4: the demo's translator asks to spend more of its budget ------------------------------
+
+
+def translator(app: RuntopApp) -> RunView | None:
+    rows = app.screen.query_one(RunTable).rows
+    return next((r for r in rows if r.agent == "translator"), None)
+
+
+async def answer_the_translator(pilot: Any, app: RuntopApp, key: str) -> RunView:
+    """The demo started: its translator's budget question on the screen, answered with
+    ``key`` (``a`` or ``d``) and Enter; the translator's row."""
+    asked = "budget: $0.80 of $1.00 spent; continue?"
+
+    def waiting() -> bool:
+        run = translator(app)
+        return run is not None and run.status.value == "awaiting_approval"
+
+    await settle(pilot, waiting, "the translator's question")
+    run = translator(app)
+    assert run is not None
+    await settle(pilot, lambda: any(asked in line for line in screen_lines(app)), asked)
+    rows = app.screen.query_one(RunTable)
+    rows.select_key(run.key)
+    await pilot.press(key)
+    assert isinstance(app.screen, ApprovalScreen)
+    await pilot.press("enter")
+    return run
+
+
+async def test_the_demos_translator_asks_on_its_budget_and_goes_on_when_approved(
+    tmp_path: Path,
+) -> None:
+    """The demo had no run with a budget: a new user never met its question. Its
+    translator asks a few seconds in; approved, it goes on and asks again at $1.60."""
+    async with Manager(ledger_dir=tmp_path) as manager:
+        app = demo_app(manager)
+        async with app.run_test(size=(160, 48)) as pilot:
+            demo = asyncio.create_task(start_demo(manager, pace=0.05, forever=False))
+            run = await answer_the_translator(pilot, app, "a")
+            again = "budget: $1.60 of $2.00 spent; continue?"
+            await settle(pilot, lambda: any(again in line for line in screen_lines(app)), again)
+            assert manager.get(run.run_id).info().budget is not None
+            await demo
+            manager.cancel_all()
+
+
+async def test_the_demos_translator_denied_is_canceled_for_its_budget(tmp_path: Path) -> None:
+    async with Manager(ledger_dir=tmp_path) as manager:
+        app = demo_app(manager)
+        async with app.run_test(size=(160, 48)) as pilot:
+            demo = asyncio.create_task(start_demo(manager, pace=0.05, forever=False))
+            run = await answer_the_translator(pilot, app, "d")
+            handle = manager.get(run.run_id)
+            await settle(pilot, lambda: handle.status.value == "canceled", "canceled")
+            reason = handle.info().cancel_reason or ""
+            assert reason.startswith("budget: $0.80 of $1.00 spent; not approved"), reason
+            line = "budget: $0.80 of $1.00 spent; not approved"
+            await settle(pilot, lambda: any(line in said for said in screen_lines(app)), line)
+            await demo
+            manager.cancel_all()
