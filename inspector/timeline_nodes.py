@@ -371,11 +371,18 @@ def _rfc3339(moment: float) -> str:
 
 
 def outcome_of_status(status: str) -> Outcome:
-    """A child run's outcome from its status word (``RunStatus``'s values)."""
+    """A child run's outcome from its status word (``RunStatus``'s values).
+
+    An ``idle`` one is a coding agent's sub-agent that has answered (a session has no
+    end record; idle is how it rests: :mod:`ledger_reader.sessions.status`), not one
+    cut off: the call that started it says how that went. Stale and abandoned runs
+    stopped without ending: ``unfinished``.
+    """
     return {
         "running": Outcome.RUNNING,
         "awaiting_approval": Outcome.RUNNING,
         "succeeded": Outcome.OK,
+        "idle": Outcome.OK,
         "failed": Outcome.ERROR,
         "canceled": Outcome.CANCELED,
     }.get(status, Outcome.UNFINISHED)

@@ -13,6 +13,7 @@ import pytest
 
 from inspector import RunKey
 from inspector.session_source import SessionSource
+from inspector.timeline import Outcome
 from ledger_reader import RunStatus
 from tests.tui.test_interaction import screen_lines
 from tests.tui_support import events_read, noticed, open_run, settle
@@ -165,3 +166,31 @@ async def test_a_sub_agent_begun_before_its_session_has_a_bar(tmp_path: Path) ->
             lambda: any("▶ claude-code" in line and "←" in line for line in screen_lines(app)),
             "the sub-agent's bar",
         )
+
+
+async def test_a_sessions_model_calls_say_their_tokens_and_its_sub_agent_how_it_went(
+    tmp_path: Path,
+) -> None:
+    """On the session's timeline every model call says its tokens (only those of 10 s or
+    more did), and its sub-agent, idle once it answered, is not ``unfinished``."""
+    projects = tmp_path / ".claude" / "projects"
+    shutil.copytree(SPOTTER, projects / SPOTTER.name)
+    app = make_app(Settings(), [SessionSource([projects])])
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = await open_run(pilot, SPOTTER_ID)
+        await pilot.press("T")
+        pane = screen.query_one(TimelinePane)
+        await settle(pilot, lambda: not pane.loading and pane.summary is not None, "timeline")
+        await settle(
+            pilot,
+            lambda: any("▶ claude-code" in line for line in screen_lines(app)),
+            "the sub-agent's row",
+        )
+        rows = [line.partition("│")[0] for line in screen_lines(app)]
+        models = [row for row in rows if row.startswith("◆")]
+        assert len(models) == 6
+        assert all(" tok " in row for row in models), models
+        sub_agent = next(row for row in rows if "▶ claude-code" in row)
+        assert "unfinished" not in sub_agent
+        child = next(node for node in pane.timeline.rows() if node.run_id is not None)
+        assert child.outcome is Outcome.OK  # its Task call came back with its answer

@@ -51,7 +51,10 @@ CUT_RIGHT: Final = "→"
 says the node is still running."""
 
 NUMBERS_WIDTH: Final = 13
-"""``12.3s 2.3k tok``: a duration and a model call's tokens."""
+"""``0.9s 2.3k tok``: a duration and a model call's tokens (more take the label's cells:
+:func:`row_head`)."""
+MIN_LABEL: Final = 12
+"""The fewest cells a label keeps: its mark and a name's first letters."""
 INDENT: Final = 2
 """Cells of indentation per level of nesting."""
 MAX_INDENT_LEVELS: Final = 8
@@ -74,7 +77,7 @@ class Columns(NamedTuple):
 def columns(width: int) -> Columns:
     """Split ``width`` cells into label, numbers and bars (names get a third, 12 to 36)."""
     numbers = NUMBERS_WIDTH if width >= 50 else 6
-    label = max(12, min(36, (width - numbers) // 3))
+    label = max(MIN_LABEL, min(36, (width - numbers) // 3))
     bars = max(1, width - label - numbers - 2)
     return Columns(label, numbers, bars)
 
@@ -145,9 +148,12 @@ def label(node: TimelineNode, width: int) -> str:
     return text[: width - 1] + "…" if len(text) > width else text.ljust(width)
 
 
-def numbers(node: TimelineNode, width: int, now: float | None = None) -> str:
+def numbers(
+    node: TimelineNode, width: int, now: float | None = None, *, room: int | None = None
+) -> str:
     """Duration (while in flight, the time so far and ``…``, or ``no end`` without a
-    ``now``), then a model call's tokens or an outcome that is not ok, as much as fits."""
+    ``now``), then a model call's tokens or an outcome that is not ok, if they fit in
+    ``room`` cells (``width`` unless given); right-aligned in ``width``, or longer."""
     if node.duration is not None:
         text = duration(node.duration)
     elif now is not None:
@@ -159,9 +165,21 @@ def numbers(node: TimelineNode, width: int, now: float | None = None) -> str:
         more = f"{tokens(node.tokens)} tok"
     elif node.outcome not in (Outcome.OK, Outcome.RUNNING):
         more = OUTCOME_WORDS[node.outcome]
-    if more and len(text) + 1 + len(more) <= width:
+    if more and len(text) + 1 + len(more) <= max(width, room or 0):
         text = f"{text} {more}"
-    return text[:width].rjust(width)
+    return text[: max(width, room or 0)].rjust(width)
+
+
+def row_head(node: TimelineNode, cols: Columns, now: float | None = None) -> tuple[str, str]:
+    """A row's label and numbers, ``cols.label + 1 + cols.numbers`` cells between them.
+
+    A model call's tokens (or an outcome) that do not fit the numbers column take cells
+    from the label, down to its :data:`MIN_LABEL`: ``7.3s 26.0k tok`` is more use than
+    the last letters of a model's long name, and a coding agent's calls, sent their whole
+    conversation (cache reads included), run to tens of thousands of tokens each.
+    """
+    said = numbers(node, cols.numbers, now, room=cols.numbers + max(0, cols.label - MIN_LABEL))
+    return label(node, cols.label - (len(said) - cols.numbers)), said
 
 
 def node_facts(node: TimelineNode, origin: float) -> list[str]:
@@ -327,7 +345,8 @@ def render_lines(
         bar = ""
         if cells is not None:
             bar = " " * cells.begin + bar_text(cells, in_flight=node.in_flight)
-        row = f"{label(node, cols.label)} {numbers(node, cols.numbers, now)} {bar}"
+        name, said = row_head(node, cols, now)
+        row = f"{name} {said} {bar}"
         lines.append(row.rstrip())
         for note in node.notes:
             lines.append(" " * (cols.label + 1) + inert(f"  note: {note}", single_line=True))
@@ -349,6 +368,7 @@ __all__ = [
     "node_facts",
     "numbers",
     "render_lines",
+    "row_head",
     "ruler",
     "summary_text",
 ]

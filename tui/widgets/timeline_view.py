@@ -30,7 +30,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from inspector.timeline import NodeKind, Outcome, Timeline, TimelineNode
-from tui.text.timeline import Columns, bar_cells, bar_text, columns, label, numbers, ruler
+from tui.text.timeline import Columns, bar_cells, bar_text, columns, row_head, ruler
 from tui.textual_compat import grow_scroll_range
 from tui.widgets.lines import CURSOR_BINDINGS, highlighted
 
@@ -248,12 +248,8 @@ class TimelineView(ScrollView, can_focus=True):
             if node.outcome is not Outcome.RUNNING:
                 name_style += outcome
         muted = base + self.get_component_rich_style("timeline--numbers", partial=True)
-        segments = [
-            Segment(label(node, cols.label), name_style),
-            Segment(" "),
-            Segment(numbers(node, cols.numbers, now if self.live else None), muted),
-            Segment(" "),
-        ]
+        name, said = row_head(node, cols, now if self.live else None)
+        segments = [Segment(name, name_style), Segment(" "), Segment(said, muted), Segment(" ")]
         end = node.end_or(now)
         cells = bar_cells(node.start, end, frame.window, cols.bars, clamp=self.window is None)
         if cells is not None:

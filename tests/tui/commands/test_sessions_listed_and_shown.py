@@ -180,3 +180,26 @@ def test_a_sub_agent_begun_before_its_session_is_drawn_on_its_timeline(
     ruler = next(line for line in lines if "┊0s" in line)
     child = next(line for line in lines if line.startswith("▶ claude-code"))
     assert child[ruler.index("┊0s")] == "←"
+
+
+@pytest.mark.parametrize(
+    ("run_id", "folder"),
+    [
+        ("7f2abd2d-7cfc-4447-9ddd-3ca8d14e02e9", FOLDERS[0]),
+        ("ae4a77f8-aedd-4bc1-888f-c94edc91af04", FOLDERS[0]),
+        ("ae4a77f8-aedd-4bc1-888f-c94edc91af04.agent-aac57f5", FOLDERS[0]),
+        ("019b04ae-b1c6-7c72-a134-a4c2de66058c", FOLDERS[1]),
+        ("f0a689a6-b0ac-407f-afcc-4fafa9e14e8a", FOLDERS[2]),
+    ],
+)
+def test_every_model_call_of_a_session_says_its_tokens_on_its_timeline(
+    capsys: pytest.CaptureFixture[str], run_id: str, folder: Path
+) -> None:
+    """Tens of thousands of tokens a call (a whole conversation sent, cache reads
+    included): ``7.3s 26.2k tok`` did not fit the numbers column, and only calls of 10 s
+    or more (``40s 32.5k tok``) said their tokens; the label gives up cells for them."""
+    assert main(["show", run_id, "--from", str(folder), "--timeline"]) == 0
+    models = [line for line in capsys.readouterr().out.splitlines() if line.startswith("◆")]
+    assert models
+    assert all(" tok " in line for line in models), models
+    assert not any("unfinished" in line for line in models)
