@@ -1,8 +1,9 @@
-"""Where runtop keeps things: its home and the default ledger directory, resolved once.
+"""Where runtop keeps things: its home, its caches and the default ledger directory, resolved once.
 
 ``RUNTOP_HOME`` (default ``~/.runtop``) holds the attach servers' tokens,
 the TUI's remembered state and, under ``runs/``, the default ledger
-directory; ``RUNTOP_LEDGER_DIR`` moves just the ledgers. Every command
+directory; ``RUNTOP_LEDGER_DIR`` moves just the ledgers. Caches go to the
+user's cache directory (:func:`cache_dir`). Every command
 (plain ``runtop`` included) asks here, so the variables mean the same
 everywhere. Directories runtop creates are private (``0700``): ledgers
 hold prompts and tool outputs, and the home holds bearer tokens.
@@ -23,6 +24,23 @@ def runtop_home(environ: Mapping[str, str] | None = None) -> Path:
     environ = os.environ if environ is None else environ
     configured = environ.get("RUNTOP_HOME")
     return Path(configured).expanduser() if configured else Path.home() / ".runtop"
+
+
+def cache_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """Where runtop keeps what it can work out again (``runtop ls``'s summary cache).
+
+    ``cache`` in ``$RUNTOP_HOME`` when that is set (all of runtop's in one place the user
+    chose); else the user's cache directory, as the XDG base directory spec names it:
+    ``$XDG_CACHE_HOME/runtop`` (an absolute path; a relative one is ignored, as the spec
+    says), else ``~/.cache/runtop``. Never ``~/.runtop``, which holds what cannot be
+    worked out again (tokens, views, ledgers).
+    """
+    environ = os.environ if environ is None else environ
+    if environ.get("RUNTOP_HOME"):
+        return runtop_home(environ) / "cache"
+    xdg = environ.get("XDG_CACHE_HOME", "")
+    base = Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache"
+    return base / "runtop"
 
 
 def default_ledger_dir(environ: Mapping[str, str] | None = None) -> Path:
@@ -103,4 +121,11 @@ def _user_name(uid: int) -> str:
         return f"user {uid}"
 
 
-__all__ = ["default_ledger_dir", "foreign_access", "make_home", "make_private_dir", "runtop_home"]
+__all__ = [
+    "cache_dir",
+    "default_ledger_dir",
+    "foreign_access",
+    "make_home",
+    "make_private_dir",
+    "runtop_home",
+]

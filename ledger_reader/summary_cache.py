@@ -55,7 +55,7 @@ import msgspec
 from ledger_reader.events import MAX_LINE_BYTES
 from ledger_reader.head_tail import LedgerRead, file_key, judge_summary
 from ledger_reader.liveness import writer_holds_lock
-from ledger_reader.locations import make_private_dir, runtop_home
+from ledger_reader.locations import cache_dir, make_private_dir
 from ledger_reader.summary import RunSummary
 
 CACHE_FORMAT: Final = 2
@@ -144,7 +144,7 @@ def reader_fingerprint(package: Path | None = None) -> str | None:
 def cache_file(paths: Iterable[str | os.PathLike[str]], environ: Mapping[str, str] | None) -> Path:
     """The cache of a listing of ``paths``: one file per set of absolute paths."""
     listed = "\0".join(sorted(os.path.abspath(path) for path in paths)).encode()
-    return runtop_home(environ) / "cache" / f"{_PREFIX}{_digest([listed])}{_SUFFIX}"
+    return cache_dir(environ) / f"{_PREFIX}{_digest([listed])}{_SUFFIX}"
 
 
 class SummaryCache:
@@ -192,7 +192,7 @@ class SummaryCache:
         max_line_bytes: int,
         environ: Mapping[str, str] | None = None,
     ) -> SummaryCache:
-        """The cache of ``runtop ls PATHS``, under ``$RUNTOP_HOME/cache``."""
+        """The cache of ``runtop ls PATHS``, in :func:`~ledger_reader.locations.cache_dir`."""
         return cls(cache_file(paths, environ), reader_fingerprint(), max_line_bytes=max_line_bytes)
 
     def _load(self) -> None:

@@ -67,8 +67,40 @@ def _private_runtop_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[N
     Session-wide, so module-scoped fixtures that list ledgers are set up inside it too."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("RUNTOP_HOME", str(tmp_path_factory.mktemp("runtop-home")))
+        # A test that takes RUNTOP_HOME away (to see where a cache goes without it) writes
+        # its cache here, not in the user's ~/.cache.
+        patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache-home")))
         patch.delenv("RUNTOP_LEDGER_DIR", raising=False)
         yield
+
+
+SESSIONS_HOME = REPO / "tests" / "sessions_home"
+"""Real coding agents' sessions, laid out as a home (its README says whose)."""
+READ_IN_PLACE = (SESSIONS_HOME, FIXTURES)
+"""Folders of the repository that tests read where they are (``HOME`` pointed at the
+sessions, ``ls`` of the samples): nothing may be written there."""
+
+
+def _files_under(folders: tuple[Path, ...]) -> dict[str, tuple[int, int]]:
+    return {
+        str(path): (path.lstat().st_size, path.lstat().st_mtime_ns)
+        for folder in folders
+        for path in folder.rglob("*")
+    }
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _repository_read_only() -> Iterator[None]:
+    """No test writes into the folders of the repository it reads in place (a summary
+    cache beside the sessions, a ``~/.runtop`` in the sessions' home): checked at the
+    end of the session, every file's size and write time as they were."""
+    before = _files_under(READ_IN_PLACE)
+    yield
+    after = _files_under(READ_IN_PLACE)
+    changed = sorted(
+        path for path in before.keys() | after.keys() if before.get(path) != after.get(path)
+    )
+    assert not changed, f"the tests wrote into the repository: {changed[:10]}"
 
 
 @pytest.fixture

@@ -105,12 +105,14 @@ def home(tmp_path: Path) -> Path:
     return home
 
 
+NEW_USERS_UNSET = frozenset(
+    {"RUNTOP_HOME", "RUNTOP_LEDGER_DIR", "RUNTOP_TOKEN", "PYTHONPATH", "XDG_CACHE_HOME"}
+)
+"""What a new user has not set: the examples keep everything of runtop's in their home."""
+
+
 def environment(home: Path) -> dict[str, str]:
-    env = {
-        name: value
-        for name, value in os.environ.items()
-        if name not in {"RUNTOP_HOME", "RUNTOP_LEDGER_DIR", "RUNTOP_TOKEN", "PYTHONPATH"}
-    }
+    env = {name: value for name, value in os.environ.items() if name not in NEW_USERS_UNSET}
     env["HOME"] = str(home)
     env["PATH"] = os.pathsep.join([str(Path(RUNTOP).parent), env.get("PATH", "")])
     return env

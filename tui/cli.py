@@ -234,7 +234,8 @@ def build_parser() -> Parser:
         "--no-cache",
         action="store_true",
         help="read every ledger, neither using nor writing the summary cache in "
-        "$RUNTOP_HOME/cache (also: RUNTOP_NO_CACHE=1)",
+        "~/.cache/runtop ($XDG_CACHE_HOME/runtop; $RUNTOP_HOME/cache when that is set; "
+        "also: RUNTOP_NO_CACHE=1)",
     )
     show = add_command(
         commands,

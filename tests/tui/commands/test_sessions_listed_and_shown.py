@@ -203,3 +203,26 @@ def test_every_model_call_of_a_session_says_its_tokens_on_its_timeline(
     assert models
     assert all(" tok " in line for line in models), models
     assert not any("unfinished" in line for line in models)
+
+
+@pytest.mark.parametrize("xdg", [True, False], ids=["XDG_CACHE_HOME", "~/.cache"])
+def test_ls_keeps_its_cache_in_the_users_cache_dir_not_beside_the_sessions(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, xdg: bool
+) -> None:
+    """``HOME=tests/sessions_home runtop ls`` wrote its summary cache into that folder of
+    the repository (``~/.runtop/cache``): a cache goes to ``$XDG_CACHE_HOME/runtop``, else
+    ``~/.cache/runtop``; only ``$RUNTOP_HOME``, set, keeps it in runtop's own home."""
+    monkeypatch.delenv("RUNTOP_HOME")
+    cache = tmp_path / "xdg"
+    if xdg:
+        monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    else:
+        monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+        cache = home / ".cache"
+    before = sorted(home.rglob("*"))
+    assert main(["ls", "--json"]) == 0
+    kept = list((cache / "runtop").iterdir())
+    assert [path.suffix for path in kept] == [".cache"]
+    written = sorted(set(home.rglob("*")) - set(before))
+    assert written == ([] if xdg else [home / ".cache", *sorted((home / ".cache").rglob("*"))])
+    assert not (home / ".runtop").exists()
