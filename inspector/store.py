@@ -30,6 +30,7 @@ import msgspec
 from inspector.actions import Action, refusal
 from inspector.call_stats import CallStats, CallTally, call_stats
 from inspector.changes import ChangeSubscriber, StoreChange
+from inspector.filters import FilterColumns
 from inspector.history import history_from_source, read_history
 from inspector.model import RunKey, RunView, ToolCallView, make_view
 from inspector.source import (
@@ -91,6 +92,8 @@ class RunStore:
         self._ordered: tuple[RunView, ...] | None = ()
         self._positions: dict[RunKey, int] = {}
         """Where each run is in ``_ordered``, while the order holds."""
+        self._columns = FilterColumns(lambda: (self._ordered, self._positions))
+        """Every run's fields as the filter reads them, kept as views change."""
         self._counts: Counter[str] = Counter()
         """Runs per source, counted when the order is rebuilt (a run added or removed)."""
         self._moments: dict[str, float] | None = {}
@@ -378,6 +381,7 @@ class RunStore:
         if reorder:
             self._ordered = None
         changed = self._families(changed)
+        self._columns.update(views[key] for key in changed if key in views)
         change = self._pending.merge(StoreChange(runs=frozenset(changed)))
         self._pending = StoreChange()
         if self._ordered is not None and changed:
@@ -468,7 +472,9 @@ class RunStore:
                     self._replayed_to(view, None)
         if self._moments != self._moments_shown:
             self._moments_shown = dict(self._moments)  # a snapshot's never changes
-        return Snapshot(self._ordered, self._sources_shown, self._version, self._moments_shown)
+        return Snapshot(
+            self._ordered, self._sources_shown, self._version, self._moments_shown, self._columns
+        )
 
     @property
     def loading(self) -> bool:
@@ -661,6 +667,7 @@ class RunStore:
         self._views.clear()
         self._dirty.clear()
         self._ordered, self._positions, self._counts = (), {}, Counter()
+        self._columns.clear()
         self._children.clear()
         self._parent_of.clear()
         self._moments = {}

@@ -11,7 +11,7 @@ from typing import Final
 
 import msgspec
 
-from inspector.filters import RunFilter
+from inspector.filters import FilterColumns, RunFilter
 from inspector.model import RunExtras, RunKey, RunView, ToolCallView
 from inspector.tool_stats import RunShare, ToolTally
 from ledger_reader import LedgerItem, RunSummary, ToolCall, ToolResult, parse_time
@@ -184,13 +184,20 @@ class Snapshot(msgspec.Struct, frozen=True):
     replayed_at: dict[str, float] = msgspec.field(default_factory=dict)
     """The moment each replay has played up to: the last event of its runs so far (only
     sources that play a recording are here)."""
+    columns: FilterColumns | None = None
+    """The store's columns of its runs' fields, which answer a filter of its runs now."""
 
     def filtered(self, run_filter: RunFilter | None, *, now: float | None = None) -> list[RunView]:
         """The runs ``run_filter`` passes (but for its ``has:``), newest first; a live run's
         duration measured to ``now`` (default: the clock), as the table shows it."""
         if run_filter is None:
             return list(self.runs)
-        return run_filter.select_views(self.runs, self.sources_down(), now, self.replayed_at)
+        down = self.sources_down()
+        if self.columns is not None:
+            chosen = self.columns.select(run_filter, self.runs, down, now, self.replayed_at)
+            if chosen is not None:
+                return chosen
+        return run_filter.select_views(self.runs, down, now, self.replayed_at)
 
     def sources_down(self) -> SourcesDown:
         """The sources that cannot be read now: their live runs show as unknown."""
