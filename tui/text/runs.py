@@ -13,7 +13,7 @@ from typing import Final
 from rich.text import Text
 
 from inspector import RunView
-from inspector.ledger import RunStatus, under_a_tenth
+from inspector.ledger import RunStatus, RunTotals, under_a_tenth
 from inspector.status_words import STILL_GOING, UNKNOWN, status_word
 from tui.text import (
     WITH_CHILDREN,
@@ -27,6 +27,7 @@ from tui.text import (
 from tui.text.status_glyphs import STATUS_GLYPHS
 
 __all__ = [
+    "MODEL_CALL_RUNNING",
     "STATUS",
     "model_call_running",
     "now_or",
@@ -34,6 +35,7 @@ __all__ = [
     "relative",
     "run_time",
     "short_id",
+    "spent_forms",
     "status_mark",
     "tokens_and_cost",
     "tokens_said",
@@ -155,18 +157,46 @@ def tokens_said(run: RunView, *, source_down: bool = False) -> str:
     ``call running``), whatever the calls before it spent: beside the tokens, or in
     their place while none said (``no tokens recorded`` would be wrong beside a call
     still streaming)."""
-    running = (
-        f"model call {STILL_GOING}" if model_call_running(run, source_down=source_down) else ""
-    )
+    running = model_call_running(run, source_down=source_down)
+    if not _tokens_known(run) and not run.detailed:
+        return "tokens …"
+    said = spent_forms(run, running=running)[0]
+    return ", ".join(part for part in (said, MODEL_CALL_RUNNING if running else "") if part)
+
+
+MODEL_CALL_RUNNING: Final = f"model call {STILL_GOING}"
+"""Said of a run in a model call now, beside its tokens or in their place."""
+
+
+def spent_forms(run: RunView, *, running: bool = False) -> tuple[str, str, str]:
+    """What a run spent, in three forms, longest first, for a header with less room:
+    ``5.8k tokens $0.0204 with its child runs (own 2.9k tokens $0.0102)``, then
+    ``Σ5.8k tok $0.0204 (own 2.9k tok $0.0102)``, then ``Σ5.8k tok $0.0204`` (a run
+    without child runs: ``2.9k tokens $0.0102``, then ``2.9k tok $0.0102``, as the runs
+    screen's source line says it). A figure is never cut. ``no tokens recorded`` when no
+    model call said, nothing then while one is ``running`` (that is said instead),
+    ``tokens …`` while they are counted."""
     if not _tokens_known(run):
-        if not run.detailed:
-            return "tokens …"
-        return running or "no tokens recorded"
-    if run.with_children is not None:
-        said = spent_with_children(run.with_children, run.totals)
-    else:
+        said = "tokens …" if not run.detailed else "" if running else "no tokens recorded"
+        return said, said, said
+    family = run.with_children
+    if family is None:
         said = spent(run.totals)
-    return f"{said}, {running}" if running else said
+        return said, _short(run.totals), _short(run.totals)
+    total = f"{WITH_CHILDREN}{_short(family)}"
+    return (
+        spent_with_children(family, run.totals),
+        f"{total} (own {_short(run.totals)})",
+        total,
+    )
+
+
+def _short(totals: RunTotals) -> str:
+    """``2.9k tok $0.0102``: :func:`~tui.text.spent` in fewer cells."""
+    if not totals.said:
+        return "no tokens"
+    said = f"{tokens(totals.tokens or 0)} tok"
+    return f"{said} {cost(totals.cost_usd)}" if totals.cost_usd is not None else said
 
 
 def short_id(run_id: str) -> str:
