@@ -115,7 +115,7 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
                 "the next start on this port, --new-token makes another)",
                 f"  agents: {names}",
                 f"  keeps: {retention.describe()} (--retain)",
-                *([f"  budget: {budget_said(budget)} a run (--budget)"] if budget else []),
+                *([f"  budget: {budget_said(budget)} (--budget)"] if budget else []),
                 f"  watch with: runtop {url}",
                 otlp_http_line(url, protobuf_available()),
                 "  runs from traces: "
@@ -167,12 +167,13 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def budget_said(budget: Any) -> str:
-    """``$1.00, 200k tokens, asks at 80%``: the banner's words for ``--budget``."""
+    """``$1.00, 200k tokens a run; asks to go on at 80%``: the banner's words for
+    ``--budget`` (each run has the whole of it)."""
     from inspector.ledger import limit_words, limits_of
 
     said = [limit_words(name, limit) for name, limit in limits_of(budget.limits()).items()]
-    said.append(f"asks at {budget.ask_at:.0%}" if budget.ask_at is not None else "never asks")
-    return ", ".join(said)
+    asks = "never asks" if budget.ask_at is None else f"asks to go on at {budget.ask_at:.0%}"
+    return f"{', '.join(said)} a run; {asks}"
 
 
 def _browser_view(token: str, read_only: bool) -> Any:

@@ -54,7 +54,7 @@ def serve(tmp_path: Path) -> Iterator[Callable[[str], Server]]:
         assert process.stderr is not None
         banner = [process.stderr.readline() for _ in range(5)]
         assert banner[0].startswith("runtop serve: http://127.0.0.1:"), banner
-        assert banner[4].startswith("  budget: $1.00, "), banner  # ... asks at 80% a run
+        assert banner[4].startswith("  budget: $1.00"), banner
         url = banner[0].split()[2].rstrip(",")
         port = url.rsplit(":", 1)[1]
         token = (tmp_path / "home" / "tokens" / f"127.0.0.1_{port}").read_text().strip()
@@ -166,3 +166,19 @@ def test_a_budget_mistyped_is_said_and_nothing_starts(
     assert failed.returncode == 2
     assert f"runtop: --budget {given}: " in failed.stderr
     assert said in failed.stderr
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        ("cost=1.00", "$1.00 a run; asks to go on at 80%"),
+        ("cost=1.00,tokens=200k,ask=off", "$1.00, 200k tokens a run; never asks"),
+    ],
+)
+def test_the_banner_says_what_each_run_may_spend_then_when_it_asks(given: str, said: str) -> None:
+    """The banner read ``budget: $1.00, asks at 80% a run``: a run's share said last,
+    after the question, as if a run were asked at 80%."""
+    from run_manager import Budget
+    from tui.commands.serve import budget_said
+
+    assert budget_said(Budget.parse(given)) == said
