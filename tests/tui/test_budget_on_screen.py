@@ -10,13 +10,16 @@ import pytest
 from textual.widgets import Input
 
 from inspector import ManagerSource
+from ledger_reader.decode import decode_line
+from ledger_reader.events import CancelRequested
 from run_manager import Budget, Manager
-from tests.budget_agents import Spender, asked
+from tests.budget_agents import Spender, asked, until
 from tests.tui_support import open_run, settle
 from tui.app import make_app
 from tui.screens.approval import ApprovalScreen
 from tui.screens.run import RunScreen
 from tui.settings import Settings
+from tui.text.events import describe
 from tui.widgets.run_table import RunTable
 from tui.widgets.source_line import SourceLine
 
@@ -63,3 +66,32 @@ async def test_a_budget_question_answered_with_a_and_the_header_keeps_count(
             handle.cancel("seen enough")
             await handle.wait()
             await settle(pilot, lambda: "asking" not in header(screen), "the end")
+
+
+@pytest.mark.parametrize(
+    ("approved", "said"),
+    [
+        (False, "cancel requested: budget: $0.80 of $1.00 spent; not approved: too dear"),
+        (None, "cancel requested by runtop (root): seen enough"),
+    ],
+)
+async def test_a_cancel_for_a_budget_says_budget_once(
+    tmp_path: Path, approved: bool | None, said: str
+) -> None:
+    """Denied, the run's cancel read ``cancel requested by budget: budget: $0.80 of $1.00
+    spent; …``: the budget said twice. A cancel by someone still says who asked."""
+    async with Manager(ledger_dir=tmp_path) as manager:
+        handle = manager.start(Spender(), "go", budget=Budget(cost_usd=1.00))
+        await until(lambda: handle.info().pending_approvals)
+        if approved is None:
+            manager.cancel(
+                handle.run_id, reason="seen enough", source="runtop", requested_by="root"
+            )
+        else:
+            manager.approve(handle.run_id, None, approved=approved, reason="too dear")
+        await handle.wait()
+    path = handle.info().ledger_path
+    assert path is not None
+    lines = [decode_line(line) for line in path.read_bytes().splitlines()]
+    cancels = [e for e in lines if isinstance(e, CancelRequested)]
+    assert [describe(cancel) for cancel in cancels] == [said]

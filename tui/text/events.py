@@ -228,7 +228,9 @@ def describe(item: RunEvent | DamagedLine, *, after_cancel: bool = False) -> str
         case ErrorEvent(payload=p):
             return f"error {_text(p.message)}"
         case CancelRequested(payload=p):
-            by = f" by {_text(p.source, 20)}" if p.source else ""
+            # A budget's cancel says so in its reason (``budget: $0.80 of …``): once.
+            said_in_reason = p.source is not None and (p.reason or "").startswith(f"{p.source}:")
+            by = f" by {_text(p.source, 20)}" if p.source and not said_in_reason else ""
             who = f" ({_text(p.requested_by, 40)})" if p.requested_by else ""
             why = f": {_text(p.reason)}" if p.reason else ""
             return f"cancel requested{by}{who}{why}"
