@@ -47,6 +47,10 @@ class ScanResult(msgspec.Struct):
         return found
 
 
+GEMINI_DOCUMENT: Final = ".json"
+"""Gemini CLI's session files before its ``.jsonl`` ones: one JSON document, rewritten."""
+
+
 def find_ledgers(root: Path, errors: list[LedgerError], *, say_skipped: bool = False) -> list[Path]:
     """Every ``*.jsonl`` under ``root``, following links but never round a loop.
 
@@ -68,8 +72,9 @@ def ledger_names(
     """:func:`find_ledgers` as plain strings (a scan of 10,000 files feels pathlib's cost).
 
     A coding agent's session file (``~/.claude/projects/…/<uuid>.jsonl``, a Codex
-    ``rollout-*.jsonl``: :func:`~ledger_reader.sessions.agent_of`) is no ledger: it is put
-    in ``sessions`` when given (to be read as a session), else left out.
+    ``rollout-*.jsonl``, Gemini CLI's ``session-*.json`` under ``.gemini``:
+    :func:`~ledger_reader.sessions.agent_of`) is no ledger: it is put in ``sessions`` when
+    given (to be read as a session), else left out.
     """
     from ledger_reader.sessions import agent_of
 
@@ -113,6 +118,13 @@ def ledger_names(
                                 found.append(entry.path)
                             elif say_skipped:
                                 errors.append(_not_a_ledger(entry))
+                        elif (
+                            sessions is not None
+                            and entry.name.endswith(GEMINI_DOCUMENT)
+                            and is_session(entry.path, entry.name)
+                            and entry.is_file()
+                        ):
+                            sessions.append(entry.path)  # Gemini CLI's one JSON document
                     except OSError as error:
                         errors.append(error_for(Path(entry.path), error))
         except OSError as error:

@@ -89,12 +89,16 @@ def test_plain_ls_lists_the_homes_sessions_as_plain_runtop_shows_them(
 def test_ls_of_a_folder_reads_the_session_files_in_it_as_sessions(
     home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """Gemini CLI's session, one JSON document (``session-*.json``), was left out of the
+    folder's walk, silently: it is read as the agents' ``*.jsonl`` are."""
     assert main(["ls", "--json", str(home)]) == 0
-    runs = json.loads(capsys.readouterr().out)
-    jsonl = list(home.rglob("*.jsonl"))  # the Gemini CLI document is no *.jsonl
-    assert len(runs) == len(jsonl) == 5
-    assert all(run["agent"] in ("claude-code", "codex") for run in runs)
+    captured = capsys.readouterr()
+    runs = json.loads(captured.out)
+    assert len(runs) == len([*home.rglob("*.jsonl"), *home.rglob("session-*.json")]) == 6
+    assert {run["agent"] for run in runs} == {"claude-code", "codex", "gemini-cli"}
     assert all(run["damaged_lines"] == 0 and run["model"] for run in runs)
+    assert main(["ls", "--json"]) == 0  # as plain ls lists the home
+    assert json.loads(capsys.readouterr().out) == runs
 
 
 def test_a_second_listing_takes_the_sessions_from_the_summary_cache(home: Path) -> None:
