@@ -36,9 +36,7 @@ HOME_SESSIONS = "coding agents"
 def home_sessions() -> list[RunSource]:
     """The coding agents' sessions in the home (those of its folders that exist), as one
     source: the source line says it is there."""
-    from inspector.ledger import home_session_dirs
-
-    folders = home_session_dirs()
+    folders = sessions_inside(Path.home())
     if not folders:
         return []
     from inspector.session_source import SessionSource
@@ -90,6 +88,13 @@ def sources_for(
                 unique, number = f"{name}-{number}", number + 1
             names.add(unique)
             sources.append(LedgerDirectorySource(path, name=unique))
+            held = sessions_inside(path) if not default else []
+            if held:
+                # A home (runtop ~): its ledgers, and its agents' sessions, as ls ~ lists
+                # them; the directory's walk leaves session files out.
+                from inspector.session_source import SessionSource
+
+                sources.append(SessionSource(held, name=_unique(f"{unique} sessions", names)))
         elif path.is_file():
             files.append(refuse_non_ledger(path))
         else:
@@ -110,6 +115,14 @@ def sources_for(
             LedgerDirectorySource(directory, name=unique, only=[str(real) for _, real in chosen])
         )
     return sources
+
+
+def sessions_inside(directory: Path) -> list[Path]:
+    """The coding agents' session folders a directory holds as a home does
+    (``.claude/projects``, ``.codex/sessions``, ``.gemini/tmp``), those that exist."""
+    from inspector.ledger import home_session_dirs
+
+    return home_session_dirs({"HOME": str(directory)})
 
 
 def _unique(name: str, names: set[str]) -> str:

@@ -1,13 +1,23 @@
-"""``runtop FILE``: a ledger named through a symbolic link shows its run (it showed none)."""
+"""``runtop FILE``: a ledger named through a symbolic link shows its run (it showed none);
+``runtop ~``: a home's ledgers and its coding agents' sessions."""
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 
 import pytest
 
 from inspector import LedgerDirectorySource
+from inspector.session_source import SessionSource
+from tests.conftest import SESSIONS_HOME
+from tests.tui_support import settle
+from tui.app import make_app
+from tui.cli import main
 from tui.commands.watch import sources_for
+from tui.settings import Settings
+from tui.widgets.run_table import RunTable
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -39,3 +49,24 @@ async def test_a_ledger_file_shows_its_run(fixtures: Path, tmp_path: Path, throu
     assert isinstance(source, LedgerDirectorySource)
     assert source.name == named.name  # what the user typed, not the link's target
     assert await first_run_ids(source) == [SAMPLE]
+
+
+async def test_a_home_shows_its_agents_sessions_as_ls_lists_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``runtop ~`` showed no runs where ``runtop ls ~`` listed the sessions in it: the
+    directory's walk leaves session files out, and nothing else read them."""
+    home = tmp_path / "home"
+    shutil.copytree(SESSIONS_HOME, home)
+    assert main(["ls", "--json", str(home)]) == 0
+    listed = {run["run_id"] for run in json.loads(capsys.readouterr().out)}
+    ledgers, sessions = sources_for([home], default=False)
+    assert isinstance(ledgers, LedgerDirectorySource)
+    assert isinstance(sessions, SessionSource)
+    assert sessions.name == "home sessions"
+    app = make_app(Settings(flush_interval=0.01), [ledgers, sessions])
+    async with app.run_test(size=(160, 48)) as pilot:
+        rows = app.screen.query_one(RunTable)
+        await settle(pilot, lambda: len(rows.rows) == len(listed), "the home's sessions")
+        assert {run.run_id for run in rows.rows} == listed
+    assert sources_for([tmp_path / "empty"], default=True)[1:] == []  # runs' folder: no more
