@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import textwrap
@@ -23,6 +24,13 @@ FIXTURES = REPO / "tui" / "samples"
 RUN_ID = "run_20261129T064500123_9f2c4e1a0b3d5e7f"
 LINE_EPOCH = datetime(2026, 11, 29, 6, 45, tzinfo=UTC)
 """Line ``seq`` is written ``seq`` seconds after it: times rise as a writer's clock does."""
+
+# A shell that starts the tests in the background (`make test &`, nohup, some CI runners)
+# starts them with Ctrl-C ignored, and every command they start inherits that: the tests
+# that end `runtop ls --watch` with Ctrl-C would wait on it for ever. A handler of
+# Python's own is not inherited: each command starts with Ctrl-C as a terminal gives it.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def line(
