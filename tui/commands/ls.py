@@ -65,11 +65,11 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     if summaries:
         from tui.commands.runs_table import runs_table
 
-        table = runs_table(summaries, parents, columns)
-        if out.is_terminal:
+        if out.is_terminal:  # as wide as the terminal ($COLUMNS, else its size)
+            table = runs_table(summaries, parents, columns, width=out.width)
             out.print(table, crop=True, no_wrap=True, overflow="ellipsis")
         else:  # a pipe or a file: every line whole and no colour, for grep and friends
-            sys.stdout.write(table.plain + "\n")
+            sys.stdout.write(runs_table(summaries, parents, columns).plain + "\n")
     return 1 if failed else 0
 
 

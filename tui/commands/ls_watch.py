@@ -72,7 +72,8 @@ def _redraw(
         while True:
             summaries, parents = listing(said)
             top = Text(f"{_heading(summaries)} · Ctrl-C ends", style="dim", no_wrap=True)
-            body = runs_table(summaries, parents, columns) if summaries else Text("no runs")
+            table = runs_table(summaries, parents, columns, width=out.width) if summaries else None
+            body = table if table is not None else Text("no runs")
             live.update(Group(top, body), refresh=True)
             time.sleep(interval)
 

@@ -5,6 +5,7 @@ Loaded only to print the table: ``runtop ls --json`` needs no Rich.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Sequence
 from datetime import UTC
 from typing import Final
@@ -25,6 +26,7 @@ from tui.text import (
     spent,
     tokens,
 )
+from tui.text.runs import short_id
 from tui.text.status_glyphs import STATUS_GLYPHS
 
 STATUS_COLOURS: Final = {
@@ -102,11 +104,45 @@ OF_THE_APP: Final = {
 its TOKENS / COST is two here, its DOING NOW the NOTE; ``ls`` has no SOURCE."""
 
 
+RUN, AGENT, STARTED, DURATION, NOTE = 1, 2, 3, 4, 9
+"""The columns that give way at a narrow terminal (:data:`GIVING_WAY`), by index."""
+
+GIVING_WAY: Final = (
+    ("empty", 0),
+    ("short", RUN),
+    ("short", STARTED),
+    ("short", DURATION),
+    ("cut", AGENT),
+    ("drop", STARTED),
+    ("drop", NOTE),
+    ("cut", AGENT),
+    ("drop", AGENT),
+)
+"""How the table gives way, a step at a time, while it is wider than the terminal: the
+columns empty for every run go; the run's id says its distinctive end (``…9c2e7b3d8a60``,
+which ``show`` takes too); STARTED drops its year and seconds; DURATION is titled TIME;
+SKILL / AGENT is cut to :data:`AGENT_CUTS`; STARTED goes; NOTE goes (it takes the cells
+left, :data:`NOTE_LEAST` at least, cut at the edge); SKILL / AGENT is cut again, then
+goes. STATUS, the run and the numbers stay: at 80 columns the table was cut after SKILL /
+AGENT and no number showed. A pipe gets every line whole, as wide as it is."""
+
+AGENT_CUTS: Final = (12, 8)
+"""The cells SKILL / AGENT is cut to, the first time and the second."""
+NOTE_LEAST: Final = 16
+"""The cells NOTE needs to stay (its title and a few words; the rest is cut at the edge)."""
+
+
 def runs_table(
-    summaries: Sequence[RunSummary], parents: Collection[str] = (), columns: Sequence[str] = ()
+    summaries: Sequence[RunSummary],
+    parents: Collection[str] = (),
+    columns: Sequence[str] = (),
+    *,
+    width: int | None = None,
 ) -> Text:
     """The runs as aligned lines, a header first, newest first as given; only the
-    ``columns`` of a view, by the app's keys, when it names them (the run's id always).
+    ``columns`` of a view, by the app's keys, when it names them (the run's id always);
+    in ``width`` cells when given (a terminal's: the columns give way as
+    :data:`GIVING_WAY` says), else every line whole.
 
     Laid out here rather than by a Rich Table, which measures every cell of
     every row again to lay it out: seconds for 10,000 runs. Each line is a few
@@ -132,11 +168,10 @@ def runs_table(
                 inert(_note(summary, summary.run_id in parents), single_line=True),
             ]
         )
-    widths = [_cells(title) for title, _ in COLUMNS]
-    for row in rows:
-        widths[0] = max(widths[0], 2 + len(row[0]))  # the mark, a space, the status
-        for column in range(1, len(widths)):
-            widths[column] = max(widths[column], _cells(row[column]))
+    titles = [title for title, _ in COLUMNS]
+    widths = [_width(titles, rows, column) for column in range(len(COLUMNS))]
+    if width is not None:
+        kept = _fit(titles, rows, widths, kept, width)
 
     def cell(column: int, text: str) -> str:
         if column == kept[-1] and not COLUMNS[column][1]:
@@ -145,7 +180,7 @@ def runs_table(
         return " " * room + text if COLUMNS[column][1] else text + " " * room
 
     table = Text(no_wrap=True, overflow="ellipsis")
-    header = "  ".join(cell(column, COLUMNS[column][0]) for column in kept)
+    header = "  ".join(cell(column, titles[column]) for column in kept)
     table.append(header.rstrip() + "\n", style="bold")
     for row, summary in zip(rows, summaries, strict=True):
         mark, colour = STATUS_GLYPHS[summary.status], STATUS_COLOURS[summary.status]
@@ -166,6 +201,59 @@ def runs_table(
         table.append("\n")
     table.rstrip()
     return table
+
+
+def _width(titles: Sequence[str], rows: Sequence[Sequence[str]], column: int) -> int:
+    """The cells ``column`` takes: its title's, or its widest cell's (the status's with its
+    mark and a space)."""
+    extra = 2 if column == 0 else 0
+    return max([_cells(titles[column]), *(extra + _cells(row[column]) for row in rows)])
+
+
+def _fit(
+    titles: list[str], rows: list[list[str]], widths: list[int], kept: list[int], room: int
+) -> list[int]:
+    """The columns of ``kept`` that stay in ``room`` cells, ``titles``, ``rows`` and
+    ``widths`` made narrower as :data:`GIVING_WAY` says."""
+    kept = list(kept)
+    cuts = iter(AGENT_CUTS)
+
+    def cells() -> int:
+        fixed = [widths[column] for column in kept if column != NOTE]
+        if NOTE in kept:
+            fixed.append(min(widths[NOTE], NOTE_LEAST))
+        return sum(fixed) + 2 * (len(kept) - 1)
+
+    for step, column in GIVING_WAY:
+        if cells() <= room:
+            break
+        if step == "empty":
+            kept = [c for c in kept if c < 2 or any(row[c] for row in rows)]
+            continue
+        if column not in kept:
+            continue
+        if step == "drop":
+            kept.remove(column)
+        elif step == "cut":
+            most = next(cuts)
+            for row in rows:
+                row[column] = shorten(row[column], most)
+            titles[column] = "SKILL / AGENT" if most >= len("SKILL / AGENT") else "SKILL"
+        elif column == RUN:
+            for row in rows:
+                row[column] = short_id(row[column])
+        elif column == STARTED:
+            for row in rows:  # 2026-11-28 14:30:50: 11-28 14:30
+                row[column] = row[column][5:16] if _STAMP.fullmatch(row[column]) else row[column]
+            titles[column] = "STARTED UTC"
+        else:
+            titles[column] = "TIME"
+        widths[column] = _width(titles, rows, column)
+    return kept
+
+
+_STAMP: Final = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d")
+"""A start as :func:`_when` writes it (a start not understood is written as it was)."""
 
 
 def _tokens(summary: RunSummary, parent: bool) -> str:
