@@ -113,6 +113,9 @@ class BudgetLimits(Payload):
     ask_at: float | None = None
     """The share of a limit at which the run asks whether to go on (``0.8``); absent: it
     never asks, it stops at the limit."""
+    ask_timeout: float | None = None
+    """Seconds its question waits for an answer, denied when they are up (the run is then
+    canceled); absent: it waits as long as the run lives."""
 
 
 class BudgetSpent(Payload):

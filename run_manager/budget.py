@@ -39,6 +39,7 @@ from ledger_reader.events import (
     BudgetUpdated,
     LlmCallPayload,
 )
+from ledger_reader.timespan import duration
 from ledger_reader.totals import RunTotals
 from run_manager.agents import AgentEvent, Canceled, CancelToken, ModelRequest, ToolCallEvent
 
@@ -46,7 +47,9 @@ SLACK: Final = 1e-9
 """What a sum of floats may fall short of a limit by and still reach it (0.1 + 0.7)."""
 
 _NAMES: Final = {"cost": "cost_usd", "tokens": "tokens", "calls": "model_calls", "time": "seconds"}
-"""``serve --budget``'s words for the limits; ``ask`` is ``ask_at``."""
+"""``serve --budget``'s words for the limits; ``ask`` is ``ask_at``, ``wait`` ``ask_timeout``."""
+_SETTINGS: Final = {"ask": "ask_at", "wait": "ask_timeout"}
+"""``serve --budget``'s words for how the budget asks."""
 
 
 class BudgetedRun(Protocol):
@@ -88,9 +91,13 @@ class Budget:
         seconds: seconds it may last.
         ask_at: the share of a limit at which the run asks whether to go on (``0.8``:
             at $0.80 of $1.00); ``None`` never asks, and the run stops at the limit.
+        ask_timeout: seconds the question waits for an answer: unanswered, it is denied
+            and the run canceled (``budget: … not approved: no answer in 10m00s``);
+            ``None`` waits as long as the run lives.
 
     Raises:
-        BadBudget: a limit that is not above 0, or ``ask_at`` not between 0 and 1.
+        BadBudget: a limit that is not above 0, ``ask_at`` not between 0 and 1, or
+            ``ask_timeout`` not above 0.
     """
 
     cost_usd: float | None = None
@@ -98,6 +105,7 @@ class Budget:
     model_calls: int | None = None
     seconds: float | None = None
     ask_at: float | None = 0.8
+    ask_timeout: float | None = None
 
     def __post_init__(self) -> None:
         for name in LIMITS:
@@ -110,11 +118,16 @@ class Budget:
             raise BadBudget(f"ask_at must be a number between 0 and 1, not {ask!r}")
         if self.ask_at is not None and not 0 < self.ask_at < 1:
             raise BadBudget(f"ask_at must be between 0 and 1 (0.8 asks at 80%), not {self.ask_at}")
+        wait = self.ask_timeout
+        number = isinstance(wait, int | float) and not isinstance(wait, bool)
+        if wait is not None and not (number and 0 < wait < math.inf):
+            raise BadBudget(f"ask_timeout must be a number of seconds above 0, not {wait!r}")
 
     @classmethod
     def parse(cls, text: str) -> Budget:
-        """``cost=1.00,tokens=200k,calls=50,time=10m,ask=0.8``: any of them (``ask=off``
-        never asks), as ``runtop serve --budget`` takes it.
+        """``cost=1.00,tokens=200k,calls=50,time=10m,ask=0.8,wait=10m``: any of them
+        (``ask=off`` never asks; ``wait``: how long a question waits for its answer), as
+        ``runtop serve --budget`` takes it.
 
         Raises:
             BadBudget: a part that is not one of these, or a value that is not an amount.
@@ -125,17 +138,21 @@ class Budget:
             word = word.strip().lower()
             if not equals or not value.strip():
                 raise BadBudget(f"{part.strip()!r}: expected NAME=VALUE, {_GRAMMAR}")
-            if word not in (*_NAMES, "ask"):
-                close = difflib.get_close_matches(word, [*_NAMES, "ask"], n=1)
+            if word not in (*_NAMES, *_SETTINGS):
+                close = difflib.get_close_matches(word, [*_NAMES, *_SETTINGS], n=1)
                 hint = f" (did you mean {close[0]}?)" if close else ""
                 raise BadBudget(f"{word!r} is not a limit{hint}: {_GRAMMAR}")
             try:
-                given[_NAMES.get(word, "ask_at")] = _amount(word, value)
+                given[_NAMES.get(word) or _SETTINGS[word]] = _amount(word, value)
             except quantities.BadQuantity as error:
                 raise BadBudget(f"{error} (for {word})") from None
         if not any(name in given for name in LIMITS):
             raise BadBudget(f"{text.strip()!r} sets no limit: {_GRAMMAR}")
-        return cls(**_counted(given), ask_at=given.get("ask_at", 0.8))
+        return cls(
+            **_counted(given),
+            ask_at=given.get("ask_at", 0.8),
+            ask_timeout=given.get("ask_timeout"),
+        )
 
     def limits(self) -> BudgetLimits:
         """The budget as the ledger's ``run_started`` records it (the same fields)."""
@@ -147,7 +164,9 @@ class Budget:
         return cls(**msgspec.structs.asdict(limits))
 
 
-_GRAMMAR: Final = "cost=DOLLARS, tokens=N[k|M], calls=N, time=N[s|m|h], ask=0.8 or ask=off"
+_GRAMMAR: Final = (
+    "cost=DOLLARS, tokens=N[k|M], calls=N, time=N[s|m|h], ask=0.8 or ask=off, wait=N[s|m|h]"
+)
 
 
 def _counted(limits: Mapping[str, float | None]) -> dict[str, Any]:
@@ -165,7 +184,7 @@ def _amount(word: str, value: str) -> float | None:
         return quantities.usd(value)
     if word in ("tokens", "calls"):
         return quantities.count(value)
-    if word == "time":
+    if word in ("time", "wait"):
         return quantities.seconds(value)
     said = value.strip().lower()
     if said in ("off", "never", "none"):
@@ -257,7 +276,9 @@ class BudgetAccount:
         self.asked.update(names)
         self.state = "asking"
         words = ", ".join(spent_of(name, spent[name], self.limits[name]) for name in names)
-        question = self.owner.request_approval(f"budget: {words} spent; continue?", name="budget")
+        question = self.owner.request_approval(
+            f"budget: {words} spent; continue?", name="budget", timeout=self.budget.ask_timeout
+        )
         self.question = question
         self.record(limit=names[0])
         question.add_done_callback(lambda done: self._answered(done, names, words))
@@ -277,6 +298,8 @@ class BudgetAccount:
             self.owner.loop.call_soon_threadsafe(self.arm)
             return
         why = f": {decision.reason}" if decision.reason else ""
+        if decision.source == "timeout" and self.budget.ask_timeout is not None:
+            why = f": no answer in {duration(self.budget.ask_timeout)}"
         self.deny(f"budget: {words} spent; not approved{why}", names[0], "denied")
 
     def stop(self, state: str, names: list[str], spent: dict[str, float]) -> None:
@@ -336,6 +359,7 @@ class BudgetAccount:
         return BudgetState(
             **_counted(self.limits),
             ask_at=self.budget.ask_at,
+            ask_timeout=self.budget.ask_timeout,
             spent=BudgetSpent(
                 cost_usd=round(spent["cost_usd"], 10) if self.totals.cost_usd is not None else None,
                 tokens=int(spent["tokens"]),

@@ -146,6 +146,7 @@ async def test_a_synchronous_agent_waits_on_its_question_in_its_thread(tmp_path:
         ("cost=1.00,tokens=200k", Budget(cost_usd=1.0, tokens=200_000)),
         ("cost=$0.50, calls=20, ask=off", Budget(cost_usd=0.5, model_calls=20, ask_at=None)),
         ("time=10m,ask=90%", Budget(seconds=600, ask_at=0.9)),
+        ("cost=1.00,wait=10m", Budget(cost_usd=1.0, ask_timeout=600)),
     ],
 )
 def test_a_budget_reads_as_written(text: str, budget: Budget) -> None:
@@ -161,6 +162,9 @@ def test_a_budget_reads_as_written(text: str, budget: Budget) -> None:
         ("ask=0.5", "sets no limit"),
         ("cost=1,ask=2", "ask_at must be between 0 and 1"),
         ("cost=0", "cost_usd must be a number above 0"),
+        ("cost=1,wait=soon", "'soon' is not a time span"),
+        ("cost=1,wait=0s", "ask_timeout must be a number of seconds above 0"),
+        ("cost=1,wiat=1m", "'wiat' is not a limit (did you mean wait?)"),
     ],
 )
 def test_a_budget_that_cannot_be_read_says_why(text: str, said: str) -> None:
@@ -195,3 +199,29 @@ async def test_a_resumed_run_has_the_budget_it_was_given(tmp_path: Path) -> None
         from_ledger = other.resume(first.run_id)  # from its ledger: the budget it recorded
         with pytest.raises(RunCanceled, match="budget: 2 of 2 model calls spent"):
             await from_ledger.result()
+
+
+async def test_a_question_unanswered_for_its_timeout_is_denied(tmp_path: Path) -> None:
+    """A budget's question waited as long as the run lived: a run asked at night spent
+    nothing more, and held its place, until someone came. With ``ask_timeout`` it is
+    denied when the time is up, and the run is canceled saying so."""
+    budget = Budget(cost_usd=1.00, ask_timeout=0.2)
+    async with Manager(ledger_dir=tmp_path) as manager:
+        handle = manager.start(Spender(), "go", budget=budget)
+        said = r"budget: \$0.80 of \$1.00 spent; not approved: no answer in 0.2s"
+        with pytest.raises(RunCanceled, match=said):
+            await handle.result()
+    lines = events(handle.info().ledger_path)
+    started = lines[0]["payload"]["budget"]
+    assert started["ask_timeout"] == 0.2
+    request = next(line for line in lines if line["type"] == "approval_request")
+    assert request["payload"]["timeout_seconds"] == 0.2
+    assert model_calls(handle) == 4
+    assert handle.info().budget is not None
+    assert handle.info().budget.state == "denied"
+
+
+def test_a_budget_with_no_timeout_waits_for_its_answer() -> None:
+    with pytest.raises(BadBudget, match="ask_timeout must be a number of seconds above 0"):
+        Budget(cost_usd=1.0, ask_timeout=-1)
+    assert Budget(cost_usd=1.0).ask_timeout is None

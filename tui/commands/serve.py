@@ -67,6 +67,7 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     from run_manager.manager import LedgerDirShared, prepare_ledger_dir
     from run_manager.server.retention import BadRetention, Retention
     from run_manager.server.standalone import serve
+    from tui.text.events import budget_given
 
     try:
         budget = Budget.parse(args.budget) if args.budget is not None else None
@@ -115,7 +116,11 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
                 "the next start on this port, --new-token makes another)",
                 f"  agents: {names}",
                 f"  keeps: {retention.describe()} (--retain)",
-                *([f"  budget: {budget_said(budget)} (--budget)"] if budget else []),
+                *(
+                    [f"  budget, each run's: {budget_given(budget.limits())} (--budget)"]
+                    if budget
+                    else []
+                ),
                 f"  watch with: runtop {url}",
                 otlp_http_line(url, protobuf_available()),
                 "  runs from traces: "
@@ -164,16 +169,6 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
             f"cannot listen on {args.host}:{args.port}: {error.strerror or error}"
         ) from None
     return 0
-
-
-def budget_said(budget: Any) -> str:
-    """``$1.00, 200k tokens a run; asks to go on at 80%``: the banner's words for
-    ``--budget`` (each run has the whole of it)."""
-    from inspector.ledger import limit_words, limits_of
-
-    said = [limit_words(name, limit) for name, limit in limits_of(budget.limits()).items()]
-    asks = "never asks" if budget.ask_at is None else f"asks to go on at {budget.ask_at:.0%}"
-    return f"{', '.join(said)} a run; {asks}"
 
 
 def _browser_view(token: str, read_only: bool) -> Any:

@@ -91,9 +91,12 @@ _BUDGET_STATES: Final = {
 
 
 def budget_given(budget: BudgetLimits) -> str:
-    """A budget as given: ``$1.00, 200k tokens, asks at 80%``."""
+    """A budget as given: ``$1.00, 200k tokens, asks at 80%`` (``, waits 10m00s for an
+    answer`` when its question is denied unanswered)."""
     said = [limit_words(name, limit) for name, limit in limits_of(budget).items()]
     said.append(f"asks at {budget.ask_at:.0%}" if budget.ask_at is not None else "never asks")
+    if budget.ask_at is not None and budget.ask_timeout is not None:
+        said.append(f"waits {duration(budget.ask_timeout)} for an answer")
     return ", ".join(said)
 
 
