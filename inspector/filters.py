@@ -14,11 +14,10 @@ passes in C over lists (``bench/store.py``), not 100,000 views read field by fie
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import compress
-from operator import attrgetter, itemgetter
+from operator import attrgetter
 from typing import Any, Final
 
 from inspector.model import LIVE, RunKey, RunView
@@ -142,6 +141,9 @@ MOMENTARY: Final = ("status", "duration", "text")
 or with its source's health (away, it shows ``unknown``): read again at each filtering,
 of the live runs only."""
 
+FEW_MOVES: Final = 64
+"""Runs come, gone or moved up to which the columns are laid out again in place."""
+
 _STATUS: Final = attrgetter("summary.status")
 _KEY: Final = attrgetter("key")
 
@@ -154,10 +156,13 @@ class FilterColumns:
     from then on the store hands over only the views that changed (:meth:`update`), and a
     view whose summary and totals did not change keeps what was read of it. The columns
     are laid out in the store's order (a run's row is its place), so that a filter reads
-    each column straight through and keeps the runs in order; when the store sorts its
-    runs again (a run came or went), they are laid out again at the next filtering, a
-    copy of each column in the new order. Only the store's runs now are answered
-    (:meth:`select`): an earlier snapshot's views are older than the columns.
+    each column straight through and keeps the runs in order. When the store sorts its
+    runs again (a run came, went, or started at another time), they are laid out again at
+    the next filtering: the runs that stayed keep their order, so each column is its
+    stretches between the runs that came or went, copied whole, with the new runs'
+    values put in their places (work in proportion to the runs that came or went, and a
+    copy in C of each column). Only the store's runs now are answered (:meth:`select`):
+    an earlier snapshot's views are older than the columns.
     """
 
     def __init__(
@@ -175,20 +180,28 @@ class FilterColumns:
         """What each field reads of each row's run, prepared or as read (by field, prepared)."""
         self._live: dict[int, None] = {}
         """The rows of live runs (:data:`MOMENTARY`)."""
+        self._gone: set[int] = set()
+        """The rows of the order laid out whose runs went or moved (started at another time)."""
         self._reads = view_fields()
 
     def clear(self) -> None:
         """Forget every run (the store closed)."""
         self._laid, self._rows, self._views, self._columns, self._live = None, {}, [], {}, {}
+        self._gone = set()
 
     def update(self, views: Iterable[RunView]) -> None:
-        """Read again the fields of the runs whose views changed (new runs among them); a
-        run that went keeps its row until the columns are laid out again."""
+        """Read again the fields of the runs whose views changed (new runs among them): a
+        new run, or one that moved in the order, takes a row after the others until the
+        columns are laid out again."""
         if self._laid is None:
             return  # never filtered yet: nothing is kept
         kept, columns = self._views, self._columns
         for view in views:
             row = self._rows.get(view.key)
+            if row is not None and (row in self._gone or kept[row].started_at != view.started_at):
+                self._gone.add(row)  # it moves (or went, and came back): as a new run
+                self._live.pop(row, None)
+                row = None
             if row is None:  # after the others, until laid out in the store's new order
                 if self._rows is self._laid:
                     self._rows = dict(self._rows)  # the store's places: not to be written
@@ -208,6 +221,13 @@ class FilterColumns:
                 self._live[row] = None
             else:
                 self._live.pop(row, None)
+
+    def remove(self, key: RunKey) -> None:
+        """A run went: its row is left out when the columns are laid out again."""
+        row = self._rows.get(key)
+        if row is not None and self._laid is not None:
+            self._gone.add(row)
+            self._live.pop(row, None)
 
     def select(
         self,
@@ -243,21 +263,90 @@ class FilterColumns:
 
     def _lay_out(self, runs: Sequence[RunView], places: dict[RunKey, int]) -> None:
         """Lay the columns out in the order of ``runs`` (whose places are ``places``)."""
-        moved: Sequence[int] | None = None
-        if self._laid is not None and len(runs) > 1:  # (an item getter of one gives no tuple)
-            with contextlib.suppress(KeyError):  # a run the columns were not told of
-                moved = itemgetter(*map(_KEY, runs))(self._rows)
-        if moved is None:  # made again
-            self._columns = {}
-            live = map(LIVE.__contains__, map(_STATUS, runs))
-            self._live = dict.fromkeys(compress(range(len(runs)), live))
+        if self._laid is None:
+            self._made_again(runs)
         else:
-            for name, column in self._columns.items():
-                self._columns[name] = list(language.at(column, moved))
-            now_at = (places.get(self._views[row].key) for row in self._live)
-            self._live = {place: None for place in now_at if place is not None}  # not gone
+            laid, views = len(self._laid), self._views
+            gone = sorted(row for row in self._gone if row < laid)
+            came = self._came(places, laid)
+            live = [views[row].key for row in self._live]
+            if len(gone) + len(came) <= FEW_MOVES:
+                # In place: a list's insert or delete moves its pointers in C, where a copy
+                # touches every value it holds (most of the time of a copy of 100,000).
+                for column in (views, *self._columns.values()):
+                    new = column[laid:]
+                    del column[laid:]
+                    for row in reversed(gone):
+                        del column[row]
+                    for place, row in came:
+                        column.insert(place, new[row - laid])
+                laid_out = len(views) == len(runs) and all(
+                    views[place] is runs[place] for place, _ in came
+                )
+            else:
+                pieces = self._pieces(runs, gone, came, laid) or []
+                laid_out = bool(pieces) or not runs
+                for name, column in self._columns.items():
+                    moved: list[Any] = []
+                    for piece in pieces:
+                        moved += column[piece]
+                    self._columns[name] = moved
+                self._views = list(runs)
+            if laid_out:
+                self._live = {places[key]: None for key in live if key in places}
+            else:
+                self._made_again(runs)  # not the order foreseen
         self._laid = self._rows = places
-        self._views = list(runs)
+        self._gone = set()
+
+    def _made_again(self, runs: Sequence[RunView]) -> None:
+        """Forget the columns (made again as filters read them), laid out as ``runs``."""
+        self._columns, self._views = {}, list(runs)
+        live = map(LIVE.__contains__, map(_STATUS, runs))
+        self._live = dict.fromkeys(compress(range(len(runs)), live))
+
+    def _came(self, places: dict[RunKey, int], laid: int) -> list[tuple[int, int]]:
+        """The rows of the runs that came (or moved) since the columns were laid out, by
+        their places in the order now (of those still there)."""
+        views, rows = self._views, self._rows
+        return sorted(
+            (place, row)
+            for row in range(laid, len(views))
+            if row not in self._gone
+            and (place := places.get(views[row].key)) is not None
+            and rows.get(views[row].key) == row
+        )
+
+    def _pieces(
+        self, runs: Sequence[RunView], gone: list[int], came: list[tuple[int, int]], laid: int
+    ) -> list[slice] | None:
+        """The stretches of rows that make the columns in the order of ``runs``: those of
+        the runs that stayed (all but the ``gone`` rows), in their order, and between them
+        each row that ``came``; ``None`` when ``runs`` are not in that order."""
+        views = self._views
+        pieces: list[slice] = []
+        start, done = 0, 0
+        stops = iter(gone)
+        stop = next(stops, laid)
+        for place, row in [*came, (len(runs), -1)]:
+            while done < place:  # the runs that stayed, up to this new run's place
+                while start == stop:
+                    start, stop = stop + 1, next(stops, laid)
+                if start >= laid:
+                    return None
+                end = min(stop, start + place - done)
+                pieces.append(slice(start, end))
+                done += end - start
+                start = end
+            if row >= 0:
+                pieces.append(slice(row, row + 1))
+                done += 1
+        if any(row not in self._gone for row in range(start, laid)):
+            return None  # runs left over: not the order foreseen
+        together: list[RunView] = []
+        for piece in pieces:
+            together += views[piece]
+        return pieces if together == list(runs) else None
 
     def _column(self, field: str, prepared: bool) -> list[Any]:
         column = self._columns.get((field, prepared))

@@ -327,6 +327,7 @@ class RunStore:
         view = self._views.pop(key, None)
         if view is not None:
             self._ordered = None
+            self._columns.remove(key)
             if view.recorded:
                 self._moments = None
         self._dirty.pop(key, None)

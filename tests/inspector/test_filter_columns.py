@@ -10,9 +10,10 @@ import time
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 
+import msgspec
 import pytest
 
-from inspector import RunSource, RunStore, RunUpdate, SourceUpdate
+from inspector import RunSource, RunStore, RunUpdate, SourceUpdate, filters
 from inspector.filters import RunFilter
 from inspector.store_state import Snapshot
 from ledger_reader import LedgerItem, RunStatus, RunSummary
@@ -130,8 +131,12 @@ def agree(snapshot: Snapshot, text: str, now: float) -> list[str]:
     return [run.run_id for run in chosen]
 
 
+@pytest.mark.parametrize("few_moves", [64, 0])  # laid out again in place, or copied
 @pytest.mark.parametrize("seed", [1, 2, 3])
-async def test_the_columns_select_what_reading_each_view_selects(seed: int) -> None:
+async def test_the_columns_select_what_reading_each_view_selects(
+    seed: int, few_moves: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(filters, "FEW_MOVES", few_moves)
     rng = random.Random(seed)
     store = RunStore(detail=False)
     store.apply("a", updates(range(300), rng, initial=True))
@@ -142,22 +147,35 @@ async def test_the_columns_select_what_reading_each_view_selects(seed: int) -> N
     telling = [text for text, ids in chosen.items() if 0 < len(ids) < 500]
     assert len(telling) > len(FILTERS) * 3 // 4
     # Runs change, come and go between filterings: some in place (the order holds), some
-    # new or gone (the runs are sorted again).
-    for step in range(6):
-        changed = rng.sample(range(500), 40)
-        store.apply(
-            "a",
-            SourceUpdate(
-                runs=[
-                    RunUpdate(made.run_id, made)
-                    for made in (summary(number, rng) for number in changed if number < 300)
-                ]
-            ),
-        )
+    # new, gone, back, or started at another time (the runs are sorted again); at times
+    # twice between two filterings.
+    gone: list[str] = []
+    for step in range(8):
+        changed = [number for number in rng.sample(range(500), 40) if number < 300]
+        if step % 3 == 0:  # their fields change, not their start: the order holds
+            runs = {run.run_id: run.summary for run in store.snapshot().runs}
+            remade = [
+                msgspec.structs.replace(
+                    runs[made.run_id], status=made.status, cost_usd=made.cost_usd
+                )
+                for made in (summary(number, rng) for number in changed)
+                if made.run_id in runs
+            ]
+        else:
+            remade = [summary(number, rng) for number in changed]
+        store.apply("a", SourceUpdate(runs=[RunUpdate(made.run_id, made) for made in remade]))
         if step % 2:
             store.apply("b", updates(range(500 + step * 10, 510 + step * 10), rng))
-            store.apply("a", SourceUpdate(removed=[f"run_{n:06d}" for n in changed[:5]]))
+            gone = [f"run_{number:06d}" for number in changed[:5]]
+            store.apply("a", SourceUpdate(removed=gone))
+        elif gone:  # back, under the same ids
+            back = [summary(int(run_id[4:]), rng) for run_id in gone]
+            store.apply("a", SourceUpdate(runs=[RunUpdate(made.run_id, made) for made in back]))
         store.flush()
+        if step == 4:
+            store.snapshot()  # sorted, not filtered: the next filtering lays out twice over
+            store.apply("b", updates(range(600, 610), rng))
+            store.flush()
         for text in FILTERS:
             agree(store.snapshot(), text, NOW + step * 20)  # the live runs' clocks run on
     await store.close()
