@@ -37,6 +37,7 @@ from ledger_reader.sessions import (
     read_session,
 )
 from ledger_reader.sessions.fold import exit_code_of
+from tests.conftest import retimed
 
 HOME = Path(__file__).parent.parent / "sessions_home"
 CLAUDE = HOME / ".claude" / "projects"
@@ -199,7 +200,9 @@ def old(path: Path) -> Path:
 
 
 def test_a_quiet_session_is_idle_and_a_fresh_one_running(tmp_path: Path) -> None:
-    copy = old(Path(shutil.copy(CLAUDE_20, tmp_path / CLAUDE_20.name)))
+    copy = tmp_path / CLAUDE_20.name
+    copy.write_bytes(retimed(CLAUDE_20.read_bytes()))
+    old(copy)
     assert read_session(str(copy)).summary().status is RunStatus.IDLE
     copy.touch()
     assert read_session(str(copy)).summary().status is RunStatus.RUNNING
@@ -207,9 +210,25 @@ def test_a_quiet_session_is_idle_and_a_fresh_one_running(tmp_path: Path) -> None
     assert read_session(str(copy)).summary(now=later).status is RunStatus.IDLE
 
 
+@pytest.mark.parametrize("path", ALL_FILES, ids=lambda path: path.name)
+def test_a_session_copied_just_now_is_as_quiet_as_its_last_event(
+    tmp_path: Path, path: Path
+) -> None:
+    """A session of last year copied (or checked out) a moment ago read ``running``, its
+    duration 7,000 hours, until two minutes had passed: its own times say it is idle."""
+    copy = tmp_path / path.relative_to(HOME)  # in its agent's folder, as a home holds it
+    copy.parent.mkdir(parents=True)
+    shutil.copy(path, copy)
+    copy.touch()
+    assert read_session(str(copy)).summary().status is RunStatus.IDLE
+    copy.write_bytes(retimed(path.read_bytes()))
+    assert read_session(str(copy)).summary().status is RunStatus.RUNNING
+
+
 def cut_at_first_bash(source: Path, target: Path) -> list[bytes]:
-    """Write ``source`` up to its first Bash tool use into ``target``; the lines after it."""
-    lines = source.read_bytes().splitlines(keepends=True)
+    """Write ``source`` up to its first Bash tool use into ``target``, as if just now
+    (:func:`~tests.conftest.retimed`); the lines after it."""
+    lines = retimed(source.read_bytes()).splitlines(keepends=True)
     at = next(
         number
         for number, line in enumerate(lines)

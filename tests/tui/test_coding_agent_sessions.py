@@ -15,6 +15,7 @@ from inspector import RunKey
 from inspector.session_source import SessionSource
 from inspector.timeline import Outcome
 from ledger_reader import RunStatus
+from tests.conftest import retimed
 from tests.tui.test_interaction import screen_lines
 from tests.tui_support import events_read, noticed, open_run, settle
 from tui.app import RuntopApp, make_app
@@ -45,7 +46,7 @@ async def test_a_session_written_record_by_record_shows_each_record(tmp_path: Pa
     folder = projects / SESSION.parent.name
     folder.mkdir(parents=True)
     copy = folder / SESSION.name
-    lines = SESSION.read_bytes().splitlines(keepends=True)
+    lines = retimed(SESSION.read_bytes()).splitlines(keepends=True)  # as if written now
     bash = next(n for n, line in enumerate(lines) if b'"name":"Bash"' in line)
     result = next(n for n in range(bash, len(lines)) if b'"tool_result"' in lines[n])
     copy.write_bytes(b"".join(lines[:2]))  # a file backup and the first prompt
@@ -109,6 +110,7 @@ async def test_a_call_with_no_result_reads_one_word_in_every_view(
     shutil.copytree(SPOTTER, projects / SPOTTER.name)
     when = time.time() - quiet
     for path in projects.rglob("*.jsonl"):
+        path.write_bytes(retimed(path.read_bytes(), ending=when))
         os.utime(path, (when, when))
     # Settled at once: its last response's records are not held back for more blocks.
     app = make_app(Settings(), [SessionSource([projects], settle=0.2)])
