@@ -101,3 +101,26 @@ async def test_a_child_runs_link_to_its_parent_stays_whole_at_80x24(tmp_path: Pa
         links = screen_lines(app)[2]
         assert f"parent …{parent[-12:]} (p)" in links, links
         assert "/ledgers (live)" in links, links
+
+
+async def test_with_the_keys_help_open_the_header_fits_the_cells_it_has(tmp_path: Path) -> None:
+    """``?`` opened beside the run narrows its header while the screen keeps its 80
+    columns: laid out for the screen, the counts were cut mid-figure (``$0.80…``)."""
+    parent = await family(tmp_path)
+    app = make_app(Settings(flush_interval=0.01), [LedgerDirectorySource(tmp_path, name="dir")])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_run(pilot, parent)
+        await settle(pilot, lambda: "tool call" in screen_lines(app)[1], "the counts")
+        await pilot.press("question_mark")
+        await settle(pilot, lambda: "▏" in screen_lines(app)[1], "the keys help")
+
+        def header(row: int) -> str:
+            return screen_lines(app)[row].split("▏")[0]
+
+        await settle(pilot, lambda: "(own" not in header(1), "the counts said short")
+        assert "Σ" in header(1), header(1)
+        assert "0 tool calls" in header(1), header(1)
+        for row in (0, 1):  # nothing cut at the edge
+            assert not header(row).rstrip().endswith("…"), header(row)
+        assert all(FIGURE.fullmatch(cost) for cost in re.findall(r"\$[\d.]+", header(1)))
+        assert f"…{parent[-12:]}" in header(0), header(0)

@@ -11,7 +11,6 @@ from textual import events, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
-from textual.widgets import Static
 
 from inspector import RunKey, RunStore, RunView, SourceError
 from inspector.comparison import baseline_first, resume_partner
@@ -37,7 +36,7 @@ from tui.typed_ahead import type_into
 from tui.widgets.detail import EventDetail
 from tui.widgets.event_list import EventList
 from tui.widgets.key_bar import KeyBar
-from tui.widgets.static_text import update_static
+from tui.widgets.static_text import FittedStatic
 from tui.widgets.timeline_pane import TimelinePane
 from tui.widgets.timeline_view import TimelineView
 
@@ -145,7 +144,7 @@ class RunScreen(RuntopScreen):
     def compose(self) -> ComposeResult:
         from textual.widgets import Input
 
-        yield Static(id="run-header")
+        yield FittedStatic(id="run-header")
         with Horizontal():
             yield EventList(self.store, self.key, id="events")
             yield EventDetail(id="detail")
@@ -223,9 +222,12 @@ class RunScreen(RuntopScreen):
 
     def _header(self) -> None:
         """The run's status, ids, counts, input and error (:mod:`tui.screens.run_header`)."""
-        following, width = self.query_one(EventList).follow, self.app.size.width
-        header = run_header(self.store, self.key, self.clock, following=following, width=width)
-        update_static(self.query_one("#run-header", Static), header)
+        following = self.query_one(EventList).follow
+        self.query_one("#run-header", FittedStatic).show(
+            lambda cells: run_header(
+                self.store, self.key, self.clock, following=following, width=cells
+            )
+        )
 
     def _follow_liveness(self) -> None:
         """The run went quiet (idle, stale) or writes again: its open calls' word changes

@@ -31,6 +31,9 @@ SOURCE_ROOM: Final = 40
 """Cells the run's source and its state have at least (an 80-column screen's half)."""
 INPUT_ROOM: Final = 30
 """Cells the source leaves for the run's input, on the header line they share."""
+NAME_KEPT: Final = 16
+"""Cells a run's skill and agent keep on a crowded first line before its id says only its
+end (``…9c2e7b3d8a60``); then the name is cut to the room left."""
 CROWDED_SOURCE_ROOM: Final = 32
 """Cells the run's source keeps at least where its line is crowded (a third of the line,
 its path cut in its directory): the input and the runs it is linked to have the rest."""
@@ -187,7 +190,7 @@ def source_line(store: RunStore, run: RunView, key: RunKey, width: int) -> Conte
     if children:
         runs = f"{children} child run{'s' if children != 1 else ''}"
         parts["children"] = Said((f"{runs} (T on the runs list)", f"{runs} (T)"))
-    return fitted(parts, width - 2, SOURCE_GIVING_WAY, elastic="input")
+    return fitted(parts, width, SOURCE_GIVING_WAY, elastic="input")
 
 
 def run_header(
@@ -195,7 +198,8 @@ def run_header(
 ) -> Content:
     """The run's status, ids, counts, input and error; errors in the theme's $error
     (a style resolved as it is drawn, so a new theme restyles it). ``following``: the
-    event stream keeps the newest event selected; ``width``: the screen's."""
+    event stream keeps the newest event selected; ``width``: the cells of its lines (the
+    screen's but its padding, fewer with the keys help open)."""
     run = store.get(key)
     if run is None:
         gone = inert(f"{key.run_id}: no longer in {key.source}", single_line=True)
@@ -204,18 +208,21 @@ def run_header(
     sources_down = snapshot.sources_down()
     down = run.source in sources_down
     glyph, word, _ = status_mark(run, source_down=down)
+    agent = cell(skill_and_agent(run.skill, run.agent), 60)
+    named = {
+        "status": Said((f"{glyph} {word}",), "bold"),
+        "run": Said((cell(run.run_id, 60), short_id(run.run_id)), "bold"),
+        "agent": Said((agent, cell(agent, NAME_KEPT))),
+    }
     parts: list[str | tuple[str, str] | Content] = [
-        (f"{glyph} {word}  ", "bold"),
-        (cell(run.run_id, 60), "bold"),
-        f"  {cell(skill_and_agent(run.skill, run.agent), 60)}\n",
+        fitted(named, width, ("agent", "run"), elastic="agent"),
+        "\n",
     ]
     replaying = any(not source.live for source in snapshot.sources)
     moment = replay_moments(snapshot.runs).get(run.source) if replaying else None
     took = run_time(run, now_or(clock), sources_down.since.get(run.source), moment)
     parts.append(
-        counts_line(
-            run, took, following=following and run.live and not down, down=down, room=width - 2
-        )
+        counts_line(run, took, following=following and run.live and not down, down=down, room=width)
     )
     parts.append("\n")
     parts.append(source_line(store, run, key, width))

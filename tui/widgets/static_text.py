@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from rich.cells import cell_len
 from rich.text import Text
 from textual.content import Content
@@ -50,3 +52,27 @@ def _height(text: StaticText, width: int) -> int | None:
     if width <= 0 or any(cell_len(line) > width for line in lines):
         return None
     return len(lines)
+
+
+class FittedStatic(Static):
+    """Text made for the cells the widget's lines have, made again when they change: the
+    keys help opened beside it narrows it while the screen keeps its width (a run's header
+    laid out for the screen's 80 columns was cut mid-figure in the 48 it had)."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._make: Callable[[int], StaticText] | None = None
+
+    def show(self, make: Callable[[int], StaticText]) -> None:
+        """Show what ``make`` says for the cells of a line (and again when they change)."""
+        self._make = make
+        self._draw()
+
+    def on_resize(self) -> None:
+        self._draw()
+
+    def _draw(self) -> None:
+        if self._make is None:
+            return
+        cells = self.content_region.width or self.app.size.width - self.styles.gutter.width
+        update_static(self, self._make(max(1, cells)))
