@@ -44,6 +44,7 @@ from run_manager.otlp.request_body import (
 from run_manager.run import ApprovalNotFound, Status
 from run_manager.server.answers import (
     ApiError,
+    Families,
     as_listed,
     booked_run,
     error_response,
@@ -277,6 +278,7 @@ class AttachServer:
             if place is None:
                 raise ApiError(400, f"cursor: no run {cursor!r}")
             runs = runs[place + 1 :]
+        families = Families(self.book)  # a child on another page, or filtered out, too
         page: list[dict[str, Any]] = []
         last: str | None = None
         more = False
@@ -295,7 +297,7 @@ class AttachServer:
             if len(page) == limit:
                 more = True
                 break
-            page.append(wire_summary(booked, summary))
+            page.append(wire_summary(booked, summary, total=families.total(run_id)))
             last = run_id
         # read_only is runtop's extension: a client greys its actions before trying one.
         return json_response(

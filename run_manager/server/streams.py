@@ -23,6 +23,7 @@ from run_manager.manager import Manager
 from run_manager.run import Status
 from run_manager.server.answers import (
     ApiError,
+    Families,
     booked_run,
     encode,
     error_response,
@@ -106,7 +107,8 @@ class RunStreams:
         response = web.StreamResponse()
         response.content_type = "application/json"
         await response.prepare(request)
-        await response.write(b'{"run":%s,"events":[' % encode(wire_summary(booked)))
+        total = Families(self.book).total(run_id)
+        await response.write(b'{"run":%s,"events":[' % encode(wire_summary(booked, total=total)))
         read = 0
         separator = b""
         events: list[bytes] = []
