@@ -1,9 +1,9 @@
 """Amounts as people type them: ``200k`` tokens, ``20G`` bytes, ``30s``, ``$1.00``.
 
 One reading of such numbers for every place that takes them (``serve --retain``,
-``serve --budget``): a count's ``k``, ``M``, ``G``, ``T`` are thousands, a size's
-powers of 1024, a time span's ``s``, ``m``, ``h``, ``d`` its unit. Each raises
-:class:`BadQuantity` saying what it expected.
+``serve --budget``, a filter's bounds: ``tokens:>=10k``, ``cost:>$0.01``): a count's
+``k``, ``M``, ``G``, ``T`` are thousands, a size's powers of 1024, a time span's ``s``,
+``m``, ``h``, ``d`` its unit. Each raises :class:`BadQuantity` saying what it expected.
 """
 
 from __future__ import annotations
@@ -34,6 +34,12 @@ def count(text: str) -> int:
     return int(_split(text, _COUNT_UNITS, "a count like 500, 50k or 2M"))
 
 
+def number(text: str) -> float:
+    """A count that keeps its fraction, ``0.5``, ``10k``, ``1.5M``: a bound to compare
+    counts with (``tokens:<0.5`` is below one token, not below none)."""
+    return _split(text, _COUNT_UNITS, "a number like 5, 10k or 1.5M")
+
+
 def size(text: str) -> int:
     """A size in bytes, ``512M``, ``20G``, ``20GB`` (powers of 1024)."""
     said = text.strip()
@@ -59,4 +65,4 @@ def usd(text: str) -> float:
     return _split(text.strip().removeprefix("$"), {"": 1}, "an amount of dollars like 1.00")
 
 
-__all__ = ["BadQuantity", "count", "seconds", "size", "usd"]
+__all__ = ["BadQuantity", "count", "number", "seconds", "size", "usd"]

@@ -39,6 +39,7 @@ from typing import Any, Final, Self, TypeVar
 
 import msgspec
 
+from ledger_reader import quantities
 from ledger_reader.status_names import UnknownStatus, statuses_named
 from ledger_reader.summary import RunSummary
 from ledger_reader.text_search import Phrase
@@ -124,12 +125,10 @@ PREPARED: Final[Mapping[str, Callable[[Any], Any]]] = {
 a string lower-cased (``None`` as an empty one, which holds no text), free text's strings
 as one, lower-cased (one search of one string a run)."""
 
-_UNITS: Final = {"": 1, "k": 1_000, "m": 1_000_000}
 _WORD: Final = re.compile(r"""(?:[^\s"']+|"[^"]*"|'[^']*')+""")
 _PART: Final = re.compile(r"""[^"']+|"([^"]*)"|'([^']*)'""")
 _FIELD: Final = re.compile(r"^[A-Za-z_]+$")
 _COMPARISON: Final = re.compile(r"(>=|<=|>|<|=)?(.*)", re.DOTALL)
-_AMOUNT: Final = re.compile(r"\$?(\d+(?:\.\d*)?|\.\d+)(k|m)?", re.IGNORECASE)
 _RANK: Final = {"status": 0, "source": 0, "cost": 1, "calls": 1, "events": 1, "started": 1}
 """Which terms a filter tries first: the cheapest to read (the rest come after, the
 duration, which reads a clock, and free text last)."""
@@ -249,16 +248,17 @@ def _status_test(value: str) -> Callable[[Any], bool]:
 
 
 def _amount(field: str, text: str) -> float:
-    """One number of ``field`` as written: ``0.01``, ``$0.01``, ``10k``, ``30s``."""
+    """One number of ``field`` as written: ``0.01``, ``$0.01``, ``10k``, ``30s``, read as
+    every amount typed is (:mod:`ledger_reader.quantities`; durations as spans of time)."""
     if field == "duration":
         try:
             return span_seconds(text)
         except BadTimeSpan:
             raise FilterError(f"{text!r} is not a duration: {EXAMPLES[field]}") from None
-    match = _AMOUNT.fullmatch(text.strip())
-    if match is None or (field == "cost" and match[2]) or (field != "cost" and "$" in text):
-        raise FilterError(f"{text!r} is not a number: {EXAMPLES[field]}")
-    number = float(match[1]) * _UNITS[(match[2] or "").lower()]
+    try:
+        number = quantities.usd(text) if field == "cost" else quantities.number(text)
+    except quantities.BadQuantity:
+        raise FilterError(f"{text!r} is not a number: {EXAMPLES[field]}") from None
     if not math.isfinite(number):
         raise FilterError(f"{text!r} is not a number: {EXAMPLES[field]}")
     return number

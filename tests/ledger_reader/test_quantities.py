@@ -19,6 +19,13 @@ def test_counts(text: str, value: int) -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "value"), [("0.5", 0.5), ("10k", 10_000.0), ("1.5M", 1_500_000.0), (".5k", 500.0)]
+)
+def test_numbers_keep_their_fraction(text: str, value: float) -> None:
+    assert quantities.number(text) == value
+
+
+@pytest.mark.parametrize(
     ("text", "value"), [("512M", 512 * 1024**2), ("20G", 20 * 1024**3), ("20GB", 20 * 1024**3)]
 )
 def test_sizes(text: str, value: int) -> None:
@@ -49,6 +56,8 @@ def test_dollars(text: str, value: float) -> None:
         (quantities.count, "lots"),
         (quantities.count, "-5"),
         (quantities.count, "5x"),
+        (quantities.number, "$5"),
+        (quantities.number, ""),
         (quantities.size, "-1G"),
         (quantities.seconds, "5y"),
         (quantities.usd, "1.00$$"),
