@@ -299,13 +299,7 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     # still being written.
     if args.follow:
         # Followed, what is printed is as it stands when it is written: live.
-        printer = EventPrinter(
-            out,
-            as_json=args.json,
-            live=True,
-            raw=getattr(args, "raw", False),
-            messages=_messages(args),
-        )
+        printer = _printer(args, out, live=True)
         # One reader from the first byte: the file printed is the file followed, even if
         # it is replaced between the two.
         try:
@@ -314,13 +308,7 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
             printer.flush()  # a paragraph cut short by Ctrl-C, as far as it went
         return 0
     summary = summarize_ledger(path)
-    printer = EventPrinter(
-        out,
-        as_json=args.json,
-        live=summary.status.is_live,
-        raw=getattr(args, "raw", False),
-        messages=_messages(args),
-    )
+    printer = _printer(args, out, live=summary.status.is_live)
     gone = writer_gone(summary)
 
     def read() -> Iterator[Line]:
@@ -404,13 +392,7 @@ def _show_session(path: Path, args: argparse.Namespace, out: Console) -> int:
             timeline.stop(stopped.timestamp())  # idle: nothing of it runs, as in the app
         _print_timeline(timeline, out, now, as_json=args.json, status=summary.status.value)
         return 0
-    printer = EventPrinter(
-        out,
-        as_json=args.json,
-        live=summary.status.is_live,
-        raw=getattr(args, "raw", False),
-        messages=_messages(args),
-    )
+    printer = _printer(args, out, live=summary.status.is_live)
     printer.lines(items)
     printer.flush()
     if not args.json:
@@ -420,6 +402,17 @@ def _show_session(path: Path, args: argparse.Namespace, out: Console) -> int:
 
 def _messages(args: argparse.Namespace) -> bool:
     return bool(getattr(args, "messages", False))
+
+
+def _printer(args: argparse.Namespace, out: Console, *, live: bool) -> EventPrinter:
+    """The printer of ``show``'s options, for a run ``live`` or not (its calls' word)."""
+    return EventPrinter(
+        out,
+        as_json=args.json,
+        live=live,
+        raw=getattr(args, "raw", False),
+        messages=_messages(args),
+    )
 
 
 def unended(summary: RunSummary) -> str:
@@ -597,13 +590,7 @@ def _show_remote(args: argparse.Namespace, url: str, out: Console) -> int:
         return _remote_timeline(args, url, run_id, out)
     # The server's run as it sends it: its status is not asked for here, so a call with no
     # result reads as the run would say it while live.
-    printer = EventPrinter(
-        out,
-        as_json=args.json,
-        live=True,
-        raw=getattr(args, "raw", False),
-        messages=_messages(args),
-    )
+    printer = _printer(args, out, live=True)
 
     # Read whole first where its nodes are listed in their order (not as JSON, not followed).
     held: list[Line] | None = None if args.follow or args.json else []

@@ -230,3 +230,14 @@ def test_ls_keeps_its_cache_in_the_users_cache_dir_not_beside_the_sessions(
     written = sorted(set(home.rglob("*")) - set(before))
     assert written == ([] if xdg else [home / ".cache", *sorted((home / ".cache").rglob("*"))])
     assert not (home / ".runtop").exists()
+
+
+def test_show_says_an_idle_sessions_unanswered_call_is_unfinished(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """As the app says it (its timeline did; its event stream said ``running``)."""
+    assert main(["show", "ae4a77f8-aedd-4bc1-888f-c94edc91af04", "--from", str(FOLDERS[0])]) == 0
+    out = capsys.readouterr().out
+    assert "⚙ Bash … unfinished" in out
+    assert "… running" not in out
+    assert "no end recorded: idle" in out
