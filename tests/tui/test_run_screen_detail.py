@@ -148,3 +148,47 @@ async def test_a_search_typed_in_one_burst_is_typed_into_the_box(fixtures: Path)
         assert not screen.show_raw  # w was typed, not pressed
         await pilot.press("enter")
         await settle(pilot, lambda: "tool web_search" in screen.query_one(EventDetail).text, "it")
+
+
+ASKED = "run_20261201T000000003_c3c3c3c3c3c3c3c3"
+
+
+@pytest.mark.parametrize(("quiet", "word"), [(0.0, "running"), (3600.0, "unfinished")])
+async def test_a_model_call_with_no_answer_waits_only_in_a_live_run(
+    fixtures: Path, quiet: float, word: str
+) -> None:
+    """Its request written, its answer never: ``running: waiting for its answer`` while
+    the run may write; once its writer went quiet (stale), ``unfinished``, as the timeline
+    says of its node, not waiting for an answer nobody will write."""
+    import json
+    import os
+    import time
+
+    app = sample_app(fixtures, clock=None)  # the samples an hour old
+    at = time.time() - quiet
+
+    def line(seq: int, kind: str, payload: dict[str, Any]) -> str:
+        when = time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime(at - 3 + seq))
+        return json.dumps(
+            {"run_id": ASKED, "seq": seq, "time": when, "type": kind, "payload": payload}
+        )
+
+    asked = {
+        "node_id": "llm:m#1",
+        "node_name": "m",
+        "model": "m",
+        "messages": [{"role": "user", "content": "Which way did the heron fly?"}],
+    }
+    ledger = fixtures / f"{ASKED}.jsonl"
+    ledger.write_text(
+        line(1, "run_started", {"skill": "ask"}) + "\n" + line(2, "node_enter", asked) + "\n"
+    )
+    os.utime(ledger, (at, at))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot, 7)
+        screen = await open_run(pilot, ASKED)
+        await pilot.press("end")
+        detail = screen.query_one(EventDetail)
+        await settle(pilot, lambda: "heron" in detail.text, "the call as it was sent")
+        await settle(pilot, lambda: f"{word}: " in detail.text, f"the call {word}")
+        assert ("waiting for its answer" in detail.text) == (word == "running")

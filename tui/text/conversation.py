@@ -28,7 +28,7 @@ from rich.style import Style
 from rich.text import Text
 
 from inspector.ledger import THINKING, TOOL_CALL, TOOL_RESULT, LlmCall, Message, conversation
-from inspector.status_words import STILL_GOING, unanswered
+from inspector.status_words import open_call_word, unanswered
 from tui.text import cost, duration, inert, tokens
 from tui.text.events import model_named
 
@@ -128,11 +128,13 @@ class ConversationText:
         return "\n".join(line.plain for line in self.lines)
 
 
-def call_facts(call: LlmCall, timing: CallTiming | None = None) -> list[str]:
+def call_facts(call: LlmCall, timing: CallTiming | None = None, *, live: bool = True) -> list[str]:
     """The model call in a few lines: model and provider, tokens and cost, times.
 
     Only what was recorded: a call that said no tokens has no tokens line, one that
-    was not streamed no first token (never a ``0`` for what nobody measured).
+    was not streamed no first token (never a ``0`` for what nobody measured). One with
+    no answer yet waits for it while its run is ``live``; in a run that no longer
+    writes it is ``unfinished`` (:func:`~inspector.status_words.open_call_word`).
     """
     payload = call.payload
     named = model_named(payload.model, payload.node_id)
@@ -142,7 +144,8 @@ def call_facts(call: LlmCall, timing: CallTiming | None = None) -> list[str]:
     lines = [f"◆ {model}"]
     ended = unanswered(payload.status)
     if timing is not None and timing.waiting:
-        lines.append(f"{STILL_GOING}: waiting for its answer")
+        waits = "waiting for its answer" if live else "no answer was written"
+        lines.append(f"{open_call_word(live=live)}: {waits}")
     elif ended is not None:
         lines.append(f"{ended} before it answered")
     spent: list[str] = []
@@ -230,14 +233,16 @@ def conversation_text(
     whole: bool = False,
     found: re.Pattern[str] | None = None,
     styles: ConversationStyles | None = None,
+    live: bool = True,
 ) -> ConversationText:
     """The call's facts (unless ``facts`` is false: a heading says them already), then its
-    messages and its answer, each part folded unless ``whole``."""
+    messages and its answer, each part folded unless ``whole``; ``live``: its run may still
+    write (a call waiting for its answer, else unfinished)."""
     styles = styles or ConversationStyles()
     limit = None if whole else PART_PREVIEW
     shown = ConversationText()
     if facts:
-        lines = call_facts(call, timing)
+        lines = call_facts(call, timing, live=live)
         shown.add(Text(lines[0], style="bold"), facts=True)
         for line in lines[1:]:
             shown.add(Text(line), facts=True)

@@ -280,6 +280,7 @@ class EventDetail(VerticalScroll):
                 whole=self.show_all,
                 found=found,
                 styles=styles,
+                live=live,
             )
             parts.extend(chat.lines)
             chat_cut = chat.cut
