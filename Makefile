@@ -72,4 +72,4 @@ screenshots: $(RUN_STAMP)
 
 # Redraw the SVG snapshot tests after a deliberate change to what the app shows.
 snapshots: $(TEST_STAMP)
-	$(BIN)/pytest tests/tui/test_snapshots.py --snapshot-update
+	$(BIN)/pytest -n 2 tests/tui/test_snapshots.py tests/tui/test_conversation_snapshots.py tests/tui/test_timeline_snapshots.py --snapshot-update
