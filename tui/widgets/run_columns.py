@@ -44,6 +44,11 @@ MIN_DOING_SQUEEZED: Final = 8
 NARROW: Final = 120
 """Below this width the agent column gives up room it rarely fills."""
 NARROW_AGENT: Final = 12
+STATUS_NARROW: Final = 11
+"""The most STATUS takes below :data:`NARROW`: a glyph and a word of up to nine letters
+(every word but ``awaiting_approval`` and ``cancelling``, which are cut). With a live run
+shown STATUS is as wide as those two, which any live run may come to say: at 80 columns
+it grew by eight cells as a run came to wait, and TIME went."""
 AGENT_WIDE: Final = 24
 """The most SKILL / AGENT takes of the cells DOING NOW, gone, leaves."""
 SOURCE_MAX: Final = 22
@@ -57,7 +62,8 @@ DOING_MAX: Final = 120
 
 class Fill(NamedTuple):
     """What the runs shown put in the columns: STATUS and SOURCE are as wide as their
-    widest, and a column with nothing in it for every run gives way first."""
+    widest (STATUS as the words a live run may come to say, :data:`STATUS_NARROW` at most
+    below :data:`NARROW`), and a column with nothing in it for every run gives way first."""
 
     status: int = 19
     source: int = 10
@@ -92,6 +98,8 @@ class LinesWidth(int):
 def _natural(key: str, title: str, width: int, total: int, keep: str, fill: Fill) -> int:
     if key == "status":
         width = max(fill.status, len(title))
+        if total < NARROW:  # ◐ awaiting…: its DOING NOW says what it waits on
+            width = min(width, STATUS_NARROW)
     elif key == "source":
         width = max(fill.source, len(title))
     elif key == "agent" and total < NARROW:

@@ -239,7 +239,9 @@ class RowTally:
             return UNKNOWN_FILL
         words = [status.value for status in self.statuses]
         if any(status.is_live for status in self.statuses):
-            words.append("cancelling")  # a live run being canceled says so
+            # A live run may be canceled (it says so) or come to wait on an approval at any
+            # moment: STATUS has their room already, and no column moves when one does.
+            words += ["cancelling", RunStatus.AWAITING_APPROVAL.value]
             if self.down:
                 words.append(UNKNOWN)
         empty = set()
