@@ -42,6 +42,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from bench.tui import bare_first_screen  # noqa: E402
+from tests.session_times import retimed  # noqa: E402
 
 REAL = REPO / "tests" / "sessions_home"
 CLAUDE_21 = next(REAL.glob(".claude/projects/-home-*/ae4a77f8-*.jsonl"))
@@ -247,7 +248,8 @@ def main() -> None:
         path.read_bytes()
         written = now - 86400 * (1 + number % 300) - number
         os.utime(path, (written, written))
-    os.utime(sorted(files)[0])  # and one session being written now, followed
+    followed = sorted(files)[0]  # and one session being written now, followed: running
+    followed.write_bytes(retimed(followed.read_bytes()))  # by its own times too
     expected = sum(1 for path in files if path.suffix in (".jsonl", ".json"))
     print(
         f"home: {args.sessions:,} sessions ({expected:,} runs with sub-agents), {size / 1e9:.2f} GB"

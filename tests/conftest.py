@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -81,34 +80,6 @@ def _private_runtop_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[N
         patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache-home")))
         patch.delenv("RUNTOP_LEDGER_DIR", raising=False)
         yield
-
-
-_ISO_TIME = re.compile(rb'"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(\.\d+)?Z"')
-
-
-def retimed(data: bytes, *, ending: float | None = None) -> bytes:
-    """A real session's bytes as if written just now: every time in them (``"…Z"``) moved
-    by one amount, the latest to ``ending`` (default: now), each written as it was.
-
-    A session is judged by its last event's own time as well as its file's
-    (:mod:`ledger_reader.sessions.status`): one of last year, copied now, is idle.
-    """
-    found = list(_ISO_TIME.finditer(data))
-    if not found:
-        return data
-    moments = [
-        datetime.fromisoformat(m[1].decode() + (m[2] or b"").decode() + "+00:00") for m in found
-    ]
-    shift = datetime.fromtimestamp(time.time() if ending is None else ending, UTC) - max(moments)
-
-    def moved(match: re.Match[bytes]) -> bytes:
-        fraction = (match[2] or b"").decode()
-        at = datetime.fromisoformat(match[1].decode() + fraction + "+00:00") + shift
-        digits = len(fraction) - 1
-        said = at.strftime("%Y-%m-%dT%H:%M:%S") + (f"{at:.%f}"[: digits + 1] if digits > 0 else "")
-        return f'"{said}Z"'.encode()
-
-    return _ISO_TIME.sub(moved, data)
 
 
 SESSIONS_HOME = REPO / "tests" / "sessions_home"

@@ -37,7 +37,7 @@ from ledger_reader.sessions import (
     read_session,
 )
 from ledger_reader.sessions.fold import exit_code_of
-from tests.conftest import retimed
+from tests.session_times import retimed
 
 HOME = Path(__file__).parent.parent / "sessions_home"
 CLAUDE = HOME / ".claude" / "projects"

@@ -15,7 +15,7 @@ from inspector import RunKey
 from inspector.session_source import SessionSource
 from inspector.timeline import Outcome
 from ledger_reader import RunStatus
-from tests.conftest import retimed
+from tests.session_times import retimed
 from tests.tui.test_interaction import screen_lines
 from tests.tui_support import events_read, noticed, open_run, settle
 from tui.app import RuntopApp, make_app
