@@ -12,6 +12,10 @@ meant:
   aside when it is refused.
 - :func:`type_into`: a character that reached a screen ahead of its input box's focus
   (a confirmation's reason, a search) typed into the box as the box would have.
+- a key that opens a screen as the app takes it (a priority binding: ``v``, ``V``,
+  ``ctrl+p``) holds the keys after it until that screen has focused its box, then they
+  go to the box: Tab, ctrl+u and Enter as well as letters (handed to the screen before,
+  a letter was typed into its box, but Tab and the editing keys were lost).
 """
 
 from __future__ import annotations
@@ -63,16 +67,49 @@ class TypeAhead:
         self.following: object | None = None
         """The hold, as :meth:`_hop` follows its run key round."""
         self.hold_timer: Timer | None = None
+        self.replaying: Key | None = None
+        """A key held, handed on again: the rest follow it once it has gone round."""
 
     async def take(self, event: Key, take: Callable[[Key], Awaitable[None]]) -> None:
         """A key from the terminal: held behind a run key on its way, else taken; a run key
         handed on holds the keys after it."""
+        if event is self.replaying:
+            self.replaying = None
+            await take(event)
+            if self.held is not None:  # the keys after it go once it has gone round
+                self._follow(event)
+            return
         if self.held is not None:
             self.held.append(event)
             return
+        before = self.app.screen if self.app.screen_stack else None
         await take(event)
-        if event.is_forwarded and self.app.screen_stack and self._holds_behind(event):
+        if not self.app.screen_stack:
+            return
+        opened = self.app.screen
+        if opened is not before and isinstance(opened, ModalScreen) and opened.focused is None:
+            self._hold_until_focused(opened)
+        elif event.is_forwarded and self._holds_behind(event):
             self._hold_behind(event)
+
+    def _hold_until_focused(self, screen: ModalScreen[Any]) -> None:
+        """Hold the keys taken after the one that opened ``screen`` until it has focused
+        what it focuses first (its box): queued behind its mounting in its own queue, then
+        behind the focus it asked the app for in the app's."""
+        self.held = []
+        self.following = hold = object()
+        self.hold_timer = self.app.set_timer(HELD_AT_MOST, partial(self._release, replay=True))
+
+        def mounted() -> None:
+            if hold is self.following:
+                self.app.call_later(focused)
+
+        def focused() -> None:
+            if hold is self.following:
+                self._release(replay=True)
+
+        if not screen.call_later(mounted):
+            self._release(replay=True)
 
     async def reached_app(self, event: Key) -> None:
         """A key has come round to the app (its ``on_key``, before its bindings): a refused
@@ -128,22 +165,33 @@ class TypeAhead:
         have.
         """
         self.held = []
+        self._follow(key)
+
+    def _follow(self, key: Key) -> None:
+        """Hold the keys after ``key`` until it has gone round (:meth:`_hop`)."""
         self.holding_for = key
         self.following = hold = object()
-        self.hold_timer = self.app.set_timer(HELD_AT_MOST, partial(self._release, replay=True))
+        if self.hold_timer is None:
+            self.hold_timer = self.app.set_timer(HELD_AT_MOST, partial(self._release, replay=True))
         to: DOMNode = self.app.focused or self.app.screen
         self._hop(hold, list(to.ancestors_with_self))
 
     def _release(self, *, replay: bool) -> list[Key]:
-        """Stop holding keys; ``replay`` them, in order, as keys from the terminal."""
-        held, self.held, self.holding_for = self.held or [], None, None
+        """Stop holding keys; ``replay`` them, in order, as keys from the terminal: one at a
+        time, each once the one before has gone round, so that a Tab in them has moved the
+        focus before the keys after it are handed on (at once, they all went to the box
+        that had it)."""
+        held = self.held or []
+        self.holding_for = None
         self.following = None
-        if self.hold_timer is not None:
+        going = held if replay else []
+        self.held = going[1:] or None
+        if self.held is None and self.hold_timer is not None:
             self.hold_timer.stop()
             self.hold_timer = None
-        if replay:
-            for key in held:
-                self.app.post_message(Key(key.key, key.character))
+        if going:
+            self.replaying = Key(going[0].key, going[0].character)
+            self.app.post_message(self.replaying)
         return held
 
     def _hop(self, hold: object, way: list[DOMNode]) -> None:
