@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import compress
 from operator import attrgetter
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from inspector.model import LIVE, RunKey, RunView
 from inspector.status_words import status_word
@@ -148,6 +148,17 @@ _STATUS: Final = attrgetter("summary.status")
 _KEY: Final = attrgetter("key")
 
 
+class _Filtering(NamedTuple):
+    """A filtering of the store's runs, and the rows it kept."""
+
+    run_filter: RunFilter
+    runs: Sequence[RunView]
+    sources_down: frozenset[str]
+    replayed_at: Mapping[str, float]
+    at: float
+    rows: Sequence[int]
+
+
 class FilterColumns:
     """Every run's fields as the filter reads them (:func:`view_fields`), a column a field,
     kept by the store as its views change.
@@ -161,8 +172,11 @@ class FilterColumns:
     the next filtering: the runs that stayed keep their order, so each column is its
     stretches between the runs that came or went, copied whole, with the new runs'
     values put in their places (work in proportion to the runs that came or went, and a
-    copy in C of each column). Only the store's runs now are answered (:meth:`select`):
-    an earlier snapshot's views are older than the columns.
+    copy in C of each column). A filter typed on from the last one (a letter, a term:
+    :meth:`RunFilter.narrowing`) tests only the runs that one kept, while the runs, the
+    sources' health and, for a duration, the moment are the same. Only the store's runs
+    now are answered (:meth:`select`): an earlier snapshot's views are older than the
+    columns.
     """
 
     def __init__(
@@ -182,12 +196,14 @@ class FilterColumns:
         """The rows of live runs (:data:`MOMENTARY`)."""
         self._gone: set[int] = set()
         """The rows of the order laid out whose runs went or moved (started at another time)."""
+        self._last: _Filtering | None = None
+        """The last filtering: a filter typed on from it tests only the runs it kept."""
         self._reads = view_fields()
 
     def clear(self) -> None:
         """Forget every run (the store closed)."""
         self._laid, self._rows, self._views, self._columns, self._live = None, {}, [], {}, {}
-        self._gone = set()
+        self._gone, self._last = set(), None
 
     def update(self, views: Iterable[RunView]) -> None:
         """Read again the fields of the runs whose views changed (new runs among them): a
@@ -245,7 +261,17 @@ class FilterColumns:
             return None
         if places is not self._laid:
             self._lay_out(runs, places)
-        momentary = view_fields(sources_down, now, replayed_at) if self._live else {}
+        at = time.time() if now is None else now
+        momentary = view_fields(sources_down, at, replayed_at) if self._live else {}
+        last, terms = self._last, None
+        if (
+            last is not None
+            and last.runs is runs  # the same runs, read the same way
+            and last.sources_down == sources_down
+            and last.replayed_at == (replayed_at or {})
+            and (last.at == at or not any(t.field == "duration" for t in last.run_filter.terms))
+        ):
+            terms = run_filter.narrowing(last.run_filter)
 
         def column(field: str, prepared: bool) -> Sequence[Any]:
             values = self._column(field, prepared)
@@ -258,7 +284,11 @@ class FilterColumns:
                 values[row] = prepare(value) if prepare is not None else value
             return values
 
-        rows = run_filter.sweep(column, len(runs))
+        if terms is None or last is None:
+            rows = run_filter.sweep(column, len(runs))
+        else:
+            rows = run_filter.sweep(column, len(runs), within=last.rows, terms=terms)
+        self._last = _Filtering(run_filter, runs, sources_down, dict(replayed_at or {}), at, rows)
         return list(runs) if len(rows) == len(runs) else list(language.at(runs, rows))
 
     def _lay_out(self, runs: Sequence[RunView], places: dict[RunKey, int]) -> None:

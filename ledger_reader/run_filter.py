@@ -152,6 +152,10 @@ class Term(msgspec.Struct, frozen=True):
     """The test over a column of what it reads, prepared (:data:`PREPARED`): numbers,
     statuses and free text, tested in C; ``None``: :attr:`test` once of each different
     value as read (a few models, skills, agents among 100,000 runs)."""
+    needle: str | None = None
+    """The one text (lower-cased) its runs hold, where it tests that: a term of its field
+    whose needle holds this one passes none of the runs this one does not (``deplo``,
+    then ``deploy``: :meth:`RunFilter.narrowing`)."""
 
 
 def _text_test(value: str, *, many: bool = False) -> Callable[[Any], bool]:
@@ -346,6 +350,7 @@ def since_seconds(value: str, now: float) -> float:
 def _term(field: str, value: str, negated: bool, word: str, now: float | None) -> Term:
     """The term ``field:value``; a :class:`FilterError` names it when it is wrong."""
     sweep: Sweep | None = None
+    needle: str | None = None
     if field == "since":
         start = since_seconds(value, now if now is not None else time.time())
         return Term(
@@ -368,11 +373,22 @@ def _term(field: str, value: str, negated: bool, word: str, now: float | None) -
         test = _exact_test(value)
     elif field == "model":
         test = _glob_test(value, many=True)
+        if not any(mark in value for mark in "*?["):
+            needle = _needle(value)
     else:
         test = _text_test(value, many=field in MANY)
+        needle = _needle(value)
         if field in PREPARED:
             sweep = _text_sweep(value)
-    return Term(field, test, negated, word, sweep)
+    return Term(field, test, negated, word, sweep, needle)
+
+
+def _needle(value: str) -> str | None:
+    """The one text a text term's runs hold, lower-cased (``None``: a regular expression,
+    or a comma's texts)."""
+    if _is_regex(value) or "," in value:
+        return None
+    return value.lower()
 
 
 class RunFilter(msgspec.Struct, frozen=True):
@@ -396,7 +412,8 @@ class RunFilter(msgspec.Struct, frozen=True):
             field, sep, value = body.partition(":")
             if quoted or not sep or not _FIELD.match(field):
                 found = _text_test(body, many=True)
-                terms.append(Term("text", found, negated, word, _text_sweep(body)))
+                sweep = _text_sweep(body)
+                terms.append(Term("text", found, negated, word, sweep, _needle(body)))
                 continue
             field = field.lower()
             if field not in FIELDS:
@@ -435,14 +452,49 @@ class RunFilter(msgspec.Struct, frozen=True):
             chosen = list(compress(chosen, map(kept, said, repeat(True))))
         return chosen
 
-    def sweep(self, column: Column, count: int) -> Sequence[int]:
+    def narrowing(self, before: RunFilter) -> tuple[Term, ...] | None:
+        """The terms left to test of the runs ``before`` passed (but for ``has:``), where
+        this filter passes none that ``before`` does not: it is ``before`` with terms added,
+        or a word of it typed on (``deplo``, then ``deploy``); ``None`` where it may pass
+        others. A ``since:`` counts back from when it was read: never the same twice."""
+        left = list(self.terms)
+        for old in before.terms:
+            if old.field == "started":
+                return None
+            same = [
+                place
+                for place, new in enumerate(left)
+                if (new.field, new.negated, new.text) == (old.field, old.negated, old.text)
+            ]
+            if same:
+                del left[same[0]]  # passed already
+                continue
+            needle = old.needle
+            if old.negated or needle is None:
+                return None
+            if not any(
+                new.field == old.field and not new.negated and needle in (new.needle or "")
+                for new in left
+            ):
+                return None
+        return tuple(left)
+
+    def sweep(
+        self,
+        column: Column,
+        count: int,
+        *,
+        within: Sequence[int] | None = None,
+        terms: Iterable[Term] | None = None,
+    ) -> Sequence[int]:
         """The rows (indexes into the columns, ``count`` of them, in the order wanted) whose
-        runs pass every term but ``has:``, in their order. Each term reads its field's
-        column (``column(field, prepared)``) at the rows left: prepared for a term with a
-        sweep, one pass in C; as read for the others, tested once for each different value
-        there (a few models among 100,000 runs), the rows kept by a set's lookup."""
-        rows: Sequence[int] = range(count)
-        for term in self.terms:
+        runs pass every term but ``has:`` (or ``terms``, of the rows ``within``), in their
+        order. Each term reads its field's column (``column(field, prepared)``) at the rows
+        left: prepared for a term with a sweep, one pass in C; as read for the others,
+        tested once for each different value there (a few models among 100,000 runs), the
+        rows kept by a set's lookup."""
+        rows: Sequence[int] = range(count) if within is None else within
+        for term in self.terms if terms is None else terms:
             if not rows:
                 break
             values = column(term.field, term.sweep is not None)

@@ -14,7 +14,7 @@ import msgspec
 import pytest
 
 from inspector import RunSource, RunStore, RunUpdate, SourceUpdate, filters
-from inspector.filters import RunFilter
+from inspector.filters import FilterError, RunFilter
 from inspector.store_state import Snapshot
 from ledger_reader import LedgerItem, RunStatus, RunSummary
 from ledger_reader.decode import decode_line
@@ -262,4 +262,44 @@ async def test_a_model_call_folded_changes_the_cost_the_columns_read() -> None:
     assert agree(store.snapshot(), "cost:>0.1", NOW) == agree(store.snapshot(), "calls:2", NOW)
     assert agree(store.snapshot(), "calls:2", NOW) == ["run_1"]
     assert agree(store.snapshot(), "calls:2 tokens:<1", NOW) == []
+    await store.close()
+
+
+TYPED = (
+    "deploy -model:gpt-* cost:>0.005 status:succeeded,failed",
+    'skill:deploy tag:nightly "tool timeout"',
+    "duration:>1m run:000 -deploy since:1h",
+    "model:claude agent:ops session:thread user:ad",
+)
+
+
+async def test_a_filter_typed_on_selects_what_it_selects_from_scratch() -> None:
+    """Typed a letter at a time, and taken back: each filtering tests only the runs the one
+    before kept where it may, and selects what reading every view selects, also as runs
+    change between letters and live runs' clocks run on."""
+    rng = random.Random(5)
+    store = RunStore(detail=False)
+    store.apply("a", updates(range(400), rng, initial=True))
+    # Running for a little under a minute: over it as the clock runs on.
+    running = [
+        RunSummary(run_id=f"run_{900 + n:06d}", status=RunStatus.RUNNING, started_at=when(40 + n))
+        for n in range(20)
+    ]
+    store.apply("a", SourceUpdate(runs=[RunUpdate(run.run_id, run) for run in running]))
+    store.flush()
+    for typed in TYPED:
+        now = NOW  # the running runs pass a minute as each filter is typed
+        letters = [typed[:end] for end in range(1, len(typed) + 1)]
+        for number, text in enumerate([*letters, *reversed(letters[:-1])]):
+            if number % 9 == 8:  # some runs change between two letters
+                changed = [summary(n, rng) for n in rng.sample(range(400), 10)]
+                store.apply("a", SourceUpdate(runs=[RunUpdate(s.run_id, s) for s in changed]))
+                store.flush()
+            if number % 5 == 4:
+                now += 7
+            try:
+                RunFilter.parse(text, now=now)
+            except FilterError:
+                continue  # cost:> half typed
+            agree(store.snapshot(), text, now)
     await store.close()

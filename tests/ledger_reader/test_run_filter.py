@@ -141,3 +141,33 @@ def test_a_wrong_term_is_named(text: str, said: str) -> None:
 
 def test_a_number_quoted_is_text() -> None:
     assert RunFilter.parse('"cost:>0.01"').terms[0].field == "text"
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "left"),
+    [
+        ("deplo", "deploy", ["deploy"]),  # a word typed on: only it is tested again
+        ("deploy", "deploy status:failed", ["status:failed"]),  # a term added
+        ("cost:>0.01", "tag:eu cost:>0.01", ["tag:eu"]),
+        ("skill:dep", "skill:depl -model:gpt-*", ["skill:depl", "-model:gpt-*"]),
+        ("model:son", "model:sonnet", ["model:sonnet"]),
+        ("status:failed", "status:failed", []),
+        ("deploy", "deplo", None),  # fewer letters: more runs
+        ("-deplo", "-deploy", None),  # a negation typed on passes more
+        ("skill:a,b", "skill:a,bc", None),  # a comma's texts: not one text
+        ("skill:a,", "skill:a,b", None),
+        ("model:claude-*", "model:claude-*x", None),  # a glob is not a text held
+        ("/dep/", "/depl/", None),
+        ("cost:>0.01", "cost:>0.011", None),  # numbers: read again from scratch
+        ("since:1h", "since:1h", None),  # counts back from when it was read
+        ("deploy", "skill:deploy", None),
+        ("skill:dep", "agent:deploy", None),
+    ],
+)
+def test_a_filter_typed_on_narrows_what_it_tests(
+    before: str, after: str, left: list[str] | None
+) -> None:
+    narrowing = RunFilter.parse(after).narrowing(RunFilter.parse(before))
+    assert (None if narrowing is None else sorted(term.text for term in narrowing)) == (
+        None if left is None else sorted(left)
+    )
