@@ -11,6 +11,7 @@ time it changes; one caught mid-rewrite is read again at the next change.
 from __future__ import annotations
 
 import os
+import re
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
@@ -51,8 +52,10 @@ def agent_of(path: str | os.PathLike[str]) -> str | None:
     """The coding agent whose session ``path`` is, by its place and name; ``None`` if none.
 
     Claude Code: ``*.jsonl`` under a ``.claude`` folder, or named by a session's
-    UUID or ``agent-*``; Codex: ``rollout-*.jsonl``; Gemini CLI:
-    ``session-*.json`` or ``.jsonl`` under a ``.gemini`` folder or a ``chats`` one.
+    UUID or ``agent-*`` elsewhere unless its first line is a ledger event's (another
+    writer's ledger named by a UUID stays a ledger, in ``show`` and a replay as in ``ls``);
+    Codex: ``rollout-*.jsonl``; Gemini CLI: ``session-*.json`` or ``.jsonl`` under a
+    ``.gemini`` folder or a ``chats`` one.
     """
     text = os.fspath(path)
     name = os.path.basename(text)
@@ -62,10 +65,38 @@ def agent_of(path: str | os.PathLike[str]) -> str | None:
     gemini = ".gemini" in parts or "chats" in parts
     if name.startswith("session-") and name.endswith((".json", ".jsonl")) and gemini:
         return GEMINI_CLI
-    claude = ".claude" in parts or name.startswith("agent-")
-    if name.endswith(".jsonl") and (claude or _uuid_named(name[: -len(".jsonl")])):
+    if not name.endswith(".jsonl"):
+        return None
+    if ".claude" in parts:
         return CLAUDE_CODE
+    if name.startswith("agent-") or _uuid_named(name[: -len(".jsonl")]):
+        # Named as Claude Code names its sessions, but outside its folder: another
+        # writer's ledger may be named by a UUID too, and its first line says which.
+        return None if _starts_as_a_ledger(text) else CLAUDE_CODE
     return None
+
+
+_LEDGER_HEAD: Final = re.compile(
+    rb'^\s*\{[^\n]*"run_id"\s*:[^\n]*"seq"\s*:|^\s*\{[^\n]*"seq"\s*:[^\n]*"run_id"\s*:'
+)
+"""A ledger's first line: an object with ``run_id`` and ``seq`` (no session record has both)."""
+HEAD_BYTES: Final = 4096
+
+
+def _starts_as_a_ledger(path: str) -> bool:
+    """Whether the file's first line is a ledger event's (``run_id`` and ``seq`` in its
+    first :data:`HEAD_BYTES`); ``False`` when it cannot be read (it stays a session)."""
+    try:
+        fd, _ = open_ledger_fd(path)
+    except LedgerError:
+        return False
+    try:
+        head = os.read(fd, HEAD_BYTES)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return _LEDGER_HEAD.match(head) is not None
 
 
 def _uuid_named(stem: str) -> bool:

@@ -13,12 +13,16 @@ from pathlib import Path
 import pytest
 
 from ledger_reader import RunStatus, RunSummary, SummaryCache, scan_summaries
+from ledger_reader.sessions import agent_of
 from ledger_reader.summary_cache import cache_file, reader_fingerprint
 from tests.conftest import line
 from tui.cli import main
 
 HOME = Path(__file__).parent.parent.parent / "sessions_home"
 FOLDERS = [HOME / ".claude" / "projects", HOME / ".codex" / "sessions", HOME / ".gemini" / "tmp"]
+SESSION_20 = (
+    FOLDERS[0] / "-Users-test_user-agent-sample" / "7f2abd2d-7cfc-4447-9ddd-3ca8d14e02e9.jsonl"
+)
 
 
 def test_ls_json_lists_every_session_with_its_tokens(capsys: pytest.CaptureFixture[str]) -> None:
@@ -134,6 +138,18 @@ def test_a_ledger_named_by_a_uuid_outside_the_agents_folders_stays_a_ledger(
     assert main(["ls", "--json", str(ledger.parent)]) == 0
     [run] = json.loads(capsys.readouterr().out)
     assert (run["run_id"], run["skill"], run["status"]) == (run_id, "research", "succeeded")
+    # show, stats and a replay read it as ls does (by agent_of, they read it as a Claude
+    # Code session, each line an unknown record, "no end yet: running")
+    assert main(["show", run_id, "--from", str(ledger.parent)]) == 0
+    shown = capsys.readouterr().out
+    assert "started research" in shown
+    assert "claude-code" not in shown
+    # a Claude Code session copied out of its folder is still one
+    session = tmp_path / "elsewhere" / SESSION_20.name
+    session.parent.mkdir()
+    shutil.copy(SESSION_20, session)
+    assert agent_of(session) == "claude-code"
+    assert agent_of(ledger) is None
 
 
 @pytest.fixture
