@@ -7,9 +7,9 @@ a confirmation pushed). What is needed so that those keys still land where they 
 meant:
 
 - :class:`TypeAhead`: a run key (``c``, ``r``, ``a``, ``d``: the screen's bindings,
-  done in turn as the key comes round) holds the keys typed after it (a reason, Enter)
-  until it has come round, so they follow it to the confirmation it opened, or are set
-  aside when it is refused.
+  done in turn as the key comes round), or Tab, holds the keys typed after it (a
+  reason, Enter) until it has come round, so they follow it to the confirmation it
+  opened or the box it moved to, or are set aside when it is refused.
 - :func:`type_into`: a character that reached a screen ahead of its input box's focus
   (a confirmation's reason, a search) typed into the box as the box would have.
 - a key that opens a screen as the app takes it (a priority binding: ``v``, ``V``,
@@ -33,6 +33,10 @@ from textual.widgets import Input
 
 from inspector.actions import Action
 from tui.run_keys import KEYED
+
+FOCUS_KEYS: Final = frozenset({"tab", "shift+tab"})
+"""Keys that move the focus (the app's bindings, done as the key comes round): the keys
+typed after one are held until it has, so they reach the box it moved to."""
 
 HELD_AT_MOST: Final = 10.0
 """Seconds keys are held behind a run key at most, should it be lost on its way without
@@ -150,8 +154,11 @@ class TypeAhead:
         return said
 
     def _holds_behind(self, key: Key) -> bool:
-        """Whether ``key``, handed on, is a run key whose burst to hold: not over a
-        confirmation (the keys are its), not a letter a focused box types."""
+        """Whether ``key``, handed on, is a key whose burst to hold: Tab (the focus
+        moves), or a run key not over a confirmation (the keys are its), not a letter a
+        focused box types."""
+        if key.key in FOCUS_KEYS:
+            return True
         if key.key not in KEYED or isinstance(self.app.screen, ModalScreen):
             return False
         focused = self.app.focused

@@ -147,18 +147,23 @@ async def test_a_view_named_in_the_burst_that_opens_the_save_box_is_saved_by_tha
         assert isinstance(app.screen, RunsScreen)
 
 
+@pytest.mark.parametrize("opened", [False, True])
 async def test_the_columns_typed_in_the_burst_that_opens_the_save_box_are_kept(
-    fixtures: Path, tmp_path: Path
+    fixtures: Path, tmp_path: Path, opened: bool
 ) -> None:
     """``V``, a name, Tab, ctrl+u, the columns and Enter typed fast: Tab and ctrl+u came
     before the box had focus and were lost, and the columns were typed onto the name
-    (``slowstatus run duration`` saved with every column)."""
+    (``slowstatus run duration`` saved with every column). The box open already, the
+    keys after Tab went to the name: Tab moved the focus after they had been handed on."""
     views = tmp_path / "views.toml"
     app = sample_app(fixtures, views_file=views)
     async with app.run_test(size=(160, 48), notifications=True) as pilot:
         await loaded(pilot)
         columns = ["space" if c == " " else c for c in "status run duration"]
-        typed_at_once(app, "V", *"slow", "tab", "ctrl+u", *columns, "enter")
+        if opened:
+            await pilot.press("V")
+            await settle(pilot, lambda: name_box_focused(app), "the save box")
+        typed_at_once(app, *([] if opened else ["V"]), *"slow", "tab", "ctrl+u", *columns, "enter")
         await noticed(pilot, "view 'slow' saved")
         kept = tomllib.loads(views.read_text())["views"]
         assert kept["slow"]["columns"] == ["status", "run", "duration"], kept
