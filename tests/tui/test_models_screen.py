@@ -60,8 +60,16 @@ async def test_m_shows_what_stats_says_and_grows_as_runs_land(
         assert set(models_shown(app)) == {"claude-sonnet"}  # the unanswered calls: not counted
         await asyncio.to_thread(lambda: asyncio.run(family(family_dir)))
         await settle(pilot, lambda: len(models_shown(app)) == 3, "the family's models, live")
-        shown = models_shown(app)
         said = await asyncio.to_thread(stats_said, fixtures, family_dir, home=tmp_path)
+
+        def every_call_folded() -> bool:  # a model's row comes with its first call
+            shown = models_shown(app)
+            return all(
+                shown.get(model, [""])[0] == str(row["calls"]) for model, row in said.items()
+            )
+
+        await settle(pilot, every_call_folded, "every call of the family's runs")
+        shown = models_shown(app)
         assert set(shown) == set(said)
         for model, row in said.items():
             calls, errors, _median, _p95, _tokens, cost, runs, running = shown[model]
