@@ -5,10 +5,12 @@ grows does not lay the screen out."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from textual.app import App, ComposeResult
 from textual.geometry import Size
+from textual.pilot import Pilot
 from textual.scroll_view import ScrollView
 
 from inspector import LedgerDirectorySource, RunKey
@@ -32,15 +34,21 @@ def append_chunks(ledger: Path, first: int, count: int) -> int:
     return first + count
 
 
+async def open_the_run(pilot: Pilot[Any]) -> EventList:
+    """Enter on the one run listed, as a user opens it: its event list."""
+    app = pilot.app
+    await settle(pilot, lambda: bool(app.store.snapshot().runs), "the run")
+    await pilot.press("enter")
+    await settle(pilot, lambda: isinstance(app.screen, RunScreen), "its screen")
+    return app.screen.query_one(EventList)
+
+
 async def test_a_hidden_event_list_reads_the_run_once_shown(tmp_path: Path) -> None:
     ledger = tmp_path / f"{RUN_ID}.jsonl"
     ledger.write_bytes(started(1))
     app = make_app(Settings(flush_interval=0.01), [LedgerDirectorySource(tmp_path, name="live")])
     async with app.run_test(size=(120, 30)) as pilot:
-        await settle(pilot, lambda: bool(app.store.snapshot().runs), "the run")
-        await pilot.press("enter")
-        await settle(pilot, lambda: isinstance(app.screen, RunScreen), "its screen")
-        events = app.screen.query_one(EventList)
+        events = await open_the_run(pilot)
         seq = append_chunks(ledger, 2, 10)
         await settle(pilot, lambda: events.count == 11, "the events listed")
         await pilot.press("T")
@@ -115,10 +123,7 @@ async def test_a_followed_event_list_reads_each_change_once(
     seq = append_tool_calls(ledger, 2, 40)
     app = make_app(Settings(flush_interval=0.01), [LedgerDirectorySource(tmp_path, name="live")])
     async with app.run_test(size=(160, 48)) as pilot:
-        await settle(pilot, lambda: bool(app.store.snapshot().runs), "the run")
-        await pilot.press("enter")
-        await settle(pilot, lambda: isinstance(app.screen, RunScreen), "its screen")
-        events = app.screen.query_one(EventList)
+        events = await open_the_run(pilot)
         listed = seq - 1
         await settle(pilot, lambda: events.count == listed, "the events listed")
         reads: list[int] = []
