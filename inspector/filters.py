@@ -14,6 +14,7 @@ passes in C over lists (``bench/store.py``), not 100,000 views read field by fie
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import compress
@@ -384,8 +385,15 @@ class FilterColumns:
             read = map(self._reads[field], self._views)
             prepare = PREPARED.get(field) if prepared else None
             # Each read prepared as it comes: a tuple of free text's strings is gone before
-            # the next is made, not 100,000 kept for the collector to walk.
-            column = list(read if prepare is None else map(prepare, read))
+            # the next is made. Made without the collector, which would walk every object
+            # again for each few hundred tuples kept (100,000 runs' models, free text).
+            collecting = gc.isenabled()
+            gc.disable()
+            try:
+                column = list(read if prepare is None else map(prepare, read))
+            finally:
+                if collecting:
+                    gc.enable()
             self._columns[field, prepared] = column
         return column
 

@@ -86,6 +86,10 @@ READS: Final = (
 """What a mapping of fields must read: every field but ``since`` (``started``, a POSIX
 time) and ``has`` (the run's files), and ``text`` (the strings free text looks in)."""
 
+UNIQUE: Final = frozenset({"text"})
+"""The fields no two runs read alike (free text holds the run's id): a term without a
+sweep tests them run by run, not once for each different value."""
+
 MANY: Final = frozenset({"model", "session", "tag", "text"})
 """The fields read as a tuple of strings (never ``None``): a term matches when one of them
 does."""
@@ -501,7 +505,11 @@ class RunFilter(msgspec.Struct, frozen=True):
             if len(rows) != count:
                 values = at(values, rows)
             said: Iterable[Any]
-            if term.sweep is None:
+            if term.sweep is None and term.field in UNIQUE:
+                said = map(operator.is_, map(term.test, values), repeat(True))
+                if term.negated:
+                    said = map(operator.not_, said)
+            elif term.sweep is None:
                 test, negated = term.test, term.negated
                 kept = {value for value in set(values) if (test(value) is True) != negated}
                 said = map(kept.__contains__, values)
