@@ -3,9 +3,10 @@
 One rule, used by ``runtop ls``, ``runtop show``, the app's table and the
 timeline alike: a run lasted from its start (its first event, ``run_started``)
 to its last event, in the order the ledger holds them (:func:`elapsed`), and
-never less than nothing. An event's offset is measured from the same start,
-never below zero (:func:`offset_in_run`). Times are the writer's, kept as
-written: when they go back (a clock stepped back, or moved ahead and back),
+never less than nothing. An event's offset is measured from the same start, as
+written: below zero where it is before it (:func:`offset_in_run`). Times are the
+writer's, kept as written: when they go back (a clock stepped back, or moved
+ahead and back),
 :class:`ClockCheck` words it for the run's ``warnings`` (``clock went back
 5.0s at seq 12``) instead of anything quietly reordering or hiding them.
 
@@ -53,8 +54,10 @@ def call_seconds(called: float | None, answered: float | None) -> float | None:
 
 
 def offset_in_run(moment: float, start: float) -> float:
-    """Where ``moment`` falls in a run that started at ``start``: never before it."""
-    return max(0.0, moment - start)
+    """Where ``moment`` falls in a run that started at ``start``, as written: before its
+    start it is below zero (an event stamped by a clock that went back, a sub-agent's
+    start before its session's first record), said, never moved to the start."""
+    return moment - start
 
 
 def duration(seconds: float | None) -> str:

@@ -200,6 +200,11 @@ def test_a_sub_agent_begun_before_its_session_is_drawn_on_its_timeline(
     ruler = next(line for line in lines if "┊0s" in line)
     child = next(line for line in lines if line.startswith("▶ claude-code"))
     assert child[ruler.index("┊0s")] == "←"
+    # its offset says where it began, as the app's event list and detail say it: before
+    assert main(["show", session, "--from", str(FOLDERS[0]), "--timeline", "--json"]) == 0
+    nodes = json.loads(capsys.readouterr().out)["nodes"]
+    (sub_agent,) = [node for node in nodes if node["kind"] == "child_run"]
+    assert sub_agent["offset"] == pytest.approx(-141, abs=1)
 
 
 @pytest.mark.parametrize(
