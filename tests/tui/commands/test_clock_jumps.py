@@ -1,5 +1,5 @@
 """``runtop ls``, ``show`` and ``show --timeline`` say one duration for a run whose clock
-jumped, no offset below zero, and ``ls`` counts the clock's warning."""
+jumped, an offset as written, and ``ls`` counts the clock's warning."""
 
 from __future__ import annotations
 
@@ -28,11 +28,13 @@ def test_ls_and_the_timeline_say_the_same_duration(
     assert "wall 20s" in printed(capsys, "show", str(path), "--timeline")
 
 
-def test_show_never_prints_a_negative_offset(
+def test_show_says_an_event_stamped_before_the_start_as_written(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """As the app's event list says it: the clock went back an hour, and the offset shows
+    it (moved to the start, it hid it); the run's duration is still never below zero."""
     shown = printed(capsys, "show", str(stepped_back(tmp_path)))
     offsets = [text.split()[0] for text in shown.splitlines() if text.strip()]
-    assert offsets
-    assert all(not offset.startswith("-") for offset in offsets), shown
+    assert offsets[:2] == ["+0.000s", "+1.000s"]
+    assert offsets[-1] == "-3594.000s"  # 05:45:06, after a start at 06:45:00
     assert "wall 0s" in printed(capsys, "show", str(stepped_back(tmp_path)), "--timeline")
