@@ -170,6 +170,11 @@ class RunTable(ScrollView, can_focus=True):
         """What the rows add up to, kept as they change: :attr:`fill`, and the totals the
         source line says."""
         self._selected_key: RunKey | None = None
+        self.chosen = False
+        """A run was chosen (the cursor moved by a key or a click, or to a run by name): the
+        selection follows it as rows come and go. Until then it is the top row, as runs
+        arrive in any order (a folder of old sessions read before the newest runs would
+        otherwise hold it on a run far below the screen); Home gives it back to the top."""
         self._fixed_cells: dict[tuple[str, RunKey, str | None, str | None, int], str] = {}
         self._frame_width: LinesWidth | None = None
         self._colours: dict[str, Style] = {}
@@ -234,7 +239,7 @@ class RunTable(ScrollView, can_focus=True):
             self.fill = fill
             self.refresh()  # every line is laid out again
         self.virtual_size = Size(self.size.width, len(rows))
-        if self._selected_key is not None:
+        if self._selected_key is not None and self.chosen:
             if not (self.cursor < len(rows) and rows[self.cursor].key == self._selected_key):
                 # It moved (it is mostly where it was: looked for there first, not among all).
                 for index, run in enumerate(rows):
@@ -287,6 +292,7 @@ class RunTable(ScrollView, can_focus=True):
     def select_key(self, key: RunKey) -> bool:
         for index, run in enumerate(self.rows):
             if run.key == key:
+                self.chosen = True
                 self.cursor = index
                 return True
         return False
@@ -458,6 +464,7 @@ class RunTable(ScrollView, can_focus=True):
 
     def action_cursor(self, delta: int) -> None:
         if self.rows:
+            self.chosen = True
             self.cursor = max(0, min(len(self.rows) - 1, self.cursor + delta))
 
     def action_page(self, direction: int) -> None:
@@ -465,6 +472,7 @@ class RunTable(ScrollView, can_focus=True):
 
     def action_jump(self, where: int) -> None:
         if self.rows:
+            self.chosen = where < 0  # the top: the newest run, whichever it comes to be
             self.cursor = len(self.rows) - 1 if where < 0 else 0
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -481,6 +489,7 @@ class RunTable(ScrollView, can_focus=True):
     def on_click(self, event: events.Click) -> None:
         row = self.scroll_offset.y + event.y
         if 0 <= row < len(self.rows):
+            self.chosen = True
             self.cursor = row
             if event.chain >= 2:
                 self.action_open()
