@@ -22,8 +22,10 @@ FAILED: Final = frozenset({Outcome.ERROR})
 """How a call that failed ended (a call cancelled with its run, or left unfinished, did
 not fail)."""
 UNANSWERED: Final = frozenset({Outcome.CANCELED, Outcome.UNFINISHED})
-"""How a model call that got no answer ended (cancelled with its run, or left open when
-its run ended or its writer went): not counted, by the app's ``M`` nor ``runtop stats``."""
+"""How a model call that got no answer ended (canceled with its run, or left open when
+its run ended or its writer went): not counted as a call, by the app's ``M`` nor
+``runtop stats``, but what it said it spent is (:meth:`CallTally.spend`): a call canceled
+while it streamed was charged, and its run's totals count it."""
 
 
 def latency_quantiles(latencies: Sequence[float]) -> tuple[float | None, float | None]:
@@ -88,13 +90,19 @@ class CallTally:
         if spent is not None:
             self.totals.add(spent)
 
+    def spend(self, run: object, spent: RunTotals) -> None:
+        """What a call of run ``run`` that got no answer said it spent: counted in the
+        group's tokens and cost (as its run's totals count it), not as a call."""
+        self.runs.add(run)
+        self.totals.add(spent)
+
     def merge(self, other: CallTally, run: object) -> None:
         """Add another tally's calls, all of them run ``run``'s (one run's, into the app's
         table of every run)."""
         self.calls += other.calls
         self.errors += other.errors
         self.running += other.running
-        if other.calls:
+        if other.calls or other.runs:
             self.runs.add(run)
         self.latencies.extend(other.latencies)
         self.totals.add(other.totals)
@@ -135,18 +143,25 @@ def add_nodes(
     """Feed a run's model calls (``kind`` ``MODEL``, grouped by model) or tool calls
     (``TOOL``, by tool) from its timeline's nodes."""
     for node in nodes:
-        if node.kind is not kind or (kind is NodeKind.MODEL and node.outcome in UNANSWERED):
+        if node.kind is not kind:
             continue
+        unanswered = kind is NodeKind.MODEL and node.outcome in UNANSWERED
+        spent = node_spent(node)
+        if unanswered and spent is None:
+            continue  # no answer and nothing spent: nothing to count
         name = (node.model or node.name) if kind is NodeKind.MODEL else node.name
         tally = tallies.get(name)
         if tally is None:
             tally = tallies[name] = CallTally()
+        if unanswered and spent is not None:
+            tally.spend(run, spent)
+            continue
         tally.add(
             run,
             seconds=node.duration,
             failed=node.outcome in FAILED,
             running=node.in_flight,
-            spent=node_spent(node),
+            spent=spent,
         )
 
 
@@ -178,10 +193,6 @@ class RunModelCalls:
                 if node is None and self._open:
                     node = next(reversed(self._open))
                 start, named = self._open.pop(node) if node is not None else (None, "model")
-                if payload.status in ("cancelled", "canceled"):
-                    return
-                end = _seconds(event.time)
-                took = call_seconds(start, end)
                 spent = RunTotals()
                 spent.add_call(payload)
                 spent.model_calls = None
@@ -189,6 +200,10 @@ class RunModelCalls:
                 tally = self.tallies.get(name)
                 if tally is None:
                     tally = self.tallies[name] = CallTally()
+                if payload.status in ("cancelled", "canceled"):
+                    tally.spend(None, spent)  # no answer: its spending, not a call
+                    return
+                took = call_seconds(start, _seconds(event.time))
                 tally.add(None, seconds=took, failed=payload.status == "error", spent=spent)
             case RunCompleted():
                 self._open.clear()

@@ -69,7 +69,8 @@ def test_the_timeline_and_the_models_fold_say_request_to_answer() -> None:
     timeline.extend(items())
     (node,) = [node for node in timeline.nodes() if node.kind is NodeKind.MODEL]
     assert node.duration == pytest.approx(0.86)
-    assert (node.start, node.end) == (node.called, pytest.approx(node.start + 2.2))  # the bar
+    assert node.called == node.start
+    assert node.end == pytest.approx(node.start + 2.2)  # the node's span: the bar
 
     folded = RunModelCalls()
     events: list[RunEvent] = list(iter_events(items()))
@@ -114,3 +115,51 @@ async def test_the_calls_conversation_says_request_to_answer(tmp_path: Path) -> 
             found = await model_call_near(store, key, events[position], position)
             assert found is not None, events[position].type
             assert found.timing.seconds == pytest.approx(0.86), events[position].type
+
+
+def test_a_call_canceled_while_it_streamed_counts_what_it_spent_not_as_a_call() -> None:
+    """The demo's summarizer, canceled: its run's totals said 53.2k tokens $0.0465, the
+    models' screen and ``stats --by model`` left the call's 52k tokens out (walk finding)."""
+    records = [
+        ("00.000", "run_started", {"skill": "s", "agent": "a", "input": "go"}),
+        ("01.000", "node_enter", {"node_id": "llm:m#1", "node_name": "m"}),
+        ("04.990", "cancel_requested", {"reason": "runaway", "requested_by": "runtop"}),
+        (
+            "05.000",
+            "llm_call",
+            {
+                "node_id": "llm:m#1",
+                "model": "m-one",
+                "prompt_tokens": 52_000,
+                "output_tokens": 440,
+                "cost_usd": 0.0434,
+                "status": "cancelled",
+            },
+        ),
+        ("05.001", "node_exit", {"node_id": "llm:m#1", "success": False}),
+        ("05.002", "run_completed", {"status": "cancelled", "reason": "user"}),
+    ]
+    lines = [
+        json.dumps(
+            {
+                "run_id": RUN,
+                "seq": seq,
+                "time": f"2026-11-28T15:00:{at}000Z",
+                "type": kind,
+                "payload": payload,
+            }
+        ).encode()
+        for seq, (at, kind, payload) in enumerate(records, 1)
+    ]
+    read = [item for line in lines if (item := decode_line(line)) is not None]
+    timeline = Timeline(RUN)
+    timeline.extend(read)
+    tallies: dict[str, CallTally] = {}
+    add_nodes(tallies, RUN, timeline.nodes(), NodeKind.MODEL)
+    folded = RunModelCalls()
+    for event in iter_events(read):
+        folded.add(event)
+    for (stats,) in (call_stats(tallies), call_stats(folded.tallies)):
+        assert (stats.name, stats.calls, stats.median) == ("m-one", 0, None)
+        assert (stats.totals.prompt_tokens, stats.totals.output_tokens) == (52_000, 440)
+        assert stats.totals.cost_usd == pytest.approx(0.0434)
