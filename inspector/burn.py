@@ -19,9 +19,11 @@ from ledger_reader.events import BudgetState
 
 WINDOW: Final = 60.0
 """Seconds the burn rate is taken over: the last minute."""
-SHORTEST: Final = 5.0
-"""Seconds a rate is taken over at least: a run's first call, a second after its start,
-does not make a rate sixty times what it spent."""
+SHORTEST: Final = 1.0
+"""Seconds a rate is taken over at least: a run's first call, a moment after its start,
+does not make a rate thousands of times what it spent. No more than a second: a run that
+spent $0.20 in its first 2 s spends $6 a minute, and its budget of $1.00 is 8 s away, not
+the 20 s a longer floor would say (a runaway is young when it matters most)."""
 KEPT: Final = 1000
 """Model calls of the last minute a run keeps at most (a run calling faster is rare, and
 its rate is then what the newest 1,000 say)."""

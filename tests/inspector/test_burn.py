@@ -24,6 +24,19 @@ def test_a_run_younger_than_a_minute_spends_at_its_own_pace() -> None:
     assert (round(burn.cost_usd, 6), burn.tokens, burn.model_calls) == (1.2, 12_000, 12)
 
 
+def test_a_young_run_spending_fast_is_said_at_its_pace_and_its_budget_as_near() -> None:
+    """The demo's translator, $0.10 every 0.5 s: at 2 s the source line said $2.52 a minute
+    and a budget in 20 s; it was reached 4 s later (walk finding)."""
+    calls = (call(-1.5), call(-1.0), call(-0.5), call(0.0))  # $0.40 in the 2 s since it started
+    burn = burn_of(calls, NOW, started=NOW - 2)
+    assert round(burn.cost_usd, 6) == 12.0
+    budget = BudgetState(cost_usd=1.0, spent=BudgetSpent(cost_usd=0.4))
+    reached = time_to_budget(budget, burn, elapsed=2.0)
+    assert reached is not None
+    assert reached[0] == "cost_usd"
+    assert round(reached[1], 6) == 3.0  # $0.60 left at $0.20 a second
+
+
 def test_a_cost_no_call_said_is_unknown_not_nothing() -> None:
     assert not burn_of((call(-5, cost=None),), NOW).cost_said
     runs = [burn_of((call(-5, cost=None),), NOW), burn_of((call(-5),), NOW)]
