@@ -30,6 +30,7 @@ from ledger_reader.status_names import (
 
 __all__ = [
     "CALL_CANCELED",
+    "CALL_DENIED",
     "CALL_ERROR",
     "CALL_OK",
     "CALL_UNFINISHED",
@@ -65,6 +66,10 @@ CALL_CANCELED: Final = RunStatus.CANCELED.value
 """A call or step stopped by a cancel: the run's word (``canceled``), never the ledger's
 ``cancelled`` nor ``error``."""
 
+CALL_DENIED: Final = "denied"
+"""An approval answered no (its node left unsuccessful): the timeline's word, never
+``error``."""
+
 CALL_UNFINISHED: Final = "unfinished"
 """A call begun and never ended in a run that no longer writes (it ended, its writer is
 gone or went quiet, a session is idle): going nowhere, so not ``running``."""
@@ -93,13 +98,16 @@ def status_word(run: RunView, *, source_down: bool = False) -> str:
     return run.status.value
 
 
-def exit_word(success: bool | None, *, after_cancel: bool) -> str:
+def exit_word(success: bool | None, *, after_cancel: bool, approval: bool = False) -> str:
     """How a node's ``node_exit`` says it ended, in one word: ``ok``; ``canceled`` for a
-    failure after the run was asked to cancel (a model call stopped mid-answer); else
-    ``error``. The timeline's outcome (:mod:`inspector.timeline`) goes by the same rule."""
+    failure after the run was asked to cancel (a model call stopped mid-answer); ``denied``
+    for an approval's node (``approval``) answered no; else ``error``. The timeline's
+    outcome (:mod:`inspector.timeline`) goes by the same rule."""
     if success is not False:
         return CALL_OK
-    return CALL_CANCELED if after_cancel else CALL_ERROR
+    if after_cancel:
+        return CALL_CANCELED
+    return CALL_DENIED if approval else CALL_ERROR
 
 
 def call_outcome(*, done: bool, is_error: bool, live: bool) -> str:

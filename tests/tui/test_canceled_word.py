@@ -58,3 +58,26 @@ async def test_the_app_says_canceled(fixtures: Path) -> None:
         await settle(pilot, lambda: "exit llm:default#1" in lines(), "the exit")
         assert "exit llm:default#1 canceled in 2.0s" in lines()
         assert " error" not in lines()
+
+
+def test_an_approval_answered_no_exits_denied_as_its_timeline_says() -> None:
+    """A budget's question denied: its node's exit read ``error`` in the event list and
+    ``show`` while the timeline said ``denied`` (walk finding)."""
+    from ledger_reader import decode_line
+    from tui.text.events import describe
+
+    record = {
+        "run_id": CANCELED,
+        "seq": 9,
+        "time": "2026-11-28T14:30:10.000000Z",
+        "type": "node_exit",
+        "payload": {"node_id": "approval:budget#1", "success": False, "duration_micros": 6_400_000},
+    }
+    exit = decode_line(json.dumps(record).encode())
+    assert exit is not None
+    assert describe(exit) == "exit approval:budget#1 denied in 6.4s"
+    assert describe(exit, after_cancel=True) == "exit approval:budget#1 canceled in 6.4s"
+    record["payload"] = {"node_id": "tool:shell#1", "success": False}
+    failed = decode_line(json.dumps(record).encode())
+    assert failed is not None
+    assert describe(failed) == "exit tool:shell#1 error"

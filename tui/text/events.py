@@ -48,6 +48,7 @@ from inspector.status_words import (
     unanswered,
     without_status_word,
 )
+from inspector.timeline_nodes import NodeKind, node_kind
 from tui.text import (
     DETAIL_LIMIT,
     cell,
@@ -193,7 +194,9 @@ def describe(item: RunEvent | DamagedLine, *, after_cancel: bool = False) -> str
             took = (
                 f" in {duration(p.duration_micros / 1e6)}" if p.duration_micros is not None else ""
             )
-            outcome = exit_word(p.success, after_cancel=after_cancel)  # as the timeline says it
+            approval = node_kind(p.node_id) is NodeKind.APPROVAL
+            # as the timeline says it: canceled, denied, error
+            outcome = exit_word(p.success, after_cancel=after_cancel, approval=approval)
             return f"exit {_text(p.node_id, 80)} {outcome}{took}"
         case ToolCall(payload=p):
             return f"call {_text(p.name or '?', 60)}({compact_json(p.arguments)})"
