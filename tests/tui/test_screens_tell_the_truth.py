@@ -165,3 +165,31 @@ async def test_the_last_filter_offered_in_the_box_says_it_is_not_applied(
             lambda: not any(OFFERED_NOT_APPLIED in line for line in screen_lines(app)),
             "gone",
         )
+
+
+async def test_a_cut_event_row_ends_in_an_ellipsis_beside_the_scroll_bar(tmp_path: Path) -> None:
+    """At 80x24 a live run's rows with a scroll bar beside them were cut under it, the
+    ellipsis drawn beneath the bar: `21.0k in / 2` read as a whole figure (walk finding)."""
+    from inspector import LedgerDirectorySource
+    from tests.conftest import RUN_ID, line
+    from tests.tui_support import events_read, loaded, open_run
+
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    lines = line(1, "run_started", {"skill": "translate", "input": "the guide"})
+    for seq in range(2, 62):
+        lines += line(seq, "tool_result", {"call_id": f"c{seq}", "output": "x" * 20 + " 21.0k"})
+    (runs / f"{RUN_ID}.jsonl").write_bytes(lines)
+    app = make_app(Settings(flush_interval=0.01), [LedgerDirectorySource(runs, name="runs")])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot, 1)
+        await open_run(pilot, RUN_ID)
+        events = await events_read(pilot, 60)
+        await settle(pilot, lambda: events.show_vertical_scrollbar, "the scroll bar")
+        room = events.scrollable_content_region.width
+        assert room < events.size.width or room < events.outer_size.width
+        rows = [events.render_line(y).text for y in range(events.size.height)]
+        cut = [row for row in rows if "result" in row]
+        assert cut
+        assert all(len(row) == room for row in cut), cut
+        assert all(row.endswith("…") for row in cut), cut

@@ -369,7 +369,7 @@ class EventList(ScrollView, can_focus=True):
     # -- drawing --------------------------------------------------------------------------
 
     def render_line(self, y: int) -> Strip:
-        width = self.size.width
+        width = self.scrollable_content_region.width  # not under its scroll bar
         base = self.rich_style
         window = self.entries()
         if y >= len(window):
