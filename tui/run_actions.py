@@ -81,7 +81,7 @@ class RunKeys(ScreenKeys):
             if reason is not None:
                 self._act(
                     self.store.cancel(run.key, reason or CANCELED_WITHOUT_REASON),
-                    f"cancel requested for {run.run_id}",
+                    f"cancel requested: {short_id(run.run_id)}",  # as approved: and denied: say it
                 )
 
         self.app.push_screen(CancelScreen(run), confirmed)
@@ -96,7 +96,7 @@ class RunKeys(ScreenKeys):
             except ActionRefused as error:
                 self.app.notify(str(error), severity="error", markup=False)
                 return
-            said = f"resumed as {new_id}" if new_id else "resume requested"
+            said = f"resumed as {short_id(new_id)}" if new_id else "resume requested"
             self.app.notify(said, markup=False)
 
         def confirmed(resume: bool | None) -> None:

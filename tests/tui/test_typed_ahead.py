@@ -43,6 +43,7 @@ from tui.screens.approval import ApprovalScreen
 from tui.screens.cancel import CancelScreen
 from tui.screens.run import RunScreen
 from tui.screens.runs import RunsScreen
+from tui.text.runs import short_id
 from tui.widgets.filter_box import FilterBox
 from tui.widgets.key_bar import KeyBar
 from tui.widgets.keys_help import KeyList
@@ -158,7 +159,7 @@ async def test_c_a_reason_and_enter_in_one_burst_cancel_with_that_reason(
             typed_at_once(app, *[move] * bool(move), *f"c{REASON}", "enter")
             await settle(pilot, lambda: handle.info().cancel_reason is not None, "the cancel")
             assert handle.info().cancel_reason == REASON
-            await noticed(pilot, f"cancel requested for {handle.run_id}")
+            await noticed(pilot, f"cancel requested: {short_id(handle.run_id)}")
             only_the_runs(app)
             assert not [said for said in notices(app) if "cannot" in said]  # r: no resume asked
 
