@@ -14,6 +14,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -28,10 +29,30 @@ pytestmark = pytest.mark.timeout(60)
 RUN = "run_20261128T150000000_cccc3333cccc3333"
 
 
+Record = tuple[str, str, dict[str, Any]]
+"""Seconds past 15:00 (``SS.fff``), the event's type, its payload."""
+
+
+def encoded(records: list[Record]) -> list[bytes]:
+    """The run's ledger lines, one per record, numbered from 1."""
+    return [
+        json.dumps(
+            {
+                "run_id": RUN,
+                "seq": seq,
+                "time": f"2026-11-28T15:00:{at}000Z",
+                "type": kind,
+                "payload": payload,
+            }
+        ).encode()
+        for seq, (at, kind, payload) in enumerate(records, 1)
+    ]
+
+
 def ledger_lines() -> list[bytes]:
     """A run with one model call: sent at 1.000 s, answered at 1.860 s, its node left at
     3.200 s (the writer's exit says 2.2 s)."""
-    records = [
+    records: list[Record] = [
         ("00.000", "run_started", {"skill": "s", "agent": "a", "input": "go"}),
         ("01.000", "node_enter", {"node_id": "llm:plan#1", "node_name": "plan"}),
         (
@@ -46,18 +67,7 @@ def ledger_lines() -> list[bytes]:
         ),
         ("03.300", "run_completed", {"status": "ok", "output": "done"}),
     ]
-    return [
-        json.dumps(
-            {
-                "run_id": RUN,
-                "seq": seq,
-                "time": f"2026-11-28T15:00:{at}000Z",
-                "type": kind,
-                "payload": payload,
-            }
-        ).encode()
-        for seq, (at, kind, payload) in enumerate(records, 1)
-    ]
+    return encoded(records)
 
 
 def items() -> list[LedgerItem]:
@@ -120,7 +130,7 @@ async def test_the_calls_conversation_says_request_to_answer(tmp_path: Path) -> 
 def test_a_call_canceled_while_it_streamed_counts_what_it_spent_not_as_a_call() -> None:
     """The demo's summarizer, canceled: its run's totals said 53.2k tokens $0.0465, the
     models' screen and ``stats --by model`` left the call's 52k tokens out (walk finding)."""
-    records = [
+    records: list[Record] = [
         ("00.000", "run_started", {"skill": "s", "agent": "a", "input": "go"}),
         ("01.000", "node_enter", {"node_id": "llm:m#1", "node_name": "m"}),
         ("04.990", "cancel_requested", {"reason": "runaway", "requested_by": "runtop"}),
@@ -139,18 +149,7 @@ def test_a_call_canceled_while_it_streamed_counts_what_it_spent_not_as_a_call() 
         ("05.001", "node_exit", {"node_id": "llm:m#1", "success": False}),
         ("05.002", "run_completed", {"status": "cancelled", "reason": "user"}),
     ]
-    lines = [
-        json.dumps(
-            {
-                "run_id": RUN,
-                "seq": seq,
-                "time": f"2026-11-28T15:00:{at}000Z",
-                "type": kind,
-                "payload": payload,
-            }
-        ).encode()
-        for seq, (at, kind, payload) in enumerate(records, 1)
-    ]
+    lines = encoded(records)
     read = [item for line in lines if (item := decode_line(line)) is not None]
     timeline = Timeline(RUN)
     timeline.extend(read)
