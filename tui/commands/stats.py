@@ -265,6 +265,12 @@ def stats_table(stats: list[CallStats], by: str) -> str:
         if by != "agent":
             cells.append(str(row.runs))
         rows.append(cells)
+    # TOKENS and COST said by no group go, as ls leaves out a column empty for every run
+    # (a tool's calls never say them)
+    said_at = [at for at in (5, 6) if any(cells[at] for cells in rows)]
+    kept = [at for at in range(len(titles)) if at not in (5, 6) or at in said_at]
+    titles = [titles[at] for at in kept]
+    rows = [[cells[at] for at in kept] for cells in rows]
     widths = [
         max(len(title), *(len(cells[at]) for cells in rows)) for at, title in enumerate(titles)
     ]

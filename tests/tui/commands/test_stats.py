@@ -62,6 +62,17 @@ def test_model_calls_by_model_across_a_family_of_runs(tmp_path: Path) -> None:
     assert table[1].split()[:2] == ["m-small", "3"]  # the busiest first
 
 
+def test_columns_no_group_says_are_left_out(fixtures: Path, tmp_path: Path) -> None:
+    """A tool's calls say no tokens nor cost: TOKENS and COST went empty down the table
+    (walk finding); they go, as ls leaves out a column empty for every run."""
+    tools = stats(str(fixtures), "--by", "tool", home=tmp_path).stdout.splitlines()
+    assert tools[0].split() == ["TOOL", "CALLS", "ERRORS", "MEDIAN", "P95", "RUNS"]
+    assert len(tools) == 4
+    models = stats(str(fixtures), "--by", "model", home=tmp_path).stdout.splitlines()
+    assert "TOKENS" in models[0].split()
+    assert "COST" in models[0].split()
+
+
 async def app_tool_stats(samples: Path) -> dict[str, tuple[int, int, float | None, float | None]]:
     """What the app's ``t`` says of each tool of ``samples``, once every run is read whole."""
     from inspector import LedgerDirectorySource, RunStore
