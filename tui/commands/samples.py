@@ -64,13 +64,15 @@ def named_samples_restored(arguments: Sequence[str]) -> Path | None:
     Raises:
         CommandError: it was named, is missing and cannot be made.
     """
-    home = samples_dir()
-    if home.exists():
-        return None
+    # The documents' ~/.runtop/samples, and runtop's own home's where $RUNTOP_HOME is set
+    # elsewhere: the folder named is the one made.
+    places = {samples_dir(), Path.home() / ".runtop" / "samples"}
     for argument in arguments:
         named = Path(argument.partition("=")[2] if argument.startswith("--") else argument)
-        if named.expanduser().absolute() in (home, home / named.name):
-            return copy_samples(home)
+        named = named.expanduser().absolute()
+        for home in places:
+            if named in (home, home / named.name) and not home.exists():
+                return copy_samples(home)
     return None
 
 

@@ -90,3 +90,16 @@ def test_another_missing_folder_is_still_missing(
     said = capsys.readouterr().err
     assert "no such file or directory" in said
     assert not (tmp_path / "home" / "samples").exists()
+
+
+def test_the_documents_folder_works_where_runtop_home_is_elsewhere(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``~/.runtop/samples`` as the README writes it, with $RUNTOP_HOME set to another
+    folder: it said no such file or directory."""
+    monkeypatch.setenv("HOME", str(tmp_path / "user"))
+    monkeypatch.setenv("RUNTOP_HOME", str(tmp_path / "elsewhere"))
+    named = tmp_path / "user" / ".runtop" / "samples"
+    assert main(["ls", str(named)]) == 0
+    assert f"copied the sample runs runtop ships to {named}" in capsys.readouterr().err
+    assert main(["show", "7b3d8a60", "--from", str(named)]) == 0
