@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 import msgspec
+from rich.cells import cell_len
 from rich.console import Console
 from rich.text import Text
 
@@ -89,6 +90,13 @@ PRINT_BATCH: Final = 4096
 MESSAGE_INDENT: Final = " " * 14
 """Where a model call's messages start under its line (past the offset and the mark)."""
 
+NOTE_INDENT: Final = " " * 12
+"""Where a line that is no event starts (a damaged line's mark, how the run stands)."""
+
+LEAST_ROOM: Final = 20
+"""Columns a line's words need beside its offset and mark to hang under them: in a
+terminal narrower than that, a line wraps whole, from the left edge."""
+
 
 class EventPrinter:
     """Prints one run's lines, readable or as JSON Lines.
@@ -96,6 +104,11 @@ class EventPrinter:
     Readable, an event that continues the entry before it (:func:`tui.text.entries.joins`)
     is held until the entry ends (:meth:`flush`), then the entry is printed as one
     line; ``raw`` prints each event as it comes.
+
+    With a ``width`` (a terminal's), a line longer than it is wrapped between words,
+    its words hanging under where they start (past the offset and the mark), a word
+    longer than the room folded; without one (a pipe, a file), every line is whole,
+    for ``grep`` and scripts.
     """
 
     def __init__(
@@ -106,8 +119,11 @@ class EventPrinter:
         live: bool,
         raw: bool = False,
         messages: bool = False,
+        width: int | None = None,
     ) -> None:
         self.console = console
+        self.width = width
+        """The terminal's columns, which lines are wrapped to; ``None``: lines whole."""
         self.as_json = as_json
         self.live = live
         """The run may still write: a tool call with no result is ``running``, else
@@ -192,7 +208,7 @@ class EventPrinter:
                 list(items), live=self.live, after_cancel=self.cancel_asked
             )
         style = "red" if first.type == "error" else ""
-        self.console.print(Text(f"{self._since(first):>10}  {mark} {words}", style=style))
+        self.print(f"{self._since(first):>10}  {mark} ", words, style=style)
         if self.messages and isinstance(first, LlmCall):
             self._conversation(first)
 
@@ -239,19 +255,52 @@ class EventPrinter:
             else:
                 words = inert(part.text)
             lines = words.split("\n") or [""]
-            self._say(f"{said:<10} {lines[0]}")
+            self.print(f"{MESSAGE_INDENT}{said:<10} ", lines[0])
             for more in lines[1:]:
-                self._say(f"{'':<10} {more}")
+                self.print(f"{MESSAGE_INDENT}{'':<10} ", more)
 
     def _say(self, text: str, *, style: str = "") -> None:
-        self.console.print(Text(f"{MESSAGE_INDENT}{text}", style=style))
+        self.print(MESSAGE_INDENT, text, style=style)
+
+    def note(self, words: str, *, style: str = "dim") -> None:
+        """A line that is no event (how the run stands, what it spent with its child runs)."""
+        self.print(NOTE_INDENT, words, style=style)
+
+    def print(self, prefix: str, words: str, *, style: str = "") -> None:
+        """One line: ``prefix`` (an offset and a mark), then ``words``, fitted to the width.
+
+        Both are inert already (every string of a ledger passes :func:`tui.text.inert`):
+        wrapping only breaks a line between cells, so what reaches the terminal is
+        what was made safe.
+        """
+        line = Text(prefix + words, style=style)
+        if "\t" in line.plain:
+            line.expand_tabs()  # measured as the terminal draws it
+        width = self.width
+        if width is None or line.cell_len <= width:
+            self.console.print(line, soft_wrap=True)
+            return
+        hang = cell_len(prefix)
+        if width - hang < LEAST_ROOM:
+            # Too narrow to hang the words under their column: wrap the whole line.
+            lines = list(line.wrap(self.console, width, overflow="fold"))
+            hang = 0
+        else:
+            body = Text(words, style=style)
+            body.expand_tabs()
+            lines = list(body.wrap(self.console, width - hang, overflow="fold"))
+            lines[0] = Text(prefix, style=style) + lines[0]
+        for number, part in enumerate(lines):
+            part.rstrip()
+            shown = part if number == 0 or not hang else Text(" " * hang) + part
+            self.console.print(shown, soft_wrap=True)
 
     def _damaged(self, item: DamagedLine) -> None:
         if self.as_json:
             record = {"type": "damaged_line", "offset": item.offset, "reason": item.reason}
             write_json(msgspec.json.encode(record))
         else:
-            self.console.print(Text(f"{'':>10}  {glyph(item)} {describe(item)}", style="red"))
+            self.print(f"{NOTE_INDENT}{glyph(item)} ", describe(item), style="red")
 
     def _event(self, event: RunEvent, raw: bytes) -> None:
         if isinstance(event, RunCompleted):
@@ -271,7 +320,7 @@ class EventPrinter:
         since = self._since(event)
         style = "red" if event.type == "error" else ""
         said = describe(event, after_cancel=self.cancel_asked)
-        self.console.print(Text(f"{since:>10}  {glyph(event)} {said}", style=style))
+        self.print(f"{since:>10}  {glyph(event)} ", said, style=style)
         if self.messages and isinstance(event, LlmCall):
             self._conversation(event)
 
@@ -320,11 +369,11 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
         printer.lines(batch)
     printer.flush()
     if not printer.finished and not args.json:
-        out.print(Text(f"{'':>10}  {unended(summary)}", style="dim"))
+        printer.note(unended(summary))
     if not args.json:
         family = family_said(path, summary)
         if family:
-            out.print(Text(f"{'':>10}  {family}", style="dim"))
+            printer.note(family)
     return 0
 
 
@@ -396,7 +445,7 @@ def _show_session(path: Path, args: argparse.Namespace, out: Console) -> int:
     printer.lines(items)
     printer.flush()
     if not args.json:
-        out.print(Text(f"{'':>10}  {unended(summary)}", style="dim"))
+        printer.note(unended(summary))
     return 0
 
 
@@ -412,6 +461,7 @@ def _printer(args: argparse.Namespace, out: Console, *, live: bool) -> EventPrin
         live=live,
         raw=getattr(args, "raw", False),
         messages=_messages(args),
+        width=out.width if out.is_terminal else None,
     )
 
 
