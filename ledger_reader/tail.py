@@ -136,8 +136,10 @@ class LedgerTail:
                 polled often: opening a file costs more than reading it. A
                 held file that was replaced or deleted has no links left,
                 which the next poll notices and reopens by name.
-            verify_head: compare the file's first bytes with those read before, to
-                notice a file rewritten in place (one more read).
+            verify_head: compare the file's first bytes, and the last ones read even when
+                nothing was added, with those read before, to notice a file rewritten in
+                place (one or two more reads). Without it the last bytes read are compared
+                only when the file has more to read, which is when reading on would go wrong.
             max_bytes: read no more than this (whole chunks of 1 MiB, at least one);
                 the batch says ``more`` when it stopped there.
 
@@ -168,9 +170,13 @@ class LedgerTail:
             if not head and self._signature:
                 head = self._signature
             read_to = self._assembler.read_to
+            # The bytes before read_to are looked at whenever there is more to read, not only
+            # when verifying: a file truncated and written again past read_to between two
+            # polls would be read on from the middle of a line of the new one, and never
+            # again, since a later poll's bytes before read_to would be the new file's.
             mark = (
                 os.pread(fd, len(self._mark), read_to - len(self._mark))
-                if verify_head and self._mark
+                if self._mark and (verify_head or stat.st_size > read_to)
                 else self._mark
             )
             batch = TailBatch(

@@ -78,6 +78,23 @@ def test_rewritten_in_place_with_more_bytes_starts_over(write_ledger: Callable[.
     assert [event.run_id for event in iter_events(batch.items)] == ["run_b", "run_b"]
 
 
+@pytest.mark.parametrize("verify_head", [True, False], ids=["verifying", "under-load"])
+@pytest.mark.parametrize("hold_open", [False, True], ids=["opened", "held"])
+def test_rewritten_in_place_with_the_same_head_starts_over(
+    write_ledger: Callable[..., Path], verify_head: bool, hold_open: bool
+) -> None:
+    """Truncated and written again, longer, between two polls, with the same first line:
+    the bytes before where reading stopped differ, also on a poll that skips the head."""
+    path = write_ledger(started(), line(2, "llm_chunk", {"delta": "a"}))
+    tail = LedgerTail(path)
+    assert seqs(tail.poll(hold_open=hold_open).items) == [1, 2]
+    path.write_bytes(started() + line(2, "error", {"message": "said again"}) + completed(3))
+    batch = tail.poll(hold_open=hold_open, verify_head=verify_head)
+    tail.release()
+    assert batch.reset == "replaced"
+    assert seqs(batch.items) == [1, 2, 3]
+
+
 def test_vanished_file_says_so(write_ledger: Callable[..., Path]) -> None:
     path = write_ledger(started())
     tail = LedgerTail(path)
