@@ -9,17 +9,21 @@ its tokens and cost as the store summed them, its duration by the table's rule.
 
 The store keeps every run's fields as columns (:class:`FilterColumns`), read once for
 each view and again only when the view changes, so that filtering 100,000 runs is a few
-passes in C over lists (``bench/store.py``), not 100,000 views read field by field.
+passes over arrays (``bench/store.py``), not 100,000 views read field by field.
 """
 
 from __future__ import annotations
 
 import gc
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from itertools import compress
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from typing import Any, Final, NamedTuple
+
+import numpy as np
+import numpy.typing as npt
 
 from inspector.model import LIVE, RunKey, RunView
 from inspector.status_words import status_word
@@ -30,6 +34,7 @@ from ledger_reader.run_filter import (
     PREPARED,
     FilterError,
     Read,
+    Term,
     since_seconds,
 )
 
@@ -56,6 +61,9 @@ def _session(run: RunView) -> tuple[str, str]:
 def _tags(run: RunView) -> tuple[str, ...]:
     return tuple(run.summary.tags or ())
 
+
+TEXT_PARTS: Final = ("run", "skill", "agent", "error", "source", "status")
+"""The fields free text looks in (each read as its field is, ``""`` where not known)."""
 
 _FIXED: Final[dict[str, Read]] = {
     "skill": attrgetter("summary.skill"),
@@ -98,23 +106,18 @@ def view_fields(
             return lasted
         return run.duration(at, played.get(run.source) if played else None)
 
-    def text(run: RunView) -> tuple[str, ...]:
-        summary, key = run.summary, run.key
-        return (
-            key.run_id,
-            summary.skill or "",
-            summary.agent or "",
-            summary.error or "",
-            key.source,
-            status(run) if sources_down else summary.status,
-        )
-
-    return {
+    fields: dict[str, Read] = {
         **_FIXED,
         "status": status if sources_down else attrgetter("summary.status"),
         "duration": duration,
-        "text": text,
     }
+    parts = [fields[part] for part in TEXT_PARTS]
+
+    def text(run: RunView) -> tuple[str, ...]:
+        return tuple([read(run) or "" for read in parts])
+
+    fields["text"] = text
+    return fields
 
 
 class RunFilter(language.RunFilter, frozen=True):
@@ -142,11 +145,103 @@ MOMENTARY: Final = ("status", "duration", "text")
 or with its source's health (away, it shows ``unknown``): read again at each filtering,
 of the live runs only."""
 
-FEW_MOVES: Final = 64
-"""Runs come, gone or moved up to which the columns are laid out again in place."""
+NUMBERED: Final = frozenset({*NUMBERS, "started"})
+"""The fields kept as an array of numbers (``float64``, NaN: not known), compared at once."""
+OWN: Final = frozenset({"run", "text"})
+"""The fields no two runs read alike (free text holds the run's id), kept as their
+lower-cased strings (:data:`PREPARED`), searched one by one in C. Every other field is
+kept coded: a number for each different value, and the values (a few statuses, models,
+skills among 100,000 runs), each tested once."""
+
+FEW_PIECES: Final = 256
+"""Stretches of rows up to which a column laid out again is copied stretch by stretch
+(beyond, gathered row by row)."""
 
 _STATUS: Final = attrgetter("summary.status")
 _KEY: Final = attrgetter("key")
+
+Rows = npt.NDArray[np.intp]
+"""Rows of the columns, in order."""
+Passed = npt.NDArray[np.bool_]
+"""Of each row (or each of some rows), whether its run passes a term."""
+
+
+class _Column:
+    """What a field reads of each run, a row a run: numbers, strings, or codes
+    (:data:`NUMBERED`, :data:`OWN`); the rows added since it was laid out kept apart
+    (:meth:`taken`, in the store's new order)."""
+
+    __slots__ = ("added", "codes", "distinct", "field", "prepare", "values")
+
+    def __init__(self, field: str, read: list[Any], *, prepared: bool = False) -> None:
+        """The column of what ``field`` reads of each run (``prepared``: as kept already)."""
+        self.field = field
+        self.prepare = PREPARED.get(field) if field in NUMBERED or field in OWN else None
+        self.distinct: list[Any] = []
+        """A coded column's values as read, by code."""
+        self.codes: dict[Any, int] = {}
+        if field in NUMBERED:
+            self.values: npt.NDArray[Any] = np.fromiter(
+                map(self.prepare or float, read), np.float64, len(read)
+            )
+        elif field in OWN:
+            self.values = np.empty(len(read), object)
+            self.values[:] = read if prepared or not self.prepare else list(map(self.prepare, read))
+        else:
+            self.codes = dict.fromkeys(read, 0)  # each different value, in order: in C
+            for code, value in enumerate(self.codes):
+                self.codes[value] = code
+            self.distinct = list(self.codes)
+            self.values = np.fromiter(map(self.codes.__getitem__, read), np.int32, len(read))
+        self.added: list[Any] = []
+        """The rows after :attr:`values`' (runs come since it was laid out), as kept."""
+
+    def kept(self, value: Any) -> Any:
+        """``value``, read of a run, as the column keeps it."""
+        if self.prepare is not None:
+            return self.prepare(value)
+        if self.field in NUMBERED or self.field in OWN:
+            return value
+        code = self.codes.get(value)
+        if code is None:
+            code = self.codes[value] = len(self.distinct)
+            self.distinct.append(value)
+        return code
+
+    def set(self, row: int, value: Any) -> None:
+        laid = len(self.values)
+        if row < laid:
+            self.values[row] = self.kept(value)
+        else:
+            self.added[row - laid] = self.kept(value)
+
+    def append(self, value: Any) -> None:
+        self.added.append(self.kept(value))
+
+    def taken(self, pieces: Sequence[slice], rows: Rows | None) -> None:
+        """Laid out again: its rows, those added among them, in stretches (``pieces``),
+        or as ``rows`` say where they are many (row ``n`` is the row ``rows[n]`` was)."""
+        values, laid = self.values, len(self.values)
+        added = np.empty(len(self.added), values.dtype)
+        added[:] = self.added
+        self.added = []
+        if rows is not None:
+            self.values = np.concatenate((values, added))[rows]
+            return
+        # A copy of each stretch: a tenth of the time of a gather, for strings.
+        self.values = np.concatenate(
+            [
+                values[piece]
+                if piece.start < laid
+                else added[piece.start - laid : piece.stop - laid]
+                for piece in pieces
+            ]
+            or [values[:0]]
+        )
+
+    def at(self, rows: Rows | None) -> npt.NDArray[Any]:
+        """The column's values (all of them laid out) at ``rows`` (``None``: every row)."""
+        return self.values if rows is None else self.values[rows]
 
 
 class _Filtering(NamedTuple):
@@ -157,27 +252,42 @@ class _Filtering(NamedTuple):
     sources_down: frozenset[str]
     replayed_at: Mapping[str, float]
     at: float
-    rows: Sequence[int]
+    rows: Rows
+
+
+@contextmanager
+def _uncollected() -> Iterator[None]:
+    """Without the cyclic collector, which would walk every object again for each few
+    hundred made (100,000 runs' models, free text's strings) while a column is made."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
 
 
 class FilterColumns:
     """Every run's fields as the filter reads them (:func:`view_fields`), a column a field,
     kept by the store as its views change.
 
-    A column is made the first time a filter reads its field, from every view at once;
-    from then on the store hands over only the views that changed (:meth:`update`), and a
-    view whose summary and totals did not change keeps what was read of it. The columns
-    are laid out in the store's order (a run's row is its place), so that a filter reads
-    each column straight through and keeps the runs in order. When the store sorts its
-    runs again (a run came, went, or started at another time), they are laid out again at
-    the next filtering: the runs that stayed keep their order, so each column is its
-    stretches between the runs that came or went, copied whole, with the new runs'
-    values put in their places (work in proportion to the runs that came or went, and a
-    copy in C of each column). A filter typed on from the last one (a letter, a term:
-    :meth:`RunFilter.narrowing`) tests only the runs that one kept, while the runs, the
-    sources' health and, for a duration, the moment are the same. Only the store's runs
-    now are answered (:meth:`select`): an earlier snapshot's views are older than the
-    columns.
+    A column is made the first time a filter reads its field, from every view at once
+    (or before, :meth:`make`); from then on the store hands over only the views that
+    changed (:meth:`update`), and a view whose summary and totals did not change keeps
+    what was read of it. A column is an array: a number's compared at once; a field of a
+    few different values (a status, a model, a skill) coded, each value tested once and
+    the codes looked up at once; a run's own text (its id, free text) searched string by
+    string in C. The columns are laid out in the store's order (a run's row is its
+    place), so that a filter keeps the runs in order. When the store sorts its runs
+    again (a run came, went, or started at another time), they are laid out again at the
+    next filtering: the runs that stayed keep their order, so each column is taken in
+    stretches between the runs that came or went (work in proportion to the runs that
+    came or went, and a copy in C of each column). A filter typed on from the last one
+    (a letter, a term: :meth:`RunFilter.narrowing`) tests only the runs that one kept,
+    while the runs, the sources' health and, for a duration, the moment are the same.
+    Only the store's runs now are answered (:meth:`select`): an earlier snapshot's views
+    are older than the columns.
     """
 
     def __init__(
@@ -191,8 +301,8 @@ class FilterColumns:
         """Each run's row: its place in that order, and the runs come since after them."""
         self._views: list[RunView] = []
         """Each row's run."""
-        self._columns: dict[tuple[str, bool], list[Any]] = {}
-        """What each field reads of each row's run, prepared or as read (by field, prepared)."""
+        self._columns: dict[str, _Column] = {}
+        """What each field reads of each row's run."""
         self._live: dict[int, None] = {}
         """The rows of live runs (:data:`MOMENTARY`)."""
         self._gone: set[int] = set()
@@ -212,7 +322,7 @@ class FilterColumns:
         columns are laid out again."""
         if self._laid is None:
             return  # never filtered yet: nothing is kept
-        kept, columns = self._views, self._columns
+        kept, columns, reads = self._views, self._columns, self._reads
         for view in views:
             row = self._rows.get(view.key)
             if row is not None and (row in self._gone or kept[row].started_at != view.started_at):
@@ -225,15 +335,15 @@ class FilterColumns:
                 row = len(kept)
                 self._rows[view.key] = row
                 kept.append(view)
-                for (field, prepared), column in columns.items():
-                    column.append(self._read(field, prepared, view))
+                for field, column in columns.items():
+                    column.append(reads[field](view))
             else:
                 old = kept[row]
                 kept[row] = view
                 if old.summary is view.summary and old.totals == view.totals:
                     continue  # the same summary and totals: the same fields
-                for (field, prepared), column in columns.items():
-                    column[row] = self._read(field, prepared, view)
+                for field, column in columns.items():
+                    column.set(row, reads[field](view))
             if view.summary.status in LIVE:
                 self._live[row] = None
             else:
@@ -245,6 +355,22 @@ class FilterColumns:
         if row is not None and self._laid is not None:
             self._gone.add(row)
             self._live.pop(row, None)
+
+    def unmade(self) -> list[str]:
+        """The fields whose columns are not made (all of them until a first filtering)."""
+        return [field for field in self._reads if field not in self._columns]
+
+    def make(self, fields: Iterable[str]) -> None:
+        """Make the columns of ``fields`` not made yet, laid out in the store's order now,
+        so that the first filtering of them does not (the store asks when its runs are
+        many and it is idle)."""
+        runs, places = self._current()
+        if runs is None:
+            return
+        if places is not self._laid:
+            self._lay_out(runs, places)
+        for field in fields:
+            self._column(field)
 
     def select(
         self,
@@ -263,7 +389,6 @@ class FilterColumns:
         if places is not self._laid:
             self._lay_out(runs, places)
         at = time.time() if now is None else now
-        momentary = view_fields(sources_down, at, replayed_at) if self._live else {}
         last, terms = self._last, None
         if (
             last is not None
@@ -273,60 +398,120 @@ class FilterColumns:
             and (last.at == at or not any(t.field == "duration" for t in last.run_filter.terms))
         ):
             terms = run_filter.narrowing(last.run_filter)
-
-        def column(field: str, prepared: bool) -> Sequence[Any]:
-            values = self._column(field, prepared)
-            if field not in momentary or (field != "duration" and not sources_down):
-                return values
-            values = list(values)  # a copy, with the live runs read at this moment
-            read, prepare = momentary[field], PREPARED.get(field) if prepared else None
-            for row in self._live:
-                value = read(self._views[row])
-                values[row] = prepare(value) if prepare is not None else value
-            return values
-
-        if terms is None or last is None:
-            rows = run_filter.sweep(column, len(runs))
-        else:
-            rows = run_filter.sweep(column, len(runs), within=last.rows, terms=terms)
+        momentary: dict[str, Read] = {}
+        if self._live:
+            reads = view_fields(sources_down, at, replayed_at)
+            momentary["duration"] = reads["duration"]
+            if sources_down:
+                momentary.update(status=reads["status"], text=reads["text"])
+        rows: Rows | None = None
+        if terms is not None and last is not None:
+            rows = last.rows
+        for term in run_filter.terms if terms is None else terms:
+            if rows is not None and not len(rows):
+                break
+            passed = self._passed(term, rows)
+            read = momentary.get(term.field)
+            if read is not None:
+                self._passed_now(term, read, rows, passed)
+            rows = np.flatnonzero(passed) if rows is None else rows[passed]
+        if rows is None:
+            rows = np.arange(len(runs))
         self._last = _Filtering(run_filter, runs, sources_down, dict(replayed_at or {}), at, rows)
-        return list(runs) if len(rows) == len(runs) else list(language.at(runs, rows))
+        if len(rows) == len(runs):
+            return list(runs)
+        if len(rows) == 1:
+            return [runs[int(rows[0])]]
+        return list(itemgetter(*rows.tolist())(runs)) if len(rows) else []
+
+    def _passed(self, term: Term, rows: Rows | None) -> Passed:
+        """Of each row (of ``rows``, or every row), whether its run passes ``term``."""
+        column = self._column(term.field)
+        passed: Passed
+        if term.field in NUMBERED:
+            assert term.sweep is not None  # every number's term compares
+            passed = term.sweep(column.at(rows))
+        elif term.field in OWN and term.sweep is not None:
+            strings = column.at(rows)
+            passed = np.fromiter(term.sweep(strings), np.bool_, len(strings))
+        elif term.field in OWN:
+            passed = self._found(term, rows)
+        else:
+            passed = self._coded(column, term.test, rows)
+        return ~passed if term.negated else passed
+
+    @staticmethod
+    def _coded(column: _Column, test: Callable[[Any], Any], rows: Rows | None) -> Passed:
+        """Of each row of a coded column, whether its value passes ``test``: each
+        different value tested once, the rows looked up at once."""
+        said = np.fromiter(
+            (test(value) is True for value in column.distinct), np.bool_, len(column.distinct)
+        )
+        passed: Passed = said[column.at(rows)]
+        return passed
+
+    def _found(self, term: Term, rows: Rows | None) -> Passed:
+        """Of each row, whether a regular expression is found in a run's id or, for free
+        text, in one of its fields (:data:`TEXT_PARTS`), as read (``""``: not known)."""
+        assert term.search is not None  # a term of these fields without a sweep is one
+        lowered, search = term.lowered, term.search
+        ids = self._column("run").at(rows)
+        said: Iterable[Any]
+        if lowered is not None:
+            said = map(lowered.search, ids)
+        else:  # one that does not read lower-cased text alike: of the ids as read
+            said = map(search, map(attrgetter("key.run_id"), self._at(rows)))
+        passed = np.fromiter(map(bool, said), np.bool_, len(ids))
+        if term.field == "text":
+            found = search  # the fields of a few values: each value's test, once
+
+            def test(value: Any) -> bool:
+                return found(value or "")
+
+            for part in TEXT_PARTS[1:]:
+                passed |= self._coded(self._column(part), test, rows)
+        return passed
+
+    def _at(self, rows: Rows | None) -> Sequence[RunView]:
+        views = self._views
+        if rows is None:
+            return views
+        return [views[row] for row in rows.tolist()]
+
+    def _passed_now(self, term: Term, read: Read, rows: Rows | None, passed: Passed) -> None:
+        """The live runs' rows of ``passed`` as their fields read at this moment."""
+        views, test, negated = self._views, term.test, term.negated
+        live = np.fromiter(self._live, np.intp, len(self._live))
+        if rows is None:
+            places, live_rows = live, live
+        else:
+            places = np.searchsorted(rows, live)
+            inside = places < len(rows)
+            inside[inside] = rows[places[inside]] == live[inside]
+            places, live_rows = places[inside], live[inside]
+        for place, row in zip(places.tolist(), live_rows.tolist(), strict=True):
+            passed[place] = (test(read(views[row])) is True) != negated
 
     def _lay_out(self, runs: Sequence[RunView], places: dict[RunKey, int]) -> None:
         """Lay the columns out in the order of ``runs`` (whose places are ``places``)."""
         if self._laid is None:
             self._made_again(runs)
         else:
-            laid, views = len(self._laid), self._views
+            laid = len(self._laid)
             gone = sorted(row for row in self._gone if row < laid)
             came = self._came(places, laid)
-            live = [views[row].key for row in self._live]
-            if len(gone) + len(came) <= FEW_MOVES:
-                # In place: a list's insert or delete moves its pointers in C, where a copy
-                # touches every value it holds (most of the time of a copy of 100,000).
-                for column in (views, *self._columns.values()):
-                    new = column[laid:]
-                    del column[laid:]
-                    for row in reversed(gone):
-                        del column[row]
-                    for place, row in came:
-                        column.insert(place, new[row - laid])
-                laid_out = len(views) == len(runs) and all(
-                    views[place] is runs[place] for place, _ in came
-                )
-            else:
-                pieces = self._pieces(runs, gone, came, laid) or []
-                laid_out = bool(pieces) or not runs
-                for name, column in self._columns.items():
-                    moved: list[Any] = []
-                    for piece in pieces:
-                        moved += column[piece]
-                    self._columns[name] = moved
-                self._views = list(runs)
-            if laid_out:
-                self._live = {places[key]: None for key in live if key in places}
-            else:
+            live = [self._views[row].key for row in self._live]
+            pieces = self._pieces(runs, gone, came, laid)
+            if pieces is None:
                 self._made_again(runs)  # not the order foreseen
+            else:
+                rows = None
+                if len(pieces) > FEW_PIECES:
+                    rows = np.concatenate([np.arange(p.start, p.stop) for p in pieces])
+                for column in self._columns.values():
+                    column.taken(pieces, rows)
+                self._views = list(runs)
+                self._live = {places[key]: None for key in live if key in places}
         self._laid = self._rows = places
         self._gone = set()
 
@@ -374,30 +559,36 @@ class FilterColumns:
                 done += 1
         if any(row not in self._gone for row in range(start, laid)):
             return None  # runs left over: not the order foreseen
-        together: list[RunView] = []
+        # Each stretch begins and ends with the runs foreseen (the runs between keep the
+        # order they had: a run that starts at another time moves, as one gone and come).
+        done = 0
         for piece in pieces:
-            together += views[piece]
-        return pieces if together == list(runs) else None
+            last = done + piece.stop - piece.start - 1
+            if runs[done] is not views[piece.start] or runs[last] is not views[piece.stop - 1]:
+                return None
+            done = last + 1
+        return pieces
 
-    def _column(self, field: str, prepared: bool) -> list[Any]:
-        column = self._columns.get((field, prepared))
+    def _column(self, field: str) -> _Column:
+        column = self._columns.get(field)
         if column is None:
-            read = map(self._reads[field], self._views)
-            prepare = PREPARED.get(field) if prepared else None
-            # Each read prepared as it comes: a tuple of free text's strings is gone before
-            # the next is made. Made without the collector, which would walk every object
-            # again for each few hundred tuples kept (100,000 runs' models, free text).
-            collecting = gc.isenabled()
-            gc.disable()
-            try:
-                column = list(read if prepare is None else map(prepare, read))
-            finally:
-                if collecting:
-                    gc.enable()
-            self._columns[field, prepared] = column
+            with _uncollected():
+                if field == "text":
+                    column = _Column(field, self._texts(), prepared=True)
+                else:
+                    column = _Column(field, list(map(self._reads[field], self._views)))
+            self._columns[field] = column
         return column
 
-    def _read(self, field: str, prepared: bool, view: RunView) -> Any:
-        value = self._reads[field](view)
-        prepare = PREPARED.get(field) if prepared else None
-        return prepare(value) if prepare is not None else value
+    def _texts(self) -> list[str]:
+        """Free text's strings of every run, as the column keeps them (:data:`PREPARED`),
+        of its fields' columns (made if not yet): joined in C, not a tuple a run."""
+        parts: list[Iterable[str]] = []
+        for part in TEXT_PARTS:
+            column = self._column(part)
+            if part in OWN:
+                parts.append(column.values.tolist())  # lower-cased already, as the whole is
+            else:
+                values = [value or "" for value in column.distinct]  # not known: ""
+                parts.append(map(values.__getitem__, column.values.tolist()))
+        return list(map(str.lower, map("\n".join, zip(*parts, strict=True))))

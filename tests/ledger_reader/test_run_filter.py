@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from ledger_reader import RunStatus, RunSummary
-from ledger_reader.run_filter import FilterError, RunFilter, summary_fields
+from ledger_reader.run_filter import (
+    FilterError,
+    RunFilter,
+    lowered_regex,
+    regex_search,
+    summary_fields,
+)
 
 NOW = 1_764_400_000.0  # 2025-11-29T07:06:40Z
 
@@ -171,3 +179,40 @@ def test_a_filter_typed_on_narrows_what_it_tests(
     assert (None if narrowing is None else sorted(term.text for term in narrowing)) == (
         None if left is None else sorted(left)
     )
+
+
+PATTERNS = {
+    # Searched for in lower-cased text, without ignoring case (the engine's fast path):
+    "/dep.oy/": True,
+    "/Deploy-EU$/": True,
+    "/^RUN_\\d+$/": True,
+    "/\\D+\\W\\S/": True,
+    "/\\bFoo\\b/": True,
+    "/[^A]b/": True,
+    "/[A-Z]X/": False,
+    "/[a-z]-[A-Z]/": False,
+    "/[]A]/": True,
+    "/ÉTÉ|straße/": True,
+    "/(a)\\1/": False,
+    # Ignoring case, as written: lowering might change what they find.
+    "/(?-i:Deploy)/": False,
+    "/\\x41/": False,
+    "/[A-z]/": False,
+    "/(?P<n>a)(?P=n)/": False,
+    "/\\N{LATIN CAPITAL LETTER A}/": False,
+}
+TEXTS = (
+    *("Deploy-EU", "deploy-eu", "RUN_0001", "run_0001", "été ÉTÉ", "STRASSE", "straße"),
+    *("aA", "Ab", "AB", "[]", "x-Y", "A", "a", "", "foo Foo", "FOO-bar", "\\", "_", "aa", "AA"),
+)
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_a_regular_expression_finds_in_lower_cased_text_what_it_finds_ignoring_case(
+    pattern: str,
+) -> None:
+    assert (lowered_regex(pattern) is not None) is PATTERNS[pattern]
+    search = regex_search(pattern)
+    written = re.compile(pattern[1:-1], re.IGNORECASE)
+    for text in TEXTS:
+        assert search(text) is (written.search(text) is not None), (pattern, text)
