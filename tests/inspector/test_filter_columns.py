@@ -14,6 +14,7 @@ import msgspec
 import pytest
 
 from inspector import RunSource, RunStore, RunUpdate, SourceUpdate
+from inspector import store as store_module
 from inspector.filters import FilterError, RunFilter
 from inspector.store_state import Snapshot
 from ledger_reader import LedgerItem, RunStatus, RunSummary
@@ -308,3 +309,33 @@ async def test_a_filter_typed_on_selects_what_it_selects_from_scratch() -> None:
             agree(store.snapshot(), text, now)
     await store.close()
 
+
+async def test_the_store_makes_its_columns_ahead_once_it_holds_many_runs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With many runs, an idle store makes every column before a first filtering needs it
+    (one at a time), and they select what reading each view selects as runs change; with
+    few, none is made until a filter reads it."""
+    monkeypatch.setattr(store_module, "COLUMNS_AHEAD", 300)
+    monkeypatch.setattr(store_module, "COLUMNS_AFTER", 0.01)
+    rng = random.Random(13)
+    store = RunStore(detail=False)
+    store.add_source(Told("a"))
+    store.apply("a", updates(range(200), rng, initial=True))
+    await asyncio.sleep(0.3)  # idle, with too few runs to make them ahead
+    columns = store.snapshot().columns
+    assert columns is not None
+    assert "text" in columns.unmade()
+    store.apply("a", updates(range(200, 400), rng))
+    async with asyncio.timeout(10):
+        while columns.unmade():  # noqa: ASYNC110 (made in the background, and told to no one)
+            await asyncio.sleep(0.01)
+    for text in FILTERS:
+        agree(store.snapshot(), text, NOW)
+    store.apply("a", updates(range(100, 150), rng))  # changed, as the columns are kept
+    store.apply("a", updates(range(400, 420), rng))  # new, laid out in the new order
+    store.apply("a", SourceUpdate(removed=[f"run_{number:06d}" for number in range(10)]))
+    await asyncio.sleep(0.2)
+    for text in FILTERS:
+        agree(store.snapshot(), text, NOW)
+    await store.close()
