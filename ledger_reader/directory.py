@@ -357,7 +357,13 @@ class LedgerDirectory:
             update.errors.append(error)
             return None
         state.clock = self.clock
-        tail = LedgerTail(path, start=state.complete_end, max_line_bytes=self.max_line_bytes)
+        tail = LedgerTail(
+            path,
+            start=state.complete_end,
+            mark=state.mark,
+            identity=state.key[:2] if state.key is not None else None,
+            max_line_bytes=self.max_line_bytes,
+        )
         summary = state.summary()
         self._followed[path] = _Followed(state, tail, summary.status)
         return RunChange(path, summary)

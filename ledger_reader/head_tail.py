@@ -33,6 +33,7 @@ from ledger_reader.lines import (
     Line,
     complete_end,
     last_line_start,
+    mark_before,
     open_ledger_fd,
     read_lines,
 )
@@ -67,12 +68,16 @@ class LedgerState:
         stale_after: float = DEFAULT_STALE_AFTER,
         torn_bytes: int = 0,
         key: FileKey | None = None,
+        mark: bytes = b"",
     ) -> None:
         self.builder = builder
         self.key = key
         """The file's identity and change stamps when it was read (see :func:`file_key`)."""
         self.complete_end = complete_end
         """Just past the last ``\\n``: a follower starts here, so a torn tail is read once whole."""
+        self.mark = mark
+        """The bytes just before :attr:`complete_end` as read: a follower starting there
+        tells by them (and :attr:`key`'s identity) a file written again since."""
         self.mtime = mtime
         self.lock_held: bool | None = None
         self.stale_after = stale_after
@@ -189,6 +194,7 @@ def read_ledger_state(
             stale_after=stale_after,
             torn_bytes=size - end,
             key=file_key(stat),
+            mark=mark_before(fd, end),
         )
         state.probe(fd)
         return state

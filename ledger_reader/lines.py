@@ -33,6 +33,8 @@ READ_CHUNK: Final = 1024 * 1024
 BACKWARD_STEP: Final = 64 * 1024
 """The first window of a backward search; it doubles until it holds a whole line."""
 BOM: Final = b"\xef\xbb\xbf"
+MARK_BYTES: Final = 64
+"""The bytes just before where a follower stopped that it keeps (:func:`mark_before`)."""
 TORN_REASON: Final = "torn last line: the writer is gone without finishing it"
 
 
@@ -294,6 +296,17 @@ def complete_end(fd: int, size: int) -> int:
     return 0
 
 
+def mark_before(fd: int, offset: int) -> bytes:
+    """The bytes just before ``offset`` (up to :data:`MARK_BYTES`).
+
+    A follower that stopped reading at ``offset`` keeps them: a file
+    truncated and written again in place since, even with the same first
+    bytes, differs there or is shorter, where one appended to does not.
+    """
+    start = max(0, offset - MARK_BYTES)
+    return os.pread(fd, offset - start, start) if offset > 0 else b""
+
+
 def last_line_start(fd: int, end: int, *, limit: int = MAX_LINE_BYTES) -> int | None:
     """Where the complete line ending at ``end - 1`` (its ``\\n``) starts.
 
@@ -332,6 +345,7 @@ __all__ = [
     "LineAssembler",
     "complete_end",
     "last_line_start",
+    "mark_before",
     "open_ledger_fd",
     "read_ledger_lines",
     "read_lines",

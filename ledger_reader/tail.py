@@ -24,7 +24,7 @@ import msgspec
 
 from ledger_reader.errors import LedgerGone, LedgerUnreadable
 from ledger_reader.events import MAX_LINE_BYTES, LedgerItem
-from ledger_reader.lines import READ_CHUNK, Line, LineAssembler
+from ledger_reader.lines import READ_CHUNK, Line, LineAssembler, mark_before
 
 if TYPE_CHECKING:
     import asyncio
@@ -63,6 +63,11 @@ class LedgerTail:
     Args:
         path: the ledger.
         start: where to start reading; a line boundary (0, or just past a ``\\n``).
+        mark: the bytes just before ``start`` (:func:`~ledger_reader.lines.mark_before`)
+            as the reader that read up to it saw them, and
+        identity: the file's ``(st_dev, st_ino)`` as that reader saw it: a file
+            replaced or written again in place since is then read from its start,
+            not on from ``start``.
         max_line_bytes: longer lines are reported as damaged and skipped.
         keep_raw: give each line its bytes as written (``runtop show --json``).
     """
@@ -72,14 +77,16 @@ class LedgerTail:
         path: str | os.PathLike[str],
         *,
         start: int = 0,
+        mark: bytes = b"",
+        identity: tuple[int, int] | None = None,
         max_line_bytes: int = MAX_LINE_BYTES,
         keep_raw: bool = False,
     ) -> None:
         self.path = path if isinstance(path, Path) else Path(path)
         self._assembler = LineAssembler(start, max_line_bytes=max_line_bytes, keep_raw=keep_raw)
-        self._identity: tuple[int, int] | None = None
+        self._identity = identity
         self._signature = b""
-        self._mark = b""
+        self._mark = mark
         """The bytes just before :attr:`offset` as last read: a file truncated and written
         again in place, with the same first bytes, differs here (or is shorter)."""
         self._held: int | None = None
@@ -196,9 +203,7 @@ class LedgerTail:
                 head = os.pread(fd, _SIGNATURE_BYTES, 0)
             self._remember_head(head)
             if self._assembler.read_to != read_to or batch.reset is not None or not self._mark:
-                read_to = self._assembler.read_to
-                start = max(0, read_to - _SIGNATURE_BYTES)
-                self._mark = os.pread(fd, read_to - start, start) if read_to else b""
+                self._mark = mark_before(fd, self._assembler.read_to)
             return batch
         except OSError as error:
             hold_open = False

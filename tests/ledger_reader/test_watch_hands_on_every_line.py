@@ -88,6 +88,29 @@ def append(path: Path, data: bytes, *, piece: int | None = None) -> None:
             handle.flush()
 
 
+def written_again(run_id: str, before: bytes, last: int) -> bytes:
+    """A ledger written again: the same first line (the same head), other lines after it,
+    longer than ``before``."""
+    now = written_ago(0)
+    start = before[: before.index(b"\n") + 1]
+    return start + b"".join(
+        line(seq, "llm_chunk", {"delta": "written again " * 20}, run_id=run_id, time=now)
+        for seq in range(2, last + 1)
+    )
+
+
+def write_again(path: Path, data: bytes, how: str) -> None:
+    """Truncate ``path`` and write ``data`` in place, or replace it by a file holding them."""
+    if how == "truncated":
+        with path.open("r+b") as handle:
+            handle.truncate(0)
+            handle.write(data)
+    else:
+        other = path.with_suffix(".next")
+        other.write_bytes(data)
+        os.replace(other, path)
+
+
 @pytest.mark.timeout(30)
 @pytest.mark.parametrize("scanned", [3, WHOLE_FILE_BYTES // 300 + 100], ids=["whole", "head-tail"])
 async def test_lines_written_around_the_scan_are_handed_on_once(
@@ -179,28 +202,43 @@ async def test_a_ledger_written_again_while_watched_is_handed_on_from_its_start(
     path.write_bytes(first[:3_000])
     directory = LedgerDirectory(tmp_path, liveness_interval=0.2)
     handed = Handed(directory)
-    # The same first line (the same head), other lines after it, longer than before.
-    start = first[: first.index(b"\n") + 1]
-    again = start + b"".join(
-        line(
-            seq, "llm_chunk", {"delta": "written again " * 20}, run_id="run_3", time=written_ago(0)
-        )
-        for seq in range(2, 6_001)
-    )
+    again = written_again("run_3", first, 6_000)
     async with watching(directory) as updates:
         handed.take(await updates.get())
         await asyncio.to_thread(append, path, first[3_000:])
         await handed.until(updates, {path: 500})
-        if how == "truncated":
-            with path.open("r+b") as handle:
-                handle.truncate(0)
-                handle.write(again)
-        else:
-            other = tmp_path / "run_3.next"
-            other.write_bytes(again)
-            os.replace(other, path)
+        write_again(path, again, how)
         await handed.until(updates, {path: 6_000})
         await asyncio.to_thread(append, path, ended("run_3", 6_001))
         await handed.until(updates, {path: 6_001})
     assert handed.resets == 1
     assert handed.seqs[path] == list(range(1, 6_002))
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("how", ["truncated", "replaced"])
+async def test_a_ledger_written_again_just_after_the_scan_is_handed_on_from_its_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """Written again between the scan's read and the first poll (before the watcher
+    starts): that poll has only what the scan read to tell, and starts the run over."""
+    path = tmp_path / "run_4.jsonl"
+    first = lines_of("run_4", 1, 300)
+    path.write_bytes(first)
+    again = written_again("run_4", first, 2_000)
+    rewrites = [how]
+
+    def read_then_rewrite(*args: Any, **kwargs: Any) -> LedgerState:
+        state = read_ledger_state(*args, **kwargs)
+        if rewrites:
+            write_again(path, again, rewrites.pop())
+        return state
+
+    monkeypatch.setattr("ledger_reader.directory.read_ledger_state", read_then_rewrite)
+    directory = LedgerDirectory(tmp_path, liveness_interval=0.2)
+    handed = Handed(directory)
+    async with watching(directory) as updates:
+        handed.take(await updates.get())
+        await handed.until(updates, {path: 2_000})
+    assert handed.resets == 1
+    assert handed.seqs[path] == list(range(1, 2_001))
