@@ -55,7 +55,7 @@ def listed(root: Path, text: str) -> list[str]:
     with contextlib.redirect_stdout(out):
         status = runtop(["ls", str(root), "--json", "--no-cache", f"--filter={text}"])
     assert status == 0, status
-    return sorted(run["run_id"] for run in json.loads(out.getvalue()))
+    return sorted(json.loads(text)["run_id"] for text in out.getvalue().splitlines())
 
 
 async def shown(root: Path, count: int) -> dict[str, list[str]]:

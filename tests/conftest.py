@@ -53,6 +53,11 @@ def line(
     return json.dumps(record, separators=(",", ":")).encode() + b"\n"
 
 
+def runs_listed(out: str | bytes) -> list[dict[str, Any]]:
+    """The runs ``runtop ls --json`` printed: JSON Lines, a run a line (no runs: no line)."""
+    return [json.loads(text) for text in out.splitlines()]
+
+
 def written_ago(seconds: float) -> str:
     """A line's ``time`` that many seconds before now: a run whose lines say so is live
     (another writer's is judged by its last event's own time, not only the file's)."""

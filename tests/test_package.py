@@ -9,7 +9,6 @@ of what the wheel holds, without downloading its dependencies again.
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 import sysconfig
@@ -19,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES, REPO
+from tests.conftest import FIXTURES, REPO, runs_listed
 from tui.cli import DISTRIBUTION
 
 pytestmark = pytest.mark.timeout(180)
@@ -82,7 +81,7 @@ def test_the_command_and_the_module_say_the_version(installed: Path, tmp_path: P
 def test_the_installed_samples_list(installed: Path, tmp_path: Path) -> None:
     folder = run([installed / "runtop", "samples", "--path"], tmp_path).strip()
     assert folder == str(tmp_path / ".runtop" / "samples")
-    listed = json.loads(run([installed / "runtop", "ls", folder, "--json"], tmp_path))
+    listed = runs_listed(run([installed / "runtop", "ls", folder, "--json"], tmp_path))
     assert sorted(summary["run_id"] for summary in listed) == sorted(
         path.stem for path in FIXTURES.glob("*.jsonl")
     )

@@ -30,7 +30,7 @@ from ledger_reader.summary_cache import (
     cache_file,
     reader_fingerprint,
 )
-from tests.conftest import REPO, completed, line, started
+from tests.conftest import REPO, completed, line, runs_listed, started
 from tests.ledger_fixtures import write_fixture_ledgers
 
 NOW = time.time()
@@ -417,7 +417,7 @@ def _ls(
         env={**os.environ, "RUNTOP_HOME": str(home), **(env or {})},
     )
     assert (result.returncode, result.stderr) == (0, "")
-    return json.loads(result.stdout)  # type: ignore[no-any-return]
+    return runs_listed(result.stdout)  # type: ignore[no-any-return]
 
 
 def _cached_paths(home: Path) -> frozenset[str]:
@@ -505,5 +505,5 @@ def test_concurrent_listings_each_read_a_whole_cache(quiet_ledgers: Path, tmp_pa
         for process in listings:
             out, err = process.communicate(timeout=60)
             assert (process.returncode, err) == (0, "")
-            assert json.loads(out) == expected
+            assert runs_listed(out) == expected
         assert len(_cached_paths(home)) == len(expected)

@@ -13,7 +13,7 @@ from inspector import LedgerDirectorySource, ManagerSource
 from ledger_reader import RunStatus
 from run_manager import Manager
 from tests.agents import Gatekeeper, slow_to_stop, stubborn_worker
-from tests.conftest import line
+from tests.conftest import line, runs_listed
 from tests.tui_support import (
     FROZEN,
     age,
@@ -332,7 +332,7 @@ def test_runtop_ls_json_still_needs_no_textual(fixtures: Path) -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=30, check=True
     )
     assert result.stderr.strip() == "False"
-    assert len(json.loads(result.stdout)) == 6
+    assert len(runs_listed(result.stdout)) == 6
 
 
 async def test_tool_calls_screen(fixtures: Path) -> None:

@@ -5,7 +5,6 @@ the run's figures come from its summary (``ls``) or from the events the store fo
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
@@ -13,7 +12,7 @@ import pytest
 
 from bench.generate import varied_ledgers
 from inspector import LedgerDirectorySource
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, runs_listed
 from tests.tui.test_runs_filter_has import filtered
 from tests.tui.test_runs_screen_text import shown
 from tests.tui_support import loaded
@@ -38,7 +37,7 @@ FILTERS = (
 
 def ls_ids(capsys: pytest.CaptureFixture[str], directory: Path, text: str) -> list[str]:
     assert main(["ls", str(directory), "--json", "--no-cache", f"--filter={text}"]) == 0
-    return sorted(run["run_id"] for run in json.loads(capsys.readouterr().out))
+    return sorted(run["run_id"] for run in runs_listed(capsys.readouterr().out))
 
 
 @pytest.mark.timeout(120)

@@ -20,6 +20,7 @@ import pytest
 
 from inspector import LedgerDirectorySource, RunStore
 from ledger_reader import DamagedLine, LedgerItem, event_of
+from tests.conftest import runs_listed
 from tests.ledger_fixtures import EXPECTED, write_fixture_ledgers
 from tests.run_manager.server.test_attach_api import served
 from tui.cli import main
@@ -73,7 +74,8 @@ def _run_cli(*arguments: str) -> str:
 
 def read_ls(directory: Path) -> dict[str, dict[str, Any]]:
     return {
-        raw["run_id"]: _summary(raw) for raw in json.loads(_run_cli("ls", str(directory), "--json"))
+        raw["run_id"]: _summary(raw)
+        for raw in runs_listed(_run_cli("ls", str(directory), "--json"))
     }
 
 

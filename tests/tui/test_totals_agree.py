@@ -3,7 +3,6 @@ the same of every run, whatever its model calls said or left out."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +13,7 @@ from inspector import LedgerDirectorySource, RunKey, RunStore, RunView
 from ledger_reader import RunSummary, RunTotals
 from ledger_reader.events import LlmCallPayload
 from ledger_reader.totals import FIGURES, SAID
-from tests.conftest import line
+from tests.conftest import line, runs_listed
 from tui.cli import main
 from tui.text.runs import tokens_and_cost, tokens_said
 
@@ -64,7 +63,7 @@ async def test_ls_and_the_app_sum_every_run_alike(
 ) -> None:
     ids = ledgers(tmp_path)
     assert main(["ls", "--json", "--no-cache", str(tmp_path)]) == 0
-    listed = {run["run_id"]: run for run in json.loads(capsys.readouterr().out)}
+    listed = {run["run_id"]: run for run in runs_listed(capsys.readouterr().out)}
     views = await app_views(tmp_path, len(ids))
     for name, run_id in ids.items():
         said_by_ls = RunTotals(**{figure: listed[run_id][figure] for figure in FIGURES})

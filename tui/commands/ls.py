@@ -44,7 +44,7 @@ from tui.commands.targets import (
 from tui.text import HOW_TO_START
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     from rich.console import Console
 
@@ -52,7 +52,7 @@ if TYPE_CHECKING:
 
 
 def run(args: argparse.Namespace, out: Console, err: Console) -> int:
-    """The table (or, with ``--json``, the JSON array) of the runs ``args`` name."""
+    """The table (or, with ``--json``, the JSON Lines) of the runs ``args`` name."""
     if args.json:
         return run_json(args)
     view = chosen_view(args)
@@ -81,8 +81,22 @@ def run_json(args: argparse.Namespace) -> int:
 
         return watch(args, _listing(args, view), None)
     summaries, failed, _ = _filtered(args, view)
-    write_json(msgspec.json.encode(summaries))
+    if summaries:
+        write_json(json_lines(summaries))
     return 1 if failed else 0
+
+
+_ENCODER = msgspec.json.Encoder()
+
+
+def json_lines(summaries: Sequence[RunSummary]) -> bytes:
+    """The runs as ``ls --json`` prints them: JSON Lines, a run a line, without the last
+    newline.
+
+    A line is a whole run, so ``head``, ``grep`` and ``jq 'select(...)'`` take runs as
+    they come, as from ``docker ps --format json``; ``jq -s`` gathers them into an array.
+    """
+    return _ENCODER.encode_lines(summaries)[:-1]
 
 
 def chosen_view(args: argparse.Namespace) -> View | None:

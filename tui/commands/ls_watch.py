@@ -4,9 +4,12 @@ Ctrl-C (which ends it with status 0).
 On a terminal the table is redrawn in place (as ``watch`` does, cut to the screen's
 height, the clock of live runs ticking). Into a pipe or a file, each listing that
 differs from the one before is written whole after a line that says when, and only
-then: a listing unchanged but for the clock of a live run is not written again (with
-``--json``, one JSON array a line). What cannot be read is said on stderr once, not
-every second; the listing goes on.
+then: a listing unchanged but for the clock of a live run is not written again. With
+``--json``, the first listing is ``ls --json``'s lines (a run a line), then each run
+that changed or came is a line again, and one that left the listing (its ledger gone,
+or no longer passing ``--filter``) is ``{"run_id": …, "path": …, "removed": true}``:
+one stream of runs, as ``kubectl get --watch`` writes each object that changed. What
+cannot be read is said on stderr once, not every second; the listing goes on.
 """
 
 from __future__ import annotations
@@ -86,21 +89,44 @@ def _append(
     *,
     as_json: bool,
 ) -> None:
+    if as_json:
+        _stream(listing, said, interval)
+        return
+    from tui.commands.runs_table import runs_table
+
     last = b""
     while True:
         summaries, parents = listing(said)
         encoded = msgspec.json.encode(summaries)
         if encoded != last:
-            if as_json:
-                write_json(encoded)
-            else:
-                from tui.commands.runs_table import runs_table
-
-                table = runs_table(summaries, parents, columns).plain if summaries else "no runs"
-                prefix = "\n" if last else ""
-                sys.stdout.write(f"{prefix}{_heading(summaries)}\n{table}\n")
+            table = runs_table(summaries, parents, columns).plain if summaries else "no runs"
+            prefix = "\n" if last else ""
+            sys.stdout.write(f"{prefix}{_heading(summaries)}\n{table}\n")
             sys.stdout.flush()
             last = encoded
+        time.sleep(interval)
+
+
+def _stream(
+    listing: Callable[[set[str]], tuple[list[RunSummary], set[str]]],
+    said: set[str],
+    interval: float,
+) -> None:
+    """``--watch --json``: the runs as ``ls --json`` writes them, then each run that
+    changed, came or left, a line each, as it does."""
+    last: dict[tuple[str, str | None], bytes] = {}
+    while True:
+        summaries, _ = listing(said)
+        now = {(run.run_id, run.path): msgspec.json.encode(run) for run in summaries}
+        lines = [encoded for key, encoded in now.items() if last.get(key) != encoded]
+        lines.extend(
+            msgspec.json.encode({"run_id": run_id, "path": path, "removed": True})
+            for run_id, path in last
+            if (run_id, path) not in now
+        )
+        if lines:
+            write_json(b"\n".join(lines))
+        last = now
         time.sleep(interval)
 
 

@@ -25,6 +25,7 @@ import pytest
 
 from inspector.timeline import Timeline
 from ledger_reader import SummaryBuilder, iter_events, read_lines
+from tests.conftest import runs_listed
 from tests.run_manager.otlp.conftest import OtlpServer, served
 from tests.run_manager.otlp.test_instrumented_agents import runtop
 
@@ -215,7 +216,7 @@ def test_ls_and_show_agree_on_a_run_named_by_its_last_span(server: OtlpServer) -
     listed = {
         where: next(
             run
-            for run in json.loads(runtop(server, "ls", where, "--json"))
+            for run in runs_listed(runtop(server, "ls", where, "--json"))
             if run.get("trace_id") == trace.hex()
         )
         for where in (server.url, str(server.runs))
@@ -229,7 +230,7 @@ def test_ls_and_show_agree_on_a_run_named_by_its_last_span(server: OtlpServer) -
     assert "updated named weather" in shown
     assert "session session-7" in shown
     found = runtop(server, "ls", str(server.runs), "--json", "--filter", "session:session-7")
-    assert run_id in {run["run_id"] for run in json.loads(found)}
+    assert run_id in {run["run_id"] for run in runs_listed(found)}
 
 
 ASKED_LANGGRAPH = json.loads((CORPUS / "langgraph.json").read_text())["input"]

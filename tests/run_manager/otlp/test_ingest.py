@@ -31,7 +31,7 @@ from run_manager.server.attach import AttachServer
 from run_manager.server.frame_ring import FrameRing
 from run_manager.server.standalone import serve
 from run_manager.server.tokens import token_path
-from tests.conftest import REPO
+from tests.conftest import REPO, runs_listed
 
 TOKEN = "otlp-test-token"
 TRACE = "5b8efff798038103d269b633813fc60c"
@@ -800,7 +800,7 @@ def test_pydantic_ai_spans_through_the_real_exporter(
     finally:
         Agent.instrument_all(False)
         provider.shutdown()
-    [listed] = json.loads(runtop("ls", url, "--json", env=env))
+    [listed] = runs_listed(runtop("ls", url, "--json", env=env))
     assert listed["agent"] == "weather"
     assert listed["status"] == "succeeded"
     shown = runtop("show", listed["run_id"], "--from", url, "--json", env=env)

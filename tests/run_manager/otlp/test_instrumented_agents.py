@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from ledger_reader import iter_events, read_lines
-from tests.conftest import REPO
+from tests.conftest import REPO, runs_listed
 from tests.run_manager.otlp.conftest import OtlpServer
 
 pytest.importorskip("opentelemetry.exporter.otlp.proto.grpc")
@@ -79,7 +79,7 @@ def runtop(server: OtlpServer, *args: str) -> str:
 
 def the_run(server: OtlpServer) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The one run the server holds, as ``runtop ls`` lists it and ``runtop show`` shows it."""
-    [listed] = json.loads(runtop(server, "ls", server.url, "--json"))
+    [listed] = runs_listed(runtop(server, "ls", server.url, "--json"))
     shown = runtop(server, "show", listed["run_id"], "--from", server.url, "--json")
     return listed, [json.loads(text) for text in shown.splitlines()]
 

@@ -23,7 +23,7 @@ import pytest
 from ledger_reader import ApprovalRequest, RunStarted
 from run_manager import Manager
 from tests.agents import Gatekeeper
-from tests.conftest import REPO
+from tests.conftest import REPO, runs_listed
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -173,7 +173,7 @@ def server(tmp_path: Path) -> Iterator[tuple[str, dict[str, str]]]:
 def listed(url: str, home: Path) -> dict[str, dict[str, Any]]:
     answer = runtop("ls", url, "--json", home=home)
     assert answer.returncode == 0, answer.stderr
-    return {run["run_id"]: run for run in json.loads(answer.stdout)}
+    return {run["run_id"]: run for run in runs_listed(answer.stdout)}
 
 
 def started(url: str, home: Path, input: str) -> str:

@@ -6,6 +6,7 @@ import io
 import json
 import os
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES, REPO, RUN_ID, completed, line, started
+from tests.conftest import FIXTURES, REPO, RUN_ID, completed, line, runs_listed, started
 from tui.cli import COMMANDS, DISTRIBUTION, main
 from tui.commands.demo import runtop_as_typed
 from tui.commands.output import write_json
@@ -60,7 +61,7 @@ def test_ls_json_has_the_documented_fields(
 ) -> None:
     code, out, _ = run(capsys, "ls", "--json", str(fixtures))
     assert code == 0
-    runs = json.loads(out)
+    runs = runs_listed(out)
     assert len(runs) == 6
     for summary in runs:
         assert summary.keys() >= REQUIRED_FIELDS
@@ -75,6 +76,34 @@ def test_ls_json_has_the_documented_fields(
         "ap_7e6d5c4b3a291807"
     )
     assert [s["started_at"] for s in runs] == sorted((s["started_at"] for s in runs), reverse=True)
+
+
+def test_ls_json_is_a_run_a_line_that_head_and_grep_take_whole(fixtures: Path) -> None:
+    """``ls --json | head`` printed one line, the whole listing: each line is now a run."""
+    listing = shlex.join([sys.executable, "-m", "tui.cli", "ls", str(fixtures), "--json"])
+    piped = subprocess.run(
+        f"{listing} | head -n 2",
+        shell=True,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=30,
+        check=True,
+    )
+    first, second = (json.loads(text) for text in piped.stdout.splitlines())
+    assert (first["skill"], second["skill"]) == ("classify", "research")
+    assert piped.stderr == ""
+    listed = subprocess.run(
+        [sys.executable, "-m", "tui.cli", "ls", str(fixtures), "--json"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=30,
+        check=True,
+    ).stdout
+    assert listed.endswith("}\n")
+    failed = [json.loads(text) for text in listed.splitlines() if '"status":"failed"' in text]
+    assert [run["skill"] for run in failed] == ["deploy"]
 
 
 def test_ls_lists_with_the_collector_off_and_says_what_the_library_says(
@@ -95,8 +124,8 @@ def test_ls_lists_with_the_collector_off_and_says_what_the_library_says(
     add_totals(expected)  # each run's with its child runs': its own, here
     code, out, err = run(capsys, "ls", "--json", str(fixtures))
     assert (code, err) == (0, "")
-    assert json.loads(out) == json.loads(msgspec.json.encode(expected))
-    assert len(json.loads(out)) == 6
+    assert runs_listed(out) == json.loads(msgspec.json.encode(expected))
+    assert len(runs_listed(out)) == 6
     assert gc.isenabled()
 
 
@@ -180,7 +209,7 @@ def test_every_json_runtop_prints_is_inert_and_means_the_same(
     code, out, _ = run(capsys, "ls", "--json", str(path))
     assert code == 0
     assert UNSAFE_IN_A_TERMINAL.search(out) is None, out
-    assert json.loads(out)[0]["skill"] == evil
+    assert runs_listed(out)[0]["skill"] == evil
     code, out, _ = run(capsys, "show", "--json", str(path))
     assert code == 0
     assert UNSAFE_IN_A_TERMINAL.search(out) is None, out
@@ -337,7 +366,7 @@ def test_ls_says_which_entries_of_a_directory_it_skipped(
     it still listed."""
     fifo, broken = odd_entries(tmp_path / "runs")
     code, out, err = run(capsys, "ls", str(tmp_path / "runs"), "--json")
-    assert [run["run_id"] for run in json.loads(out)] == [RUN_ID]
+    assert [run["run_id"] for run in runs_listed(out)] == [RUN_ID]
     assert code == 1
     assert sorted(err.splitlines()) == [
         f"runtop: {broken}: skipped: not a regular file (a link to {tmp_path / 'runs' / 'gone'},"
@@ -400,7 +429,7 @@ def test_ls_on_a_fresh_home_says_how_to_start(
     assert err.endswith("To see runtop at work: runtop demo (or runtop samples: six sample runs)\n")
     assert str(tmp_path / "fresh" / "runs") in err
     code, out, _ = run(capsys, "ls", "--json")
-    assert (code, json.loads(out)) == (0, [])
+    assert (code, runs_listed(out)) == (0, [])
 
 
 def test_show_of_a_run_not_in_the_default_directory_says_where_else_to_look(

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import subprocess
 import sys
@@ -12,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, runs_listed
 from tests.family_runs import (
     CHILD_COST,
     FAMILY_COST,
@@ -49,7 +48,7 @@ def test_ls_json_gives_each_run_its_total_beside_its_own(
     ledgers, parent = runs
     listed = {
         run["run_id"]: run
-        for run in json.loads(runtop("ls", str(ledgers), "--json", home=tmp_path).stdout)
+        for run in runs_listed(runtop("ls", str(ledgers), "--json", home=tmp_path).stdout)
     }
     assert len(listed) == 4
     assert listed[parent]["cost_usd"] == PARENT_COST  # its own, as before

@@ -3,11 +3,11 @@ start; the demo's runs go where plain ``runtop`` and ``runtop ls`` look, and it 
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
 
+from tests.conftest import runs_listed
 from tests.terminal import Terminal
 from tui.text import HOW_TO_START
 
@@ -48,4 +48,4 @@ def test_the_demo_writes_where_runtop_looks_and_says_so(tmp_path: Path) -> None:
         timeout=60,
         check=True,
     )
-    assert any(run["status"] == "succeeded" for run in json.loads(listed.stdout))
+    assert any(run["status"] == "succeeded" for run in runs_listed(listed.stdout))

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
@@ -11,7 +10,7 @@ import pytest
 
 from inspector import LedgerDirectorySource
 from inspector.session_source import SessionSource
-from tests.conftest import SESSIONS_HOME
+from tests.conftest import SESSIONS_HOME, runs_listed
 from tests.tui_support import settle
 from tui.app import make_app
 from tui.cli import main
@@ -59,7 +58,7 @@ async def test_a_home_shows_its_agents_sessions_as_ls_lists_them(
     home = tmp_path / "home"
     shutil.copytree(SESSIONS_HOME, home)
     assert main(["ls", "--json", str(home)]) == 0
-    listed = {run["run_id"] for run in json.loads(capsys.readouterr().out)}
+    listed = {run["run_id"] for run in runs_listed(capsys.readouterr().out)}
     ledgers, sessions = sources_for([home], default=False)
     assert isinstance(ledgers, LedgerDirectorySource)
     assert isinstance(sessions, SessionSource)

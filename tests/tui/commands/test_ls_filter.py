@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import line
+from tests.conftest import line, runs_listed
 from tui.cli import main
 
 FOUND = "run_20261129T064500001_aaaaaaaaaaaaaaaa"
@@ -32,7 +31,7 @@ def runs(tmp_path: Path) -> Path:
 
 def listed(capsys: pytest.CaptureFixture[str], *argv: str) -> list[str]:
     assert main(["ls", *argv, "--json", "--no-cache"]) == 0
-    return sorted(run["run_id"] for run in json.loads(capsys.readouterr().out))
+    return sorted(run["run_id"] for run in runs_listed(capsys.readouterr().out))
 
 
 def test_has_keeps_the_runs_whose_events_hold_the_words(

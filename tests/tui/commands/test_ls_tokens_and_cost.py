@@ -4,13 +4,12 @@ table (TOKENS, COST) and in ``--json`` (``prompt_tokens``, ``output_tokens``,
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import line
+from tests.conftest import line, runs_listed
 from tui.cli import main
 
 CALLED = "run_20261129T064500001_aaaaaaaaaaaaaaaa"
@@ -78,7 +77,7 @@ def test_ls_json_sums_each_run_s_model_calls(
     flags = [] if cache else ["--no-cache"]
     for _ in range(2):  # the second listing reads the cache it wrote
         by_id = {
-            run["run_id"]: run for run in json.loads(listed(capsys, "--json", *flags, str(runs)))
+            run["run_id"]: run for run in runs_listed(listed(capsys, "--json", *flags, str(runs)))
         }
         usage = {
             run_id: (run["prompt_tokens"], run["output_tokens"], run["cost_usd"])

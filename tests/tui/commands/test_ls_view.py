@@ -4,12 +4,12 @@ named."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from bench.generate import varied_ledgers
+from tests.conftest import runs_listed
 from tui.cli import main
 from tui.views import View, save_view
 
@@ -36,7 +36,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def ids(capsys: pytest.CaptureFixture[str], *argv: str) -> list[str]:
     assert main(["ls", *argv, "--json"]) == 0
-    return [run["run_id"] for run in json.loads(capsys.readouterr().out)]
+    return [run["run_id"] for run in runs_listed(capsys.readouterr().out)]
 
 
 def test_a_view_filters_sorts_and_picks_the_columns(
@@ -45,7 +45,7 @@ def test_a_view_filters_sorts_and_picks_the_columns(
     (home / "views.toml").write_text(VIEWS)
     runs = tmp_path / "runs"
     varied_ledgers(runs, 40)
-    listed = json.loads(
+    listed = runs_listed(
         capsys.readouterr().out
         if main(["ls", str(runs), "--json", "--filter", "cost:>0.01 duration:>30s"]) == 0
         else "[]"

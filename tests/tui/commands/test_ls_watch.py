@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import line
+from tests.conftest import line, written_ago
 from tests.terminal import REPO, RUNTOP, Terminal
 
 pytestmark = pytest.mark.timeout(60)
@@ -23,10 +23,13 @@ FIRST = "run_20261129T064500001_aaaaaaaaaaaaaaaa"
 SECOND = "run_20261129T064500002_bbbbbbbbbbbbbbbb"
 
 
-def write_run(directory: Path, run_id: str, *, ended: bool = True) -> None:
-    lines = line(1, "run_started", {"skill": "fetch", "input": "q"}, run_id=run_id)
+def write_run(directory: Path, run_id: str, *, ended: bool = True, now: bool = False) -> None:
+    """A run of two lines (one while not ``ended``), written an hour ago or, ``now``, just
+    now (a run not ended is then running)."""
+    when = written_ago(0) if now else None
+    lines = line(1, "run_started", {"skill": "fetch", "input": "q"}, run_id=run_id, time=when)
     if ended:
-        lines += line(2, "run_completed", {"status": "ok"}, run_id=run_id)
+        lines += line(2, "run_completed", {"status": "ok"}, run_id=run_id, time=when)
     (directory / f"{run_id}.jsonl").write_bytes(lines)
 
 
@@ -78,22 +81,29 @@ def test_into_a_pipe_a_table_is_written_each_time_the_runs_change(tmp_path: Path
     assert (status, err) == (0, "")
 
 
-def test_json_into_a_pipe_is_one_array_a_line(tmp_path: Path) -> None:
+def test_json_is_the_runs_then_each_run_that_changed_came_or_left(tmp_path: Path) -> None:
+    """As ``ls --json``, a run a line; then a line for each run that changed or came, and
+    one for each that left the listing (here: no longer passing ``--filter``)."""
     runs = tmp_path / "runs"
     runs.mkdir()
-    write_run(runs, FIRST)
+    write_run(runs, FIRST, ended=False, now=True)
     piped = Piped(
-        [*RUNTOP, "ls", str(runs), "--watch", "--json", "--filter", "skill:fetch"],
+        [*RUNTOP, "ls", str(runs), "--watch", "--json", "--filter", "status:running"],
         tmp_path / "home",
     )
     piped.read_until(b"\n")
-    write_run(runs, SECOND)
-    said = piped.read_until(b"\n", 2)
-    listings = [json.loads(text) for text in said.splitlines()]
-    assert [[run["run_id"] for run in listing] for listing in listings] == [
-        [FIRST],
-        [SECOND, FIRST],
+    time.sleep(2.5)  # listed twice more meanwhile, unchanged: nothing written
+    write_run(runs, SECOND, ended=False, now=True)
+    piped.read_until(b"\n", 2)
+    write_run(runs, FIRST, now=True)  # it ends: it is no longer running
+    said = piped.read_until(b"\n", 3)
+    lines = [json.loads(text) for text in said.splitlines()]
+    assert [(run["run_id"], run.get("status"), run.get("removed")) for run in lines] == [
+        (FIRST, "running", None),
+        (SECOND, "running", None),
+        (FIRST, None, True),
     ]
+    assert lines[2] == {"run_id": FIRST, "path": str(runs / f"{FIRST}.jsonl"), "removed": True}
     status, err = piped.interrupt()
     assert (status, err) == (0, "")
 

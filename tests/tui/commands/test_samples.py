@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, runs_listed
 from tui.cli import main
 from tui.commands.samples import SHIPPED
 
@@ -43,7 +42,7 @@ def test_fresh_copies_of_the_samples_are_not_running(
     assert main(["samples", "--path"]) == 0
     folder = capsys.readouterr().out.strip()
     assert main(["ls", folder, "--json"]) == 0
-    statuses = {run["run_id"][-4:]: run["status"] for run in json.loads(capsys.readouterr().out)}
+    statuses = {run["run_id"][-4:]: run["status"] for run in runs_listed(capsys.readouterr().out)}
     assert statuses == {
         "8a60": "succeeded",
         "3c2b": "failed",

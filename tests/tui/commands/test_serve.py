@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, runs_listed
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -112,7 +112,7 @@ def test_serve_then_ls_show_and_cancel_by_url(
     for _ in range(50):  # until the quick run has finished (it takes 10 ms)
         listed = runtop("ls", url, "--json", env=env)  # the token is found in its file
         assert listed.returncode == 0, listed.stderr
-        by_id = {run["run_id"]: run for run in json.loads(listed.stdout)}
+        by_id = {run["run_id"]: run for run in runs_listed(listed.stdout)}
         if by_id.get(quick, {}).get("status") == "succeeded":
             break
     assert by_id[quick]["status"] == "succeeded"
@@ -165,7 +165,7 @@ def test_a_servers_run_by_a_part_of_its_id_and_replayed_from_it(
     token = (tmp_path / "home" / "tokens" / f"127.0.0.1_{port}").read_text().strip()
     quick = str(post(url, "runs", {"skill_name": "slow", "input": "0.01"}, token)["run_id"])
     for _ in range(50):  # until it has finished (it takes 10 ms)
-        listed = json.loads(runtop("ls", "--from", url, "--json", env=env).stdout)
+        listed = runs_listed(runtop("ls", "--from", url, "--json", env=env).stdout)
         if listed and listed[0]["status"] == "succeeded":
             break
     shown = runtop("show", quick[-8:], "--from", url, env=env)  # the end the app shows

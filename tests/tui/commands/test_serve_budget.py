@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, runs_listed
 from tests.tui.commands.test_serve import post as post_to
 from tests.tui.commands.test_serve import runtop
 
@@ -81,7 +81,7 @@ def listed(server: Server, run_id: str) -> dict[str, Any]:
     url, _, env = server
     done = runtop("ls", url, "--json", env=env)
     assert done.returncode == 0, done.stderr
-    runs: list[dict[str, Any]] = json.loads(done.stdout)
+    runs: list[dict[str, Any]] = runs_listed(done.stdout)
     return next(run for run in runs if run["run_id"] == run_id)
 
 

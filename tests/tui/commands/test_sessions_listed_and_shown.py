@@ -15,7 +15,7 @@ import pytest
 from ledger_reader import RunStatus, RunSummary, SummaryCache, scan_summaries
 from ledger_reader.sessions import agent_of
 from ledger_reader.summary_cache import cache_file, reader_fingerprint
-from tests.conftest import line
+from tests.conftest import line, runs_listed
 from tui.cli import main
 
 HOME = Path(__file__).parent.parent.parent / "sessions_home"
@@ -27,7 +27,7 @@ SESSION_20 = (
 
 def test_ls_json_lists_every_session_with_its_tokens(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["ls", "--json", *map(str, FOLDERS)]) == 0
-    runs = {run["run_id"]: run for run in json.loads(capsys.readouterr().out)}
+    runs = {run["run_id"]: run for run in runs_listed(capsys.readouterr().out)}
     assert {run["agent"] for run in runs.values()} == {"claude-code", "codex", "gemini-cli"}
     assert len(runs) == 6
     child = runs["ae4a77f8-aedd-4bc1-888f-c94edc91af04.agent-aac57f5"]
@@ -83,11 +83,11 @@ def test_plain_ls_lists_the_homes_sessions_as_plain_runtop_shows_them(
     home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["ls", "--json"]) == 0
-    runs = json.loads(capsys.readouterr().out)
+    runs = runs_listed(capsys.readouterr().out)
     assert {run["agent"] for run in runs} == {"claude-code", "codex", "gemini-cli"}
     assert len(runs) == 6
     assert main(["ls", "--json", "--no-sessions"]) == 0
-    assert json.loads(capsys.readouterr().out) == []
+    assert runs_listed(capsys.readouterr().out) == []
 
 
 def test_ls_of_a_folder_reads_the_session_files_in_it_as_sessions(
@@ -97,12 +97,12 @@ def test_ls_of_a_folder_reads_the_session_files_in_it_as_sessions(
     folder's walk, silently: it is read as the agents' ``*.jsonl`` are."""
     assert main(["ls", "--json", str(home)]) == 0
     captured = capsys.readouterr()
-    runs = json.loads(captured.out)
+    runs = runs_listed(captured.out)
     assert len(runs) == len([*home.rglob("*.jsonl"), *home.rglob("session-*.json")]) == 6
     assert {run["agent"] for run in runs} == {"claude-code", "codex", "gemini-cli"}
     assert all(run["damaged_lines"] == 0 and run["model"] for run in runs)
     assert main(["ls", "--json"]) == 0  # as plain ls lists the home
-    assert json.loads(capsys.readouterr().out) == runs
+    assert runs_listed(capsys.readouterr().out) == runs
 
 
 def test_a_second_listing_takes_the_sessions_from_the_summary_cache(home: Path) -> None:
@@ -136,7 +136,7 @@ def test_a_ledger_named_by_a_uuid_outside_the_agents_folders_stays_a_ledger(
         + line(2, "run_completed", {"status": "ok"}, run_id=run_id)
     )
     assert main(["ls", "--json", str(ledger.parent)]) == 0
-    [run] = json.loads(capsys.readouterr().out)
+    [run] = runs_listed(capsys.readouterr().out)
     assert (run["run_id"], run["skill"], run["status"]) == (run_id, "research", "succeeded")
     # show, stats and a replay read it as ls does (by agent_of, they read it as a Claude
     # Code session, each line an unknown record, "no end yet: running")

@@ -3,7 +3,6 @@ with the reason, a server that is not runtop's is said to be so (not ``HTTP 404`
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -11,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, runs_listed
 from tui.cli import main
 
 SAMPLE = FIXTURES / "run_20261128T143000012_4f1a9c2e7b3d8a60.jsonl"
@@ -129,4 +128,4 @@ def test_ls_json_of_a_fresh_sample_copy_has_no_running_run(
     (tmp_path / torn.name).write_bytes(torn.read_bytes())  # copied just now
     code, out, _ = run(capsys, "ls", str(tmp_path), "--json")
     assert code == 0
-    assert [summary["status"] for summary in json.loads(out)] == ["stale"]
+    assert [summary["status"] for summary in runs_listed(out)] == ["stale"]
