@@ -26,6 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from inspector.model import LIVE, RunKey, RunView
+from inspector.run_order import Places
 from inspector.status_words import status_word
 from ledger_reader import run_filter as language
 from ledger_reader.run_filter import (
@@ -290,15 +291,14 @@ class FilterColumns:
     are older than the columns.
     """
 
-    def __init__(
-        self, current: Callable[[], tuple[Sequence[RunView] | None, dict[RunKey, int]]]
-    ) -> None:
+    def __init__(self, current: Callable[[], tuple[Sequence[RunView] | None, Places]]) -> None:
         self._current = current
         """The store's runs now, in order, and each one's place among them."""
-        self._laid: dict[RunKey, int] | None = None
-        """The places of the order the columns are laid out in (``None``: none made yet)."""
-        self._rows: dict[RunKey, int] = {}
-        """Each run's row: its place in that order, and the runs come since after them."""
+        self._laid: Places | None = None
+        """The places of the order the columns are laid out in (``None``: none made yet):
+        each run's row."""
+        self._added: dict[RunKey, int] = {}
+        """The rows of the runs come (or moved) since, after the others."""
         self._views: list[RunView] = []
         """Each row's run."""
         self._columns: dict[str, _Column] = {}
@@ -313,7 +313,7 @@ class FilterColumns:
 
     def clear(self) -> None:
         """Forget every run (the store closed)."""
-        self._laid, self._rows, self._views, self._columns, self._live = None, {}, [], {}, {}
+        self._laid, self._added, self._views, self._columns, self._live = None, {}, [], {}, {}
         self._gone, self._last = set(), None
 
     def update(self, views: Iterable[RunView]) -> None:
@@ -324,16 +324,14 @@ class FilterColumns:
             return  # never filtered yet: nothing is kept
         kept, columns, reads = self._views, self._columns, self._reads
         for view in views:
-            row = self._rows.get(view.key)
+            row = self._row(view.key)
             if row is not None and (row in self._gone or kept[row].started_at != view.started_at):
                 self._gone.add(row)  # it moves (or went, and came back): as a new run
                 self._live.pop(row, None)
                 row = None
             if row is None:  # after the others, until laid out in the store's new order
-                if self._rows is self._laid:
-                    self._rows = dict(self._rows)  # the store's places: not to be written
                 row = len(kept)
-                self._rows[view.key] = row
+                self._added[view.key] = row
                 kept.append(view)
                 for field, column in columns.items():
                     column.append(reads[field](view))
@@ -351,8 +349,8 @@ class FilterColumns:
 
     def remove(self, key: RunKey) -> None:
         """A run went: its row is left out when the columns are laid out again."""
-        row = self._rows.get(key)
-        if row is not None and self._laid is not None:
+        row = self._row(key)
+        if row is not None:
             self._gone.add(row)
             self._live.pop(row, None)
 
@@ -492,7 +490,14 @@ class FilterColumns:
         for place, row in zip(places.tolist(), live_rows.tolist(), strict=True):
             passed[place] = (test(read(views[row])) is True) != negated
 
-    def _lay_out(self, runs: Sequence[RunView], places: dict[RunKey, int]) -> None:
+    def _row(self, key: RunKey) -> int | None:
+        """``key``'s row, if it has one."""
+        row = self._added.get(key)
+        if row is None and self._laid is not None:
+            return self._laid.get(key)
+        return row
+
+    def _lay_out(self, runs: Sequence[RunView], places: Places) -> None:
         """Lay the columns out in the order of ``runs`` (whose places are ``places``)."""
         if self._laid is None:
             self._made_again(runs)
@@ -512,7 +517,7 @@ class FilterColumns:
                     column.taken(pieces, rows)
                 self._views = list(runs)
                 self._live = {places[key]: None for key in live if key in places}
-        self._laid = self._rows = places
+        self._laid, self._added = places, {}
         self._gone = set()
 
     def _made_again(self, runs: Sequence[RunView]) -> None:
@@ -521,16 +526,16 @@ class FilterColumns:
         live = map(LIVE.__contains__, map(_STATUS, runs))
         self._live = dict.fromkeys(compress(range(len(runs)), live))
 
-    def _came(self, places: dict[RunKey, int], laid: int) -> list[tuple[int, int]]:
+    def _came(self, places: Places, laid: int) -> list[tuple[int, int]]:
         """The rows of the runs that came (or moved) since the columns were laid out, by
         their places in the order now (of those still there)."""
-        views, rows = self._views, self._rows
+        views, added = self._views, self._added
         return sorted(
             (place, row)
             for row in range(laid, len(views))
             if row not in self._gone
             and (place := places.get(views[row].key)) is not None
-            and rows.get(views[row].key) == row
+            and added.get(views[row].key) == row
         )
 
     def _pieces(

@@ -21,7 +21,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections import Counter, deque
+from collections import deque
 from collections.abc import AsyncIterator
 from typing import Final
 
@@ -33,6 +33,7 @@ from inspector.changes import ChangeSubscriber, StoreChange
 from inspector.filters import FilterColumns
 from inspector.history import history_from_source, read_history
 from inspector.model import RunKey, RunView, ToolCallView, make_view
+from inspector.run_order import RunOrder
 from inspector.source import (
     ActionRefused,
     RunSource,
@@ -95,13 +96,10 @@ class RunStore:
         self._pumps: dict[str, asyncio.Task[None]] = {}
         self._runs: dict[RunKey, RunState] = {}
         self._views: dict[RunKey, RunView] = {}
-        self._ordered: tuple[RunView, ...] | None = ()
-        self._positions: dict[RunKey, int] = {}
-        """Where each run is in ``_ordered``, while the order holds."""
-        self._columns = FilterColumns(lambda: (self._ordered, self._positions))
+        self._order = RunOrder()
+        """The runs as the table shows them, newest first, kept as views change."""
+        self._columns = FilterColumns(self._order.current)
         """Every run's fields as the filter reads them, kept as views change."""
-        self._counts: Counter[str] = Counter()
-        """Runs per source, counted when the order is rebuilt (a run added or removed)."""
         self._moments: dict[str, float] | None = {}
         """Each replay's moment (:attr:`Snapshot.replayed_at`), kept as views change; ``None``
         when a run that may have set it went back or went: worked out again from every run."""
@@ -333,8 +331,8 @@ class RunStore:
         self._children.pop(key, None)
         view = self._views.pop(key, None)
         if view is not None:
-            self._ordered = None
-            self._columns.remove(key)
+            self._columns.remove(key)  # by its row in the order laid out: first
+            self._order.remove(key)
             if view.recorded:
                 self._moments = None
         self._dirty.pop(key, None)
@@ -393,7 +391,6 @@ class RunStore:
         self._dirty = {}
         runs, views = self._runs, self._views
         recordings = {name for name, source in self._source_states.items() if not source.live}
-        reorder = False
         for key in changed:
             state = runs.get(key)
             if state is None:
@@ -405,27 +402,17 @@ class RunStore:
                 detailed=state.detailed,
                 recorded=key.source in recordings,
             )
-            old = views.get(key)
-            if old is None or old.started_at != view.started_at:
-                reorder = True
             if view.recorded:
-                self._replayed_to(view, old)
+                self._replayed_to(view, views.get(key))
             views[key] = view
-        if reorder:
-            self._ordered = None
         changed = self._families(changed)
+        for key in changed:
+            now = views.get(key)
+            if now is not None:
+                self._order.put(now)
         self._columns.update(views[key] for key in changed if key in views)
         change = self._pending.merge(StoreChange(runs=frozenset(changed)))
         self._pending = StoreChange()
-        if self._ordered is not None and changed:
-            # Same order, new views: patch them in by position rather than look up every run.
-            ordered = list(self._ordered)
-            where = self._positions
-            for key in changed:
-                place = where.get(key)
-                if place is not None:
-                    ordered[place] = self._views[key]
-            self._ordered = tuple(ordered)
         self._version += 1
         if change.runs or change.events or change.removed or change.sources or change.reset:
             for subscriber in self._subscribers:
@@ -484,18 +471,11 @@ class RunStore:
 
     def snapshot(self) -> Snapshot:
         """Every run, newest first, as immutable views (cheap: nothing is copied)."""
-        if self._ordered is None:
-            self._ordered = tuple(
-                sorted(
-                    self._views.values(), key=lambda v: (v.started_at or 0.0, v.key), reverse=True
-                )
-            )
-            self._positions = {view.key: place for place, view in enumerate(self._ordered)}
-            self._counts = Counter(key.source for key in self._views)
+        ordered, _ = self._order.shown()
         if self._sources_seen != (self._version, len(self._source_states), self._states_version):
             self._sources_seen = (self._version, len(self._source_states), self._states_version)
             self._sources_shown = tuple(
-                _replace_state(state, run_count=self._counts.get(name, 0))
+                _replace_state(state, run_count=self._order.counts.get(name, 0))
                 for name, state in self._source_states.items()
             )
         if self._moments is None:
@@ -506,7 +486,7 @@ class RunStore:
         if self._moments != self._moments_shown:
             self._moments_shown = dict(self._moments)  # a snapshot's never changes
         return Snapshot(
-            self._ordered, self._sources_shown, self._version, self._moments_shown, self._columns
+            ordered, self._sources_shown, self._version, self._moments_shown, self._columns
         )
 
     @property
@@ -699,7 +679,7 @@ class RunStore:
         self._runs.clear()
         self._views.clear()
         self._dirty.clear()
-        self._ordered, self._positions, self._counts = (), {}, Counter()
+        self._order.clear()
         self._columns.clear()
         self._children.clear()
         self._parent_of.clear()
