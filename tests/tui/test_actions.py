@@ -107,7 +107,7 @@ async def test_at_80x24_every_screen_shows_keys_help_and_quit(fixtures: Path) ->
                 assert replay_key in shown, shown  # a replay is open: its keys apply
             await pilot.press("escape")
         header = app.screen.query_one("#header", Static)
-        assert "TOKENS" not in str(header.render())  # no room at 80 columns
+        assert "TOKENS / COST" in str(header.render())  # figures before text, at 80 columns
         assert "SKILL " in str(header.render())
         assert "SKILL / AGE" not in str(header.render())  # a title shortened, not cut
         await pilot.press(*"sssss")  # status, agent, time, events, tokens

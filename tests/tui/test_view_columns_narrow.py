@@ -42,10 +42,12 @@ def test_the_names_give_way_before_a_views_numbers() -> None:
     assert narrow["status"] < wide["status"] or "agent" not in narrow, narrow
 
 
-def test_without_a_view_the_columns_give_way_as_before() -> None:
-    """Every column shown: none was asked for more than another, and TOKENS / COST goes
-    before DOING NOW is squeezed (the runs screen's own order)."""
-    assert "tokens" not in layout(78, Fill(status=19))
+def test_without_a_view_the_text_gives_way_before_the_figures() -> None:
+    """Every column shown: DOING NOW and SOURCE give way before TOKENS / COST and TIME (at
+    80 columns TOKENS / COST went second, before DOING NOW gave up a cell)."""
+    shown = layout(78, Fill(status=19))
+    assert {"tokens", "duration", "damaged"} <= set(shown), shown
+    assert not {"doing", "source"} & set(shown), shown
 
 
 async def test_a_view_shows_its_tokens_at_80x24(fixtures: Path, tmp_path: Path) -> None:

@@ -22,12 +22,20 @@ MARK: Final = "◆"
 NUMERIC: Final = frozenset({"events", "damaged", "duration", "tokens"})
 """Columns of numbers: right-aligned, titles and all, so their digits line up."""
 
-DROP_FIRST: Final = ("source", "tokens", "damaged", "started", "events", "duration")
+DROP_FIRST: Final = ("source", "started", "events", "damaged", "duration", "tokens")
 """Columns left out, in this order, when the terminal is too narrow for all (never the one
 the table is sorted by: it takes the place of the next one instead). A column empty for
-every run shown goes first, at every width; SOURCE, when the runs shown come
-from several sources, after TOKENS and DAMAGED (with one, the source line names it).
-Without its column, a run's damaged lines are said in DOING NOW."""
+every run shown goes first, at every width. Text gives way before figures, and a figure
+is never cut: SOURCE and STARTED go while DOING NOW has less than :data:`MIN_DOING` cells,
+then DOING NOW itself; then EVENTS (:data:`COUNTS`); then the status, the run and its name
+give up cells (:data:`SQUEEZED`); DAMAGED, TIME and TOKENS / COST go last. At 80 columns
+TOKENS / COST went second, before DOING NOW (empty for every idle session) gave up any of
+its 18 cells. SOURCE, when the runs shown come from several sources, goes after STARTED
+(with one, the source line names it). Without its column (a view that leaves it out), a
+run's damaged lines are said in DOING NOW."""
+COUNTS: Final = frozenset({"events"})
+"""The figures that go, once DOING NOW is gone, before the names and ids give up cells
+(the count of events: the run's screen lists them; a damaged line is news, it stays)."""
 
 SQUEEZED: Final = (("run", 7), ("status", 11), ("agent", 8), ("status", 8))
 """Narrower still (the keys help open beside the table), once DOING NOW is gone: columns
@@ -116,10 +124,11 @@ def visible_columns(
     """The columns that fit ``total`` cells, with their widths (one space between them).
 
     The columns a view leaves out (:attr:`Fill.hidden`) and those empty for every run go
-    first, at every width. Then columns give way by priority (:data:`DROP_FIRST`) until
-    DOING NOW has :data:`MIN_DOING` cells; narrower still, DOING NOW goes and the columns
-    left give up cells (:data:`SQUEEZED`). The one sorted by (``keep``) stays, whole, and
-    so do the numbers a view names (:func:`staying`): the names give way before them.
+    first, at every width. Then the text gives way by priority (:data:`DROP_FIRST`) until
+    DOING NOW has :data:`MIN_DOING` cells; narrower still, DOING NOW goes, then EVENTS
+    (:data:`COUNTS`), and the columns left give up cells (:data:`SQUEEZED`). The one
+    sorted by (``keep``) stays, whole, and so do the numbers a view names
+    (:func:`staying`): the names give way before them.
     """
     total = int(total)
     titles = {key: title for key, title, _ in COLUMNS}
@@ -139,12 +148,10 @@ def visible_columns(
             widths.pop(key, None)
     order = DROP_FIRST
     if fill.sources > 1:  # the source tells runs apart: it stays longer
-        order = ("tokens", "damaged", "source", "started", "events", "duration")
+        order = ("started", "source", "events", "damaged", "duration", "tokens")
     least = MIN_DOING if "doing" in widths else 0
-    for key in order:
-        if total - fixed() >= least:
-            break
-        if key not in stays:
+    for key in order:  # the text first, while DOING NOW has less than its least
+        if key not in NUMERIC and key not in stays and total - fixed() < least:
             widths.pop(key, None)
     most: int | None = None  # the cells the names may take of those left over: all of them
     if "doing" in widths:
@@ -154,6 +161,9 @@ def visible_columns(
             return tuple((key, titles[key], width) for key, width in widths.items())
         del widths["doing"]
         most = AGENT_WIDE
+    for key in order:  # then the counts, whole, before the names and ids give up cells
+        if key in COUNTS and key not in stays and fixed() > total:
+            widths.pop(key, None)
     over = fixed() - total
     for key, narrowest in SQUEEZED:
         if key in widths and key != keep and over > 0:
