@@ -38,14 +38,14 @@ SORT_KEYS: Final = ("started", "status", "agent", "duration", "events", "tokens"
 
 def sort_runs(runs: Sequence[RunView], key: str, reverse: bool, now: float) -> list[RunView]:
     """``runs`` sorted by the column ``key`` (ties by start), ``reverse``: largest first."""
-    from tui.text import skill_and_agent  # here: a view read without a sort needs no Rich
+    from tui.text import run_name  # here: a view read without a sort needs no Rich
 
     def value(run: RunView) -> tuple[object, ...]:
         match key:
             case "status":
                 return (run.status.value, run.started_at or 0.0)
             case "agent":
-                return (skill_and_agent(run.skill, run.agent), run.started_at or 0.0)
+                return (run_name(run.summary), run.started_at or 0.0)
             case "duration":
                 return (run.duration(now) or 0.0,)
             case "events":

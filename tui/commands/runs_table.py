@@ -21,8 +21,8 @@ from tui.text import (
     damaged_count,
     duration,
     inert,
+    run_name,
     shorten,
-    skill_and_agent,
     spent,
     tokens,
 )
@@ -126,6 +126,9 @@ left, :data:`NOTE_LEAST` at least, cut at the edge); SKILL / AGENT is cut again,
 goes. STATUS, the run and the numbers stay: at 80 columns the table was cut after SKILL /
 AGENT and no number showed. A pipe gets every line whole, as wide as it is."""
 
+NAME_CELLS: Final = 48
+"""The most cells SKILL / AGENT takes, the terminal as wide as it may be (a coding agent's
+session is named by its prompt as well: :func:`~tui.text.run_name`)."""
 AGENT_CUTS: Final = (12, 8)
 """The cells SKILL / AGENT is cut to, the first time and the second."""
 NOTE_LEAST: Final = 16
@@ -153,12 +156,12 @@ def runs_table(
         kept = list(range(len(COLUMNS)))
     rows: list[list[str]] = []
     for summary in summaries:
-        who = skill_and_agent(summary.skill, summary.agent)
+        who = run_name(summary, NAME_CELLS)
         rows.append(
             [
                 summary.status.value,
                 inert(summary.run_id, single_line=True),
-                shorten(inert(who, single_line=True), 32),
+                who,
                 _when(summary.started_at),
                 _duration(summary),
                 "?" if summary.event_count is None else str(summary.event_count),

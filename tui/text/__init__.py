@@ -25,7 +25,8 @@ from typing import Any, Final
 
 import msgspec
 
-from inspector.ledger import RunTotals
+from inspector.actions import AGENT_RESUME
+from inspector.ledger import RunSummary, RunTotals
 from inspector.ledger import duration as duration  # the one way a duration is written
 
 _CONTROL: Final = re.compile(
@@ -175,6 +176,39 @@ def skill_and_agent(skill: str | None, agent: str | None) -> str:
     if skill and agent and skill != agent:
         return f"{skill} / {agent}"
     return skill or agent or ""
+
+
+PROMPT_CELLS: Final = 200
+"""The most of a session's first prompt its name takes (a prompt can be pages long)."""
+PROMPT_LEAST: Final = 16
+"""The cells a session's prompt keeps before its project and agent where the name is cut:
+with fewer, the prompt alone leads, cut at the name's end."""
+
+
+def run_name(summary: RunSummary, width: int | None = None) -> str:
+    """What names a run in the runs table and ``runtop ls``'s SKILL / AGENT (inert, cut to
+    ``width``): its skill and agent (:func:`skill_and_agent`); a coding agent's session, what
+    it was first asked before them (``Search hex.pm for … · spotter-4te / claude-code``).
+
+    A project's sessions share its name and their agent's: at 80 columns every one read
+    ``spotter-4te…``, while their prompts tell them apart, as the agents' own lists of
+    sessions do. Cut, the prompt gives up its end first while it keeps
+    :data:`PROMPT_LEAST` cells, then the whole name is cut at its end.
+    """
+    who = inert(skill_and_agent(summary.skill, summary.agent), single_line=True)
+    asked = summary.input
+    prompt = ""
+    if summary.writer in AGENT_RESUME and isinstance(asked, str):
+        lines = (line.strip() for line in asked[:PROMPT_CELLS].splitlines())
+        prompt = inert(" ".join(next((line for line in lines if line), "").split()))
+    if not prompt or not who:
+        text = prompt or who
+    else:
+        text = f"{prompt} · {who}"
+        room = (width or 0) - len(" · ") - len(who)
+        if width is not None and len(text) > width and room >= PROMPT_LEAST:
+            text = f"{shorten(prompt, room)} · {who}"
+    return text if width is None else shorten(text, width)
 
 
 def damaged_count(lines: int | None) -> str:

@@ -25,7 +25,7 @@ from textual.strip import Strip
 from inspector import RunKey, RunView, SourcesDown
 from inspector.model import UNANSWERED
 from tui.columns import COLUMNS, SORT_KEYS, sort_runs
-from tui.text import cell, damaged_count, inert, skill_and_agent
+from tui.text import cell, damaged_count, inert, run_name
 from tui.text.runs import now_or, relative, run_time, short_id, status_mark, tokens_and_cost
 from tui.widgets.lines import CURSOR_BINDINGS, highlighted, scroll_row_into_view
 from tui.widgets.run_columns import (
@@ -175,7 +175,7 @@ class RunTable(ScrollView, can_focus=True):
         selection follows it as rows come and go. Until then it is the top row, as runs
         arrive in any order (a folder of old sessions read before the newest runs would
         otherwise hold it on a run far below the screen); Home gives it back to the top."""
-        self._fixed_cells: dict[tuple[str, RunKey, str | None, str | None, int], str] = {}
+        self._fixed_cells: dict[tuple[str, RunKey, str | None, str | None, bool, int], str] = {}
         self._frame_width: LinesWidth | None = None
         self._colours: dict[str, Style] = {}
         self._base_style: Style | None = None
@@ -348,7 +348,7 @@ class RunTable(ScrollView, can_focus=True):
         """A cell made of what rarely changes for a run (its id, skill and agent, source),
         ``size`` cells wide: made once, not each time a live run's line is drawn (ten times
         a second for each live run on screen)."""
-        key = (column, run.key, run.skill, run.agent, size)
+        key = (column, run.key, run.skill, run.agent, run.summary.input is None, size)
         text = self._fixed_cells.get(key)
         if text is None:
             if len(self._fixed_cells) > FIXED_CELLS:
@@ -357,7 +357,7 @@ class RunTable(ScrollView, can_focus=True):
                 case "run":
                     text = _cut_start(short_id(run.run_id), size)  # its distinctive end
                 case "agent":
-                    text = cell(skill_and_agent(run.skill, run.agent), size)
+                    text = run_name(run.summary, size)
                 case _:  # the end of a name says most (the port of 127.0.0.1:8765)
                     text = _cut_start(inert(run.source, single_line=True), size)
             self._fixed_cells[key] = text
