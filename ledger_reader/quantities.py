@@ -13,8 +13,8 @@ from typing import Final
 
 _COUNT_UNITS: Final = {"": 1, "k": 1000, "m": 1000**2, "g": 1000**3, "t": 1000**4}
 _BYTE_UNITS: Final = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
-_SPAN_UNITS: Final = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-_NUMBER: Final = re.compile(r"(\d+(?:\.\d*)?|\.\d+)([a-z]?)")
+_SPAN_UNITS: Final = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
+_NUMBER: Final = re.compile(r"(\d+(?:\.\d*)?|\.\d+)\s*([a-z]{0,2})")
 
 
 class BadQuantity(ValueError):
@@ -49,10 +49,10 @@ def size(text: str) -> int:
 
 
 def seconds(text: str, *, bare: bool = True) -> float:
-    """A time span in seconds, ``90s``, ``5m``, ``1.5h``, ``7d``; a bare number is seconds
-    unless ``bare`` is false (where a forgotten unit would mean something else)."""
+    """A time span in seconds, ``500ms``, ``90s``, ``5m``, ``1.5h``, ``7d``; a bare number
+    is seconds unless ``bare`` is false (where a forgotten unit would mean something else)."""
     said = text.strip().lower()
-    expected = "a time span like 90s, 5m, 2h or 7d"
+    expected = "a time span like 500ms, 90s, 5m, 2h or 7d"
     if said[-1:].isdigit() or said.endswith("."):
         if not bare:
             raise BadQuantity(f"{text.strip()!r} is not {expected} (give its unit)")

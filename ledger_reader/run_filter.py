@@ -43,7 +43,7 @@ from ledger_reader import quantities
 from ledger_reader.status_names import UnknownStatus, statuses_named
 from ledger_reader.summary import RunSummary
 from ledger_reader.text_search import Phrase
-from ledger_reader.timespan import BadTimeSpan, since, span_seconds
+from ledger_reader.timespan import BadTimeSpan, since
 
 Run = TypeVar("Run")
 Read = Callable[[Any], Any]
@@ -319,8 +319,8 @@ def _amount(field: str, text: str) -> float:
     every amount typed is (:mod:`ledger_reader.quantities`; durations as spans of time)."""
     if field == "duration":
         try:
-            return span_seconds(text)
-        except BadTimeSpan:
+            return quantities.seconds(text)
+        except quantities.BadQuantity:
             raise FilterError(f"{text!r} is not a duration: {EXAMPLES[field]}") from None
     try:
         number = quantities.usd(text) if field == "cost" else quantities.number(text)

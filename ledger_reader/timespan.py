@@ -19,9 +19,10 @@ both take it).
 
 from __future__ import annotations
 
-import re
+import contextlib
 from typing import Final
 
+from ledger_reader import quantities
 from ledger_reader.events import parse_time
 
 CLOCK_SLACK: Final = 1.0
@@ -148,10 +149,6 @@ class ClockCheck:
         return clock_warning(before - now, seq)
 
 
-_SPAN: Final = re.compile(r"(\d+(?:\.\d+)?)\s*([smhd])", re.IGNORECASE)
-_SECONDS: Final = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-
-
 class BadTimeSpan(ValueError):
     """A value that is neither a span like ``5m`` nor an RFC 3339 time."""
 
@@ -168,30 +165,12 @@ def since(value: str, now: float) -> float:
         BadTimeSpan: ``value`` is neither.
     """
     text = value.strip()
-    match = _SPAN.fullmatch(text)
-    if match:
-        return now - float(match[1]) * _SECONDS[match[2].lower()]
+    with contextlib.suppress(quantities.BadQuantity):
+        return now - quantities.seconds(text, bare=False)
     parsed = parse_time(text)
     if parsed is None:
         raise BadTimeSpan(f"{value!r} is neither a time nor a span like 30s, 5m, 1h or 7d")
     return parsed.timestamp()
-
-
-_LENGTH: Final = re.compile(r"(\d+(?:\.\d*)?|\.\d+)\s*(ms|[smhd]?)", re.IGNORECASE)
-_LENGTH_SECONDS: Final = {"": 1.0, "ms": 0.001, **{unit: float(n) for unit, n in _SECONDS.items()}}
-
-
-def span_seconds(value: str) -> float:
-    """The seconds a span of time like ``30s``, ``1.5m``, ``500ms``, ``2h``, ``7d`` or ``45``
-    (seconds) says: a run's duration in the filter's ``duration:``.
-
-    Raises:
-        BadTimeSpan: ``value`` is no such span.
-    """
-    match = _LENGTH.fullmatch(value.strip())
-    if match is None:
-        raise BadTimeSpan(f"{value!r} is not a span of time like 500ms, 30s, 5m, 1h or 7d")
-    return float(match[1]) * _LENGTH_SECONDS[match[2].lower()]
 
 
 __all__ = [
@@ -204,6 +183,5 @@ __all__ = [
     "elapsed",
     "offset_in_run",
     "since",
-    "span_seconds",
     "under_a_tenth",
 ]

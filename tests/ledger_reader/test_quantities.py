@@ -6,8 +6,9 @@ from collections.abc import Callable
 
 import pytest
 
-from ledger_reader import quantities
+from ledger_reader import quantities, timespan
 from ledger_reader.quantities import BadQuantity
+from ledger_reader.run_filter import RunFilter
 
 
 @pytest.mark.parametrize(
@@ -34,10 +35,24 @@ def test_sizes(text: str, value: int) -> None:
 
 @pytest.mark.parametrize(
     ("text", "value"),
-    [("90", 90.0), ("90s", 90.0), ("5m", 300.0), ("1.5h", 5400.0), ("7d", 604800.0)],
+    [
+        *(("90", 90.0), ("90s", 90.0), ("5m", 300.0), ("1.5h", 5400.0), ("7d", 604800.0)),
+        *(("500ms", 0.5), ("30 s", 30.0), ("2H", 7200.0)),
+    ],
 )
 def test_time_spans(text: str, value: float) -> None:
     assert quantities.seconds(text) == value
+
+
+def test_every_time_span_is_read_alike() -> None:
+    """A filter's ``duration:`` and ``since:``, a budget's seconds, the attach API's
+    ``since=`` read a span by the one rule."""
+    now = 1_800_000_000.0
+    for text in ("500ms", "90s", "5m", "1.5h", "7d"):
+        seconds = quantities.seconds(text)
+        assert timespan.since(text, now) == now - seconds
+        assert RunFilter.parse(f"duration:>{text}").terms[0].test(seconds + 0.001) is True
+        assert RunFilter.parse(f"duration:>{text}").terms[0].test(seconds) is False
 
 
 def test_a_time_span_may_have_to_say_its_unit() -> None:
