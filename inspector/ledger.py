@@ -63,6 +63,9 @@ from ledger_reader.head_tail import writer_gone
 from ledger_reader.locations import default_ledger_dir, make_private_dir, runtop_home
 from ledger_reader.messages import THINKING, TOOL_CALL, TOOL_RESULT, Message, conversation
 from ledger_reader.sessions import (
+    AGENT_NOTICE,
+    CONTEXT_COMPACTED,
+    NOTICES,
     SESSION_RESUMED,
     USER_MESSAGE,
     agent_of,
@@ -93,7 +96,10 @@ else:
 
 
 __all__ = [
+    "AGENT_NOTICE",
+    "CONTEXT_COMPACTED",
     "MAX_LINE_BYTES",
+    "NOTICES",
     "SESSION_RESUMED",
     "THINKING",
     "TOOL_CALL",

@@ -10,7 +10,14 @@ how live a session is, in :mod:`~ledger_reader.sessions.status`.
 
 from __future__ import annotations
 
-from ledger_reader.sessions.fold import RESUMED_AFTER, SESSION_RESUMED, USER_MESSAGE
+from ledger_reader.sessions.fold import (
+    AGENT_NOTICE,
+    CONTEXT_COMPACTED,
+    NOTICES,
+    RESUMED_AFTER,
+    SESSION_RESUMED,
+    USER_MESSAGE,
+)
 from ledger_reader.sessions.homes import home_session_dirs
 from ledger_reader.sessions.session_file import (
     AGENTS,
@@ -33,10 +40,13 @@ from ledger_reader.sessions.status import IDLE_AFTER, WAIT_LIMIT, judge_session
 
 __all__ = [
     "AGENTS",
+    "AGENT_NOTICE",
     "CLAUDE_CODE",
     "CODEX",
+    "CONTEXT_COMPACTED",
     "GEMINI_CLI",
     "IDLE_AFTER",
+    "NOTICES",
     "RESUMED_AFTER",
     "SESSION_RESUMED",
     "USER_MESSAGE",

@@ -24,6 +24,7 @@ waiting until its result is written.
 
 from __future__ import annotations
 
+import re
 from typing import Any, ClassVar, Final
 
 from ledger_reader.sessions.fold import (
@@ -49,6 +50,8 @@ ASKING: Final[dict[str, frozenset[str]]] = {
     "dontAsk": frozenset(),
 }
 """The tools each permission mode asks the person about before they run."""
+INTERRUPTED: Final = "[Request interrupted by user"
+"""How Claude Code marks, in the person's turn, a response the person stopped (Esc)."""
 REMEMBERED_RESPONSES: Final = 256
 """Responses folded already, by id, so a straggling record of one is not counted again."""
 
@@ -94,7 +97,7 @@ class ClaudeCodeFold(SessionFold):
             self._assistant(record, time)
         elif kind == "user":
             self._user(record, time)
-        else:
+        elif not (kind == "system" and self._system(record, time)):
             self.start(time)
             self.unknown(kind, time, record)
         if time:
@@ -132,10 +135,7 @@ class ClaudeCodeFold(SessionFold):
                 self.start(time)
                 return
             self._close()  # a new prompt: the last response is over
-            if not self.started:
-                self.start(time, words)
-            else:
-                self.user_message(time, words)
+            self._said(record, time, words)
             return
         # Results come while the response that asked for them may still be streaming
         # (parallel tool uses): it stays open.
@@ -149,6 +149,41 @@ class ClaudeCodeFold(SessionFold):
             self.tool_result(
                 time, call_id, output, is_error=block.get("is_error") is True, child_run_id=child
             )
+
+    def _said(self, record: dict[str, Any], time: str, words: str) -> None:
+        """Words in the person's turn: a prompt they typed (a slash command as they typed
+        it), or what Claude Code put there itself (:func:`notice_of`)."""
+        notice = notice_of(words, compact_summary=record.get("isCompactSummary") is True)
+        if notice is not None:
+            self.start(time)
+            self.agent_notice(time, *notice)
+            return
+        words = command_typed(words)
+        if not self.started:
+            self.start(time, words)
+        else:
+            self.user_message(time, words)
+
+    def _system(self, record: dict[str, Any], time: str) -> bool:
+        """A ``system`` record that says something a run shows: a compaction, a local
+        command and its output; ``False`` for the others (kept as they are)."""
+        subtype = record.get("subtype")
+        if subtype == "compact_boundary":
+            self._close()
+            self.start(time)
+            said = record.get("compactMetadata")
+            said = said if isinstance(said, dict) else {}
+            self.context_compacted(
+                time,
+                trigger=as_str(said.get("trigger")) or None,
+                tokens_before=as_int(said.get("preTokens")) or None,
+            )
+            return True
+        words = as_str(record.get("content"))
+        if subtype == "local_command" and words:
+            self._said(record, time, words)
+            return True
+        return False
 
     def _sub_agent(self, record: dict[str, Any]) -> str | None:
         """The run of the sub-agent a ``Task`` result's record names (``toolUseResult.agentId``,
@@ -270,4 +305,42 @@ class ClaudeCodeFold(SessionFold):
         return self._open is None and super().settled()
 
 
-__all__ = ["ClaudeCodeFold"]
+def notice_of(words: str, *, compact_summary: bool = False) -> tuple[str, str] | None:
+    """What Claude Code itself put in the person's turn, as ``(kind, text)`` (the kinds of
+    :data:`~ledger_reader.sessions.fold.NOTICES`); ``None`` for words the person typed.
+
+    A compacted conversation's summary (its record says ``isCompactSummary``); a background
+    task's notice (``<task-notification>``, its ``<summary>``); a local command's output
+    (``<local-command-stdout>``, ``-stderr``); the mark of a response the person interrupted.
+    """
+    if compact_summary:
+        return "compact_summary", words
+    stripped = words.lstrip()
+    if stripped.startswith(INTERRUPTED):
+        return "interrupted", stripped
+    if stripped.startswith("<task-notification>"):
+        return "task_notification", _tagged(stripped, "summary") or stripped
+    if stripped.startswith(("<local-command-stdout>", "<local-command-stderr>")):
+        output = _tagged(stripped, "local-command-stdout") or _tagged(
+            stripped, "local-command-stderr"
+        )
+        return "command_output", output
+    return None
+
+
+def _tagged(words: str, tag: str) -> str:
+    """The text inside the first ``<tag>...</tag>`` of ``words``, ``""`` if none."""
+    found = re.search(f"<{tag}>(.*?)</{tag}>", words, re.DOTALL)
+    return found[1].strip() if found else ""
+
+
+def command_typed(words: str) -> str:
+    """A slash command as the person typed it (``/compact and go on``), from the tags Claude
+    Code writes it in (``<command-name>``, ``<command-args>``); other words as they are."""
+    if not words.lstrip().startswith(("<command-name>", "<command-message>")):
+        return words
+    name = _tagged(words, "command-name") or "/" + _tagged(words, "command-message")
+    return f"{name} {_tagged(words, 'command-args')}".strip()
+
+
+__all__ = ["ClaudeCodeFold", "command_typed", "notice_of"]

@@ -10,7 +10,10 @@ id as the run id:
   ``input``, ``parent_run_id`` for a sub-agent) at the first record that names
   the session;
 - a ``user_message`` for each prompt a person typed (a type of its own, shown
-  as it is);
+  as it is); what the agent itself put in the person's turn (a compacted
+  conversation's summary, a background task's notice, a local command's output,
+  the mark of an interruption) is an ``agent_notice`` instead, and a compaction
+  a ``context_compacted``;
 - per model response: its thinking (``reasoning_chunk``) and text (``llm_chunk``),
   then one ``llm_call`` with its tokens (counted once) and what it answered,
   inside a ``node_enter``/``node_exit`` from the request to the answer;
@@ -76,6 +79,21 @@ USER_MESSAGE: Final = "user_message"
 SESSION_RESUMED: Final = "session_resumed"
 """The event type that says a session was taken up again after :data:`RESUMED_AFTER`
 (``{"after_seconds": ...}``): its events after the gap are that far into the run."""
+AGENT_NOTICE: Final = "agent_notice"
+"""The event type of words the agent itself put in the person's turn (``{"kind": ...,
+"text": ...}``): kinds in :data:`NOTICES`. They are not a prompt typed: a run's first prompt and
+its ``user_message`` events are the person's own words only."""
+NOTICES: Final = {
+    "interrupted": "interrupted by the person",
+    "compact_summary": "summary of the compacted conversation",
+    "task_notification": "background task",
+    "command_output": "command output",
+}
+"""Each kind of :data:`AGENT_NOTICE`, and how it reads."""
+CONTEXT_COMPACTED: Final = "context_compacted"
+"""The event type that says the agent compacted the conversation (its earlier turns replaced
+by a summary) to fit the model's context: ``{"trigger": "auto" | "manual", "tokens_before":
+...}``, each where the file says it."""
 RESUMED_AFTER: Final = 3600.0
 """Seconds of silence before a prompt after which the session counts as resumed."""
 TEXT_LIMIT: Final = 64 * 1024
@@ -248,6 +266,25 @@ class SessionFold:
         if was_cut:
             payload["truncated"] = True
         self.unknown_typed(USER_MESSAGE, time, payload)
+
+    def agent_notice(self, time: str, kind: str, text: str) -> None:
+        """Words the agent put in the person's turn (:data:`AGENT_NOTICE`)."""
+        said, was_cut = cut(text)
+        payload: dict[str, Any] = {"kind": kind, "text": said}
+        if was_cut:
+            payload["truncated"] = True
+        self.unknown_typed(AGENT_NOTICE, time, payload)
+
+    def context_compacted(
+        self, time: str, *, trigger: str | None = None, tokens_before: int | None = None
+    ) -> None:
+        """The conversation compacted to fit the context (:data:`CONTEXT_COMPACTED`)."""
+        payload: dict[str, Any] = {}
+        if trigger:
+            payload["trigger"] = trigger
+        if tokens_before:
+            payload["tokens_before"] = tokens_before
+        self.unknown_typed(CONTEXT_COMPACTED, time, payload)
 
     def unknown_typed(self, kind: str, time: str, payload: Any) -> None:
         self.seq += 1
@@ -553,6 +590,9 @@ def as_str(value: Any) -> str:
 
 
 __all__ = [
+    "AGENT_NOTICE",
+    "CONTEXT_COMPACTED",
+    "NOTICES",
     "RESUMED_AFTER",
     "SESSION_RESUMED",
     "TEXT_LIMIT",

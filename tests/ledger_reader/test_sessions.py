@@ -26,6 +26,8 @@ from ledger_reader import (
     UnknownEvent,
 )
 from ledger_reader.sessions import (
+    AGENT_NOTICE,
+    CONTEXT_COMPACTED,
     IDLE_AFTER,
     SESSION_RESUMED,
     USER_MESSAGE,
@@ -48,9 +50,30 @@ CLAUDE_21 = CLAUDE_21_DIR / "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"
 SUBAGENT_21 = (
     CLAUDE_21_DIR / "ae4a77f8-aedd-4bc1-888f-c94edc91af04" / "subagents" / "agent-aac57f5.jsonl"
 )
+INTERRUPTED_21 = (
+    CLAUDE / "-home-marco-projects-spotter" / "d6e0bada-1959-4eec-a9d2-0bfade768d8f.jsonl"
+)
+COMPACTED_21 = (
+    CLAUDE
+    / "-home-USER-projects-spotter-worktrees-spotter-gqc"
+    / "258c7280-ae70-4798-800f-63464d01a85d.jsonl"
+)
+NOTIFIED_21 = (
+    CLAUDE
+    / "-home-USER-projects-spotter-worktrees-spotter-fum"
+    / "8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl"
+)
 CODEX = next((HOME / ".codex" / "sessions").rglob("rollout-*.jsonl"))
 GEMINI = next((HOME / ".gemini" / "tmp").rglob("session-*.json"))
-CLAUDE_FILES = [CLAUDE_20, WARMUP_20, CLAUDE_21, SUBAGENT_21]
+CLAUDE_FILES = [
+    CLAUDE_20,
+    WARMUP_20,
+    CLAUDE_21,
+    SUBAGENT_21,
+    INTERRUPTED_21,
+    COMPACTED_21,
+    NOTIFIED_21,
+]
 ALL_FILES = [*CLAUDE_FILES, CODEX, GEMINI]
 
 
@@ -79,10 +102,7 @@ def claude_usage_by_message(path: Path) -> dict[str, dict[str, int]]:
 
 def test_each_file_is_told_by_its_place_and_name() -> None:
     assert [agent_of(path) for path in ALL_FILES] == [
-        "claude-code",
-        "claude-code",
-        "claude-code",
-        "claude-code",
+        *["claude-code"] * len(CLAUDE_FILES),
         "codex",
         "gemini-cli",
     ]
@@ -99,7 +119,7 @@ def test_the_home_folders_come_from_home(monkeypatch: pytest.MonkeyPatch) -> Non
     assert home_session_dirs({"HOME": str(HOME / "nowhere")}) == []
 
 
-@pytest.mark.parametrize("path", [CLAUDE_20, CLAUDE_21, SUBAGENT_21, WARMUP_20], ids=str)
+@pytest.mark.parametrize("path", CLAUDE_FILES, ids=str)
 def test_claude_code_counts_each_response_once(path: Path) -> None:
     session = read_session(str(path))
     calls = [item for item in session.items if isinstance(item, LlmCall)]
@@ -140,7 +160,9 @@ def test_claude_code_runs_say_who_where_and_what() -> None:
     assert warmup.input == "Warmup"
 
 
-@pytest.mark.parametrize("path", [CLAUDE_20, CLAUDE_21, SUBAGENT_21, CODEX, GEMINI], ids=str)
+@pytest.mark.parametrize(
+    "path", [CLAUDE_20, CLAUDE_21, SUBAGENT_21, INTERRUPTED_21, CODEX, GEMINI], ids=str
+)
 def test_tool_calls_pair_with_their_results(path: Path) -> None:
     items = read_session(str(path)).items
     called = [item.payload.call_id for item in items if isinstance(item, ToolCall)]
@@ -475,3 +497,63 @@ def test_a_codex_sub_agent_is_a_child_of_the_session_that_spawned_it(
     copy.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")
     assert read_session(str(copy)).summary().parent_run_id == "019b-parent"
     assert read_session(str(CODEX)).summary().parent_run_id is None
+
+
+def said_in_the_persons_turn(path: Path) -> list[tuple[str, object]]:
+    """What a session's events say was in the person's turn, in order: the person's own
+    words, and what the agent put there (its kind and text)."""
+    said: list[tuple[str, object]] = []
+    for item in read_session(str(path)).items:
+        if isinstance(item, UnknownEvent) and item.type == USER_MESSAGE:
+            said.append(("user", item.payload["text"]))
+        elif isinstance(item, UnknownEvent) and item.type == AGENT_NOTICE:
+            said.append((item.payload["kind"], item.payload["text"]))
+        elif isinstance(item, UnknownEvent) and item.type == CONTEXT_COMPACTED:
+            said.append(("compacted", item.payload))
+    return said
+
+
+def test_an_interruption_and_a_slash_command_are_not_prompts_typed() -> None:
+    """Claude Code 2.1.38 writes an Esc as the person's turn (``[Request interrupted by
+    user]``), a local command in tags (``<command-name>/mcp</command-name>``, also as a
+    ``system`` record) and the command's output as the person's turn too."""
+    records = [json.loads(line) for line in INTERRUPTED_21.read_text().splitlines()]
+    typed = next(
+        r["message"]["content"]
+        for r in records
+        if r["type"] == "user" and str(r["message"]["content"]).startswith("scrolling")
+    )
+    assert said_in_the_persons_turn(INTERRUPTED_21) == [
+        ("interrupted", "[Request interrupted by user]"),
+        ("user", "/mcp"),
+        ("command_output", "Reconnected to tidewave."),
+        ("user", "/mcp"),
+        ("command_output", "MCP dialog dismissed"),
+        ("user", typed),
+        ("interrupted", "[Request interrupted by user]"),
+    ]
+    assert read_session(str(INTERRUPTED_21)).summary().input == "start phoenix in background"
+
+
+def test_a_compaction_says_so_and_its_summary_is_not_the_persons() -> None:
+    """A session compacted when its context filled (Claude Code 2.1.39: a ``system``
+    ``compact_boundary`` record, then the summary in the person's turn, ``isCompactSummary``)."""
+    said = said_in_the_persons_turn(COMPACTED_21)
+    assert said[0] == ("compacted", {"trigger": "auto", "tokens_before": 167094})
+    assert [kind for kind, _ in said] == ["compacted", "compact_summary"]
+    assert str(said[1][1]).startswith("This session is being continued")
+    summary = read_session(str(COMPACTED_21)).summary()
+    assert summary.input is None  # no prompt typed in what the file holds
+
+
+def test_a_background_tasks_notice_is_the_agents_not_the_persons() -> None:
+    """A background command finished: Claude Code tells the model in the person's turn
+    (``<task-notification>``), and the model answers it."""
+    assert said_in_the_persons_turn(NOTIFIED_21) == [
+        (
+            "task_notification",
+            'Background command "Run transcript renderer tests" completed (exit code 0)',
+        )
+    ]
+    items = read_session(str(NOTIFIED_21)).items
+    assert sum(isinstance(item, LlmCall) for item in items) == 1

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from ledger_reader import UnknownEvent
-from ledger_reader.sessions import SESSION_RESUMED, USER_MESSAGE
+from ledger_reader.sessions import AGENT_NOTICE, CONTEXT_COMPACTED, SESSION_RESUMED, USER_MESSAGE
 from tui.text import offset
 from tui.text.events import describe, glyph
 
@@ -27,6 +27,48 @@ def test_a_resumed_session_says_its_gap() -> None:
     )
     assert describe(event(SESSION_RESUMED, {"after_seconds": "x"})) == (
         "session resumed after a while"
+    )
+
+
+@pytest.mark.parametrize(
+    ("payload", "shown"),
+    [
+        (
+            {"kind": "interrupted", "text": "[Request interrupted by user]"},
+            "interrupted by the person",
+        ),
+        (
+            {"kind": "interrupted", "text": "[Request interrupted by user for tool use]"},
+            "interrupted by the person at a tool use",
+        ),
+        (
+            {"kind": "command_output", "text": "\x1b[2mCompacted (ctrl+o to see full summary)"},
+            "command output: ␛[2mCompacted (ctrl+o to see full summary)",
+        ),
+        (
+            {"kind": "task_notification", "text": 'Background command "tests" completed'},
+            'background task: Background command "tests" completed',
+        ),
+        (
+            {"kind": "compact_summary", "text": "This session is being continued"},
+            "summary of the compacted conversation: This session is being continued",
+        ),
+    ],
+)
+def test_what_the_agent_put_in_the_persons_turn_reads_as_its_own(
+    payload: dict[str, str], shown: str
+) -> None:
+    said = event(AGENT_NOTICE, payload)
+    assert describe(said) == shown
+    assert glyph(said) == "·"
+
+
+def test_a_compaction_says_who_and_at_how_many_tokens() -> None:
+    assert describe(event(CONTEXT_COMPACTED, {"trigger": "auto", "tokens_before": 167094})) == (
+        "conversation compacted at 167.1k tokens"
+    )
+    assert describe(event(CONTEXT_COMPACTED, {"trigger": "manual"})) == (
+        "conversation compacted by the person"
     )
 
 

@@ -10,6 +10,9 @@ from __future__ import annotations
 from typing import Any, Final, Protocol
 
 from inspector.ledger import (
+    AGENT_NOTICE,
+    CONTEXT_COMPACTED,
+    NOTICES,
     SESSION_RESUMED,
     USER_MESSAGE,
     ApprovalRequest,
@@ -80,6 +83,8 @@ GLYPHS: Final = {
     "damaged_line": "!",
     USER_MESSAGE: "»",
     SESSION_RESUMED: "⋯",
+    AGENT_NOTICE: "·",
+    CONTEXT_COMPACTED: "⋯",
 }
 
 _BUDGET_STATES: Final = {
@@ -251,6 +256,20 @@ def describe(item: RunEvent | DamagedLine, *, after_cancel: bool = False) -> str
         case UnknownEvent() if item.type == USER_MESSAGE and isinstance(item.payload, dict):
             # A prompt a person typed into a coding agent: their words, as the agent shows them.
             return f"user {_text(str(item.payload.get('text', '')))}"
+        case UnknownEvent() if item.type == AGENT_NOTICE and isinstance(item.payload, dict):
+            # Words the agent put in the person's turn: said as what they are, not as a prompt.
+            kind = str(item.payload.get("kind", ""))
+            text = str(item.payload.get("text", ""))
+            said = NOTICES.get(kind, kind or "notice")
+            if kind == "interrupted":
+                return f"{said} at a tool use" if "tool use" in text else said
+            return f"{said}: {_text(text)}"
+        case UnknownEvent() if item.type == CONTEXT_COMPACTED and isinstance(item.payload, dict):
+            trigger = item.payload.get("trigger")
+            before = item.payload.get("tokens_before")
+            how = " by the person" if trigger == "manual" else ""
+            size = f" at {tokens_or_unsaid(before)} tokens" if isinstance(before, int) else ""
+            return f"conversation compacted{how}{size}"
         case UnknownEvent() if item.type == SESSION_RESUMED and isinstance(item.payload, dict):
             after = item.payload.get("after_seconds")
             gap = duration(after) if isinstance(after, int | float) else "a while"
