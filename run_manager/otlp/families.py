@@ -227,6 +227,15 @@ def blocks_text(value: Any) -> Any:
     return value
 
 
+def unwrapped_result(value: Any) -> Any:
+    """A tool's result where its framework wrapped it in an object of its own to send it to
+    the model: ``{"result": value}`` (Google ADK's for a value that is no object, as
+    Gemini's function responses must be objects) is ``value``; other values as they are."""
+    if isinstance(value, dict) and len(value) == 1 and "result" in value:
+        return value["result"]
+    return value
+
+
 def nested(attributes: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
     """Flattened list attributes (``<prefix>.<N>.<key>``) as a list of dicts by ``N``.
 

@@ -43,6 +43,7 @@ from run_manager.otlp.families import (
     runtop_messages,
     text,
     tool_result,
+    unwrapped_result,
 )
 
 if TYPE_CHECKING:
@@ -115,7 +116,7 @@ def tool_use(span: Span) -> ToolUse:
         name=text(get("gen_ai.tool.name")) or span.name.removeprefix("execute_tool ") or None,
         call_id=text(get("gen_ai.tool.call.id")),
         arguments=arguments,
-        result=blocks_text(json_value(result)),
+        result=unwrapped_result(blocks_text(json_value(result))),
     )
 
 

@@ -163,6 +163,7 @@ def what_the_run_says(events: list[Any]) -> dict[str, Any]:
             for call in payloads(events, "tool_call")
         ],
         "session": summary.session_id,
+        "conversation": summary.conversation_id,
         "models named": all(call.model for call in calls),
         "nodes nest": _nodes_nest(events),
     }
@@ -200,6 +201,8 @@ def test_each_recording_is_one_run_read_whole_in_any_order(
         "messages": True,
         "tool_calls": expected["tool_calls"],
         "session": expected.get("session"),
+        # Where the recording knows it (Google ADK's session; PydanticAI makes one up).
+        "conversation": expected.get("conversation", said["conversation"]),
         "models named": True,
         "nodes nest": True,
     }

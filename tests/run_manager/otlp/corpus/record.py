@@ -621,6 +621,45 @@ def openai_openllmetry(rec: Recording) -> None:
     )
 
 
+def openai_genai(rec: Recording) -> None:
+    """The OpenTelemetry project's own GenAI instrumentation on the newest conventions
+    (``OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental``): the OpenAI SDK's calls
+    by ``opentelemetry-instrumentation-openai-v2``, the agent and its tool calls by
+    ``opentelemetry-util-genai``'s handler, as an instrumentation of a framework makes
+    them; content as attributes (``gen_ai.input.messages``...) on each span."""
+    os.environ["OTEL_SEMCONV_STABILITY_OPT_IN"] = "gen_ai_latest_experimental"
+    os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "span_only"
+    from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
+    from opentelemetry.util.genai.handler import TelemetryHandler
+    from opentelemetry.util.genai.types import InputMessage, OutputMessage, Text
+
+    instrumentor = OpenAIInstrumentor()
+    instrumentor.instrument(tracer_provider=rec.provider)
+    handler = TelemetryHandler(tracer_provider=rec.provider)
+
+    def run_tool(call_id: str, arguments: str) -> str:
+        with handler.tool("get_weather", tool_call_id=call_id, tool_type="function") as invocation:
+            invocation.arguments = json.loads(arguments)
+            said = rec.get_weather(**json.loads(arguments))
+            invocation.tool_result = said
+        return said
+
+    try:
+        with (
+            counted(rec.model) as calls,
+            handler.invoke_local_agent(agent_name="weather", request_model=MODEL) as agent,
+        ):
+            agent.input_messages = [InputMessage(role="user", parts=[Text(content=ASKED)])]
+            said = _openai_loop(rec, run_tool)
+            agent.output_messages = [
+                OutputMessage(role="assistant", parts=[Text(content=said)], finish_reason="stop")
+            ]
+        assert said == ANSWER
+    finally:
+        instrumentor.uninstrument()
+    rec.save({"agent": "weather", "input": ASKED, "output": ANSWER, **calls, "tokens": True})
+
+
 def pydantic_ai(rec: Recording) -> None:
     from pydantic_ai import Agent
     from pydantic_ai.models.instrumented import InstrumentationSettings
@@ -685,6 +724,85 @@ def _strands(rec: Recording) -> None:
     )
 
 
+def google_adk(rec: Recording) -> None:
+    """Google's Agent Development Kit traces itself on the GenAI conventions (no
+    instrumentation to install): ``invoke_agent``, its model calls through LiteLLM to an
+    OpenAI-compatible server, ``execute_tool``. Its spans hold content only on the newest
+    conventions, as its docs say to ask for them."""
+    os.environ["OTEL_SEMCONV_STABILITY_OPT_IN"] = "gen_ai_latest_experimental"
+    os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "SPAN_ONLY"
+    from google.adk.agents import LlmAgent
+    from google.adk.models.lite_llm import LiteLlm
+    from google.adk.runners import InMemoryRunner
+    from google.genai import types
+    from opentelemetry import trace
+
+    trace.set_tracer_provider(rec.provider)
+
+    def get_weather(city: str) -> str:
+        """The weather in a city.
+
+        Args:
+            city: the city.
+        """
+        return rec.get_weather(city)
+
+    model = LiteLlm(model=f"openai/{MODEL}", api_base=rec.model.url, api_key="offline")
+    agent = LlmAgent(name="weather", model=model, tools=[get_weather], instruction="Help.")
+    runner = InMemoryRunner(agent=agent, app_name="weather_app")
+
+    async def run() -> str:
+        session = await runner.session_service.create_session(
+            app_name="weather_app", user_id=USER, session_id=SESSION
+        )
+        said = ""
+        asked = types.Content(role="user", parts=[types.Part(text=ASKED)])
+        async for event in runner.run_async(user_id=USER, session_id=session.id, new_message=asked):
+            if event.is_final_response() and event.content and event.content.parts:
+                said = "".join(part.text or "" for part in event.content.parts)
+        return said
+
+    with counted(rec.model) as calls:
+        said = asyncio.run(run())
+    assert said == ANSWER, said
+    # ADK's session is the conversation its spans say (``gen_ai.conversation.id``).
+    rec.save(
+        {
+            "agent": "weather", "input": ASKED, "output": ANSWER, **calls, "tokens": True,
+            "conversation": SESSION,
+        }
+    )  # fmt: skip
+
+
+def agno(rec: Recording) -> None:
+    from agno.agent import Agent
+    from agno.models.openai import OpenAIChat
+    from openinference.instrumentation.agno import AgnoInstrumentor
+
+    def get_weather(city: str) -> str:
+        """The weather in a city.
+
+        Args:
+            city: the city.
+        """
+        return rec.get_weather(city)
+
+    instrumentor = AgnoInstrumentor()
+    instrumentor.instrument(tracer_provider=rec.provider)
+    try:
+        model = OpenAIChat(id=MODEL, base_url=rec.model.url, api_key="offline")
+        agent = Agent(name="weather", model=model, tools=[get_weather], telemetry=False)
+        with counted(rec.model) as calls, openinference_context():
+            result = agent.run(ASKED)
+        assert result.content == ANSWER, result.content
+    finally:
+        instrumentor.uninstrument()
+    rec.save(
+        {"agent": "weather", "input": ASKED, "output": ANSWER, **calls, "tokens": True},
+        session=SESSION,
+    )
+
+
 def crewai(rec: Recording) -> None:
     from crewai import LLM, Agent, Crew, Task
     from crewai.tools import tool
@@ -732,9 +850,12 @@ AGENTS: dict[str, Callable[[Recording], None]] = {
     "agents_sdk_openllmetry": agents_sdk_openllmetry,
     "openai_openinference": openai_openinference,
     "openai_openllmetry": openai_openllmetry,
+    "openai_genai": openai_genai,
     "pydantic_ai": pydantic_ai,
     "strands": strands,
     "strands_latest": strands_latest,
+    "google_adk": google_adk,
+    "agno": agno,
 }
 
 
