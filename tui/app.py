@@ -12,7 +12,7 @@ from typing import ClassVar
 
 from textual import work
 from textual.binding import Binding, BindingType
-from textual.command import Provider
+from textual.command import CommandPalette, Provider
 from textual.events import Event, Key
 from textual.notifications import Notify
 
@@ -20,7 +20,7 @@ from inspector import RunSource, RunStore
 from inspector.actions import Action
 from inspector.replay import ReplayControls
 from tui.notices import Notices
-from tui.palette import RuntopCommands
+from tui.palette import Palette, RuntopCommands
 from tui.run_actions import RunKeys
 from tui.run_keys import RunKeysApp
 from tui.runtop_screen import RuntopScreen
@@ -187,6 +187,12 @@ class RuntopApp(RunKeysApp):
         self.replay.step()
 
     # -- the other app-wide keys -----------------------------------------------------------
+
+    def action_command_palette(self) -> None:
+        """The palette (``ctrl+p``): Textual's, but Enter waits for its search
+        (:class:`~tui.palette.Palette`)."""
+        if self.use_command_palette and not isinstance(self.screen, CommandPalette):
+            self.push_screen(Palette(id="--command-palette"))
 
     def action_help(self) -> None:
         if self.screen.query("HelpPanel"):

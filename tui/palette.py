@@ -7,7 +7,8 @@ list (whose Keys, Quit, Maximize and Screenshot named no key and spoke Textual's
 an action is offered where its key is bound and not greyed, so a key that does not apply
 on a screen is not offered there. Theme and Screenshot, which have no key, follow.
 
-:class:`RuntopCommands` is the palette's one provider (the app's ``COMMANDS``).
+:class:`RuntopCommands` is the palette's one provider (the app's ``COMMANDS``);
+:class:`Palette` is the palette itself, here and for the views (``v``).
 """
 
 from __future__ import annotations
@@ -16,10 +17,13 @@ from collections.abc import Callable, Iterable
 from functools import partial
 from typing import Any, NamedTuple
 
+from textual import on
 from textual.app import App
-from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.command import CommandPalette, DiscoveryHit, Hit, Hits, Provider
 from textual.dom import DOMNode
 from textual.screen import Screen
+from textual.widgets import Input
+from textual.worker import Worker, WorkerState
 
 from tui.runtop_screen import RuntopScreen, key_description
 
@@ -119,3 +123,36 @@ class RuntopCommands(Provider):
         for entry in palette_commands(self.app, self.screen):
             if (score := matcher.match(entry.title)) > 0:
                 yield Hit(score, matcher.highlight(entry.title), entry.callback, help=entry.help)
+
+
+class Palette(CommandPalette):
+    """Textual's command palette, but Enter taken while it still searches what was typed
+    acts once the search has listed what it found (its best first, chosen).
+
+    Enter taken first acted on the list as it stood: none yet (nothing chosen, a second
+    Enter needed: ``v``, a view's name and Enter in one burst) or the list of what was
+    typed before (its first entry chosen, not the one typed). The search is the
+    palette's worker; Enter waits for it to end, then goes on as typed then.
+    """
+
+    waiting: Input.Submitted | None = None
+    """Enter, taken while the search ran: handed on once it has ended."""
+
+    def searching(self) -> bool:
+        return any(
+            worker.node is self and worker.state in (WorkerState.PENDING, WorkerState.RUNNING)
+            for worker in self.workers
+        )
+
+    @on(Input.Submitted)
+    def wait_for_the_search(self, event: Input.Submitted) -> None:
+        if self.searching():
+            event.prevent_default()  # not Textual's choice yet
+            event.stop()
+            self.waiting = event
+
+    @on(Worker.StateChanged)
+    def search_ended(self, event: Worker.StateChanged) -> None:
+        if self.waiting is not None and not self.searching():
+            box, self.waiting = self.waiting.input, None
+            self.call_after_refresh(box.action_submit)

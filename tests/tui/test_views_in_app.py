@@ -192,3 +192,71 @@ async def test_a_view_named_in_the_burst_that_opens_the_views_is_typed_in_their_
         await settle(pilot, lambda: isinstance(app.screen, RunsScreen), "the view chosen")
         await settle(pilot, lambda: shown(app) == [FAILED], "the view's runs")
         assert runs_screen(app).sort == "duration"
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)])
+async def test_the_line_above_the_table_names_the_view_chosen(
+    fixtures: Path, tmp_path: Path, size: tuple[int, int]
+) -> None:
+    """It said ``filter: cost:>0.01``, as if typed: the view's name was nowhere."""
+    views = tmp_path / "views.toml"
+    save_view(views, View("costly", filter="cost:>0.01"))
+    app = sample_app(fixtures, views_file=views)
+    async with app.run_test(size=size) as pilot:
+        await loaded(pilot)
+        await choose(pilot, "costly")
+        await settle(pilot, lambda: shown(app) == [RESEARCH], "the view's runs")
+        line = str(app.screen.query_one("#sources").render())
+        assert "view: costly (cost:>0.01)" in line, line
+        await choose(pilot, "every run")  # the table as it opens: no view said
+        await settle(pilot, lambda: len(shown(app)) == 6, "every run")
+        line = str(app.screen.query_one("#sources").render())
+        assert "view:" not in line, line
+
+
+@pytest.mark.parametrize("name", ["costly", "cos", "every run"])
+async def test_a_view_typed_in_one_burst_with_enter_is_chosen(
+    fixtures: Path, tmp_path: Path, name: str
+) -> None:
+    """``v``, a view's name and Enter in one burst (tmux's send-keys, fast typing) chose
+    nothing until a second Enter: Enter came before the palette had listed what the name
+    matches. A terminal hands the app every key of a burst at once, as posted here."""
+    views = tmp_path / "views.toml"
+    save_view(views, View("costly", filter="cost:>0.01"))
+    save_view(views, View("slow", filter="duration:>20s"))
+    app = sample_app(fixtures, views_file=views)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot)
+        if name == "every run":
+            await choose(pilot, "slow")
+            await settle(pilot, lambda: shown(app) == [FAILED], "the slow view")
+        keys = [("v", "v"), *((("space" if c == " " else c), c) for c in name), ("enter", "\r")]
+        for key, character in keys:
+            app.post_message(events.Key(key, character))
+        expected = 6 if name == "every run" else 1
+
+        def chosen() -> bool:
+            return isinstance(app.screen, RunsScreen) and len(shown(app)) == expected
+
+        await settle(pilot, chosen, f"the view {name!r} chosen")
+        assert runs_screen(app).view_name == ("" if name == "every run" else "costly")
+
+
+async def test_enter_before_the_palette_has_searched_chooses_what_it_finds(
+    fixtures: Path, tmp_path: Path
+) -> None:
+    """Enter taken before the palette's search of what was typed had listed anything (a
+    burst, a loaded machine) chose nothing, and a second Enter was needed."""
+    views = tmp_path / "views.toml"
+    save_view(views, View("costly", filter="cost:>0.01"))
+    save_view(views, View("slow", filter="duration:>20s"))
+    app = sample_app(fixtures, views_file=views)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot)
+        await pilot.press("v")
+        await settle(pilot, lambda: app.screen.query("CommandList"), "the views listed")
+        box = app.screen.query_one(Input)
+        box.value = "slow"  # typed, and Enter, before the search of it has run
+        await box.action_submit()
+        await settle(pilot, lambda: isinstance(app.screen, RunsScreen), "the view chosen")
+        await settle(pilot, lambda: shown(app) == [FAILED], "the slow view's runs")

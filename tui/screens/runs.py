@@ -158,6 +158,8 @@ class RunsScreen(PreviewingScreen):
     """What the box holds when it does not parse: said beside the filter applied."""
     searching: reactive[str] = reactive("", init=False)
     """How far the search of the runs' files for ``has:`` has got, while it runs."""
+    view_name: reactive[str] = reactive("", init=False)
+    """The view the table was last shown through, if one was (the line above says it)."""
 
     def __init__(
         self,
@@ -172,8 +174,6 @@ class RunsScreen(PreviewingScreen):
         super().__init__()
         self.views_file = views_file
         """Where views are kept (``$RUNTOP_HOME/views.toml``); ``None``: no views."""
-        self.view_name = ""
-        """The view the table was last shown through, if one was."""
         self.starting = starting
         """What the table says until the first run comes, if more than "No runs yet" (the
         demo: its agents are starting)."""
@@ -221,6 +221,7 @@ class RunsScreen(PreviewingScreen):
             RunsScreen.filter_text,
             RunsScreen.as_tree,
             RunsScreen.searching,
+            RunsScreen.view_name,
             filter_invalid=RunsScreen.invalid_filter,
         )
         # Hidden until ``/``, not mounted by it: keys typed while it was being mounted would
@@ -702,8 +703,7 @@ class RunsScreen(PreviewingScreen):
 
     def action_views(self) -> None:
         """A palette of the views kept (and the table as it opens): Enter shows one."""
-        from textual.command import CommandPalette
-
+        from tui.palette import Palette
         from tui.screens.runs_views import ViewChoices
 
         book = self.view_book()
@@ -712,7 +712,7 @@ class RunsScreen(PreviewingScreen):
             return
         for problem in book.problems:
             self.notify(problem, title="Views", severity="warning", markup=False)
-        self.app.push_screen(CommandPalette(providers=[ViewChoices], placeholder="Choose a view…"))
+        self.app.push_screen(Palette(providers=[ViewChoices], placeholder="Choose a view…"))
 
     def choose_view(self, view: View) -> None:
         """Show the runs through ``view``: its filter, its sort, its columns."""

@@ -54,6 +54,9 @@ class SourceLine(Widget):
     reached at that rate (``$0.24/min 12.0k tok/min, a budget in 50s``)."""
     filter_text: reactive[str] = reactive("", layout=False)
     """The filter applied (the runs counted are those it lets through)."""
+    view_name: reactive[str] = reactive("", layout=False)
+    """The view chosen (``v``), said before the filter applied: ``view: costly (cost:>0.01)``
+    (the filter alone said it as if typed, the view's name nowhere)."""
     filter_invalid: reactive[str] = reactive("", layout=False)
     """What the filter box holds when it does not parse (and is not applied)."""
     replayed_at: reactive[dict[str, float]] = reactive(dict, layout=False)
@@ -127,6 +130,9 @@ class SourceLine(Widget):
             parts.append((GAP + "as a tree", filter_style, 2))
         applied = inert(self.filter_text, single_line=True)
         said = f"filter: {applied}" if applied else ""
+        if self.view_name:  # its name first: cut short, the filter goes before it
+            view = f"view: {inert(self.view_name, single_line=True)}"
+            said = f"{view} ({applied})" if applied else view
         if self.filter_invalid:
             # The box holds a filter that does not parse: the runs counted are the applied one's.
             invalid = inert(self.filter_invalid, single_line=True)
