@@ -132,7 +132,8 @@ class ClaudeCodeFold(SessionFold):
         if not results:
             words = text_of(content)
             if record.get("isMeta") or not words:
-                self.start(time)
+                # Context Claude Code adds (a hook's reminder, a caveat): nothing a run shows,
+                # and not where it starts; a sub-agent's first prompt may follow it.
                 return
             self._close()  # a new prompt: the last response is over
             self._said(record, time, words)

@@ -58,6 +58,7 @@ COMPACTED_21 = (
     / "-home-USER-projects-spotter-worktrees-spotter-gqc"
     / "258c7280-ae70-4798-800f-63464d01a85d.jsonl"
 )
+COMPACTING_21 = COMPACTED_21.with_suffix("") / "subagents" / "agent-acompact-fffbd0.jsonl"
 NOTIFIED_21 = (
     CLAUDE
     / "-home-USER-projects-spotter-worktrees-spotter-fum"
@@ -72,6 +73,7 @@ CLAUDE_FILES = [
     SUBAGENT_21,
     INTERRUPTED_21,
     COMPACTED_21,
+    COMPACTING_21,
     NOTIFIED_21,
 ]
 ALL_FILES = [*CLAUDE_FILES, CODEX, GEMINI]
@@ -557,3 +559,14 @@ def test_a_background_tasks_notice_is_the_agents_not_the_persons() -> None:
     ]
     items = read_session(str(NOTIFIED_21)).items
     assert sum(isinstance(item, LlmCall) for item in items) == 1
+
+
+def test_a_sub_agents_first_prompt_is_its_input_after_the_context_put_before_it() -> None:
+    """The sub-agent that wrote a compaction's summary (2.1.39, ``agent-acompact-*``): its
+    file begins with two hooks' reminders (``isMeta``) copied from 20 minutes before."""
+    records = [json.loads(line) for line in COMPACTING_21.read_text().splitlines()]
+    prompt = next(r for r in records if r["type"] == "user" and not r.get("isMeta"))
+    child = read_session(str(COMPACTING_21)).summary()
+    assert child.input == prompt["message"]["content"]
+    assert child.started_at == prompt["timestamp"]
+    assert child.parent_run_id == "258c7280-ae70-4798-800f-63464d01a85d"
