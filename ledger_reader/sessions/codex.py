@@ -11,11 +11,19 @@ that comes after its response was closed (a tool's output came first) is
 carried to the next response, so the run's totals stay whole.
 
 A command run with escalated permissions under an approval policy other
-than ``never`` waits on the person until its output comes.
+than ``never`` waits on the person until its output comes. A web search the
+model ran (``web_search_call``: no name, no call id, its results not written)
+is a tool call of its own, ``web_search``, whose result is only its status. A
+compaction (a ``compacted`` record holding the history that replaced the
+conversation, then an ``event_msg`` ``context_compacted``) is one
+``context_compacted`` event. The session's id is its ``session_meta``'s, else
+the one the file's name ends with (``rollout-<time>-<id>.jsonl``).
 """
 
 from __future__ import annotations
 
+import os
+import re
 from typing import Any, ClassVar, Final
 
 import msgspec
@@ -41,10 +49,16 @@ SKIPPED_EVENTS: Final = frozenset(
         "patch_apply_end",
         "exec_approval_request",
         "turn_diff",
+        "context_compacted",
     }
 )
 """``event_msg`` types that repeat what ``response_item`` records say."""
 SKIPPED_ITEMS: Final = frozenset({"ghost_snapshot"})
+WEB_SEARCH: Final = "web_search"
+"""The name a ``web_search_call`` is told by (the record names none)."""
+_NAMED_ID: Final = re.compile(
+    r"rollout-.*-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$"
+)
 
 _decode_arguments: Final = msgspec.json.Decoder()
 
@@ -89,7 +103,8 @@ class CodexFold(SessionFold):
     agent: ClassVar[str] = "codex"
 
     def __init__(self, run_id: str = "", path: str | None = None) -> None:
-        super().__init__(run_id, path)
+        named = _NAMED_ID.search(os.path.basename(path)) if path else None
+        super().__init__(run_id or (named[1] if named else ""), path)
         self._open: _Response | None = None
         self._model: str | None = None
         self._policy = "on-request"
@@ -98,6 +113,9 @@ class CodexFold(SessionFold):
         self._requested = ""
         self._exit_codes: dict[str, int] = {}
         """Commands' exit codes said by ``exec_command_end`` before their output, by call id."""
+        self._searches: dict[str, str] = {}
+        """Web searches of the open response: call id → their status (``completed``, ...)."""
+        self._searched = 0
 
     def feed(self, record: Any, offset: int, length: int) -> None:
         if not isinstance(record, dict):
@@ -118,6 +136,10 @@ class CodexFold(SessionFold):
             self._item(fields, time, record)
         elif kind == "event_msg":
             self._event(fields, time, record)
+        elif kind == "compacted":
+            self._close(None)
+            self.start(time)
+            self.context_compacted(time)
         else:
             self.start(time)
             self.unknown(kind, time, record)
@@ -179,6 +201,13 @@ class CodexFold(SessionFold):
                 else fields.get("input", fields.get("action"))
             )
             self._response(time).calls.append((time, call_id, name, arguments))
+            return
+        if kind == "web_search_call":
+            self._searched += 1
+            call_id = as_str(fields.get("id")) or f"{WEB_SEARCH}#{self._searched}"
+            self._searches[call_id] = as_str(fields.get("status"))
+            action = fields.get("action")
+            self._response(time).calls.append((time, call_id, WEB_SEARCH, action or {}))
             return
         if kind in ("function_call_output", "custom_tool_call_output"):
             self._close(None)
@@ -260,6 +289,10 @@ class CodexFold(SessionFold):
                 arguments,
                 asks=self._asks(name, arguments),
             )
+        searches, self._searches = self._searches, {}
+        for call_id, status in searches.items():
+            if status in ("completed", "failed"):
+                self.tool_result(answered, call_id, status, is_error=status == "failed")
         self._requested = answered
 
     def _asks(self, name: str, arguments: Any) -> str | None:

@@ -64,7 +64,9 @@ NOTIFIED_21 = (
     / "-home-USER-projects-spotter-worktrees-spotter-fum"
     / "8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl"
 )
-CODEX = next((HOME / ".codex" / "sessions").rglob("rollout-*.jsonl"))
+CODEX = next((HOME / ".codex" / "sessions" / "2025").rglob("rollout-*.jsonl"))
+CODEX_104 = next((HOME / ".codex" / "sessions").rglob("rollout-*019c8a4c-*.jsonl"))
+CODEX_COMPACTED = next((HOME / ".codex" / "sessions").rglob("rollout-*019c8a59-*.jsonl"))
 GEMINI = next((HOME / ".gemini" / "tmp").rglob("session-*.json"))
 CLAUDE_FILES = [
     CLAUDE_20,
@@ -76,7 +78,8 @@ CLAUDE_FILES = [
     COMPACTING_21,
     NOTIFIED_21,
 ]
-ALL_FILES = [*CLAUDE_FILES, CODEX, GEMINI]
+CODEX_FILES = [CODEX, CODEX_104, CODEX_COMPACTED]
+ALL_FILES = [*CLAUDE_FILES, *CODEX_FILES, GEMINI]
 
 
 def claude_usage_by_message(path: Path) -> dict[str, dict[str, int]]:
@@ -105,7 +108,7 @@ def claude_usage_by_message(path: Path) -> dict[str, dict[str, int]]:
 def test_each_file_is_told_by_its_place_and_name() -> None:
     assert [agent_of(path) for path in ALL_FILES] == [
         *["claude-code"] * len(CLAUDE_FILES),
-        "codex",
+        *["codex"] * len(CODEX_FILES),
         "gemini-cli",
     ]
     assert agent_of(HOME / "notes.jsonl") is None
@@ -163,7 +166,7 @@ def test_claude_code_runs_say_who_where_and_what() -> None:
 
 
 @pytest.mark.parametrize(
-    "path", [CLAUDE_20, CLAUDE_21, SUBAGENT_21, INTERRUPTED_21, CODEX, GEMINI], ids=str
+    "path", [CLAUDE_20, CLAUDE_21, SUBAGENT_21, INTERRUPTED_21, CODEX, CODEX_104, GEMINI], ids=str
 )
 def test_tool_calls_pair_with_their_results(path: Path) -> None:
     items = read_session(str(path)).items
@@ -189,21 +192,42 @@ def test_a_shell_command_and_a_patch_read_as_themselves() -> None:
     assert "*** Add File: myapp/hoge.py" in calls["apply_patch"].payload.arguments
 
 
-def test_codex_counts_each_response_once() -> None:
+@pytest.mark.parametrize("path", CODEX_FILES, ids=str)
+def test_codex_counts_each_response_once(path: Path) -> None:
+    """The oracle: each count whose running total moved adds its response's usage (a file
+    read from its start ends on its running total)."""
+    total = None
+    said = Counter[str]()
+    for line in path.read_text().splitlines():
+        payload = json.loads(line)["payload"]
+        info = payload.get("info") if payload.get("type") == "token_count" else None
+        if info and info["total_token_usage"] != total:
+            total = info["total_token_usage"]
+            said.update(
+                {key: info["last_token_usage"][key] for key in ("input_tokens", "output_tokens")}
+            )
+            said["cached_input_tokens"] += info["last_token_usage"]["cached_input_tokens"]
+    summary = read_session(str(path)).summary()
+    assert summary.prompt_tokens == said["input_tokens"]
+    assert summary.cache_read_tokens == said["cached_input_tokens"]
+    assert summary.output_tokens == said["output_tokens"]
+    assert summary.agent == "codex"
+    assert summary.warnings == []
+
+
+def test_codex_runs_say_who_where_and_what() -> None:
+    summary = read_session(str(CODEX)).summary()
+    assert summary.model == "gpt-5.1-codex-max"
+    assert summary.git_branch == "codex"
     last_total = None
     for line in CODEX.read_text().splitlines():
-        record = json.loads(line)
-        payload = record["payload"]
+        payload = json.loads(line)["payload"]
         if payload.get("type") == "token_count" and payload.get("info"):
             last_total = payload["info"]["total_token_usage"]
     assert last_total is not None
-    summary = read_session(str(CODEX)).summary()
     assert summary.prompt_tokens == last_total["input_tokens"]
-    assert summary.cache_read_tokens == last_total["cached_input_tokens"]
-    assert summary.output_tokens == last_total["output_tokens"]
-    assert summary.model == "gpt-5.1-codex-max"
-    assert summary.git_branch == "codex"
-    assert summary.agent == "codex"
+    desktop = read_session(str(CODEX_104)).summary()  # Codex Desktop 0.104 (source "vscode")
+    assert (desktop.model, desktop.git_branch) == ("gpt-5.3-codex", "main")
 
 
 def test_gemini_counts_thoughts_as_output() -> None:
@@ -570,3 +594,29 @@ def test_a_sub_agents_first_prompt_is_its_input_after_the_context_put_before_it(
     assert child.input == prompt["message"]["content"]
     assert child.started_at == prompt["timestamp"]
     assert child.parent_run_id == "258c7280-ae70-4798-800f-63464d01a85d"
+
+
+def test_a_codex_web_search_is_a_tool_call_told_with_its_status() -> None:
+    """Codex 0.104 writes a web search the model ran as ``web_search_call`` with no name, no
+    call id and no results: only its status (and, by version, its ``action``)."""
+    items = read_session(str(CODEX_104)).items
+    searches = [i for i in items if isinstance(i, ToolCall) and i.payload.name == "web_search"]
+    assert len(searches) == 1
+    result = next(
+        i
+        for i in items
+        if isinstance(i, ToolResult) and i.payload.call_id == searches[0].payload.call_id
+    )
+    assert result.payload.output == "completed"
+    assert not result.payload.is_error
+    assert not [i for i in items if isinstance(i, UnknownEvent) and i.type.startswith("codex.")]
+
+
+def test_a_codex_compaction_is_one_event_and_the_run_is_named_by_its_file() -> None:
+    """Lines from within a Codex 0.104 session that compacted its context: a ``compacted``
+    record (the history that replaced the conversation) and an ``event_msg``
+    ``context_compacted``; no ``session_meta`` among them, so the file's name says the id."""
+    session = read_session(str(CODEX_COMPACTED))
+    kinds = [item.type for item in session.items if isinstance(item, UnknownEvent)]
+    assert kinds == [CONTEXT_COMPACTED]
+    assert session.summary().run_id == "019c8a59-e9dd-71f0-9ae3-4079fe9726a9"
