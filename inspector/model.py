@@ -361,6 +361,9 @@ def make_view(
     totals = extras.totals.copy()
     if detailed and totals.model_calls is None:
         totals.model_calls = 0  # every event folded, and no model call among them
+    # Only its newest events folded (the source gave the rest as history to read later, or
+    # never, for a ledger too big to detail): a floor, said so, not its whole spend.
+    totals.partial = not detailed
     current_tool = None
     if extras.open_tools and summary.status.is_live:
         current_tool = next(reversed(extras.open_tools.values()))

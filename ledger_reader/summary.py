@@ -180,8 +180,9 @@ class RunSummary(msgspec.Struct, kw_only=True):
 
     @property
     def totals(self) -> RunTotals:
-        """Its model calls' figures summed (:mod:`ledger_reader.totals`)."""
-        return RunTotals(**{name: getattr(self, name) for name in FIGURES})
+        """Its model calls' figures summed (:mod:`ledger_reader.totals`), ``partial`` when
+        its ledger was read at its head and tail only."""
+        return RunTotals(**{name: getattr(self, name) for name in FIGURES}, partial=self.partial)
 
     @property
     def started(self) -> float:

@@ -45,6 +45,11 @@ class RunTotals(msgspec.Struct):
     model_calls: int | None = None
     """The model calls counted; ``None`` when none was (a run read whole says ``0``:
     :meth:`~ledger_reader.summary.SummaryBuilder.summary`)."""
+    partial: bool = False
+    """Not every model call was read: the run's ledger was summarised from its head and
+    tail (:attr:`~ledger_reader.summary.RunSummary.partial`, whose figures are then
+    ``None``), or its events are not all folded yet, or a child run's were not (:meth:`add`
+    carries it up). The figures said are then a floor, never the whole."""
 
     def add_call(self, call: LlmCallPayload) -> None:
         """Count one model call (what it did not say stays unsaid)."""
@@ -56,11 +61,13 @@ class RunTotals(msgspec.Struct):
 
     def add(self, other: RunTotals) -> None:
         """Count another run's totals in: a child run's in its parent's (what neither
-        said stays unsaid; its model calls too)."""
+        said stays unsaid; its model calls too). A total with a run's that is
+        :attr:`partial` is partial too: what that run's unread calls spent is not in it."""
         for name in FIGURES:
             value = getattr(other, name)
             if value is not None:
                 setattr(self, name, (getattr(self, name) or 0) + value)
+        self.partial = self.partial or other.partial
 
     @property
     def tokens(self) -> int | None:
@@ -85,7 +92,7 @@ class RunTotals(msgspec.Struct):
         return msgspec.structs.replace(self, cost_usd=cost)
 
 
-FIGURES: Final = RunTotals.__struct_fields__
+FIGURES: Final = tuple(name for name in RunTotals.__struct_fields__ if name != "partial")
 """The figures a run's totals hold, each named as a summary's field."""
 
 SAID: Final = tuple(name for name in FIGURES if name != "model_calls")

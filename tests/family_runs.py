@@ -66,3 +66,35 @@ async def family(ledger_dir: Path) -> str:
 
 FAMILY_COST = PARENT_COST + 2 * CHILD_COST + GRANDCHILD_COST
 FAMILY_TOKENS = PARENT_TOKENS + 2 * CHILD_TOKENS + GRANDCHILD_TOKENS
+
+
+BIG_PARENT = "run_20261129T064500001_b16b16b16b16b16a"
+BIG_CHILD = "run_20261129T064500002_b16b16b16b16b16c"
+BIG_OWN = {BIG_PARENT: (PARENT_TOKENS, PARENT_COST), BIG_CHILD: (CHILD_TOKENS, CHILD_COST)}
+"""Each run's own tokens and cost in :func:`family_with_a_big_ledger`: two calls each."""
+FILLER = 80
+"""Lines of 4 KiB of streamed text between a run's two model calls: 320 KiB, over the
+256 KiB past which a ledger is summarised from its head and tail."""
+
+
+def family_with_a_big_ledger(directory: Path, big: str) -> None:
+    """A parent and its child run, written as another writer would, each making two model
+    calls; the run ``big`` (:data:`BIG_PARENT` or :data:`BIG_CHILD`) streams 320 KiB of
+    text between them, so that its summary is read at its head and tail only."""
+    from tests.conftest import line
+
+    directory.mkdir(parents=True, exist_ok=True)
+    for run_id, parent in ((BIG_PARENT, None), (BIG_CHILD, BIG_PARENT)):
+        tokens, cost = BIG_OWN[run_id]
+        call = {"model": "m", "prompt_tokens": tokens // 2 - 5, "output_tokens": 5}
+        call["cost_usd"] = cost / 2  # type: ignore[assignment]
+        started = {"skill": "plan", "input": "q", "parent_run_id": parent}
+        lines = [line(1, "run_started", started, run_id=run_id)]
+        lines.append(line(2, "llm_call", call, run_id=run_id))
+        filler = FILLER if run_id == big else 1
+        for seq in range(3, 3 + filler):
+            chunk = {"node_id": "llm:m#2", "delta": "x" * 4096}
+            lines.append(line(seq, "llm_chunk", chunk, run_id=run_id))
+        lines.append(line(3 + filler, "llm_call", call, run_id=run_id))
+        lines.append(line(4 + filler, "run_completed", {"status": "ok"}, run_id=run_id))
+        (directory / f"{run_id}.jsonl").write_bytes(b"".join(lines))

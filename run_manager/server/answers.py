@@ -48,11 +48,13 @@ def as_listed(booked: IndexedRun, summary: RunSummary | None = None) -> RunSumma
     """A run's summary as the API states it: its model calls' figures (tokens, cost, the
     calls counted) are ``None`` where they were not counted from every event (a ledger
     found at start-up, read by head and tail): unknown, never a 0 that reads as free. The
-    listing's ``?filter=`` reads this, so what it selects is what the answer says."""
+    listing's ``?filter=`` reads this, so what it selects is what the answer says. Such a
+    run is ``partial``, as a ledger read at its head and tail is: a total with its figures
+    (:meth:`Families.total`) is then a floor, and says so."""
     summary = summary if summary is not None else booked.summary()
     if booked.counted:
         return summary
-    return msgspec.structs.replace(summary, **dict.fromkeys(FIGURES))
+    return msgspec.structs.replace(summary, partial=True, **dict.fromkeys(FIGURES))
 
 
 class Families(Mapping[str, RunSummary]):

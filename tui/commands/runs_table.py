@@ -17,6 +17,7 @@ from inspector.ledger import RunStatus, RunSummary, parse_time
 from inspector.status_words import without_status_word
 from tui.text import (
     WITH_CHILDREN,
+    at_least,
     cost,
     damaged_count,
     duration,
@@ -262,16 +263,16 @@ _STAMP: Final = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d")
 def _tokens(summary: RunSummary, parent: bool) -> str:
     """The run's tokens, sent and answered, its child runs' too (``Σ5.8k``) when it has
     some; blank when no model call said (not 0)."""
-    total = (summary.total or summary.totals).tokens
-    if total is None:
+    totals = summary.total or summary.totals
+    if totals.tokens is None:
         return WITH_CHILDREN if parent and _cost(summary) else ""
-    return f"{WITH_CHILDREN if parent else ''}{tokens(total)}"
+    return f"{WITH_CHILDREN if parent else ''}{at_least(totals)}{tokens(totals.tokens)}"
 
 
 def _cost(summary: RunSummary) -> str:
     """What the run's model calls cost, its child runs' too."""
-    usd = (summary.total or summary.totals).cost_usd
-    return "" if usd is None else cost(usd)
+    totals = summary.total or summary.totals
+    return "" if totals.cost_usd is None else f"{at_least(totals)}{cost(totals.cost_usd)}"
 
 
 def _cells(text: str) -> int:

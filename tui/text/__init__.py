@@ -151,14 +151,27 @@ WITH_CHILDREN: Final = "Σ"
 runs': the runs table and ``runtop ls`` alike."""
 
 
+AT_LEAST: Final = "≥"
+"""Before a figure that may be short of the whole (:attr:`RunTotals.partial`: a ledger
+read at its head and tail only, its own or a child run's): the runs table, ``runtop ls``
+and the run's header alike."""
+
+
+def at_least(totals: RunTotals) -> str:
+    """:data:`AT_LEAST` where ``totals`` may leave out model calls not read, else nothing."""
+    return AT_LEAST if totals.partial else ""
+
+
 def spent(totals: RunTotals) -> str:
     """``2.9k tokens $0.0102``: what a run spent, in words (``no tokens recorded`` when no
-    model call said: not 0)."""
+    model call said: not 0); ``at least 2.9k tokens $0.0102`` where not every call was
+    read, ``tokens not counted`` where none was."""
     if not totals.said:
-        return "no tokens recorded"
+        return "tokens not counted" if totals.partial else "no tokens recorded"
     count = totals.tokens or 0
     said = f"{tokens(count)} token{'' if count == 1 else 's'}"
-    return f"{said} {cost(totals.cost_usd)}" if totals.cost_usd is not None else said
+    said = f"{said} {cost(totals.cost_usd)}" if totals.cost_usd is not None else said
+    return f"at least {said}" if totals.partial else said
 
 
 def spent_with_children(total: RunTotals, own: RunTotals) -> str:

@@ -17,6 +17,7 @@ from inspector.ledger import RunStatus, RunTotals, under_a_tenth
 from inspector.status_words import STILL_GOING, UNKNOWN, status_word
 from tui.text import (
     WITH_CHILDREN,
+    at_least,
     cost,
     duration,
     inert,
@@ -134,8 +135,9 @@ def tokens_and_cost(run: RunView, width: int | None = None) -> str:
         return "" if run.detailed else "…"
     total = run.total
     mark = WITH_CHILDREN if run.with_children is not None else ""
-    count = f"{mark}{tokens(total.tokens or 0)}"
-    spent = cost(total.cost_usd) if total.cost_usd is not None else ""
+    floor = at_least(total)
+    count = f"{mark}{floor}{tokens(total.tokens or 0)}"
+    spent = f"{floor}{cost(total.cost_usd)}" if total.cost_usd is not None else ""
     for text in (f"{count} {spent}".strip(), f"{mark}{spent}" if spent else count):
         if width is None or len(text) <= width:
             return text
@@ -192,11 +194,13 @@ def spent_forms(run: RunView, *, running: bool = False) -> tuple[str, str, str]:
 
 
 def _short(totals: RunTotals) -> str:
-    """``2.9k tok $0.0102``: :func:`~tui.text.spent` in fewer cells."""
+    """``2.9k tok $0.0102``: :func:`~tui.text.spent` in fewer cells (``≥2.9k tok
+    ≥$0.0102`` where not every call was read)."""
     if not totals.said:
-        return "no tokens"
-    said = f"{tokens(totals.tokens or 0)} tok"
-    return f"{said} {cost(totals.cost_usd)}" if totals.cost_usd is not None else said
+        return "not counted" if totals.partial else "no tokens"
+    floor = at_least(totals)
+    said = f"{floor}{tokens(totals.tokens or 0)} tok"
+    return f"{said} {floor}{cost(totals.cost_usd)}" if totals.cost_usd is not None else said
 
 
 def short_id(run_id: str) -> str:

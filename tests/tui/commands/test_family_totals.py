@@ -13,12 +13,16 @@ import pytest
 
 from tests.conftest import REPO, runs_listed
 from tests.family_runs import (
+    BIG_CHILD,
+    BIG_OWN,
+    BIG_PARENT,
     CHILD_COST,
     FAMILY_COST,
     FAMILY_TOKENS,
     PARENT_COST,
     PARENT_TOKENS,
     family,
+    family_with_a_big_ledger,
 )
 
 pytestmark = pytest.mark.timeout(60)
@@ -80,3 +84,48 @@ def test_ls_and_show_say_the_total_and_the_own(runs: tuple[Path, str], tmp_path:
         f"{FAMILY_TOKENS} tokens ${FAMILY_COST:.4f} with its child runs "
         f"(own {PARENT_TOKENS} tokens ${PARENT_COST:.4f})"
     )
+
+
+@pytest.mark.parametrize("big", [BIG_CHILD, BIG_PARENT], ids=["big child", "big parent"])
+def test_a_total_that_left_out_a_big_ledger_s_calls_says_at_least(big: str, tmp_path: Path) -> None:
+    """A ledger over 256 KiB is summarised from its head and tail: its own figures are
+    not known, and a family total with it counted only the others. It said so nowhere:
+    ``Σ110  $0.0100`` read as the whole."""
+    ledgers = tmp_path / "runs"
+    family_with_a_big_ledger(ledgers, big)
+    small = BIG_CHILD if big == BIG_PARENT else BIG_PARENT
+    floor_tokens, floor_cost = BIG_OWN[small]
+    listed = {
+        run["run_id"]: run
+        for run in runs_listed(runtop("ls", str(ledgers), "--json", home=tmp_path).stdout)
+    }
+    total = listed[BIG_PARENT]["total"]
+    assert total["partial"] is True
+    assert (total["prompt_tokens"] + total["output_tokens"], total["cost_usd"]) == (
+        floor_tokens,
+        pytest.approx(floor_cost),
+    )
+    assert listed[small]["total"]["partial"] is (small == BIG_PARENT)
+    assert listed[big]["partial"] is True
+    row = next(
+        line
+        for line in runtop("ls", str(ledgers), home=tmp_path).stdout.splitlines()
+        if BIG_PARENT in line
+    )
+    assert f"Σ≥{floor_tokens}  ≥${floor_cost:.4f}" in row, row
+    own = "tokens not counted" if big == BIG_PARENT else f"{floor_tokens} tokens ${floor_cost:.4f}"
+    assert row.endswith(f"with its child runs; own {own}"), row
+    shown = runtop("show", BIG_PARENT, "--from", str(ledgers), home=tmp_path).stdout
+    assert shown.splitlines()[-1].strip() == (
+        f"at least {floor_tokens} tokens ${floor_cost:.4f} with its child runs (own {own})"
+    )
+
+
+def test_a_family_read_whole_is_no_floor(tmp_path: Path) -> None:
+    ledgers = tmp_path / "runs"
+    family_with_a_big_ledger(ledgers, big="neither")
+    listed = runs_listed(runtop("ls", str(ledgers), "--json", home=tmp_path).stdout)
+    assert [run["total"]["partial"] for run in listed] == [False, False]
+    table = runtop("ls", str(ledgers), home=tmp_path).stdout
+    assert "≥" not in table
+    assert "Σ330  $0.0300" in table
