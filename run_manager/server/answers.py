@@ -48,13 +48,11 @@ def as_listed(booked: IndexedRun, summary: RunSummary | None = None) -> RunSumma
     """A run's summary as the API states it: its model calls' figures (tokens, cost, the
     calls counted) are ``None`` where they were not counted from every event (a ledger
     found at start-up, read by head and tail): unknown, never a 0 that reads as free. The
-    listing's ``?filter=`` reads this, so what it selects is what the answer says. Such a
-    run is ``partial``, as a ledger read at its head and tail is: a total with its figures
-    (:meth:`Families.total`) is then a floor, and says so."""
+    listing's ``?filter=`` reads this, so what it selects is what the answer says."""
     summary = summary if summary is not None else booked.summary()
     if booked.counted:
         return summary
-    return msgspec.structs.replace(summary, partial=True, **dict.fromkeys(FIGURES))
+    return msgspec.structs.replace(summary, **dict.fromkeys(FIGURES))
 
 
 class Families(Mapping[str, RunSummary]):
@@ -64,7 +62,9 @@ class Families(Mapping[str, RunSummary]):
 
     As a mapping: each run's summary as :func:`as_listed` states it, what its figures
     are added up from (:func:`~ledger_reader.totals.descendants_added`, the rule
-    ``runtop ls`` adds them up by too).
+    ``runtop ls`` adds them up by too); a run not counted from every event is
+    ``partial`` there, as a ledger read at its head and tail is, so that a total with it
+    says it is a floor (:attr:`~ledger_reader.totals.RunTotals.partial`).
     """
 
     def __init__(self, book: SummaryIndex) -> None:
@@ -83,7 +83,9 @@ class Families(Mapping[str, RunSummary]):
         return descendants_added(self[run_id].totals, self.children, self, run_id)
 
     def __getitem__(self, run_id: str) -> RunSummary:
-        return as_listed(self.book.runs[run_id], self.summaries[run_id])
+        booked = self.book.runs[run_id]
+        summary = as_listed(booked, self.summaries[run_id])
+        return summary if booked.counted else msgspec.structs.replace(summary, partial=True)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.summaries)
