@@ -71,6 +71,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ledger_reader import LedgerError
 from ledger_reader.events import (
+    ErrorPayload,
     NodeEnter,
     NodeEnterPayload,
     RunCompleted,
@@ -583,6 +584,10 @@ class OtlpIngest:
                 for key in ("session_id", "user_id", "conversation_id", "tags", "metadata"):
                     if getattr(payload, key) is not None:
                         run.described[key] = getattr(payload, key)
+                continue
+            if isinstance(payload, ErrorPayload):
+                if payload.message is not None:
+                    run.errors.add((payload.node_id, payload.message))
                 continue
             if isinstance(payload, NodeEnterPayload):
                 span_id: object = payload.span_id

@@ -251,22 +251,31 @@ def _generic(run: OtlpRun, span: Span) -> None:
 
 
 def emit_errors(run: OtlpRun, span: Span, node_id: str | None) -> bool:
-    """The span's exception events and error status as ``error`` events; whether it failed."""
+    """The span's exception events and error status as ``error`` events; whether it failed.
+
+    A failure is said once for its node, or once for the run: a span may record one
+    exception twice (Google ADK's tool spans do), and each span an exception passes up
+    through records it again (an agent's span, then the workflow's around it)."""
     said = False
     for event in span.events:
         if event.name == "exception":
-            run.emit(
-                run.at(event.time_ns),
-                ErrorEvent,
-                ErrorPayload(message=_exception_message(event), node_id=node_id),
-            )
+            _error(run, run.at(event.time_ns), _exception_message(event), node_id)
             said = True
     if span.status_code != STATUS_ERROR:
         return said
     if not said:
-        message = span.status_message or f"span {span.name!r} failed"
-        run.emit(run.at(span.end_ns), ErrorEvent, ErrorPayload(message=message, node_id=node_id))
+        _error(
+            run, run.at(span.end_ns), span.status_message or f"span {span.name!r} failed", node_id
+        )
     return True
+
+
+def _error(run: OtlpRun, moment: str, message: str, node_id: str | None) -> None:
+    known = (node_id, message)
+    if known in run.errors:
+        return
+    run.errors.add(known)
+    run.emit(moment, ErrorEvent, ErrorPayload(message=message, node_id=node_id))
 
 
 def complete_run(run: OtlpRun, span: Span) -> None:

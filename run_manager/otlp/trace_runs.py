@@ -129,6 +129,9 @@ class OtlpRun:
     """Made by the request being read, from its spans: nothing they say is news to it."""
     described: dict[str, Any] = field(default_factory=dict)
     """Who it was for and which conversation (``session_id``...), as its ledger says."""
+    errors: set[tuple[str | None, str]] = field(default_factory=set)
+    """The errors it said, by node (``None``: the run's own) and message: one failure is
+    said once (:func:`span_events.emit_errors`)."""
 
     def at(self, ns: int) -> str:
         """A span time as this run's events say it: never before its agent's span began."""

@@ -149,24 +149,37 @@ def what_the_run_says(events: list[Any]) -> dict[str, Any]:
         "agent": summary.agent,
         "timeline": timeline.name,
         "status": summary.status.value,
+        "error": summary.error,
         "input": summary.input,
         "output": output,
         "model_calls": len(calls),
         "tokens": all(call.prompt_tokens and call.output_tokens for call in calls),
         "messages": all(call.messages for call in calls),
         "tool_calls": [
-            {
-                "name": call.name,
-                "arguments": call.arguments,
-                "output": results[call.call_id].output if call.call_id in results else None,
-            }
-            for call in payloads(events, "tool_call")
+            _tool_call(call, results.get(call.call_id)) for call in payloads(events, "tool_call")
         ],
         "session": summary.session_id,
         "conversation": summary.conversation_id,
         "models named": all(call.model for call in calls),
+        "errors said once": _errors_said_once(events),
         "nodes nest": _nodes_nest(events),
     }
+
+
+def _tool_call(call: Any, result: Any) -> dict[str, Any]:
+    """A tool call as the run says it: its output, or that it failed (what a framework
+    says of a failure, the error's text or nothing, is its own)."""
+    said = {"name": call.name, "arguments": call.arguments}
+    if result is not None and result.is_error:
+        return {**said, "is_error": True}
+    return {**said, "output": result.output if result is not None else None}
+
+
+def _errors_said_once(events: list[Any]) -> bool:
+    """Whether each failure is one ``error`` of its node (or of the run): a span may record
+    its exception twice, and each span an exception passes up through records it again."""
+    said = [(error.node_id, error.message) for error in payloads(events, "error")]
+    return len(said) == len(set(said))
 
 
 def _nodes_nest(events: list[Any]) -> bool:
@@ -190,10 +203,11 @@ def test_each_recording_is_one_run_read_whole_in_any_order(
         send(server, transport, body)
     [events] = runs_of(server, trace.hex())
     said = what_the_run_says(events)
+    error = said.pop("error")
     assert said == {
         "agent": expected["agent"],
         "timeline": expected["agent"],
-        "status": "succeeded",
+        "status": expected.get("status", "succeeded"),
         "input": expected["input"],
         "output": expected["output"],
         "model_calls": expected["model_calls"],
@@ -204,8 +218,11 @@ def test_each_recording_is_one_run_read_whole_in_any_order(
         # Where the recording knows it (Google ADK's session; PydanticAI makes one up).
         "conversation": expected.get("conversation", said["conversation"]),
         "models named": True,
+        "errors said once": True,
         "nodes nest": True,
     }
+    if "error" in expected:  # the run failed of its tool's error, and says it
+        assert expected["error"] in (error or "")
     started = events[0].time
     assert all(event.time >= started for event in events), "an event before its run began"
 
@@ -288,3 +305,20 @@ def test_show_lists_no_node_before_the_node_it_is_in(server: OtlpServer, order: 
         for at, node in enumerate(listed):
             parent = parent_of[node]
             assert parent is None or listed.index(parent) < at, f"{node} before {parent}"
+
+
+@pytest.mark.parametrize("name", [name for name in NAMES if name.endswith("_tool_error")])
+def test_a_failure_is_said_once_across_restarts(name: str, tmp_path: Path) -> None:
+    """A server restarted between each span and the next (each span read by a new ingest,
+    which reads the run's ledger back): each failure is still one ``error``."""
+    from run_manager.otlp.ingest import OtlpIngest
+    from run_manager.otlp.spans import decode_protobuf
+
+    for body in requests_in("ended", name, bytes(range(16))):
+        OtlpIngest(tmp_path).ingest(decode_protobuf(body))
+    [path] = tmp_path.glob("*.jsonl")
+    with path.open("rb") as file:
+        lines = read_lines(file.fileno(), 0, path.stat().st_size)
+        events = list(iter_events(line.item for line in lines))
+    assert payloads(events, "error")
+    assert _errors_said_once(events)

@@ -38,6 +38,8 @@ HERE = Path(__file__).parent
 ASKED = "What's the weather in Paris?"
 ANSWER = "It is sunny in Paris."
 MODEL = "fake-gpt"
+BROKEN = "the weather service is down"
+"""What the tool raises in a recording named ``*_tool_error``."""
 SESSION = "session-7"
 USER = "user-42"
 
@@ -282,6 +284,8 @@ class Recording:
 
         self.name = name
         self.model = model
+        self.broken = name.endswith("_tool_error")
+        """Its tool raises (:data:`BROKEN`): the run reads as the framework took it."""
         self.requests: list[bytes] = []
         self.tools: list[dict[str, Any]] = []
         self.provider = TracerProvider(
@@ -291,9 +295,26 @@ class Recording:
 
     def get_weather(self, city: str) -> str:
         """The weather in a city (the tool every agent calls)."""
+        if self.broken:
+            self.tools.append(
+                {"name": "get_weather", "arguments": {"city": city}, "is_error": True}
+            )
+            raise RuntimeError(BROKEN)
         said = f"sunny in {city}"
         self.tools.append({"name": "get_weather", "arguments": {"city": city}, "output": said})
         return said
+
+    def outcome(self, run: Callable[[], Any]) -> dict[str, Any]:
+        """How the agent's run ended, as its caller saw it: its answer, or (its tool broken)
+        the error it raised."""
+        try:
+            said = run()
+        except Exception as error:
+            if not self.broken or BROKEN not in str(error):
+                raise
+            return {"status": "failed", "output": None, "error": BROKEN}
+        assert said == ANSWER, said
+        return {"status": "succeeded", "output": said}
 
     def save(self, expected: dict[str, Any], session: str | None = None) -> None:
         """Keep the spans, and what the run must read as (``session``: the session its
@@ -550,7 +571,10 @@ def _openai_loop(rec: Recording, run_tool: Callable[[str, str], str]) -> str:
             return message.content or ""
         messages.append(message.model_dump(exclude_none=True))
         for call in message.tool_calls:
-            said = run_tool(call.id, call.function.arguments)
+            try:
+                said = run_tool(call.id, call.function.arguments)
+            except RuntimeError as error:  # told to the model, as such loops do
+                said = f"error: {error}"
             messages.append({"role": "tool", "tool_call_id": call.id, "content": said})
 
 
@@ -650,14 +674,15 @@ def openai_genai(rec: Recording) -> None:
             handler.invoke_local_agent(agent_name="weather", request_model=MODEL) as agent,
         ):
             agent.input_messages = [InputMessage(role="user", parts=[Text(content=ASKED)])]
-            said = _openai_loop(rec, run_tool)
+            ended = rec.outcome(lambda: _openai_loop(rec, run_tool))
             agent.output_messages = [
-                OutputMessage(role="assistant", parts=[Text(content=said)], finish_reason="stop")
+                OutputMessage(
+                    role="assistant", parts=[Text(content=ended["output"])], finish_reason="stop"
+                )
             ]
-        assert said == ANSWER
     finally:
         instrumentor.uninstrument()
-    rec.save({"agent": "weather", "input": ASKED, "output": ANSWER, **calls, "tokens": True})
+    rec.save({"agent": "weather", "input": ASKED, **ended, **calls, "tokens": True})
 
 
 def pydantic_ai(rec: Recording) -> None:
@@ -763,12 +788,11 @@ def google_adk(rec: Recording) -> None:
         return said
 
     with counted(rec.model) as calls:
-        said = asyncio.run(run())
-    assert said == ANSWER, said
+        ended = rec.outcome(lambda: asyncio.run(run()))
     # ADK's session is the conversation its spans say (``gen_ai.conversation.id``).
     rec.save(
         {
-            "agent": "weather", "input": ASKED, "output": ANSWER, **calls, "tokens": True,
+            "agent": "weather", "input": ASKED, **ended, **calls, "tokens": True,
             "conversation": SESSION,
         }
     )  # fmt: skip
@@ -793,13 +817,11 @@ def agno(rec: Recording) -> None:
         model = OpenAIChat(id=MODEL, base_url=rec.model.url, api_key="offline")
         agent = Agent(name="weather", model=model, tools=[get_weather], telemetry=False)
         with counted(rec.model) as calls, openinference_context():
-            result = agent.run(ASKED)
-        assert result.content == ANSWER, result.content
+            ended = rec.outcome(lambda: agent.run(ASKED).content)
     finally:
         instrumentor.uninstrument()
     rec.save(
-        {"agent": "weather", "input": ASKED, "output": ANSWER, **calls, "tokens": True},
-        session=SESSION,
+        {"agent": "weather", "input": ASKED, **ended, **calls, "tokens": True}, session=SESSION
     )
 
 
@@ -851,11 +873,14 @@ AGENTS: dict[str, Callable[[Recording], None]] = {
     "openai_openinference": openai_openinference,
     "openai_openllmetry": openai_openllmetry,
     "openai_genai": openai_genai,
+    "openai_genai_tool_error": openai_genai,
     "pydantic_ai": pydantic_ai,
     "strands": strands,
     "strands_latest": strands_latest,
     "google_adk": google_adk,
+    "google_adk_tool_error": google_adk,
     "agno": agno,
+    "agno_tool_error": agno,
 }
 
 
