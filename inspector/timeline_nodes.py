@@ -211,6 +211,10 @@ class TimelineSummary(msgspec.Struct, frozen=True, kw_only=True):
     tool calls in parallel for 2 s count 2 s, not 6. ``tool_time`` and
     ``model_time`` are the plain sums of the nodes' durations beside it
     (6 s in that example), so ``tool_time / tools`` says how parallel they were.
+    ``child_runs_outside`` is the time of child runs that falls outside the axis (a
+    coding agent's sub-agent that ran before its session's first record): none of the
+    run's wall time, but not nothing either (``child runs 0s`` said of a child that ran
+    6 s before its parent).
     """
 
     wall: float
@@ -222,6 +226,7 @@ class TimelineSummary(msgspec.Struct, frozen=True, kw_only=True):
     idle: float
     tool_time: float
     model_time: float
+    child_runs_outside: float = 0.0
     nodes: int
     model_calls: int
     tool_calls: int
@@ -248,7 +253,7 @@ def summarise(chosen: list[TimelineNode], start: float, end: float) -> TimelineS
     :class:`TimelineSummary`); O(n log n) in the nodes."""
     edges: list[tuple[float, int, int]] = []
     rank = {kind: index for index, kind in enumerate(_PRIORITY)}
-    tool_time = model_time = 0.0
+    tool_time = model_time = outside = 0.0
     prompt = output = 0
     cost = 0.0
     counts = dict.fromkeys(NodeKind, 0)
@@ -268,6 +273,8 @@ def summarise(chosen: list[TimelineNode], start: float, end: float) -> TimelineS
             output += node.output_tokens or 0
             cost += node.cost_usd or 0.0
         low, high = max(node.start, start), min(node_end, end)
+        if node.kind is NodeKind.CHILD_RUN:
+            outside += max(0.0, node_end - node.start) - max(0.0, high - low)
         if high > low:
             index = rank[node.kind]
             edges.append((low, 1, index))
@@ -295,6 +302,7 @@ def summarise(chosen: list[TimelineNode], start: float, end: float) -> TimelineS
         idle=max(0.0, wall - sum(busy)),
         tool_time=tool_time,
         model_time=model_time,
+        child_runs_outside=outside,
         nodes=len(chosen),
         model_calls=counts[NodeKind.MODEL],
         tool_calls=counts[NodeKind.TOOL],

@@ -10,6 +10,7 @@ Textual; every name from a ledger passes through :func:`tui.text.inert`.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from typing import Final, NamedTuple
 
 from inspector.status_words import (
@@ -74,12 +75,22 @@ class Columns(NamedTuple):
         return self.label + 1 + self.numbers + 1
 
 
-def columns(width: int) -> Columns:
-    """Split ``width`` cells into label, numbers and bars (names get a third, 12 to 36)."""
-    numbers = NUMBERS_WIDTH if width >= 50 else 6
-    label = max(MIN_LABEL, min(36, (width - numbers) // 3))
-    bars = max(1, width - label - numbers - 2)
-    return Columns(label, numbers, bars)
+def columns(width: int, nodes: Iterable[TimelineNode] = (), now: float | None = None) -> Columns:
+    """Split ``width`` cells into label, numbers and bars (names get a third, 12 to 36).
+
+    The numbers are as wide as the widest of the ``nodes``' (a model call's tokens said
+    where they fit, taking the labels' cells down to :data:`MIN_LABEL`): every label is
+    cut at one width (a model's name was cut a cell shorter beside ``8.0s 16.6k tok``
+    than beside ``17s 16.5k tok``).
+    """
+    said = NUMBERS_WIDTH if width >= 50 else 6
+    label = max(MIN_LABEL, min(36, (width - said) // 3))
+    room = said + max(0, label - MIN_LABEL)
+    widest = max((len(numbers(node, 0, now, room=room)) for node in nodes), default=0)
+    more = max(0, min(widest, room) - said)
+    said, label = said + more, label - more
+    bars = max(1, width - label - said - 2)
+    return Columns(label, said, bars)
 
 
 class BarCells(NamedTuple):
@@ -279,7 +290,13 @@ def summary_text(summary: TimelineSummary) -> str:
         parts.append(f"approvals {duration(summary.approvals)}")
     parts.append(f"idle {duration(summary.idle)}")
     if summary.child_run_count:
-        parts.append(f"child runs {duration(summary.child_runs)}")
+        inside, outside = summary.child_runs, summary.child_runs_outside
+        if outside < 0.0005:
+            parts.append(f"child runs {duration(inside)}")
+        elif inside < 0.0005:
+            parts.append(f"child runs {duration(outside)} outside the run's time")
+        else:
+            parts.append(f"child runs {duration(inside)} (+{duration(outside)} outside)")
     if summary.steps > 0.05:
         parts.append(f"steps {duration(summary.steps)}")
     used = summary.prompt_tokens + summary.output_tokens
@@ -331,7 +348,7 @@ def render_lines(
     without one, what the timeline read."""
     window = timeline.span(now)
     end = window[1]
-    cols = columns(width)
+    cols = columns(width, timeline.rows(), now)
     head = summary_text(timeline.summary(now))
     damage = damage_text(timeline)
     status = status or timeline.status or ("running" if timeline.run_end is None else "")

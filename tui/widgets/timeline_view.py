@@ -161,6 +161,9 @@ class TimelineView(ScrollView, can_focus=True):
         """The part of the axis shown; ``None`` for all of it."""
         self._frame: _Frame | None = None
         self._announced: TimelineNode | None = None
+        self._columns: Columns | None = None
+        """The columns laid out for the rows (as wide as the widest row's numbers, every
+        label cut at one width): worked out as the timeline changes, not at each frame."""
 
     # -- what is drawn ------------------------------------------------------------------
 
@@ -183,6 +186,7 @@ class TimelineView(ScrollView, can_focus=True):
     def model_changed(self) -> None:
         """The timeline grew or changed: size the scroll range and redraw."""
         count = len(self.timeline.rows())
+        self._columns = None
         grow_scroll_range(self, Size(self.scrollable_content_region.width, count + 1))
         if count and self.cursor >= count:
             self.cursor = count - 1
@@ -199,9 +203,12 @@ class TimelineView(ScrollView, can_focus=True):
         return rows[row] if 0 <= row < len(rows) else None
 
     def _frame_now(self) -> _Frame:
+        width = self.size.width
+        if self._columns is None or sum(self._columns) + 2 != width:
+            self._columns = columns(width, self.timeline.rows(), self.now())
         return _Frame(
             base=self.rich_style,
-            cols=columns(self.size.width),
+            cols=self._columns,
             now=self.now() or self.full_axis()[1],
             window=self.shown(),
         )
