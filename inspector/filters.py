@@ -154,6 +154,10 @@ lower-cased strings (:data:`PREPARED`), searched one by one in C. Every other fi
 kept coded: a number for each different value, and the values (a few statuses, models,
 skills among 100,000 runs), each tested once."""
 
+MANY_CHANGES: Final = 10_000
+"""Changes to views kept for the columns to read before every column reads them and they
+are forgotten."""
+
 FEW_PIECES: Final = 256
 """Stretches of rows up to which a column laid out again is copied stretch by stretch
 (beyond, gathered row by row)."""
@@ -172,7 +176,7 @@ class _Column:
     (:data:`NUMBERED`, :data:`OWN`); the rows added since it was laid out kept apart
     (:meth:`taken`, in the store's new order)."""
 
-    __slots__ = ("added", "codes", "distinct", "field", "prepare", "values")
+    __slots__ = ("added", "codes", "distinct", "field", "prepare", "read_to", "values")
 
     def __init__(self, field: str, read: list[Any], *, prepared: bool = False) -> None:
         """The column of what ``field`` reads of each run (``prepared``: as kept already)."""
@@ -196,6 +200,8 @@ class _Column:
             self.values = np.fromiter(map(self.codes.__getitem__, read), np.int32, len(read))
         self.added: list[Any] = []
         """The rows after :attr:`values`' (runs come since it was laid out), as kept."""
+        self.read_to = 0
+        """How far it has read the rows whose views changed (:attr:`FilterColumns._changed`)."""
 
     def kept(self, value: Any) -> Any:
         """``value``, read of a run, as the column keeps it."""
@@ -309,12 +315,16 @@ class FilterColumns:
         """The rows of the order laid out whose runs went or moved (started at another time)."""
         self._last: _Filtering | None = None
         """The last filtering: a filter typed on from it tests only the runs it kept."""
+        self._changed: list[int] = []
+        """The rows whose views changed since the columns were laid out, in turn: each
+        column reads them again when a filter reads it (:meth:`_column`), not each time
+        (a hundred live runs change twenty times a second; a filtering reads a few fields)."""
         self._reads = view_fields()
 
     def clear(self) -> None:
         """Forget every run (the store closed)."""
         self._laid, self._added, self._views, self._columns, self._live = None, {}, [], {}, {}
-        self._gone, self._last = set(), None
+        self._gone, self._last, self._changed = set(), None, []
 
     def update(self, views: Iterable[RunView]) -> None:
         """Read again the fields of the runs whose views changed (new runs among them): a
@@ -340,12 +350,16 @@ class FilterColumns:
                 kept[row] = view
                 if old.summary is view.summary and old.totals == view.totals:
                     continue  # the same summary and totals: the same fields
-                for field, column in columns.items():
-                    column.set(row, reads[field](view))
+                self._changed.append(row)  # read again by each column as a filter reads it
             if view.summary.status in LIVE:
                 self._live[row] = None
             else:
                 self._live.pop(row, None)
+        if len(self._changed) > MANY_CHANGES:  # every column reads them, and they are forgotten
+            for column in columns.values():
+                self._read_again(column)
+                column.read_to = 0
+            self._changed = []
 
     def remove(self, key: RunKey) -> None:
         """A run went: its row is left out when the columns are laid out again."""
@@ -510,6 +524,8 @@ class FilterColumns:
             if pieces is None:
                 self._made_again(runs)  # not the order foreseen
             else:
+                for column in self._columns.values():
+                    self._read_again(column)
                 rows = None
                 if len(pieces) > FEW_PIECES:
                     rows = np.concatenate([np.arange(p.start, p.stop) for p in pieces])
@@ -518,7 +534,9 @@ class FilterColumns:
                 self._views = list(runs)
                 self._live = {places[key]: None for key in live if key in places}
         self._laid, self._added = places, {}
-        self._gone = set()
+        self._gone, self._changed = set(), []
+        for column in self._columns.values():
+            column.read_to = 0
 
     def _made_again(self, runs: Sequence[RunView]) -> None:
         """Forget the columns (made again as filters read them), laid out as ``runs``."""
@@ -582,8 +600,20 @@ class FilterColumns:
                     column = _Column(field, self._texts(), prepared=True)
                 else:
                     column = _Column(field, list(map(self._reads[field], self._views)))
+            column.read_to = len(self._changed)
             self._columns[field] = column
+        else:
+            self._read_again(column)
         return column
+
+    def _read_again(self, column: _Column) -> None:
+        """Read again what ``column`` holds of the runs whose views changed since it last did."""
+        changed = self._changed
+        if column.read_to < len(changed):
+            read, views = self._reads[column.field], self._views
+            for row in dict.fromkeys(changed[column.read_to :]):
+                column.set(row, read(views[row]))
+            column.read_to = len(changed)
 
     def _texts(self) -> list[str]:
         """Free text's strings of every run, as the column keeps them (:data:`PREPARED`),

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 import msgspec
 import pytest
 
-from inspector import RunSource, RunStore, RunUpdate, SourceUpdate
+from inspector import RunSource, RunStore, RunUpdate, SourceUpdate, filters
 from inspector import store as store_module
 from inspector.filters import FilterError, RunFilter
 from inspector.store_state import Snapshot
@@ -140,8 +140,12 @@ def agree(snapshot: Snapshot, text: str, now: float) -> list[str]:
     return [run.run_id for run in chosen]
 
 
+@pytest.mark.parametrize("many_changes", [10_000, 7])  # read as filters read, or at once
 @pytest.mark.parametrize("seed", [1, 2, 3, 4, 5, 6])
-async def test_the_columns_select_what_reading_each_view_selects(seed: int) -> None:
+async def test_the_columns_select_what_reading_each_view_selects(
+    seed: int, many_changes: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(filters, "MANY_CHANGES", many_changes)
     rng = random.Random(seed)
     store = RunStore(detail=False)
     store.apply("a", updates(range(300), rng, initial=True))
