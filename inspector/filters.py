@@ -281,8 +281,8 @@ class FilterColumns:
 
     A column is made the first time a filter reads its field, from every view at once
     (or before, :meth:`make`); from then on the store hands over only the views that
-    changed (:meth:`update`), and a view whose summary and totals did not change keeps
-    what was read of it. A column is an array: a number's compared at once; a field of a
+    changed (:meth:`update`), each read again by a column when a filter next reads it,
+    and a view whose summary and totals did not change keeps what was read of it. A column is an array: a number's compared at once; a field of a
     few different values (a status, a model, a skill) coded, each value tested once and
     the codes looked up at once; a run's own text (its id, free text) searched string by
     string in C. The columns are laid out in the store's order (a run's row is its
