@@ -282,10 +282,10 @@ class FilterColumns:
     A column is made the first time a filter reads its field, from every view at once
     (or before, :meth:`make`); from then on the store hands over only the views that
     changed (:meth:`update`), each read again by a column when a filter next reads it,
-    and a view whose summary and totals did not change keeps what was read of it. A column is an array: a number's compared at once; a field of a
-    few different values (a status, a model, a skill) coded, each value tested once and
-    the codes looked up at once; a run's own text (its id, free text) searched string by
-    string in C. The columns are laid out in the store's order (a run's row is its
+    and a view whose summary and totals did not change keeps what was read of it. A
+    column is an array: a number's compared at once; a field of a few different values (a
+    status, a model, a skill) coded, each value tested once and the codes looked up at
+    once; a run's own text (its id, free text) searched string by string in C. The columns are laid out in the store's order (a run's row is its
     place), so that a filter keeps the runs in order. When the store sorts its runs
     again (a run came, went, or started at another time), they are laid out again at the
     next filtering: the runs that stayed keep their order, so each column is taken in
