@@ -279,22 +279,22 @@ class FilterColumns:
     """Every run's fields as the filter reads them (:func:`view_fields`), a column a field,
     kept by the store as its views change.
 
-    A column is made the first time a filter reads its field, from every view at once
-    (or before, :meth:`make`); from then on the store hands over only the views that
-    changed (:meth:`update`), each read again by a column when a filter next reads it,
-    and a view whose summary and totals did not change keeps what was read of it. A
-    column is an array: a number's compared at once; a field of a few different values (a
-    status, a model, a skill) coded, each value tested once and the codes looked up at
-    once; a run's own text (its id, free text) searched string by string in C. The columns are laid out in the store's order (a run's row is its
-    place), so that a filter keeps the runs in order. When the store sorts its runs
-    again (a run came, went, or started at another time), they are laid out again at the
-    next filtering: the runs that stayed keep their order, so each column is taken in
-    stretches between the runs that came or went (work in proportion to the runs that
-    came or went, and a copy in C of each column). A filter typed on from the last one
-    (a letter, a term: :meth:`RunFilter.narrowing`) tests only the runs that one kept,
-    while the runs, the sources' health and, for a duration, the moment are the same.
-    Only the store's runs now are answered (:meth:`select`): an earlier snapshot's views
-    are older than the columns.
+    A column is made the first time a filter reads its field, from every view at once (or
+    before, :meth:`make`); from then on the store hands over only the views that changed
+    (:meth:`update`), each read again by a column when a filter next reads it, and a view
+    whose summary and totals did not change keeps what was read of it. A column is an array:
+    a number's compared at once; a field of a few different values (a status, a model, a
+    skill) coded, each value tested once and the codes looked up at once; a run's own text
+    (its id, free text) searched string by string in C. The columns are laid out in the
+    store's order (a run's row is its place), so that a filter keeps the runs in order. When
+    the store sorts its runs again (a run came, went, or started at another time), they are
+    laid out again at the next filtering: the runs that stayed keep their order, so each
+    column is taken in stretches between the runs that came or went (work in proportion to
+    the runs that came or went, and a copy in C of each column). A filter typed on from the
+    last one (a letter, a term: :meth:`RunFilter.narrowing`) tests only the runs that one
+    kept, while the runs, the sources' health and, for a duration, the moment are the same.
+    Only the store's runs now are answered (:meth:`select`): an earlier snapshot's views are
+    older than the columns.
     """
 
     def __init__(self, current: Callable[[], tuple[Sequence[RunView] | None, Places]]) -> None:
