@@ -35,9 +35,7 @@ from ledger_reader.sessions.fold import (
     text_of,
 )
 
-SKIPPED: Final = frozenset(
-    {"progress", "file-history-snapshot", "queue-operation", "summary", "custom-title"}
-)
+SKIPPED: Final = frozenset({"progress", "file-history-snapshot", "summary", "custom-title"})
 """Record types that say nothing a run shows (hook and sub-agent progress, file backups)."""
 QUESTIONS: Final = frozenset({"AskUserQuestion", "ExitPlanMode"})
 ASKING: Final[dict[str, frozenset[str]]] = {
@@ -81,6 +79,8 @@ class ClaudeCodeFold(SessionFold):
         self._open: _Response | None = None
         self._done: dict[str, None] = {}
         self._mode = "default"
+        self._queue: list[str] = []
+        """What was typed (or notified) while the agent worked, not taken into a turn yet."""
 
     def feed(self, record: Any, offset: int, length: int) -> None:
         if not isinstance(record, dict):
@@ -91,6 +91,9 @@ class ClaudeCodeFold(SessionFold):
         if time:
             self.seen = time
         if kind in SKIPPED:
+            return
+        if kind == "queue-operation":
+            self._queued(record, time)
             return
         self._identify(record)
         if kind == "assistant":
@@ -151,9 +154,11 @@ class ClaudeCodeFold(SessionFold):
                 time, call_id, output, is_error=block.get("is_error") is True, child_run_id=child
             )
 
-    def _said(self, record: dict[str, Any], time: str, words: str) -> None:
+    def _said(self, record: dict[str, Any], time: str, words: str, *, queued: bool = False) -> None:
         """Words in the person's turn: a prompt they typed (a slash command as they typed
         it), or what Claude Code put there itself (:func:`notice_of`)."""
+        if not queued and words in self._queue:
+            self._queue.remove(words)  # queued before, told by this record
         notice = notice_of(words, compact_summary=record.get("isCompactSummary") is True)
         if notice is not None:
             self.start(time)
@@ -164,6 +169,30 @@ class ClaudeCodeFold(SessionFold):
             self.start(time, words)
         else:
             self.user_message(time, words)
+
+    def _queued(self, record: dict[str, Any], time: str) -> None:
+        """Words put in the queue while the agent worked (``queue-operation``).
+
+        ``enqueue`` holds them. ``remove`` took the person's oldest words into the turn
+        under way, with no record of their own (2.1.38-39): they are said here. A slash
+        command taken so runs as a record of its own, and a background task's notice
+        waits in the queue for the record that tells it; both are read there.
+        """
+        operation = record.get("operation")
+        if operation == "enqueue":
+            words = as_str(record.get("content"))
+            if words:
+                self._queue.append(words)
+        elif operation == "remove":
+            typed = [words for words in self._queue if notice_of(words) is None]
+            if typed:
+                self._queue.remove(typed[0])
+                if not typed[0].lstrip().startswith("/") and self.started:
+                    self._said(record, time, typed[0], queued=True)
+        elif operation == "dequeue":  # taken as the next prompt, which has its record
+            del self._queue[:1]
+        elif operation == "popAll":  # taken back into the input box
+            self._queue.clear()
 
     def _system(self, record: dict[str, Any], time: str) -> bool:
         """A ``system`` record that says something a run shows: a compaction, a local

@@ -34,4 +34,4 @@ def test_a_session_has_a_node_per_call_and_no_notes(path: str) -> None:
 
 def test_the_home_holds_every_agent() -> None:
     assert {Path(path).suffix for path in SESSIONS} == {".jsonl", ".json"}
-    assert len(SESSIONS) == 12
+    assert len(SESSIONS) == 13

@@ -53,12 +53,17 @@ SUBAGENT_21 = (
 INTERRUPTED_21 = (
     CLAUDE / "-home-marco-projects-spotter" / "d6e0bada-1959-4eec-a9d2-0bfade768d8f.jsonl"
 )
-COMPACTED_21 = (
+QUEUED_21 = (
     CLAUDE
     / "-home-USER-projects-spotter-worktrees-spotter-gqc"
     / "258c7280-ae70-4798-800f-63464d01a85d.jsonl"
 )
-COMPACTING_21 = COMPACTED_21.with_suffix("") / "subagents" / "agent-acompact-fffbd0.jsonl"
+COMPACTED_21 = (
+    CLAUDE
+    / "-home-USER-projects-spotter-worktrees-spotter-dov"
+    / "4d5611e5-241a-462a-8d15-5122611a9569.jsonl"
+)
+COMPACTING_21 = COMPACTED_21.with_suffix("") / "subagents" / "agent-acompact-e1f845.jsonl"
 NOTIFIED_21 = (
     CLAUDE
     / "-home-USER-projects-spotter-worktrees-spotter-fum"
@@ -74,6 +79,7 @@ CLAUDE_FILES = [
     CLAUDE_21,
     SUBAGENT_21,
     INTERRUPTED_21,
+    QUEUED_21,
     COMPACTED_21,
     COMPACTING_21,
     NOTIFIED_21,
@@ -565,7 +571,7 @@ def test_a_compaction_says_so_and_its_summary_is_not_the_persons() -> None:
     """A session compacted when its context filled (Claude Code 2.1.39: a ``system``
     ``compact_boundary`` record, then the summary in the person's turn, ``isCompactSummary``)."""
     said = said_in_the_persons_turn(COMPACTED_21)
-    assert said[0] == ("compacted", {"trigger": "auto", "tokens_before": 167094})
+    assert said[0] == ("compacted", {"trigger": "auto", "tokens_before": 170251})
     assert [kind for kind, _ in said] == ["compacted", "compact_summary"]
     assert str(said[1][1]).startswith("This session is being continued")
     summary = read_session(str(COMPACTED_21)).summary()
@@ -587,13 +593,13 @@ def test_a_background_tasks_notice_is_the_agents_not_the_persons() -> None:
 
 def test_a_sub_agents_first_prompt_is_its_input_after_the_context_put_before_it() -> None:
     """The sub-agent that wrote a compaction's summary (2.1.39, ``agent-acompact-*``): its
-    file begins with two hooks' reminders (``isMeta``) copied from 20 minutes before."""
+    file begins with three hooks' reminders (``isMeta``) copied from minutes before."""
     records = [json.loads(line) for line in COMPACTING_21.read_text().splitlines()]
     prompt = next(r for r in records if r["type"] == "user" and not r.get("isMeta"))
     child = read_session(str(COMPACTING_21)).summary()
     assert child.input == prompt["message"]["content"]
     assert child.started_at == prompt["timestamp"]
-    assert child.parent_run_id == "258c7280-ae70-4798-800f-63464d01a85d"
+    assert child.parent_run_id == "4d5611e5-241a-462a-8d15-5122611a9569"
 
 
 def test_a_codex_web_search_is_a_tool_call_told_with_its_status() -> None:
@@ -620,3 +626,23 @@ def test_a_codex_compaction_is_one_event_and_the_run_is_named_by_its_file() -> N
     kinds = [item.type for item in session.items if isinstance(item, UnknownEvent)]
     assert kinds == [CONTEXT_COMPACTED]
     assert session.summary().run_id == "019c8a59-e9dd-71f0-9ae3-4079fe9726a9"
+
+
+def test_words_typed_while_the_agent_worked_are_the_persons() -> None:
+    """Claude Code 2.1.39 queues what the person types during a turn (``queue-operation``
+    ``enqueue``) and takes it into the turn (``remove``) with no ``user`` record of its own;
+    a background task's notice, queued before, is told by its own record instead."""
+    records = [json.loads(line) for line in QUEUED_21.read_text().splitlines()]
+    typed = next(r["content"] for r in records if r.get("operation") == "enqueue")
+    assert said_in_the_persons_turn(QUEUED_21) == [
+        ("interrupted", "[Request interrupted by user for tool use]"),
+        (
+            "task_notification",
+            'Background command "Force recompile ash deps to clear stale associations" '
+            "completed (exit code 0)",
+        ),
+        ("user", typed),
+    ]
+    # A slash command typed ahead (/mcp) runs as a command of its own, told by its records
+    # (a user record and a system one), not again as it left the queue.
+    assert [text for kind, text in said_in_the_persons_turn(INTERRUPTED_21)].count("/mcp") == 2

@@ -29,7 +29,7 @@ def test_ls_json_lists_every_session_with_its_tokens(capsys: pytest.CaptureFixtu
     assert main(["ls", "--json", *map(str, FOLDERS)]) == 0
     runs = {run["run_id"]: run for run in runs_listed(capsys.readouterr().out)}
     assert {run["agent"] for run in runs.values()} == {"claude-code", "codex", "gemini-cli"}
-    assert len(runs) == 12
+    assert len(runs) == 13
     child = runs["ae4a77f8-aedd-4bc1-888f-c94edc91af04.agent-aac57f5"]
     assert child["parent_run_id"] == "ae4a77f8-aedd-4bc1-888f-c94edc91af04"
     for run in runs.values():
@@ -85,7 +85,7 @@ def test_plain_ls_lists_the_homes_sessions_as_plain_runtop_shows_them(
     assert main(["ls", "--json"]) == 0
     runs = runs_listed(capsys.readouterr().out)
     assert {run["agent"] for run in runs} == {"claude-code", "codex", "gemini-cli"}
-    assert len(runs) == 12
+    assert len(runs) == 13
     assert main(["ls", "--json", "--no-sessions"]) == 0
     assert runs_listed(capsys.readouterr().out) == []
 
@@ -98,7 +98,7 @@ def test_ls_of_a_folder_reads_the_session_files_in_it_as_sessions(
     assert main(["ls", "--json", str(home)]) == 0
     captured = capsys.readouterr()
     runs = runs_listed(captured.out)
-    assert len(runs) == len([*home.rglob("*.jsonl"), *home.rglob("session-*.json")]) == 12
+    assert len(runs) == len([*home.rglob("*.jsonl"), *home.rglob("session-*.json")]) == 13
     assert {run["agent"] for run in runs} == {"claude-code", "codex", "gemini-cli"}
     assert all(run["damaged_lines"] == 0 and run["model"] for run in runs)
     assert main(["ls", "--json"]) == 0  # as plain ls lists the home
@@ -117,9 +117,9 @@ def test_a_second_listing_takes_the_sessions_from_the_summary_cache(home: Path) 
         return summaries, cache
 
     first, cache = listing()
-    assert (cache.hits, cache.misses) == (0, 11)
+    assert (cache.hits, cache.misses) == (0, 12)
     again, cache = listing()
-    assert (cache.hits, cache.misses) == (11, 0)
+    assert (cache.hits, cache.misses) == (12, 0)
     assert again == first
     assert {summary.status for summary in again} == {RunStatus.IDLE}
     assert {summary.agent for summary in again} == {"claude-code", "codex"}
