@@ -347,15 +347,22 @@ _CALLED: Final = (
     ".__call__",
     ".acall",
     ".kickoff",
+    ".run_stream",
+    ".stream",
+    ".astream",
+    ".on_messages",
+    ".on_messages_stream",
 )
 """What instrumentations add to an agent's name when they name its span after the method
-that ran it (smolagents' ``weather.run``, DSPy's ``WeatherAgent.forward``, LlamaIndex's
-``FunctionAgent.run``, CrewAI's ``weather.kickoff``)."""
+that ran it, or its streaming form (smolagents' ``weather.run``, DSPy's
+``WeatherAgent.forward``, LlamaIndex's ``FunctionAgent.run``, CrewAI's ``weather.kickoff``,
+AutoGen's ``weather.on_messages_stream``)."""
 
 
 def agent_called(name: str | None) -> str | None:
     """An agent's name from a span named after the method that ran it: ``Name.run``,
-    ``.forward``, ``.invoke`` or ``.__call__`` give ``Name``; other names are as they are."""
+    ``.forward``, ``.invoke``, ``.__call__``, ``.run_stream``... give ``Name``; other names
+    are as they are."""
     if not name:
         return None
     for suffix in _CALLED:

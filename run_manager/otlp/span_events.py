@@ -44,7 +44,7 @@ from run_manager.otlp.families import (
 from run_manager.otlp.genai import GENAI
 from run_manager.otlp.openinference import OPENINFERENCE
 from run_manager.otlp.openllmetry import OPENLLMETRY
-from run_manager.otlp.spans import MAX_MESSAGE, STATUS_ERROR, Span, SpanEvent
+from run_manager.otlp.spans import MAX_MESSAGE, STATUS_ERROR, STATUS_OK, Span, SpanEvent
 from run_manager.otlp.trace_runs import MAX_ANNOUNCED, LedgerLine, OtlpRun, OtlpTrace
 
 UNREADABLE: Final = (RecursionError, ValueError, TypeError, msgspec.MsgspecError)
@@ -255,7 +255,12 @@ def emit_errors(run: OtlpRun, span: Span, node_id: str | None) -> bool:
 
     A failure is said once for its node, or once for the run: a span may record one
     exception twice (Google ADK's tool spans do), and each span an exception passes up
-    through records it again (an agent's span, then the workflow's around it)."""
+    through records it again (an agent's span, then the workflow's around it). A span
+    whose status says it succeeded (OK, set by its instrumentation, final in OpenTelemetry's
+    words) did not fail: its exceptions were handled (AutoGen's agent span records the
+    ``CancelledError`` that closes its stream after the answer)."""
+    if span.status_code == STATUS_OK:
+        return False
     said = False
     for event in span.events:
         if event.name == "exception":

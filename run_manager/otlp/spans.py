@@ -38,6 +38,8 @@ MAX_MESSAGE: Final = 16 * 1024
 
 STATUS_ERROR: Final = 2
 """``Status.code`` of a failed span (``STATUS_CODE_ERROR``)."""
+STATUS_OK: Final = 1
+"""``Status.code`` of a span its instrumentation says succeeded (``STATUS_CODE_OK``)."""
 
 _json_decoder: Final = msgspec.json.Decoder()
 
@@ -359,7 +361,7 @@ def _span_json(span: Any, service: str | None) -> Span | None:
     status = _get(span, "status") or {}
     code = _get(status, "code") or 0
     if isinstance(code, str):
-        code = STATUS_ERROR if code.endswith("ERROR") else 1 if code.endswith("OK") else 0
+        code = STATUS_ERROR if code.endswith("ERROR") else STATUS_OK if code.endswith("OK") else 0
     return Span(
         trace_id,
         span_id,

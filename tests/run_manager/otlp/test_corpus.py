@@ -223,6 +223,8 @@ def test_each_recording_is_one_run_read_whole_in_any_order(
     }
     if "error" in expected:  # the run failed of its tool's error, and says it
         assert expected["error"] in (error or "")
+    elif not any(call.get("is_error") for call in expected["tool_calls"]):
+        assert error is None  # nothing failed
     started = events[0].time
     assert all(event.time >= started for event in events), "an event before its run began"
 

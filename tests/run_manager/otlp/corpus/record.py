@@ -825,6 +825,44 @@ def agno(rec: Recording) -> None:
     )
 
 
+def autogen(rec: Recording) -> None:
+    """AutoGen AgentChat's ``AssistantAgent`` traced by OpenInference's instrumentation,
+    its model calls too (AutoGen's own runtime spans go to the global provider, unset)."""
+    from autogen_agentchat.agents import AssistantAgent
+    from autogen_ext.models.openai import OpenAIChatCompletionClient
+    from openinference.instrumentation.autogen_agentchat import AutogenAgentChatInstrumentor
+
+    def get_weather(city: str) -> str:
+        """The weather in a city."""
+        return rec.get_weather(city)
+
+    instrumentor = AutogenAgentChatInstrumentor()
+    instrumentor.instrument(tracer_provider=rec.provider)
+    try:
+        client = OpenAIChatCompletionClient(
+            model=MODEL, base_url=rec.model.url, api_key="offline",
+            model_info={
+                "vision": False, "function_calling": True, "json_output": False,
+                "family": "unknown", "structured_output": False,
+            },
+        )  # fmt: skip
+        agent = AssistantAgent(
+            "weather", model_client=client, tools=[get_weather], reflect_on_tool_use=True
+        )
+
+        async def run() -> Any:
+            result = await agent.run(task=ASKED)
+            return result.messages[-1].content
+
+        with counted(rec.model) as calls, openinference_context():
+            ended = rec.outcome(lambda: asyncio.run(run()))
+    finally:
+        instrumentor.uninstrument()
+    rec.save(
+        {"agent": "weather", "input": ASKED, **ended, **calls, "tokens": True}, session=SESSION
+    )
+
+
 def crewai(rec: Recording) -> None:
     from crewai import LLM, Agent, Crew, Task
     from crewai.tools import tool
@@ -881,6 +919,7 @@ AGENTS: dict[str, Callable[[Recording], None]] = {
     "google_adk_tool_error": google_adk,
     "agno": agno,
     "agno_tool_error": agno,
+    "autogen": autogen,
 }
 
 
