@@ -14,6 +14,7 @@ import uuid
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
+from http import HTTPStatus
 from types import TracebackType
 from typing import Any, Final
 from urllib.parse import urlsplit
@@ -292,6 +293,15 @@ class AttachClient:
             return ServerError(
                 status, self._foreign(status, path), retry_after(headers.get("Retry-After"))
             )
+        if message == _phrase(status):
+            # The server's words are only its status's (an address with a path, answered by
+            # the server's catch-all): say what was asked where, not a bare "Not Found".
+            hint = (
+                " (give the server's own address, http://HOST:PORT, without a path)"
+                if status == 404
+                else ""
+            )
+            message = f"{self.url} answered HTTP {status} {message} to {API_PATH}{path}{hint}"
         if status == 401:
             if not self.token:
                 return TokenRefused(
@@ -395,6 +405,15 @@ class AttachClient:
             if error.status in {404, 409, 400}:
                 raise ActionRefused(str(error)) from None
             raise
+
+
+def _phrase(status: int) -> str:
+    """HTTP's own words for ``status`` (``Not Found``), or nothing for a status it has none
+    for."""
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return ""
 
 
 def _reason(error: BaseException) -> str:

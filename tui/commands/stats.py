@@ -90,7 +90,7 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
             out.print(table, crop=True, no_wrap=True, overflow="ellipsis", markup=False)
         else:
             sys.stdout.write(table + "\n")
-    else:
+    elif not failed:  # after a failure, what failed is what was wrong: said already
         say(sys.stderr, f"no {'runs' if args.by == 'agent' else args.by + ' calls'} found")
     return 1 if failed else 0
 

@@ -131,8 +131,24 @@ def resolve_ledger(target: str, search: Sequence[Path]) -> Path:
         return Path(sessions[target])
     for run_id, session in sessions.items():
         found.setdefault(run_id, Path(session))
-    places = ", ".join(str(root) for root in search)
-    return found[match_run_id(target, found, f"under {places}")]
+    return found[match_run_id(target, found, f"under {places_said(search)}")]
+
+
+def places_said(search: Sequence[Path]) -> str:
+    """The places a run was looked for, each that is no directory said so (a ``--from``
+    typed wrong: ``under /tmp/rnus: no such directory``), not left to look empty."""
+
+    def wrong(root: Path) -> str | None:
+        if not root.exists():
+            return "no such directory"
+        if not root.is_dir():
+            return "not a directory; give the folder that holds the ledger"
+        return None
+
+    if len(search) == 1:
+        why = wrong(search[0])
+        return f"{search[0]}: {why}" if why else str(search[0])
+    return ", ".join(f"{root} ({why})" if (why := wrong(root)) else str(root) for root in search)
 
 
 SHORTEST_PART: Final = 4

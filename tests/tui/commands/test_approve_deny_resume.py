@@ -11,6 +11,7 @@ import asyncio
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import urllib.request
@@ -232,3 +233,39 @@ def test_approve_deny_and_resume_over_http(
     assert resumed.stdout.startswith(f"resumed: {second} as run_"), resumed.stdout
     new = resumed.stdout.split(" as ")[1].strip()
     assert listed(url, home)[new]["status"] in {"running", "awaiting_approval"}
+
+
+def closed_port() -> int:
+    """A loopback port nothing listens on (bound, then closed)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.mark.parametrize("command", ["approve", "deny", "resume", "stats"])
+def test_a_place_typed_wrong_is_said_in_words_with_a_non_zero_exit(
+    server: tuple[str, dict[str, str]], tmp_path: Path, command: str
+) -> None:
+    """Each says what was wrong, once, and exits 1: ``stats`` went on to say ``no model
+    calls found``; a server's address with a path said only ``Not Found``; a ``--from``
+    folder that is not there said only that no ledger was found in it."""
+    url, _ = server
+    home = tmp_path / "home"
+    run = [] if command == "stats" else ["7b3d8a60"]
+    where = [] if command == "stats" else ["--from"]
+    cases = {
+        f"http://127.0.0.1:{closed_port()}": "cannot be reached: connection refused",
+        f"{url}/runs": f"{url}/runs answered HTTP 404 Not Found to /api/agent/runs (give the "
+        "server's own address, http://HOST:PORT, without a path)",
+        str(tmp_path / "rnus"): f"{tmp_path / 'rnus'}: no such directory"
+        if command != "stats"
+        else f"{tmp_path / 'rnus'}: no such file or directory",
+    }
+    if command != "stats":
+        cases[url] = f"no ledger for run 7b3d8a60 on {url}"
+    for place, said in cases.items():
+        answer = runtop(command, *run, *where, place, home=home)
+        assert answer.returncode == 1, answer
+        (line,) = answer.stderr.splitlines()
+        assert said in line, line
+        assert answer.stdout == ""
