@@ -110,6 +110,13 @@ def cut(text: str) -> tuple[str, bool]:
     return text[:TEXT_LIMIT], True
 
 
+def _words(text: str) -> dict[str, Any]:
+    """Words said in the person's turn, as an event's payload: ``text``, cut to
+    :data:`TEXT_LIMIT` (``truncated`` then)."""
+    said, was_cut = cut(text)
+    return {"text": said, "truncated": True} if was_cut else {"text": said}
+
+
 class Usage:
     """One model response's tokens, as its records said them (the last, largest output)."""
 
@@ -261,19 +268,11 @@ class SessionFold:
             gap = (now - before).total_seconds()
             if gap >= RESUMED_AFTER:
                 self.unknown_typed(SESSION_RESUMED, time, {"after_seconds": round(gap, 3)})
-        said, was_cut = cut(text)
-        payload: dict[str, Any] = {"text": said}
-        if was_cut:
-            payload["truncated"] = True
-        self.unknown_typed(USER_MESSAGE, time, payload)
+        self.unknown_typed(USER_MESSAGE, time, _words(text))
 
     def agent_notice(self, time: str, kind: str, text: str) -> None:
         """Words the agent put in the person's turn (:data:`AGENT_NOTICE`)."""
-        said, was_cut = cut(text)
-        payload: dict[str, Any] = {"kind": kind, "text": said}
-        if was_cut:
-            payload["truncated"] = True
-        self.unknown_typed(AGENT_NOTICE, time, payload)
+        self.unknown_typed(AGENT_NOTICE, time, {"kind": kind, **_words(text)})
 
     def context_compacted(
         self, time: str, *, trigger: str | None = None, tokens_before: int | None = None
