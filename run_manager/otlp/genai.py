@@ -2,7 +2,8 @@
 
 The kind of a span is its ``gen_ai.operation.name``: ``invoke_agent`` a
 run, ``chat`` / ``text_completion`` / ``generate_content`` a model call,
-``execute_tool`` a tool call (``../shared/design/OTLP.md``); another operation
+``execute_tool`` a tool call (``../shared/design/OTLP.md``), ``create_agent``
+none of runtop's (an ``otel_span`` event, in an agent's trace); another operation
 (Strands' ``execute_event_loop_cycle``) a step. Content, where the
 instrumentation records it, is read wherever a version of the conventions
 puts it:
@@ -56,6 +57,9 @@ _KINDS: Final = {
     "text_completion": MODEL,
     "generate_content": MODEL,
     "execute_tool": TOOL,
+    # Building an agent is no part of running one (AutoGen traces each agent it builds,
+    # at start, in a trace of its own): no run, and no step of one.
+    "create_agent": OTHER,
 }
 
 

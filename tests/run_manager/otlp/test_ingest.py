@@ -565,6 +565,25 @@ def test_a_traces_first_spans_are_held_until_an_agents_span_comes(tmp_path: Path
     assert ingest.ingest(decode_json(request(http))).duplicates == 1  # a retry: once
 
 
+def test_creating_an_agent_is_no_run(tmp_path: Path) -> None:
+    """AutoGen traces each agent it builds (``create_agent``), in a trace of its own when
+    built at start: no run, and in an agent's trace a span kept as it is, not a step."""
+    created = span("f000000000000011", "create_agent weather", 0.0, 0.01,
+                   trace="0" * 31 + "7", gen_ai__operation__name="create_agent",
+                   gen_ai__system="autogen", gen_ai__agent__name="weather")  # fmt: skip
+    ingest = OtlpIngest(tmp_path)
+    ingest.ingest(decode_json(request(created)))
+    assert ledgers(tmp_path) == {}
+    inside = span("f000000000000012", "create_agent helper", 0.05, 0.06, parent=AGENT,
+                  gen_ai__operation__name="create_agent", gen_ai__agent__name="helper")  # fmt: skip
+    ingest.ingest(decode_json(request(inside, *agent_run())))
+    [events] = ledgers(tmp_path).values()
+    assert [e["payload"]["name"] for e in events if e["type"] == "otel_span"] == [
+        "create_agent helper"
+    ]
+    assert events[0]["payload"]["agent"] == "weather"
+
+
 def test_a_step_of_an_agent_framework_makes_the_trace_a_run_at_once(tmp_path: Path) -> None:
     """LangGraph's first nodes end, and are sent, seconds before its first model call: the
     run is listed from them (a chain says which convention it follows; HTTP spans do not)."""
