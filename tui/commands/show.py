@@ -22,6 +22,7 @@ import itertools
 import os
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
@@ -51,6 +52,7 @@ from inspector.ledger import (
     RunStarted,
     RunStatus,
     RunSummary,
+    RunTotals,
     agent_of,
     conversation,
     descendant_ledgers,
@@ -132,6 +134,9 @@ class EventPrinter:
         self.messages = messages
         self.started: datetime | None = None
         self.finished = False
+        self.spent = RunTotals()
+        """What the model calls printed said they spent (:meth:`RunTotals.add_call`, as a
+        summary adds them up): the run's own, where every line was printed."""
         self.cancel_asked = False
         """The run was asked to cancel in the events printed: a node that fails after it
         was canceled (as the timeline says it)."""
@@ -305,6 +310,8 @@ class EventPrinter:
     def _event(self, event: RunEvent, raw: bytes) -> None:
         if isinstance(event, RunCompleted):
             self.finished = True
+        elif isinstance(event, LlmCall):
+            self.spent.add_call(event.payload)
         if self.as_json:
             write_json(raw or encode_event(event).rstrip(b"\n"))
             return
@@ -371,21 +378,39 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     if not printer.finished and not args.json:
         printer.note(unended(summary))
     if not args.json:
-        family = family_said(path, summary)
+        # Every line was read to print it: its own figures are known, though a ledger this
+        # big is summarised from its head and tail (which counts none of its calls).
+        own = printer.spent if summary.partial else None
+        family = family_said(path, summary, own)
         if family:
             printer.note(family)
     return 0
 
 
-def family_said(path: Path, summary: RunSummary) -> str | None:
+def family_said(path: Path, summary: RunSummary, own: RunTotals | None = None) -> str | None:
     """What the run spent with its child runs (and theirs) beside its ledger, and on its
-    own (``5.8k tokens $0.0204 with its child runs (own …)``); ``None`` without any."""
+    own (``5.8k tokens $0.0204 with its child runs (own …)``); ``None`` without any.
+    ``own``: its figures counted from every line, where its summary has none (partial)."""
     run_id = summary.run_id or path.stem
     descendants = descendant_ledgers(path, run_id)
     if not descendants:
         return None
-    total = family_totals([summary, *descendants])[run_id]
-    return spent_with_children(total, summary.totals)
+    mine = _Counted(run_id, summary.parent_run_id, summary.totals)
+    if own is not None:
+        mine.totals = own.rounded()
+        mine.totals.model_calls = mine.totals.model_calls or 0  # all read: none is 0, known
+    total = family_totals([mine, *descendants])[run_id]
+    return spent_with_children(total, mine.totals)
+
+
+@dataclass(slots=True)
+class _Counted:
+    """A run as :func:`~inspector.ledger.family_totals` adds it up: its figures as
+    ``show`` counted them."""
+
+    run_id: str
+    parent_run_id: str | None
+    totals: RunTotals
 
 
 def in_span_order(read: Callable[[], Iterable[Line]]) -> Iterator[Line]:
