@@ -7,7 +7,7 @@ import functools
 import os
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import ClassVar, Final
+from typing import ClassVar, Final, NamedTuple
 
 import msgspec
 
@@ -21,6 +21,7 @@ from inspector.source import (
     SourceUpdate,
 )
 from ledger_reader import (
+    DamagedLine,
     LedgerDirectory,
     LedgerError,
     LedgerFile,
@@ -30,11 +31,13 @@ from ledger_reader import (
     is_valid_run_id,
 )
 from ledger_reader.control import request_approve, request_cancel, request_resume
+from ledger_reader.events import LlmCall
 from ledger_reader.head_tail import writer_gone
 from ledger_reader.lines import read_ledger_lines
 from ledger_reader.liveness import judge_liveness, ledger_lock_held, writer_exited
 from ledger_reader.sessions import agent_of, read_session
 from ledger_reader.summary import run_id_from_path
+from ledger_reader.totals import RunTotals
 
 _OPEN_FILES: Final = 8
 """Ledger files kept open (with their index) for range reads: the runs being looked at."""
@@ -339,6 +342,17 @@ MAX_PAUSE: Final = 5.0
 """Longest wait between two replayed events at recorded speed (a night's gap is not replayed)."""
 
 
+class Recording(NamedTuple):
+    """What a replay's whole recording holds, known before its first event is played: what
+    its runs will come to show (a screen keeps room for it from the start, rather than
+    making room as it is played)."""
+
+    damage: bool = False
+    """Some ledger line of it could not be read."""
+    spending: bool = False
+    """Some model call of it said its tokens or cost."""
+
+
 class ReplaySource(RunSource):
     """Ledger files played back as they happened: at recorded speed, faster, at once, or by step.
 
@@ -374,6 +388,8 @@ class ReplaySource(RunSource):
         self.holding = asyncio.Event()
         """Set while a paused replay waits for play or a step, every event before handed on."""
         self._restart = False
+        self.recording = Recording()
+        """What the recording holds, once it is read (before its first event is played)."""
 
     def describe(self) -> str:
         return "a replay"
@@ -428,6 +444,13 @@ class ReplaySource(RunSource):
             except LedgerError as error:
                 errors.append(SourceError(str(error)))
         timeline.sort(key=lambda entry: (entry[0], entry[1]))
+        spent = RunTotals()
+        for _, _, _, item in timeline:
+            event = event_of(item)
+            if isinstance(event, LlmCall):
+                spent.add_call(event.payload)
+        damage = any(isinstance(item, DamagedLine) for _, _, _, item in timeline)
+        self.recording = Recording(damage=damage, spending=spent.said)
         return timeline, errors
 
     def restart(self) -> None:

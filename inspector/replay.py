@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Final
 
-from inspector.ledger_source import ReplaySource
+from inspector.ledger_source import Recording, ReplaySource
 
 SPEED_ORDER: Final = (1.0, 2.0, 10.0, 0.0)
 """The speeds ``x`` goes through, in turn (0: at once)."""
@@ -26,6 +26,14 @@ class ReplayControls:
     def __bool__(self) -> bool:
         """Whether a replay is open (its keys apply only then)."""
         return bool(self.replays)
+
+    @property
+    def recording(self) -> Recording:
+        """What the replays' recordings hold, together (known once each is read)."""
+        held = [replay.recording for replay in self.replays]
+        return Recording(
+            damage=any(one.damage for one in held), spending=any(one.spending for one in held)
+        )
 
     @property
     def paused(self) -> bool:

@@ -113,6 +113,7 @@ class RuntopApp(RunKeysApp):
                 remembered=self.last_filter,
                 starting=self.starting,
                 views_file=self.settings.views_file,
+                replay=self.replay,
             )
         )
         self.follow_store()

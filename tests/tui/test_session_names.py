@@ -60,9 +60,10 @@ def test_ls_at_80_columns_tells_the_sessions_apart() -> None:
 
 
 async def test_the_runs_table_at_80x24_tells_a_projects_sessions_apart() -> None:
-    app = make_app(Settings(flush_interval=0.01), [SessionSource([HOME / ".claude" / "projects"])])
+    project = HOME / ".claude" / "projects" / "-home-USER-projects-spotter-worktrees-spotter-4te"
+    app = make_app(Settings(flush_interval=0.01), [SessionSource([project])])
     async with app.run_test(size=(80, 24)) as pilot:
-        await loaded(pilot, 4)
+        await loaded(pilot, 2)  # a session and its sub-agent
         lines = table_lines(app)
         assert any("Search hex" in line for line in lines), lines  # the sub-agent's task
         assert any("Work on be" in line for line in lines), lines  # the session's prompt

@@ -30,6 +30,7 @@ from inspector import (
 from inspector.actions import asked
 from inspector.content_search import ContentSearch
 from inspector.filters import FIELDS as FILTER_FIELDS
+from inspector.replay import ReplayControls
 from tui.columns import COLUMN_KEYS
 from tui.screens.runs_preview import PreviewingScreen
 from tui.store_news import StoreChanged
@@ -51,6 +52,7 @@ from tui.widgets.run_table import (
     tree_branches,
     tree_order,
 )
+from tui.widgets.run_tally import recorded_columns
 from tui.widgets.source_line import SourceLine
 
 BOX_KEYS: Final = frozenset(FilterBox.EDITING) | FilterBox.RECALLING
@@ -170,8 +172,12 @@ class RunsScreen(PreviewingScreen):
         remembered: str = "",
         starting: str = "",
         views_file: Path | None = None,
+        replay: ReplayControls | None = None,
     ) -> None:
         super().__init__()
+        self.replay = replay
+        """The replays open, if any: what their recordings hold has its columns from the
+        start (a DAMAGED column came once a replay played its damaged line)."""
         self.views_file = views_file
         """Where views are kept (``$RUNTOP_HOME/views.toml``); ``None``: no views."""
         self.starting = starting
@@ -326,6 +332,8 @@ class RunsScreen(PreviewingScreen):
             table.refresh()
         down = snapshot.sources_down()
         had_runs = bool(table.rows)
+        if self.replay:
+            table.kept_columns = recorded_columns(self.replay.recording)
         table.set_rows(runs, down)
         if bool(runs) != had_runs:
             self.refresh_bindings()  # Enter and the marks are greyed on an empty table, or not

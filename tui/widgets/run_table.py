@@ -166,6 +166,9 @@ class RunTable(ScrollView, can_focus=True):
         """What the rows put in the columns: the columns are laid out for it."""
         self.hidden_columns: frozenset[str] = frozenset()
         """The columns the view chosen does not show (set by the screen)."""
+        self.kept_columns: frozenset[str] = frozenset()
+        """The columns kept while nothing is in them yet: a replay's runs will come to fill
+        them (set by the screen, :func:`~tui.widgets.run_tally.recorded_columns`)."""
         self.tally = RowTally()
         """What the rows add up to, kept as they change: :attr:`fill`, and the totals the
         source line says."""
@@ -234,7 +237,7 @@ class RunTable(ScrollView, can_focus=True):
             # stopped clock reads the same from its first frame on.
             self._move_on()
         self.tally.update(rows, sources_down)
-        fill = self.tally.fill()._replace(hidden=self.hidden_columns)
+        fill = self.tally.fill(self.kept_columns)._replace(hidden=self.hidden_columns)
         if fill != self.fill:
             self.fill = fill
             self.refresh()  # every line is laid out again

@@ -13,6 +13,7 @@ from typing import Final
 
 from inspector import RunView
 from inspector.events import RunStatus
+from inspector.ledger_source import Recording
 from inspector.status_words import UNKNOWN, WORDS, ended_reason
 from tui.text import cost as cost_said
 from tui.text import tokens as tokens_said
@@ -233,12 +234,13 @@ class RowTally:
 
     # -- what they add up to --------------------------------------------------------
 
-    def fill(self) -> Fill:
-        """What the rows put in the columns."""
+    def fill(self, kept: frozenset[str] = frozenset()) -> Fill:
+        """What the rows put in the columns; those ``kept`` are laid out as if the runs to
+        come were shown (not empty; STATUS as wide as a live run's words)."""
         if not self.statuses:
             return UNKNOWN_FILL
         words = [status.value for status in self.statuses]
-        if any(status.is_live for status in self.statuses):
+        if "status" in kept or any(status.is_live for status in self.statuses):
             # A live run may be canceled (it says so) or come to wait on an approval at any
             # moment: STATUS has their room already, and no column moves when one does.
             words += ["cancelling", RunStatus.AWAITING_APPROVAL.value]
@@ -249,6 +251,7 @@ class RowTally:
             empty.add("tokens")
         if not self.damaged:
             empty.add("damaged")
+        empty -= kept
         return Fill(
             status=2 + max(map(len, words)),  # the glyph, a space, the word
             source=min(SOURCE_MAX, max(map(len, self.sources))),
@@ -277,3 +280,18 @@ def _by_word(item: tuple[tuple[str, str], int]) -> tuple[int, str, str]:
     approval) after them, by glyph: the order never depends on which run was counted first."""
     (glyph, word), _ = item
     return (WORDS.index(word) if word in WORDS else len(WORDS), word, glyph)
+
+
+def recorded_columns(recording: Recording) -> frozenset[str]:
+    """The columns laid out for what a replay's runs will come to show, by what its
+    recording holds: STATUS as wide as a live run's words (its runs are live as they are
+    played), DAMAGED and TOKENS / COST where they will have something in them. Laid out
+    for the first run played, they stayed put: DAMAGED came once a damaged line was
+    played, TOKENS / COST with the first model call, and STATUS narrowed by eight cells
+    each time no run was live."""
+    kept = {"status"}
+    if recording.damage:
+        kept.add("damaged")
+    if recording.spending:
+        kept.add("tokens")
+    return frozenset(kept)
