@@ -48,7 +48,7 @@ REAL = REPO / "tests" / "sessions_home"
 CLAUDE_21 = next(REAL.glob(".claude/projects/-home-*/ae4a77f8-*.jsonl"))
 SUBAGENT_21 = next(REAL.glob(".claude/projects/-home-*/ae4a77f8-*/subagents/agent-*.jsonl"))
 CLAUDE_20 = next(REAL.glob(".claude/projects/-Users-*/7f2abd2d-*.jsonl"))
-CODEX = next(REAL.glob(".codex/sessions/**/rollout-*.jsonl"))
+CODEX = next(REAL.glob(".codex/sessions/2025/**/rollout-*.jsonl"))
 GEMINI = next(REAL.glob(".gemini/tmp/*/chats/session-*.json"))
 
 IDS = re.compile(rb'"(msg_|toolu_|call_|req_)([A-Za-z0-9]+)"')
