@@ -863,6 +863,45 @@ def autogen(rec: Recording) -> None:
     )
 
 
+def semantic_kernel(rec: Recording) -> None:
+    """Semantic Kernel's ``ChatCompletionAgent`` on its own GenAI spans (experimental,
+    content asked for with its ``..._SENSITIVE`` setting), to the global provider."""
+    os.environ["SEMANTICKERNEL_EXPERIMENTAL_GENAI_ENABLE_OTEL_DIAGNOSTICS"] = "true"
+    os.environ["SEMANTICKERNEL_EXPERIMENTAL_GENAI_ENABLE_OTEL_DIAGNOSTICS_SENSITIVE"] = "true"
+    from openai import AsyncOpenAI
+    from opentelemetry import trace
+    from semantic_kernel.agents import ChatCompletionAgent
+    from semantic_kernel.connectors.ai.open_ai import OpenAIChatCompletion
+    from semantic_kernel.functions import kernel_function
+
+    trace.set_tracer_provider(rec.provider)
+
+    class Weather:
+        @kernel_function(name="get_weather", description="The weather in a city.")
+        def get_weather(self, city: str) -> str:
+            return rec.get_weather(city)
+
+    client = AsyncOpenAI(api_key="offline", base_url=rec.model.url)
+    service = OpenAIChatCompletion(ai_model_id=MODEL, async_client=client)
+    agent = ChatCompletionAgent(service=service, name="weather", plugins=[Weather()])
+
+    async def run() -> Any:
+        return str((await agent.get_response(messages=ASKED)).content)
+
+    with counted(rec.model) as calls:
+        ended = rec.outcome(lambda: asyncio.run(run()))
+    for called in rec.tools:  # a plugin's function, as Semantic Kernel names it to the model
+        called["name"] = "Weather-get_weather"
+    # Its messages go to OpenTelemetry's logs, not its spans: no trace says what the run was
+    # asked, nor a model call's conversation.
+    rec.save(
+        {
+            "agent": "weather", "input": None, **ended, **calls, "tokens": True,
+            "messages": False,
+        }
+    )  # fmt: skip
+
+
 def crewai(rec: Recording) -> None:
     from crewai import LLM, Agent, Crew, Task
     from crewai.tools import tool
@@ -920,6 +959,8 @@ AGENTS: dict[str, Callable[[Recording], None]] = {
     "agno": agno,
     "agno_tool_error": agno,
     "autogen": autogen,
+    "semantic_kernel": semantic_kernel,
+    "semantic_kernel_tool_error": semantic_kernel,
 }
 
 
