@@ -214,6 +214,14 @@ async def test_the_line_above_the_table_names_the_view_chosen(
         assert "view:" not in line, line
 
 
+def costly_and_slow(fixtures: Path, tmp_path: Path) -> Any:
+    """The app on the samples, with two views kept: ``costly`` and ``slow``."""
+    views = tmp_path / "views.toml"
+    save_view(views, View("costly", filter="cost:>0.01"))
+    save_view(views, View("slow", filter="duration:>20s"))
+    return sample_app(fixtures, views_file=views)
+
+
 @pytest.mark.parametrize("name", ["costly", "cos", "every run"])
 async def test_a_view_typed_in_one_burst_with_enter_is_chosen(
     fixtures: Path, tmp_path: Path, name: str
@@ -221,10 +229,7 @@ async def test_a_view_typed_in_one_burst_with_enter_is_chosen(
     """``v``, a view's name and Enter in one burst (tmux's send-keys, fast typing) chose
     nothing until a second Enter: Enter came before the palette had listed what the name
     matches. A terminal hands the app every key of a burst at once, as posted here."""
-    views = tmp_path / "views.toml"
-    save_view(views, View("costly", filter="cost:>0.01"))
-    save_view(views, View("slow", filter="duration:>20s"))
-    app = sample_app(fixtures, views_file=views)
+    app = costly_and_slow(fixtures, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
         await loaded(pilot)
         if name == "every run":
@@ -247,10 +252,7 @@ async def test_enter_before_the_palette_has_searched_chooses_what_it_finds(
 ) -> None:
     """Enter taken before the palette's search of what was typed had listed anything (a
     burst, a loaded machine) chose nothing, and a second Enter was needed."""
-    views = tmp_path / "views.toml"
-    save_view(views, View("costly", filter="cost:>0.01"))
-    save_view(views, View("slow", filter="duration:>20s"))
-    app = sample_app(fixtures, views_file=views)
+    app = costly_and_slow(fixtures, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
         await loaded(pilot)
         await pilot.press("v")
