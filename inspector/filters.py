@@ -14,10 +14,8 @@ passes over arrays (``bench/store.py``), not 100,000 views read field by field.
 
 from __future__ import annotations
 
-import gc
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import compress
 from operator import attrgetter, itemgetter
 from typing import Any, Final, NamedTuple
@@ -29,6 +27,7 @@ from inspector.model import LIVE, RunKey, RunView
 from inspector.run_order import Places
 from inspector.status_words import status_word
 from ledger_reader import run_filter as language
+from ledger_reader.collector import collector_held
 from ledger_reader.run_filter import (
     FIELDS,
     NUMBERS,
@@ -260,19 +259,6 @@ class _Filtering(NamedTuple):
     replayed_at: Mapping[str, float]
     at: float
     rows: Rows
-
-
-@contextmanager
-def _uncollected() -> Iterator[None]:
-    """Without the cyclic collector, which would walk every object again for each few
-    hundred made (100,000 runs' models, free text's strings) while a column is made."""
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if collecting:
-            gc.enable()
 
 
 class FilterColumns:
@@ -595,7 +581,7 @@ class FilterColumns:
     def _column(self, field: str) -> _Column:
         column = self._columns.get(field)
         if column is None:
-            with _uncollected():
+            with collector_held():
                 if field == "text":
                     column = _Column(field, self._texts(), prepared=True)
                 else:

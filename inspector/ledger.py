@@ -55,6 +55,7 @@ from ledger_reader import (
     summarize_ledger,
 )
 from ledger_reader.budgets import budget_words, limit_words, limits_of
+from ledger_reader.collector import collector_held
 from ledger_reader.decode import decode_line
 from ledger_reader.errors import file_kind
 from ledger_reader.events import BudgetLimits, BudgetSpent, BudgetState, BudgetUpdated
@@ -149,6 +150,7 @@ __all__ = [
     "budget_words",
     "call_as_sent",
     "call_seconds",
+    "collector_held",
     "conversation",
     "decode_line",
     "default_ledger_dir",

@@ -14,11 +14,11 @@ run's place in it, kept as long as that order's places hold.
 from __future__ import annotations
 
 import bisect
-import gc
 from collections import Counter
 from typing import Final
 
 from inspector.model import RunKey, RunView
+from ledger_reader.collector import collector_held
 
 
 def _sort_key(view: RunView) -> tuple[float, RunKey]:
@@ -130,13 +130,8 @@ class RunOrder:
         """The runs, newest first, and their places."""
         if self._shown is None:
             if self._came or self._gone:  # else the same places, new views
-                collecting = gc.isenabled()
-                gc.disable()  # a sort of 100,000 makes as many keys: no collection for each few
-                try:
+                with collector_held():  # a sort of 100,000 makes as many keys
                     self._arrange()
-                finally:
-                    if collecting:
-                        gc.enable()
                 self._places = Places(self._numbers, self._first, len(self._runs))
                 self._shared = True
             self._shown = tuple(reversed(self._runs))

@@ -17,7 +17,8 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Final
 
-from run_manager.otlp.ingest import IngestResult, OtlpIngest, collector_held
+from ledger_reader.collector import collector_held
+from run_manager.otlp.ingest import IngestResult, OtlpIngest
 from run_manager.otlp.spans import Decoded, Span
 
 LARGE: Final = 256 * 1024

@@ -56,20 +56,19 @@ the runs being written and writes them to their ledgers.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import hashlib
 import logging
 import operator
 import os
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from ledger_reader import LedgerError
+from ledger_reader.collector import collector_held
 from ledger_reader.events import (
     ErrorPayload,
     NodeEnter,
@@ -131,23 +130,6 @@ _start_end: Final = operator.attrgetter("start_ns", "end_ns")
 
 def _end_of_ending(ending: tuple[OtlpRun, Span]) -> int:
     return ending[1].end_ns
-
-
-@contextlib.contextmanager
-def collector_held() -> Iterator[None]:
-    """The cyclic collector held off for one request's decoding and ingest, and on again
-    after it: a request makes thousands of short-lived containers (attributes, messages,
-    payloads, events) and no cycle, and every 700 of them the collector would run, each run
-    of its older generations walking the server's runs and traces. Held already (a caller
-    holds it around decoding too), it is left as it is."""
-    collecting = gc.isenabled()
-    if collecting:
-        gc.disable()
-    try:
-        yield
-    finally:
-        if collecting:
-            gc.enable()
 
 
 class LedgerWriteFailed(Exception):
@@ -637,5 +619,4 @@ __all__ = [
     "IngestResult",
     "LedgerWriteFailed",
     "OtlpIngest",
-    "collector_held",
 ]

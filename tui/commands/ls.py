@@ -15,7 +15,6 @@ kept in ``$RUNTOP_HOME/views.toml`` (:mod:`tui.views`: its filter, sort and colu
 from __future__ import annotations
 
 import argparse
-import gc
 import os
 import sys
 from pathlib import Path
@@ -29,6 +28,7 @@ from inspector.ledger import (
     NoLedgers,
     RunSummary,
     SummaryCache,
+    collector_held,
     family_totals,
     scan_summaries,
 )
@@ -206,18 +206,13 @@ def _gather(
     # the collector would only walk that growing heap again and again (``bench/directory.py``
     # lists 10,000 ledgers). Nothing a scan
     # builds holds a reference cycle (decoded JSON cannot), and the process exits soon after.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with collector_held():
         cache = (
             SummaryCache.for_listing(paths, max_line_bytes=MAX_LINE_BYTES)
             if paths and use_cache(args)
             else None
         )
         summaries, errors = scan_summaries(paths, cache=cache) if paths else ([], [])
-    finally:
-        if collecting:
-            gc.enable()
     if not args.paths:
         # The default directory of a fresh home: nothing has run yet, which is no failure
         # (the coding agents' sessions beside it may be all there is).

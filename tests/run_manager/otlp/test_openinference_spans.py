@@ -328,7 +328,7 @@ def test_the_collector_held_around_a_request_is_let_go_once_by_whoever_held_it()
     """The routes hold it around decoding and ingest, and ingest holds it again inside."""
     import gc
 
-    from run_manager.otlp.ingest import collector_held
+    from ledger_reader.collector import collector_held
 
     assert gc.isenabled()
     try:
