@@ -436,8 +436,9 @@ def _answered(
 ) -> tuple[str | None, Any, bool]:
     """The call id and arguments of a tool span, with what the model's tool call said: its
     arguments where the span's are not whole, its id where the span names none (the one
-    call of that tool with the same arguments), and whether the arguments are the model's.
-    A call answered is forgotten."""
+    call of that tool with the same arguments, or, the span holding a one-argument tool's
+    value alone, the call whose one argument that is), and whether the arguments are the
+    model's. A call answered is forgotten."""
     call_id, arguments = use.call_id, use.arguments
     if call_id is not None:
         said = announced.pop(call_id, None)
@@ -446,7 +447,20 @@ def _answered(
         return call_id, arguments, False
     wanted = _json_or_text(arguments)
     for known, (called, given) in announced.items():
-        if called == name and _json_or_text(given) == wanted:
+        if called != name:
+            continue
+        given = _json_or_text(given)
+        if given == wanted:
             del announced[known]
             return known, arguments, False
+        if not use.arguments_whole and wanted is not None and _one_value(given) == wanted:
+            del announced[known]
+            return known, given, True
     return None, arguments, False
+
+
+def _one_value(arguments: Any) -> Any:
+    """The value of arguments that are one argument (``{"city": "Paris"}``), else ``None``."""
+    if isinstance(arguments, dict) and len(arguments) == 1:
+        return next(iter(arguments.values()))
+    return None

@@ -167,6 +167,25 @@ def test_a_tool_call_has_the_models_arguments_and_the_tools_words(tmp_path: Path
     )
 
 
+def test_a_failed_one_argument_tool_has_the_models_call(tmp_path: Path) -> None:
+    """A one-argument tool that raised has no answer to name its call: its call is the
+    model's one call of that tool whose one argument is the tool's ("Paris")."""
+    failed = [
+        {**each, "status": {"code": 2, "message": "RuntimeError('down')"}}
+        if each["spanId"] == TOOL
+        else each
+        for each in langgraph_trace()
+    ]
+    tool = next(each for each in failed if each["spanId"] == TOOL)
+    tool["attributes"] = [a for a in tool["attributes"] if a["key"] != "output.value"]
+    OtlpIngest(tmp_path).ingest(decode_json(request(*failed)))
+    [events] = ledgers(tmp_path).values()
+    [called] = [event["payload"] for event in events if event["type"] == "tool_call"]
+    [answered] = [event["payload"] for event in events if event["type"] == "tool_result"]
+    assert (called["call_id"], called["arguments"]) == ("call_1", {"city": "Paris"})
+    assert (answered["call_id"], answered["is_error"]) == ("call_1", True)
+
+
 def test_graph_nodes_are_steps_holding_their_calls_in_time_order(tmp_path: Path) -> None:
     from inspector.timeline import NodeKind, Timeline
     from ledger_reader import iter_events, read_lines
