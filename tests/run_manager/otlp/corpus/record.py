@@ -358,6 +358,21 @@ def counted(model: ScriptedModel) -> Iterator[dict[str, int]]:
     found["model_calls"] = model.calls - before
 
 
+def documented_tool(rec: Recording) -> Callable[[str], str]:
+    """The tool as a function documented as frameworks read a tool's docstring (Google
+    style, its argument described), each call the recording's."""
+
+    def get_weather(city: str) -> str:
+        """The weather in a city.
+
+        Args:
+            city: the city.
+        """
+        return rec.get_weather(city)
+
+    return get_weather
+
+
 @contextlib.contextmanager
 def openinference_context() -> Iterator[None]:
     """Who asked, as OpenInference users say it: every span below carries it."""
@@ -763,15 +778,7 @@ def google_adk(rec: Recording) -> None:
     from opentelemetry import trace
 
     trace.set_tracer_provider(rec.provider)
-
-    def get_weather(city: str) -> str:
-        """The weather in a city.
-
-        Args:
-            city: the city.
-        """
-        return rec.get_weather(city)
-
+    get_weather = documented_tool(rec)
     model = LiteLlm(model=f"openai/{MODEL}", api_base=rec.model.url, api_key="offline")
     agent = LlmAgent(name="weather", model=model, tools=[get_weather], instruction="Help.")
     runner = InMemoryRunner(agent=agent, app_name="weather_app")
@@ -803,14 +810,7 @@ def agno(rec: Recording) -> None:
     from agno.models.openai import OpenAIChat
     from openinference.instrumentation.agno import AgnoInstrumentor
 
-    def get_weather(city: str) -> str:
-        """The weather in a city.
-
-        Args:
-            city: the city.
-        """
-        return rec.get_weather(city)
-
+    get_weather = documented_tool(rec)
     instrumentor = AgnoInstrumentor()
     instrumentor.instrument(tracer_provider=rec.provider)
     try:
