@@ -16,7 +16,7 @@ import msgspec
 
 from inspector.timeline_nodes import NodeKind, Outcome, TimelineNode, node_kind
 from ledger_reader import LlmCall, NodeEnter, RunCompleted, RunEvent, RunTotals, parse_time
-from ledger_reader.timespan import call_seconds
+from ledger_reader.timespan import call_seconds, model_answered
 
 FAILED: Final = frozenset({Outcome.ERROR})
 """How a call that failed ended (a call cancelled with its run, or left unfinished, did
@@ -203,7 +203,7 @@ class RunModelCalls:
                 if payload.status in ("cancelled", "canceled"):
                     tally.spend(None, spent)  # no answer: its spending, not a call
                     return
-                took = call_seconds(start, _seconds(event.time))
+                took = call_seconds(start, model_answered(event))
                 tally.add(None, seconds=took, failed=payload.status == "error", spent=spent)
             case RunCompleted():
                 self._open.clear()

@@ -80,7 +80,13 @@ from ledger_reader.sessions import (
     sessions_named,
 )
 from ledger_reader.text_search import FileSearch, Hit, Phrase
-from ledger_reader.timespan import call_seconds, duration, offset_in_run, under_a_tenth
+from ledger_reader.timespan import (
+    call_seconds,
+    duration,
+    model_answered,
+    offset_in_run,
+    under_a_tenth,
+)
 from ledger_reader.totals import family_totals
 
 if TYPE_CHECKING:
@@ -168,6 +174,7 @@ __all__ = [
     "limit_words",
     "limits_of",
     "make_private_dir",
+    "model_answered",
     "offset_in_run",
     "parse_time",
     "read_ledger_lines",

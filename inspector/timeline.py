@@ -69,7 +69,7 @@ from ledger_reader import (
     UnknownEvent,
 )
 from ledger_reader.events import NodeEnterPayload
-from ledger_reader.timespan import elapsed
+from ledger_reader.timespan import elapsed, model_answered
 
 _UNTIMED_TYPES: Final = frozenset({LlmChunk, ReasoningChunk})
 """Events that add nothing to a timeline, skipped before their time is even read."""
@@ -486,7 +486,9 @@ class Timeline:
             node.notes += ("llm_call with no model node open: start unknown",)
             self._end_without_exit(node, moment)
             node.outcome = Outcome.OK
-        node.called, node.answered = node.start, moment  # from the request to the answer
+        answered = model_answered(event)
+        # From the request to the answer (which a coding agent's call may say came earlier).
+        node.called, node.answered = node.start, moment if answered is None else answered
         node.model = payload.model
         if payload.model and node.name in ("default", "model"):
             node.name = payload.model

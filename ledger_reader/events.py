@@ -270,6 +270,10 @@ class LlmCallPayload(Payload):
     cost_estimated: bool | None = None
     """*Extension*: ``cost_usd`` was worked out by the reader from the tokens and a price
     library, not paid as billed."""
+    answered_at: str | None = None
+    """*Extension*: when the answer ended, where that was before the ``llm_call`` could be
+    written (a coding agent's response, whose final counts come after the tools it asked
+    for ran): the call lasted to here (:func:`~ledger_reader.timespan.model_answered`)."""
 
 
 class ChunkPayload(Payload):

@@ -23,7 +23,7 @@ import contextlib
 from typing import Final
 
 from ledger_reader import quantities
-from ledger_reader.events import parse_time
+from ledger_reader.events import LlmCall, parse_time
 
 CLOCK_SLACK: Final = 1.0
 """Seconds an event's time may fall behind the one before without a warning: writers
@@ -52,6 +52,18 @@ def call_seconds(called: float | None, answered: float | None) -> float | None:
     the timeline's bar).
     """
     return elapsed(called, answered)
+
+
+def model_answered(call: LlmCall) -> float | None:
+    """When a model call was answered (POSIX seconds): its ``llm_call``'s time, or the
+    earlier time it says its answer ended (``answered_at``: a coding agent's response is
+    written once the tools it asked for have run). The end of every measure of a model
+    call (:func:`call_seconds`)."""
+    said = call.payload.answered_at
+    moment = parse_time(said) if said else None
+    if moment is None:
+        moment = call.timestamp
+    return moment.timestamp() if moment is not None else None
 
 
 def offset_in_run(moment: float, start: float) -> float:
@@ -181,6 +193,7 @@ __all__ = [
     "clock_warning",
     "duration",
     "elapsed",
+    "model_answered",
     "offset_in_run",
     "since",
     "under_a_tenth",

@@ -16,7 +16,15 @@ from collections.abc import AsyncIterator
 from typing import Final, NamedTuple
 
 from inspector import RunKey, RunStore
-from inspector.ledger import LedgerItem, LlmCall, NodeEnter, NodeExit, call_as_sent, call_seconds
+from inspector.ledger import (
+    LedgerItem,
+    LlmCall,
+    NodeEnter,
+    NodeExit,
+    call_as_sent,
+    call_seconds,
+    model_answered,
+)
 from tui.text.conversation import CallTiming
 
 MODEL_PREFIX: Final = "llm:"
@@ -81,9 +89,9 @@ def _took(enter: NodeEnter | None, call: LlmCall, exit: NodeExit | None = None) 
     """How long the call took, from its request (its node entered) to its answer (its
     ``llm_call``), as every view of a call says it (:func:`call_seconds`); with no enter
     found, as its node's exit says it."""
-    began, answered = enter.timestamp if enter is not None else None, call.timestamp
+    began, answered = enter.timestamp if enter is not None else None, model_answered(call)
     if began is not None and answered is not None:
-        return CallTiming(call_seconds(began.timestamp(), answered.timestamp()))
+        return CallTiming(call_seconds(began.timestamp(), answered))
     if exit is not None and exit.payload.duration_micros is not None:
         return CallTiming(exit.payload.duration_micros / 1e6)
     return CallTiming()

@@ -371,8 +371,10 @@ class SessionFold:
             if cost is not None:
                 payload.cost_usd = round(cost, 10)
                 payload.cost_estimated = True
-        answered = self.emit(LlmCall, answered, payload)
-        self.exit_node(node_id, answered, success=True)
+        written = self.emit(LlmCall, answered, payload)
+        if written != answered and answered:
+            payload.answered_at = answered  # its tools' results came first: not its time
+        self.exit_node(node_id, written, success=True)
 
     def exit_node(self, node_id: str, time: str, *, success: bool) -> None:
         """A node's end, its duration from the time its enter was given (as a timeline

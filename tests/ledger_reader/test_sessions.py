@@ -39,6 +39,7 @@ from ledger_reader.sessions import (
     read_session,
 )
 from ledger_reader.sessions.fold import exit_code_of
+from ledger_reader.timespan import model_answered
 from tests.session_times import retimed
 
 HOME = Path(__file__).parent.parent / "sessions_home"
@@ -646,3 +647,29 @@ def test_words_typed_while_the_agent_worked_are_the_persons() -> None:
     # A slash command typed ahead (/mcp) runs as a command of its own, told by its records
     # (a user record and a system one), not again as it left the queue.
     assert [text for kind, text in said_in_the_persons_turn(INTERRUPTED_21)].count("/mcp") == 2
+
+
+def test_a_model_call_is_answered_when_its_response_ends_not_when_it_is_written() -> None:
+    """A response's counts are final only once the tools it asked for have run, so its
+    ``llm_call`` is written after their results: it says it was answered at its last
+    record, and every measure of it (``call_seconds``) ends there, not at its tools'."""
+    last_record: dict[str, float] = {}
+    with CLAUDE_21.open() as lines:
+        for raw in lines:
+            record = json.loads(raw)
+            message = record.get("message")
+            if record.get("type") != "assistant" or not isinstance(message, dict):
+                continue
+            moment = datetime.fromisoformat(record["timestamp"].replace("Z", "+00:00"))
+            last_record[message["id"]] = moment.timestamp()
+    calls = [item for item in read_session(str(CLAUDE_21)).items if isinstance(item, LlmCall)]
+    answered = {model_answered(call) for call in calls}
+    assert set(last_record.values()) <= answered
+    written_later = [
+        call
+        for call in calls
+        if call.timestamp is not None
+        and (at := model_answered(call)) is not None
+        and at < call.timestamp.timestamp()
+    ]
+    assert written_later  # responses whose tools' results came before their counts
