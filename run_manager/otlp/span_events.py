@@ -208,6 +208,8 @@ def _tool_call(trace: OtlpTrace, run: OtlpRun, span: Span, use: ToolUse) -> None
     failed = emit_errors(run, span, node_id) if span.events or span.status_code else False
     seq = run.seq
     result = use.result
+    if failed and result is None:
+        result = failure_of(span)  # what the tool said of its failure: its result
     if result is not None and not isinstance(result, str):
         result = _encoder.encode(result).decode()
     output, cut = cap_payload_value(result)
@@ -275,6 +277,15 @@ def emit_errors(run: OtlpRun, span: Span, node_id: str | None) -> bool:
     return True
 
 
+def failure_of(span: Span) -> str:
+    """What a failed span says of its failure: its status's message, else its first
+    exception's, else that it failed."""
+    return span.status_message or next(
+        (_exception_message(event) for event in span.events if event.name == "exception"),
+        f"span {span.name!r} failed",
+    )
+
+
 def _error(run: OtlpRun, moment: str, message: str, node_id: str | None) -> None:
     known = (node_id, message)
     if known in run.errors:
@@ -289,10 +300,7 @@ def complete_run(run: OtlpRun, span: Span) -> None:
     run.completed = True
     end = run.at(span.end_ns)
     if span.status_code == STATUS_ERROR:
-        error = span.status_message or next(
-            (_exception_message(event) for event in span.events if event.name == "exception"),
-            f"span {span.name!r} failed",
-        )
+        error = failure_of(span)
         run.emit(end, RunCompleted, RunCompletedPayload(status="error", error=error))
         return
     try:

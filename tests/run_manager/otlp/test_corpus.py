@@ -171,6 +171,7 @@ def _tool_call(call: Any, result: Any) -> dict[str, Any]:
     says of a failure, the error's text or nothing, is its own)."""
     said = {"name": call.name, "arguments": call.arguments}
     if result is not None and result.is_error:
+        assert result.output, "a failed tool's result says what failed"
         return {**said, "is_error": True}
     return {**said, "output": result.output if result is not None else None}
 

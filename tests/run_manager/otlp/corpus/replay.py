@@ -73,6 +73,8 @@ def replay(name: str, url: str, token: str, over: float, trace: bytes) -> None:
     for _, _, span in spans:
         span.start_time_unix_nano = now + int((span.start_time_unix_nano - first) * scale)
         span.end_time_unix_nano = now + int((span.end_time_unix_nano - first) * scale)
+        for event in span.events:  # an exception's time, within its span's
+            event.time_unix_nano = now + int((event.time_unix_nano - first) * scale)
     spans.sort(key=lambda each: each[2].end_time_unix_nano)
     for resource, scope, span in spans:
         wait = (span.end_time_unix_nano - time.time_ns()) / 1e9
