@@ -98,7 +98,8 @@ def test_ls_json_loads_neither_rich_nor_asyncio() -> None:
         "import contextlib, io, json, sys; from tui.cli import main\n"
         "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
         "    code = main(['ls', sys.argv[1], '--json'])\n"
-        "print(json.dumps([code, len(json.loads(out.getvalue())),"
+        "runs = [json.loads(line) for line in out.getvalue().splitlines()]\n"
+        "print(json.dumps([code, len(runs),"
         " sorted({m.split('.')[0] for m in sys.modules})]))"
     )
     result = subprocess.run(
