@@ -73,9 +73,10 @@ _FIXED: Final[dict[str, Read]] = {
     "run": attrgetter("key.run_id"),
     "parent": attrgetter("summary.parent_run_id"),
     "error": attrgetter("summary.error"),
-    "cost": attrgetter("totals.cost_usd"),
-    "tokens": attrgetter("totals.tokens"),
-    "calls": attrgetter("totals.model_calls"),
+    # What the table shows: with the run's child runs' (its Σ), else its own.
+    "cost": attrgetter("total.cost_usd"),
+    "tokens": attrgetter("total.tokens"),
+    "calls": attrgetter("total.model_calls"),
     "events": attrgetter("summary.event_count"),
     "session": _session,
     "user": attrgetter("summary.user_id"),
@@ -334,7 +335,11 @@ class FilterColumns:
             else:
                 old = kept[row]
                 kept[row] = view
-                if old.summary is view.summary and old.totals == view.totals:
+                if (
+                    old.summary is view.summary
+                    and old.totals == view.totals
+                    and old.with_children == view.with_children
+                ):
                     continue  # the same summary and totals: the same fields
                 self._changed.append(row)  # read again by each column as a filter reads it
             if view.summary.status in LIVE:

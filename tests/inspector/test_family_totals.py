@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from inspector import LedgerDirectorySource, RunKey, RunStore
+from inspector.filters import RunFilter
 from ledger_reader import RunSummary, RunTotals
 from ledger_reader.totals import family_totals
 from tests.family_runs import (
@@ -81,6 +82,9 @@ async def test_the_store_adds_child_runs_to_their_parent_as_they_come(tmp_path: 
         assert view.total is view.with_children
         leaves = [v for v in store.snapshot().runs if v.agent == "leaf"]
         assert [leaf.with_children for leaf in leaves] == [None, None]  # no child runs
+        # The filter reads the total the table shows (Σ), not the run's own cost alone.
+        chosen = store.snapshot().filtered(RunFilter.parse("cost:>0.025"))
+        assert [run.key for run in chosen] == [key]
 
 
 @pytest.mark.parametrize("big", [BIG_CHILD, BIG_PARENT], ids=["big child", "big parent"])

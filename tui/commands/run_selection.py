@@ -27,18 +27,27 @@ def parse_filter(text: str) -> RunFilter:
 
 
 def views_of(summaries: list[RunSummary], roots: list[Path]) -> list[RunView]:
-    """Each run as the app's table reads it (what a filter and a sort read)."""
+    """Each run as the app's table reads it (what a filter and a sort read): a run with
+    child runs among ``summaries`` with their totals added, as the table's Σ says."""
+    import msgspec
+
+    from inspector.ledger import family_totals
     from inspector.model import RunKey, make_view
 
-    return [
-        make_view(
+    families = family_totals(summaries)
+    views = []
+    for summary in summaries:
+        view = make_view(
             RunKey(source_of(summary, roots), summary.run_id),
             summary,
             None,
             detailed=not summary.partial,
         )
-        for summary in summaries
-    ]
+        family = families.get(summary.run_id)
+        if family is not None:
+            view = msgspec.structs.replace(view, with_children=family)
+        views.append(view)
+    return views
 
 
 def select(run_filter: RunFilter, views: list[RunView]) -> list[RunView]:

@@ -134,3 +134,22 @@ def test_a_family_read_whole_is_no_floor(tmp_path: Path) -> None:
     table = runtop("ls", str(ledgers), home=tmp_path).stdout
     assert "≥" not in table
     assert "Σ330  $0.0300" in table
+
+
+def test_a_filter_on_cost_reads_the_total_the_table_shows(
+    runs: tuple[Path, str], tmp_path: Path
+) -> None:
+    """The parent's own cost is a cent, its family's more: ``cost:>0.025`` finds it by the
+    Σ figure ``ls`` and the app show beside it, as the app's ``/`` does."""
+    ledgers, parent = runs
+    assert PARENT_COST <= 0.025 < FAMILY_COST  # and no child run's reaches it
+    chosen = runs_listed(
+        runtop("ls", str(ledgers), "--json", "--filter", "cost:>0.025", home=tmp_path).stdout
+    )
+    assert [run["run_id"] for run in chosen] == [parent]
+    over = runs_listed(
+        runtop(
+            "ls", str(ledgers), "--json", "--filter", f"tokens:>{PARENT_TOKENS}", home=tmp_path
+        ).stdout
+    )
+    assert parent in [run["run_id"] for run in over]
