@@ -96,7 +96,12 @@ class RunKeys(ScreenKeys):
             except ActionRefused as error:
                 self.app.notify(str(error), severity="error", markup=False)
                 return
-            said = f"resumed as {short_id(new_id)}" if new_id else "resume requested"
+            said = (
+                f"resumed as {short_id(new_id)}"
+                if new_id
+                # A control file: only a runtop manager writing there takes it, if one runs.
+                else "resume requested: the new run appears when a runtop manager there takes it"
+            )
             self.app.notify(said, markup=False)
 
         def confirmed(resume: bool | None) -> None:

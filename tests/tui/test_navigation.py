@@ -317,3 +317,25 @@ async def test_one_mark_for_an_error_and_numbers_titled_where_they_align(fixture
         drawn = "\n".join(events.render_line(y).text for y in range(len(events.entries())))
         assert "✘ error" in drawn
         assert "✗" not in drawn
+
+
+async def test_a_resume_left_for_a_manager_says_what_will_take_it(tmp_path: Path) -> None:
+    """A finished run of a folder (the samples: a runtop ledger that names no writer's
+    process) is resumed by a control file: the notice says a manager writing there takes
+    it, not that it was done."""
+    import shutil
+
+    from inspector import LedgerDirectorySource
+    from tui.commands.samples import SHIPPED
+
+    folder = tmp_path / "samples"
+    shutil.copytree(SHIPPED, folder)
+    app = make_app(Settings(flush_interval=0.01), [LedgerDirectorySource(folder, name="samples")])
+    async with app.run_test(size=(160, 48), notifications=True) as pilot:
+        rows = await loaded(pilot, len(list(SHIPPED.glob("*.jsonl"))))
+        summarizer = next(run for run in rows.rows if run.summary.agent == "summarizer")
+        assert rows.select_key(summarizer.key)
+        await pilot.press("r", "enter")
+        said = await noticed(pilot, "resume requested")
+        assert "when a runtop manager there takes it" in said
+    assert list((folder / ".control").glob("*.resume"))
