@@ -295,13 +295,6 @@ def _glob_test(value: str, *, many: bool = False) -> Callable[[Any], bool]:
     return lambda candidate: candidate is not None and pattern.match(candidate) is not None
 
 
-def _exact_test(value: str) -> Callable[[Any], bool]:
-    if value.startswith("/"):
-        return _text_test(value)
-    wanted = frozenset(part.lower() for part in value.split(",") if part)
-    return lambda candidate: candidate is not None and candidate.lower() in wanted
-
-
 def _status_test(value: str) -> Callable[[Any], bool]:
     if value.startswith("/"):
         return _text_test(value)
@@ -428,8 +421,6 @@ def _term(field: str, value: str, negated: bool, word: str, now: float | None) -
         test = _status_test(value)
         if not value.startswith("/"):
             sweep = partial(map, test)
-    elif field == "source":
-        test = _exact_test(value)
     elif field == "model":
         test = _glob_test(value, many=True)
         if not any(mark in value for mark in "*?["):

@@ -216,3 +216,10 @@ def test_a_regular_expression_finds_in_lower_cased_text_what_it_finds_ignoring_c
     written = re.compile(pattern[1:-1], re.IGNORECASE)
     for text in TEXTS:
         assert search(text) is (written.search(text) is not None), (pattern, text)
+
+
+def test_a_source_is_found_by_part_of_its_name() -> None:
+    """As a skill or an agent is: ``runtop ~`` names its source ``/home/ada sessions``."""
+    fields = summary_fields(source="/home/ada sessions", now=NOW)
+    for text, passes in (("source:sessions", True), ("source:ADA", True), ("source:bob", False)):
+        assert RunFilter.parse(text).passes(RUNS[0], fields) is passes, text
