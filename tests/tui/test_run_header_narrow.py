@@ -56,8 +56,9 @@ def test_the_counts_keep_clock_spending_and_tool_calls_whole(room: int) -> None:
 def test_with_room_the_counts_are_said_in_full() -> None:
     line = said(running_parent(), 200)
     assert "with its child runs (own 95.6k tokens $0.4102)" in line, line
-    assert "4812 events" in line, line
+    assert "4,812 events" in line, line  # counts as the source line says 5,080 runs
     assert line.endswith("12 tool calls (3 errors)"), line
+    assert said(running_parent(50_000, 516), 200).endswith("50,000 tool calls (516 errors)")
 
 
 def test_the_least_useful_parts_give_way_first() -> None:

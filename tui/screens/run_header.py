@@ -135,24 +135,28 @@ def counts_line(run: RunView, took: str, *, following: bool, down: bool, room: i
     """``following  7 events  13s  2.9k tokens $0.0102  3 tool calls (1 error)``: how a
     run stands, in ``room`` cells (the parts give way as :data:`GIVING_WAY` says)."""
     running = model_call_running(run, source_down=down)
-    count = "?" if run.event_count is None else run.event_count
+    count = "?" if run.event_count is None else f"{run.event_count:,}"
     calls, errors = run.tool_calls, run.tool_errors
-    said_calls = f"{calls} tool call{'' if calls == 1 else 's'}"
-    said_errors = f"{errors} error{'' if errors == 1 else 's'}"
+    said_calls = f"{calls:,} tool call{'' if calls == 1 else 's'}"
+    said_errors = f"{errors:,} error{'' if errors == 1 else 's'}"
     whole = f"{said_calls} ({said_errors})"
     parts = {
         "following": Said(("following",) if following else ("",), "bold"),
         "events": Said((f"{count} events", "")),
     }
     if run.damaged_lines:  # beside the events, not last: it stays in view at 80x24
-        lines = f"{run.damaged_lines} damaged line{'' if run.damaged_lines == 1 else 's'}"
+        lines = f"{run.damaged_lines:,} damaged line{'' if run.damaged_lines == 1 else 's'}"
         parts["damaged"] = Said((lines,), "bold $error", ", ")
     parts["took"] = Said((took,))  # nothing known yet: "" (a replay's first event)
     parts["spent"] = Said(spent_forms(run, running=running))
     if running:
         parts["running"] = Said((MODEL_CALL_RUNNING,), joint=", ")
     parts["calls"] = Said(
-        (whole, whole if errors else said_calls, f"⚙{calls} ✘{errors}" if errors else f"⚙{calls}")
+        (
+            whole,
+            whole if errors else said_calls,
+            f"⚙{calls:,} ✘{errors:,}" if errors else f"⚙{calls:,}",
+        )
     )
     return fitted(parts, room)
 

@@ -313,14 +313,14 @@ def damage_text(timeline: Timeline) -> str:
     """What the ledger held that the timeline could not use, or ``""``."""
     parts = []
     if timeline.damaged:
-        parts.append(f"{timeline.damaged} damaged line{'s' if timeline.damaged != 1 else ''}")
+        parts.append(f"{timeline.damaged:,} damaged line{'s' if timeline.damaged != 1 else ''}")
     if timeline.untimed:
         parts.append(
-            f"{timeline.untimed} event{'s' if timeline.untimed != 1 else ''} without a time"
+            f"{timeline.untimed:,} event{'s' if timeline.untimed != 1 else ''} without a time"
         )
     noted = sum(1 for node in timeline.nodes() if node.notes)
     if noted:
-        parts.append(f"{noted} node{'s' if noted != 1 else ''} with a note")
+        parts.append(f"{noted:,} node{'s' if noted != 1 else ''} with a note")
     return ", ".join(parts)
 
 
