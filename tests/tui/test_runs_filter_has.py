@@ -7,6 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from textual.widgets import Static
+
 from inspector import LedgerDirectorySource
 from tests.conftest import line
 from tests.tui.test_runs_screen_text import shown, source_line, until
@@ -79,3 +81,24 @@ async def test_a_filter_typed_over_stops_the_search_before(tmp_path: Path) -> No
         await filtered(app, pilot, "skill:fetch")  # no has: left: nothing searched
         assert second.is_set()
         assert sorted(shown(app)) == sorted(SAID)
+
+
+async def test_has_says_where_it_could_not_look() -> None:
+    """A manager's runs with no ledger folder (as an attach server's) have no files here:
+    a ``has:`` that finds nothing says it could not search them, not only that none
+    matches."""
+    from inspector import ManagerSource
+    from run_manager import Manager
+    from tests.agents import Echo
+
+    async with Manager(ledger_dir=False) as manager:
+        app = make_app(Settings(flush_interval=0.01), [ManagerSource(manager, name="local")])
+        async with app.run_test(size=(160, 48)) as pilot:
+            await manager.start(Echo(), "hello").result()
+            await loaded(pilot, 1)
+            await filtered(app, pilot, "has:hello")
+            empty = app.screen.query_one("#empty", Static)
+            await until(pilot, lambda: "have none here" in str(empty.render()))
+            said = str(empty.render())
+            assert "No run matches" in said
+            assert "the runs of local have none here" in said

@@ -28,7 +28,7 @@ from inspector import (
     RunView,
 )
 from inspector.actions import asked
-from inspector.content_search import ContentSearch
+from inspector.content_search import ContentSearch, files_of
 from inspector.filters import FIELDS as FILTER_FIELDS
 from inspector.replay import ReplayControls
 from tui.columns import COLUMN_KEYS
@@ -362,6 +362,12 @@ class RunsScreen(PreviewingScreen):
                 message = f"Searching the runs' files for {self.filter_text!r}…"
             elif snapshot.runs:
                 message = f"No run matches the filter {self.filter_text!r}. Escape clears it."
+                unsearched = self._unsearched(snapshot.runs)
+                if unsearched:  # has: found nothing where it could not look
+                    message += (
+                        f" has: searches the runs' files, and the runs of {inert(unsearched)}"
+                        " have none here."
+                    )
             else:
                 where = inert(", ".join(source.description for source in snapshot.sources))
                 message = self.starting or (
@@ -595,6 +601,13 @@ class RunsScreen(PreviewingScreen):
                 self.searching = f"searched 0 of {len(runs):,} runs"
             self._judging = True
             self._judge(search, runs, self._stop_search)
+
+    def _unsearched(self, runs: tuple[RunView, ...]) -> str:
+        """The sources whose runs a ``has:`` of the filter could not search (an attach
+        server's, a manager's without a ledger folder: no files here), named."""
+        if self.run_filter is None or not self.run_filter.phrases:
+            return ""
+        return ", ".join(sorted({run.source for run in runs if not files_of(run.summary)}))
 
     @work(thread=True, group="has", exit_on_error=False)
     def _judge(self, search: ContentSearch, runs: list[RunView], stop: threading.Event) -> None:
