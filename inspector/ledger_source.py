@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import os
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator
 from pathlib import Path
 from typing import ClassVar, Final, NamedTuple
 
@@ -371,9 +371,13 @@ class ReplaySource(RunSource):
         speed: float = 1.0,
         step: bool = False,
         name: str = "replay",
+        fetched: Iterable[str | os.PathLike[str]] = (),
     ) -> None:
         super().__init__(name)
         self.paths = [Path(path) for path in paths]
+        self.fetched = frozenset(Path(path) for path in fetched)
+        """Ledgers copied from an attach server: a copy's lock and writer say nothing of the
+        run's, so a run they leave unfinished stays as the server said it (running)."""
         self.speed = speed
         self._played: dict[str, TrackedRun] = {}
         """Every replayed event is kept: a replay is of files given by hand, not of a fleet."""
@@ -521,6 +525,8 @@ class ReplaySource(RunSource):
             if not summary.status.is_live or run_id not in self._recorded:
                 continue
             path, last = self._recorded[run_id]
+            if path in self.fetched:
+                continue
             try:
                 mtime = path.stat().st_mtime
             except OSError:

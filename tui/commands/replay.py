@@ -82,14 +82,16 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     files: list[str | os.PathLike[str]] = [*replay_files([str(p) for p in paths], skipped)]
     settings = settings_from(args)
     require_terminal()
-    with tempfile.TemporaryDirectory(prefix="runtop-replay-") as fetched:
+    with tempfile.TemporaryDirectory(prefix="runtop-replay-") as into:
+        fetched: list[Path] = []
         for url in urls:
-            files.extend(asyncio.run(fetch_runs(url, args.token, Path(fetched))))
+            fetched.extend(asyncio.run(fetch_runs(url, args.token, Path(into))))
+        files.extend(fetched)
         if not files:
             raise CommandError(f"no runs to replay on {', '.join(urls)}")
         for error in skipped:  # before the app's screen: still there when it closes
             err.print(f"runtop: {error}", markup=False, highlight=False)
-        source = ReplaySource(files, speed=SPEEDS[args.speed], name="replay")
+        source = ReplaySource(files, speed=SPEEDS[args.speed], name="replay", fetched=fetched)
         return run_until_exit(make_app(settings, [source]))
 
 
