@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import compress
 from operator import attrgetter, itemgetter
-from typing import Any, Final, NamedTuple
+from typing import Any, Final, NamedTuple, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -163,8 +163,8 @@ FEW_PIECES: Final = 256
 (beyond, gathered row by row)."""
 
 _STATUS: Final = attrgetter("summary.status")
-_KEY: Final = attrgetter("key")
 
+Item = TypeVar("Item")
 Rows = npt.NDArray[np.intp]
 """Rows of the columns, in order."""
 Passed = npt.NDArray[np.bool_]
@@ -249,6 +249,14 @@ class _Column:
     def at(self, rows: Rows | None) -> npt.NDArray[Any]:
         """The column's values (all of them laid out) at ``rows`` (``None``: every row)."""
         return self.values if rows is None else self.values[rows]
+
+
+def _at_rows(items: Sequence[Item], rows: Rows) -> list[Item]:
+    """``items`` at ``rows``, in their order (an item getter of them all: half the time of
+    a loop)."""
+    if len(rows) > 1:
+        return list(itemgetter(*rows.tolist())(items))
+    return [items[row] for row in rows.tolist()]
 
 
 class _Filtering(NamedTuple):
@@ -421,11 +429,7 @@ class FilterColumns:
         if rows is None:
             rows = np.arange(len(runs))
         self._last = _Filtering(run_filter, runs, sources_down, dict(replayed_at or {}), at, rows)
-        if len(rows) == len(runs):
-            return list(runs)
-        if len(rows) == 1:
-            return [runs[int(rows[0])]]
-        return list(itemgetter(*rows.tolist())(runs)) if len(rows) else []
+        return list(runs) if len(rows) == len(runs) else _at_rows(runs, rows)
 
     def _passed(self, term: Term, rows: Rows | None) -> Passed:
         """Of each row (of ``rows``, or every row), whether its run passes ``term``."""
@@ -465,21 +469,17 @@ class FilterColumns:
         else:  # one that does not read lower-cased text alike: of the ids as read
             said = map(search, map(attrgetter("key.run_id"), self._at(rows)))
         passed = np.fromiter(map(bool, said), np.bool_, len(ids))
-        if term.field == "text":
-            found = search  # the fields of a few values: each value's test, once
+        if term.field == "text":  # the fields of a few values: each value's test, once
 
             def test(value: Any) -> bool:
-                return found(value or "")
+                return search(value or "")
 
             for part in TEXT_PARTS[1:]:
                 passed |= self._coded(self._column(part), test, rows)
         return passed
 
     def _at(self, rows: Rows | None) -> Sequence[RunView]:
-        views = self._views
-        if rows is None:
-            return views
-        return [views[row] for row in rows.tolist()]
+        return self._views if rows is None else _at_rows(self._views, rows)
 
     def _passed_now(self, term: Term, read: Read, rows: Rows | None, passed: Passed) -> None:
         """The live runs' rows of ``passed`` as their fields read at this moment."""
